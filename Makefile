@@ -1,0 +1,46 @@
+# The operator interface: `make run` and `make test` are the README's two set-up commands.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+export REDOCLY_TELEMETRY := off
+export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
+
+SOURCES := $(shell find core handlers scripts test generated -name '*.ts' 2>/dev/null)
+
+.PHONY: help install generate check-generated build run test lint bench clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.package-lock.json ## Install dependencies (npm ci)
+
+generate: install ## Regenerate generated/ from openapi/v1.yaml
+	npx tsx scripts/generate.ts
+
+check-generated: install ## Fail when generated/ is stale against openapi/v1.yaml
+	npx tsx scripts/generate.ts --check
+
+dist/.built: node_modules/.package-lock.json tsconfig.json $(SOURCES)
+	npx tsc -p .
+	@printf '{"build":"%s"}\n' "$$(git rev-parse --short HEAD 2>/dev/null || echo dev)" > dist/build-info.json
+	@touch $@
+
+build: dist/.built ## Compile TypeScript into dist/
+
+run: build ## Run the service on the embedded sandbox (HOST, PORT, see README)
+	node dist/handlers/main.js
+
+test: build ## Run every test; ends with "N passed, M failed"
+	node scripts/run-tests.mjs
+
+lint: install ## Lint the spec with Redocly's recommended rules
+	npx redocly lint openapi/v1.yaml
+
+bench: build ## Benchmark cached and fresh quotes against a bare fastify baseline
+	node dist/scripts/bench.js
+
+clean: ## Remove build output
+	rm -rf dist .tap

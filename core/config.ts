@@ -1,0 +1,63 @@
+// The service's configuration: read once from the environment, validated, typed. Every variable
+// is listed in the README's configuration table; a bad value stops start-up with a message that
+// names it.
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly logLevel: LogLevel;
+  /** The short commit this build came from, or "dev". */
+  readonly serviceBuild: string;
+  readonly venueTimeoutMs: number;
+  readonly quoteCacheTtlMs: number;
+  readonly quoteCacheMaxEntries: number;
+  readonly livenessProbeIntervalMs: number;
+  readonly trustProxy: boolean;
+  readonly shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** `defaults.serviceBuild` is the build's own stamp, used when SERVICE_BUILD is not set. */
+export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serviceBuild: 'dev' }): Config {
+  const problems: string[] = [];
+  const read = <T>(name: string, fallback: T, parse: (raw: string) => T | undefined, expected: string): T => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = parse(raw.trim());
+    if (value === undefined) {
+      problems.push(`${name} must be ${expected} (got ${JSON.stringify(raw)})`);
+      return fallback;
+    }
+    return value;
+  };
+  const int = (min: number, max: number) => (raw: string) => {
+    if (!/^[0-9]+$/.test(raw)) return undefined;
+    const n = Number(raw);
+    return n >= min && n <= max ? n : undefined;
+  };
+  const config: Config = {
+    host: read('HOST', '127.0.0.1', (raw) => (/^[A-Za-z0-9.:\-[\]]+$/.test(raw) ? raw : undefined), 'a host name or IP address'),
+    port: read('PORT', 8080, int(0, 65535), 'an integer from 0 to 65535'),
+    logLevel: read('LOG_LEVEL', 'info', (raw) => LOG_LEVELS.find((l) => l === raw), `one of ${LOG_LEVELS.join(', ')}`),
+    serviceBuild: read('SERVICE_BUILD', defaults.serviceBuild, (raw) => (/^([0-9a-f]{7,40}|dev)$/.test(raw) ? raw : undefined), 'a 7 to 40 digit lowercase hex commit id or "dev"'),
+    venueTimeoutMs: read('VENUE_TIMEOUT_MS', 800, int(1, 30_000), 'an integer from 1 to 30000'),
+    quoteCacheTtlMs: read('QUOTE_CACHE_TTL_MS', 10_000, int(1, 60_000), 'an integer from 1 to 60000'),
+    quoteCacheMaxEntries: read('QUOTE_CACHE_MAX_ENTRIES', 10_000, int(1, 1_000_000), 'an integer from 1 to 1000000'),
+    livenessProbeIntervalMs: read('LIVENESS_PROBE_INTERVAL_MS', 15_000, int(100, 3_600_000), 'an integer from 100 to 3600000'),
+    trustProxy: read('TRUST_PROXY', false, (raw) => ({ true: true, false: false })[raw as 'true' | 'false'], '"true" or "false"'),
+    shutdownGraceMs: read('SHUTDOWN_GRACE_MS', 10_000, int(0, 600_000), 'an integer from 0 to 600000'),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

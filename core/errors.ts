@@ -1,0 +1,36 @@
+// The one domain error type. Core throws these with a stable code; the HTTP layer maps each code
+// to a status and an action in one catalogue (handlers/http/error-catalogue.ts).
+
+export const DOMAIN_ERROR_CODES = [
+  'bad_request',
+  'unknown_token',
+  'missing_key',
+  'bad_party',
+  'bad_fee_params',
+  'no_pool',
+  'invalid_key',
+  'unsupported_pair',
+  'venue_unavailable',
+  'idempotency_conflict',
+  'rate_limited',
+  'guardrail',
+  'internal',
+  'quote_failed',
+  'key_verification_unavailable',
+  'fee_unconfigured',
+] as const;
+
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
+
+export class DomainError extends Error {
+  override readonly name = 'DomainError';
+  constructor(
+    readonly code: DomainErrorCode,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string): DomainError => new DomainError('bad_request', message);

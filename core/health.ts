@@ -1,0 +1,44 @@
+// The liveness and status reads over the liveness monitor.
+import { badRequest } from './errors.js';
+import type { LivenessMonitor } from './liveness.js';
+import { pairKey, resolveToken } from './tokens.js';
+import type { GetLivenessQuery, Liveness, StatusSummary } from './wire.js';
+
+export interface HealthOptions {
+  readonly monitor: LivenessMonitor;
+  readonly venueIds: readonly string[];
+  /** The v1 execution venue, the default subject of a liveness read. */
+  readonly supportedVenueId: string;
+  /** Whether this build serves the plan endpoints. */
+  readonly plansServed: boolean;
+}
+
+export function venueLiveness(query: GetLivenessQuery, options: HealthOptions): Liveness {
+  const venue = query.venue ?? options.supportedVenueId;
+  if (!options.venueIds.includes(venue)) {
+    throw badRequest(`unknown venue in venue: integrated venues are ${[...options.venueIds].sort().join(', ')}`);
+  }
+  if ((query.from === undefined) !== (query.to === undefined)) throw badRequest('from and to must be sent together');
+  if (query.from === undefined || query.to === undefined) return { venue, state: options.monitor.stateOf(venue) };
+  const give = resolveToken(query.from, 'from');
+  const want = resolveToken(query.to, 'to');
+  if (give === want) throw badRequest('from and to must be different tokens');
+  return { venue, state: options.monitor.stateOf(venue, pairKey(give, want)) };
+}
+
+export function statusSummary(options: HealthOptions): StatusSummary {
+  const venues = options.monitor.snapshot();
+  const live = venues.filter((v) => v.state === 'live').length;
+  const dead = venues.filter((v) => v.state === 'dead').length;
+  const supportedLive = options.monitor.stateOf(options.supportedVenueId) === 'live';
+  const state: StatusSummary['state'] =
+    live === venues.length ? 'ok' : dead === 0 ? 'starting' : live === 0 ? 'down' : 'degraded';
+  return {
+    mode: options.plansServed && supportedLive ? 'live' : 'monitor',
+    state,
+    components: [
+      ...venues.map((v) => ({ component: `venue:${v.venue}`, state: v.state })),
+      { component: 'plans', state: options.plansServed ? 'served' : 'not_served' },
+    ],
+  };
+}

@@ -1,0 +1,102 @@
+// The quote's arithmetic, in one place so every figure a response shows can be recomputed from
+// the others exactly as documented in openapi/v1.yaml (QuoteVenue, QuoteResponse.edgeBps).
+import { Decimal, ceil10, floor10, toWire } from './decimal.js';
+import type { Token } from './tokens.js';
+import type { VenueFeeQuote, VenueQuote } from './venue.js';
+import type { QuoteVenue } from './wire.js';
+
+/**
+ * Worst-case output after the venue's fee, on one basis for every venue: a want-side fee is
+ * subtracted as is; a give-side fee (deducted or on top) is valued at the quote's average rate.
+ */
+export function netAfterFee(amount: Decimal, gross: Decimal, fee: VenueFeeQuote | null, want: Token): Decimal {
+  if (!fee) return floor10(gross);
+  if (fee.asset === want) return floor10(gross.minus(fee.amount));
+  return floor10(gross.times(amount.minus(fee.amount)).div(amount));
+}
+
+/** The fee's cost in bps of gross, rounded half up; 0 without a fee. */
+export function feeCostBps(gross: Decimal, net: Decimal): number {
+  if (gross.isZero()) return 0;
+  return gross.minus(net).times(10_000).div(gross).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber();
+}
+
+/** Edge of the best over the next, floor(10000 × (best − next) / next). */
+export function edgeBps(best: Decimal, next: Decimal): number {
+  return best.minus(next).times(10_000).div(next).toDecimalPlaces(0, Decimal.ROUND_FLOOR).toNumber();
+}
+
+export function constantProductOut(reserveIn: Decimal, reserveOut: Decimal, amountIn: Decimal): Decimal {
+  return floor10(reserveOut.times(amountIn).div(reserveIn.plus(amountIn)));
+}
+
+export interface BookLevel {
+  readonly price: Decimal;
+  readonly quantity: Decimal;
+}
+
+/**
+ * Walks a book for a taker. Selling the base hits bids: output = Σ quantity × price. Buying the
+ * base lifts asks with `amount` of quote currency: output = Σ quantity bought. Null when the book
+ * is too thin for the amount.
+ */
+export function walkBook(levels: readonly BookLevel[], amount: Decimal, side: 'sell-base' | 'buy-base'): Decimal | null {
+  let remaining = amount;
+  let out = new Decimal(0);
+  for (const { price, quantity } of levels) {
+    if (remaining.isZero()) break;
+    if (side === 'sell-base') {
+      const take = Decimal.min(remaining, quantity);
+      out = out.plus(take.times(price));
+      remaining = remaining.minus(take);
+    } else {
+      const cost = quantity.times(price);
+      if (remaining.gte(cost)) {
+        out = out.plus(quantity);
+        remaining = remaining.minus(cost);
+      } else {
+        out = out.plus(remaining.div(price));
+        remaining = new Decimal(0);
+      }
+    }
+  }
+  return remaining.isZero() ? floor10(out) : null;
+}
+
+/** Shapes one venue's answer into its wire entry, computing net and feeBps. */
+export function toQuoteVenue(
+  venueId: string,
+  amount: Decimal,
+  want: Token,
+  give: Token,
+  quote: VenueQuote,
+): QuoteVenue & { readonly netValue: Decimal | null } {
+  const base = { venueId, settlementMode: 'managed-deposit' as const };
+  const rejected = (rejectionCode: QuoteVenue['rejectionCode']) => ({
+    ...base,
+    available: false,
+    gross: null,
+    net: null,
+    fee: null,
+    feeBps: null,
+    rejectionCode,
+    netValue: null,
+  });
+  if (!quote.available) return rejected(quote.rejectionCode);
+  if (quote.fee && quote.fee.asset !== give && quote.fee.asset !== want) return rejected('venue_error');
+  // A fee is what the user pays: rounded up before it enters the net.
+  const fee = quote.fee && { ...quote.fee, amount: ceil10(quote.fee.amount) };
+  const gross = floor10(quote.gross);
+  const net = netAfterFee(amount, gross, fee, want);
+  if (!net.isPositive()) return rejected('below_minimum');
+  return {
+    ...base,
+    available: true,
+    gross: toWire(gross),
+    net: toWire(net),
+    fee: fee ? { amount: toWire(fee.amount), asset: fee.asset.instrument, appliedTo: fee.appliedTo } : null,
+    feeBps: feeCostBps(gross, net),
+    rejectionCode: null,
+    netValue: net,
+  };
+}

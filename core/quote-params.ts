@@ -1,0 +1,49 @@
+// Turns a schema-valid quote query into the domain request, applying the rules the schema cannot
+// express (known tokens, distinct tokens, amount range, fee params together).
+import { Decimal, type Decimal as D } from './decimal.js';
+import { badRequest, DomainError } from './errors.js';
+import type { QuoteRequest } from './quote-engine.js';
+import { resolveToken } from './tokens.js';
+import type { GetQuoteQuery } from './wire.js';
+
+export const MAX_AMOUNT = new Decimal(1_000_000_000);
+export const DEFAULT_SLIPPAGE_BPS = 50;
+
+export interface IntegratorFeeParams {
+  readonly bps: number;
+  readonly recipient: string;
+}
+
+export interface QuoteParams {
+  readonly request: QuoteRequest;
+  readonly slippageBps: number;
+  readonly ref: string | null;
+  readonly integratorFee: IntegratorFeeParams | null;
+}
+
+export function parseAmount(text: string, param: string): D {
+  const amount = new Decimal(text);
+  if (!amount.isPositive() || amount.isZero()) throw badRequest(`${param} must be greater than 0`);
+  if (amount.gt(MAX_AMOUNT)) throw badRequest(`${param} must be at most 1000000000`);
+  return amount;
+}
+
+export function parseIntegratorFee(bps: number | undefined, recipient: string | undefined): IntegratorFeeParams | null {
+  if (bps === undefined && recipient === undefined) return null;
+  if (bps === undefined || recipient === undefined) {
+    throw new DomainError('bad_fee_params', 'feeBps and feeRecipient must be sent together');
+  }
+  return { bps, recipient };
+}
+
+export function parseQuoteParams(query: GetQuoteQuery): QuoteParams {
+  const give = resolveToken(query.from, 'from');
+  const want = resolveToken(query.to, 'to');
+  if (give === want) throw badRequest('from and to must be different tokens');
+  return {
+    request: { give, want, amount: parseAmount(query.amount, 'amount') },
+    slippageBps: query.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
+    ref: query.ref ?? null,
+    integratorFee: parseIntegratorFee(query.feeBps, query.feeRecipient),
+  };
+}

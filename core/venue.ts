@@ -1,0 +1,42 @@
+// The venue port: every integrated venue, sandbox or real, quotes through this interface.
+import type { Decimal } from './decimal.js';
+import type { Token } from './tokens.js';
+import type { RejectionCode } from './wire.js';
+
+export interface VenueQuoteRequest {
+  readonly give: Token;
+  readonly want: Token;
+  readonly amount: Decimal;
+}
+
+export interface VenueFeeQuote {
+  readonly amount: Decimal;
+  /** Must be the give or the want token. */
+  readonly asset: Token;
+  readonly appliedTo: 'on_top' | 'deducted_from_give';
+}
+
+export type VenueQuote =
+  | {
+      readonly available: true;
+      /** Output for the full amount at the venue's headline price, before `fee`. */
+      readonly gross: Decimal;
+      readonly fee: VenueFeeQuote | null;
+    }
+  | { readonly available: false; readonly rejectionCode: RejectionCode };
+
+export interface VenueProbe {
+  readonly live: boolean;
+  /** The pairs the venue serves, by pairKey(). */
+  readonly pairs: readonly string[];
+}
+
+export interface Venue {
+  readonly id: string;
+  readonly settlementMode: 'managed-deposit';
+  /** Must settle or give up promptly once `signal` aborts; the caller stops waiting at its deadline anyway. */
+  quote(request: VenueQuoteRequest, signal: AbortSignal): Promise<VenueQuote>;
+  probe(signal: AbortSignal): Promise<VenueProbe>;
+}
+
+export const unavailable = (rejectionCode: RejectionCode): VenueQuote => ({ available: false, rejectionCode });

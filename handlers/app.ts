@@ -1,0 +1,107 @@
+// The app: one function builds the whole fastify instance from the spec, the core and the config.
+// The entry point (main.ts) only listens and shuts down; tests build the same app.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { parse } from 'yaml';
+import type { Document } from 'openapi-backend';
+import type { Config } from '../core/config.js';
+import { createServices, type CoreOverrides, type CoreServices } from '../core/services.js';
+import { errorReply, replyForError } from './http/error-reply.js';
+import { createHandlers } from './index.js';
+import { createLogger } from './logger.js';
+import { registerOperations } from './routes.js';
+
+export const API_VERSION = '1';
+
+/** The repository root: dist/handlers/app.js and handlers/app.ts both sit two levels below it or one. */
+export function repoRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!readdirHas(dir, 'package.json')) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('package.json not found above handlers/');
+    dir = parent;
+  }
+  return dir;
+}
+
+function readdirHas(dir: string, file: string): boolean {
+  try {
+    readFileSync(path.join(dir, file));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface AppOptions {
+  readonly config: Config;
+  /** Defaults to a pino logger at config.logLevel on stdout. */
+  readonly logger?: Logger;
+  readonly overrides?: CoreOverrides;
+  /** Start the background venue probes when the app is ready (default true). */
+  readonly probes?: boolean;
+}
+
+export interface App {
+  readonly server: FastifyInstance;
+  readonly core: CoreServices;
+}
+
+export async function buildApp(options: AppOptions): Promise<App> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const specText = readFileSync(path.join(repoRoot(), 'openapi', 'v1.yaml'));
+  const definition = parse(specText.toString('utf8')) as Document;
+
+  const server = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    trustProxy: config.trustProxy,
+    bodyLimit: 16 * 1024,
+    return503OnClosing: true,
+  });
+  const core = createServices(config, logger, options.overrides);
+
+  server.addHook('onRequest', async (_request, reply) => {
+    reply.header('x-service-api-version', API_VERSION);
+    reply.header('x-service-build', config.serviceBuild);
+  });
+  server.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? '(none)',
+        status: reply.statusCode,
+        latencyMs: Math.round(reply.elapsedTime * 1000) / 1000,
+        ...request.logFields,
+      },
+      'request completed',
+    );
+  });
+
+  server.setErrorHandler(async (err, request, reply) => {
+    const { reply: shaped, unexpected } = replyForError(err);
+    if (unexpected) request.log.error({ err, route: request.routeOptions.url }, 'unexpected error');
+    return reply.code(shaped.status).headers(shaped.headers).send(shaped.body);
+  });
+  server.setNotFoundHandler(async (request, reply) => {
+    const shaped = errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`);
+    return reply.code(shaped.status).headers(shaped.headers).send(shaped.body);
+  });
+
+  server.get('/openapi/v1.yaml', async (_request, reply) =>
+    reply.type('application/yaml; charset=utf-8').header('cache-control', 'public, max-age=300').send(specText),
+  );
+  await registerOperations(server, definition, createHandlers(core), core.keys);
+
+  if (options.probes !== false) {
+    server.addHook('onReady', async () => {
+      void core.monitor.start();
+    });
+  }
+  server.addHook('onClose', async () => core.monitor.stop());
+  return { server, core };
+}

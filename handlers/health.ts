@@ -1,0 +1,11 @@
+import { statusSummary, venueLiveness, type HealthOptions } from '../core/health.js';
+import type { GetLivenessQuery } from '../core/wire.js';
+import { json, type OperationHandler } from './operation.js';
+
+export const livenessHandler = (health: HealthOptions): OperationHandler<GetLivenessQuery> => ({
+  handle: ({ query }) => json(200, venueLiveness(query, health), 'no-store'),
+});
+
+export const statusHandler = (health: HealthOptions): OperationHandler => ({
+  handle: () => json(200, statusSummary(health), 'public, s-maxage=60'),
+});

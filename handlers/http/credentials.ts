@@ -1,0 +1,45 @@
+// Reads the partner key from `x-api-key` or `Authorization: Bearer <key>` and resolves it to a
+// partner through the key port.
+import type { IncomingHttpHeaders } from 'node:http';
+import { DomainError } from '../../core/errors.js';
+import { KeyStoreUnavailable, type KeyVerifier, type Partner } from '../../core/keys.js';
+
+export type KeyRequirement = 'none' | 'optional' | 'required';
+
+/** Seconds a caller should wait before retrying when the key store cannot be read. */
+export const KEY_STORE_RETRY_AFTER_SECONDS = 5;
+
+export function presentedKey(headers: IncomingHttpHeaders): string | null {
+  const header = headers['x-api-key'];
+  if (typeof header === 'string' && header.trim() !== '') return header.trim();
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
+  return bearer?.[1] ?? null;
+}
+
+export async function authenticate(
+  headers: IncomingHttpHeaders,
+  requirement: KeyRequirement,
+  keys: KeyVerifier,
+): Promise<Partner | null> {
+  if (requirement === 'none') return null;
+  const key = presentedKey(headers);
+  if (key === null) {
+    if (requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
+    return null;
+  }
+  let partner: Partner | null;
+  try {
+    partner = await keys.verify(key);
+  } catch (err) {
+    if (err instanceof KeyStoreUnavailable) {
+      throw new DomainError(
+        'key_verification_unavailable',
+        'the key could not be verified right now; it may be valid',
+        KEY_STORE_RETRY_AFTER_SECONDS,
+      );
+    }
+    throw err;
+  }
+  if (!partner) throw new DomainError('invalid_key', 'the API key is not valid');
+  return partner;
+}

@@ -1,0 +1,28 @@
+// Every error code the service answers with, its HTTP status and the caller's next action: the
+// one place a code meets HTTP. openapi/v1.yaml documents the same table.
+import type { DomainErrorCode } from '../../core/errors.js';
+
+export type HttpOnlyErrorCode = 'not_found' | 'method_not_allowed' | 'not_implemented';
+export type ErrorCode = DomainErrorCode | HttpOnlyErrorCode;
+
+export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: number; readonly action: string }>> = {
+  bad_request: { status: 400, action: 'fix the request per the message' },
+  unknown_token: { status: 400, action: 'use a supported symbol' },
+  missing_key: { status: 400, action: 'obtain a key, send as x-api-key' },
+  bad_party: { status: 400, action: 'send a ledger party id <hint>::1220<64 hex>' },
+  bad_fee_params: { status: 400, action: 'fix the fee params' },
+  no_pool: { status: 400, action: 're-quote a supported pair' },
+  invalid_key: { status: 401, action: 'check the key' },
+  not_found: { status: 404, action: 'see /openapi/v1.yaml for the paths' },
+  method_not_allowed: { status: 405, action: 'use a method from the Allow header' },
+  unsupported_pair: { status: 409, action: 're-quote a supported pair' },
+  venue_unavailable: { status: 409, action: 're-quote and choose an available venue' },
+  idempotency_conflict: { status: 409, action: 'send a new idempotencyKey' },
+  rate_limited: { status: 429, action: 'back off until Retry-After' },
+  guardrail: { status: 500, action: 'contact support' },
+  internal: { status: 500, action: 'retry' },
+  not_implemented: { status: 501, action: 'use a build that serves this operation' },
+  quote_failed: { status: 502, action: 'retry' },
+  key_verification_unavailable: { status: 503, action: 'retry after Retry-After' },
+  fee_unconfigured: { status: 503, action: 'retry later' },
+};

@@ -1,0 +1,42 @@
+// Shapes every failure into the spec's error body {error, code, action}. Nothing from a stack,
+// a framework message or a secret reaches a body: unknown failures become a generic 500.
+import { DomainError } from '../../core/errors.js';
+import { ERROR_CATALOGUE, type ErrorCode } from './error-catalogue.js';
+
+export interface ErrorReply {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: { error: string; code: ErrorCode; action: string };
+}
+
+export function errorReply(code: ErrorCode, message: string, headers: Record<string, string> = {}): ErrorReply {
+  const { status, action } = ERROR_CATALOGUE[code];
+  return { status, headers: { 'cache-control': 'no-store', ...headers }, body: { error: message, code, action } };
+}
+
+// fastify's own request errors, by code, in the caller's terms.
+const FRAMEWORK_ERRORS: Readonly<Record<string, string>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'the request body must be JSON (Content-Type: application/json)',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'the request body does not match its Content-Length',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'the request body is empty; send a JSON object',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'the request body is too large',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'the request body is not valid JSON',
+  FST_ERR_BAD_URL: 'the request URL is malformed',
+  FST_ERR_ASYNC_CONSTRAINT: 'the request could not be routed',
+};
+
+/** The reply for a thrown error, and whether it is unexpected (to be logged with its stack). */
+export function replyForError(err: unknown): { reply: ErrorReply; unexpected: boolean } {
+  if (err instanceof DomainError) {
+    const headers: Record<string, string> = err.retryAfterSeconds === undefined ? {} : { 'retry-after': String(err.retryAfterSeconds) };
+    return { reply: errorReply(err.code, err.message, headers), unexpected: false };
+  }
+  const e = err as { code?: unknown; statusCode?: unknown; name?: unknown };
+  const known = typeof e.code === 'string' ? FRAMEWORK_ERRORS[e.code] : undefined;
+  if (known) return { reply: errorReply('bad_request', known), unexpected: false };
+  // JSON.parse failures from the body parser carry statusCode 400 and no fastify code.
+  if (e.statusCode === 400 && e.name === 'SyntaxError') {
+    return { reply: errorReply('bad_request', FRAMEWORK_ERRORS.FST_ERR_CTP_INVALID_JSON_BODY!), unexpected: false };
+  }
+  return { reply: errorReply('internal', 'internal error; nothing was created'), unexpected: true };
+}

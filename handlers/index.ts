@@ -1,0 +1,17 @@
+// operationId → handler. Every operation in openapi/v1.yaml must appear here; the app refuses to
+// start otherwise.
+import type { CoreServices } from '../core/services.js';
+import { livenessHandler, statusHandler } from './health.js';
+import { NOT_IMPLEMENTED, type HandlerMap } from './operation.js';
+import { quoteHandler } from './quote.js';
+
+export function createHandlers(core: CoreServices): HandlerMap {
+  return {
+    getQuote: quoteHandler(core.quotes),
+    createAppPlan: NOT_IMPLEMENTED,
+    createExecutePlan: NOT_IMPLEMENTED,
+    getOutcome: NOT_IMPLEMENTED,
+    getLiveness: livenessHandler(core.health),
+    getStatus: statusHandler(core.health),
+  };
+}

@@ -1,0 +1,52 @@
+// The entry point: read the config, listen, and shut down gracefully on SIGINT/SIGTERM.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError, loadConfig, type Config } from '../core/config.js';
+import { buildApp, repoRoot } from './app.js';
+
+/** The commit `make build` stamped into dist/build-info.json, or "dev". */
+function buildStamp(): string {
+  try {
+    const info = JSON.parse(readFileSync(path.join(repoRoot(), 'dist', 'build-info.json'), 'utf8')) as { build?: unknown };
+    return typeof info.build === 'string' && info.build !== '' ? info.build : 'dev';
+  } catch {
+    return 'dev';
+  }
+}
+
+let config: Config;
+try {
+  config = loadConfig(process.env, { serviceBuild: buildStamp() });
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  console.error(`bestex: ${err.message}\nSee the configuration table in README.md.`);
+  process.exit(1);
+}
+
+const { server } = await buildApp({ config });
+try {
+  await server.listen({ host: config.host, port: config.port });
+} catch (err) {
+  server.log.fatal({ err }, `cannot listen on ${config.host}:${config.port}`);
+  process.exit(1);
+}
+
+let closing = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (closing) return;
+    closing = true;
+    server.log.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      server.log.error('graceful shutdown timed out');
+      process.exit(1);
+    }, config.shutdownGraceMs).unref();
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        server.log.error({ err }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  });
+}

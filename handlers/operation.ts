@@ -1,0 +1,35 @@
+// What a handler is: read the validated request, call one core function, shape the response.
+import type { Partner } from '../core/keys.js';
+
+export interface OperationContext<Query = unknown, Body = unknown> {
+  /** Schema-valid once `handle` runs; raw in `guard`. */
+  readonly query: Query;
+  readonly body: Body;
+  readonly partner: Partner | null;
+  /** Adds fields to this request's log line (never a secret or a party id). */
+  annotate(fields: Record<string, string | number | boolean>): void;
+}
+
+export interface OperationResult {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** A JSON-serialisable body, or the exact JSON text to send. */
+  readonly body: unknown;
+}
+
+export interface OperationHandler<Query = unknown, Body = unknown> {
+  /** Rules that must answer before schema validation (for example, key-only parameters). */
+  guard?(context: OperationContext<Record<string, unknown>, unknown>): void;
+  handle(context: OperationContext<Query, Body>): Promise<OperationResult> | OperationResult;
+}
+
+/** An operation the spec describes and this build does not serve yet: it answers 501. */
+export const NOT_IMPLEMENTED = Symbol('not implemented');
+
+export type HandlerMap = Record<string, OperationHandler<never, never> | typeof NOT_IMPLEMENTED>;
+
+export const json = (status: number, body: unknown, cacheControl: string): OperationResult => ({
+  status,
+  headers: { 'cache-control': cacheControl },
+  body,
+});
