@@ -34,7 +34,7 @@ run: build ## Run the service on the embedded sandbox (HOST, PORT, see README)
 	node dist/handlers/main.js
 
 test: build ## Run every test; ends with "N passed, M failed"
-	node scripts/run-tests.mjs
+	npx tap -R ./dist/scripts/tap-summary-reporter.js 'dist/test/**/*.test.js'
 
 lint: install ## Lint the spec with Redocly's recommended rules
 	npx redocly lint openapi/v1.yaml

@@ -16,13 +16,13 @@ export interface HealthOptions {
 export function venueLiveness(query: GetLivenessQuery, options: HealthOptions): Liveness {
   const venue = query.venue ?? options.supportedVenueId;
   if (!options.venueIds.includes(venue)) {
-    throw badRequest(`unknown venue in venue: integrated venues are ${[...options.venueIds].sort().join(', ')}`);
+    throw badRequest(`unknown venue '${venue}': integrated venues are ${[...options.venueIds].sort().join(', ')}`);
   }
-  if ((query.from === undefined) !== (query.to === undefined)) throw badRequest('from and to must be sent together');
+  if ((query.from === undefined) !== (query.to === undefined)) throw badRequest("'from' and 'to' must be sent together");
   if (query.from === undefined || query.to === undefined) return { venue, state: options.monitor.stateOf(venue) };
   const give = resolveToken(query.from, 'from');
   const want = resolveToken(query.to, 'to');
-  if (give === want) throw badRequest('from and to must be different tokens');
+  if (give === want) throw badRequest("'from' and 'to' must be different tokens");
   return { venue, state: options.monitor.stateOf(venue, pairKey(give, want)) };
 }
 

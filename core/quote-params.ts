@@ -23,15 +23,15 @@ export interface QuoteParams {
 
 export function parseAmount(text: string, param: string): D {
   const amount = new Decimal(text);
-  if (!amount.isPositive() || amount.isZero()) throw badRequest(`${param} must be greater than 0`);
-  if (amount.gt(MAX_AMOUNT)) throw badRequest(`${param} must be at most 1000000000`);
+  if (!amount.isPositive() || amount.isZero()) throw badRequest(`'${param}' must be greater than 0`);
+  if (amount.gt(MAX_AMOUNT)) throw badRequest(`'${param}' must be at most 1000000000`);
   return amount;
 }
 
 export function parseIntegratorFee(bps: number | undefined, recipient: string | undefined): IntegratorFeeParams | null {
   if (bps === undefined && recipient === undefined) return null;
   if (bps === undefined || recipient === undefined) {
-    throw new DomainError('bad_fee_params', 'feeBps and feeRecipient must be sent together');
+    throw new DomainError('bad_fee_params', "'feeBps' and 'feeRecipient' must be sent together");
   }
   return { bps, recipient };
 }
@@ -39,7 +39,7 @@ export function parseIntegratorFee(bps: number | undefined, recipient: string | 
 export function parseQuoteParams(query: GetQuoteQuery): QuoteParams {
   const give = resolveToken(query.from, 'from');
   const want = resolveToken(query.to, 'to');
-  if (give === want) throw badRequest('from and to must be different tokens');
+  if (give === want) throw badRequest("'from' and 'to' must be different tokens");
   return {
     request: { give, want, amount: parseAmount(query.amount, 'amount') },
     slippageBps: query.slippageBps ?? DEFAULT_SLIPPAGE_BPS,

@@ -19,7 +19,7 @@ const bySymbol = new Map<string, Token>([...TOKENS.map((t) => [t.symbol.toLowerC
 /** Matches case-insensitively; `Amulet` is accepted for CC since responses use that name. */
 export function resolveToken(symbol: string, param: string): Token {
   const token = bySymbol.get(symbol.toLowerCase());
-  if (!token) throw new DomainError('unknown_token', `unknown token in ${param}: known symbols are ${KNOWN_SYMBOLS}`);
+  if (!token) throw new DomainError('unknown_token', `unknown token '${symbol}' in ${param}: known symbols are ${KNOWN_SYMBOLS}`);
   return token;
 }
 

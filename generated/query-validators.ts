@@ -5,7 +5,7 @@ import __import0 from "ajv/dist/runtime/ucs2length.js";
 import __import1 from "ajv-formats/dist/formats.js";
 
 export const getQuote = validate20;
-const schema31 = {"type":"object","additionalProperties":false,"required":["from","to","amount"],"properties":{"from":{"$ref":"components#/$defs/TokenSymbol"},"to":{"$ref":"components#/$defs/TokenSymbol"},"amount":{"$ref":"components#/$defs/Amount"},"slippageBps":{"type":"integer","minimum":0,"maximum":1000000000,"default":50},"ref":{"$ref":"components#/$defs/RefSlug"},"feeBps":{"type":"integer","minimum":0,"maximum":10},"feeRecipient":{"$ref":"components#/$defs/PartyId"}}};
+const schema31 = {"type":"object","additionalProperties":false,"required":["from","to","amount"],"properties":{"from":{"$ref":"components#/$defs/TokenSymbol"},"to":{"$ref":"components#/$defs/TokenSymbol"},"amount":{"$ref":"components#/$defs/Amount"},"slippageBps":{"type":"integer","minimum":0,"maximum":1000000000,"default":50,"description":"a non-negative integer (at most 1000000000)"},"ref":{"$ref":"components#/$defs/RefSlug"},"feeBps":{"type":"integer","minimum":0,"maximum":10,"description":"an integer from 0 to 10"},"feeRecipient":{"$ref":"components#/$defs/PartyId"}}};
 const schema33 = {"type":"string","minLength":1,"maxLength":32,"description":"a token symbol (CC, USDCx or CBTC)","examples":["CC"]};
 const schema35 = {"type":"string","pattern":"^[0-9]{1,10}(\\.[0-9]{1,10})?$","description":"a positive decimal string with at most 10 fractional digits, such as \"100\" or \"0.5\"","examples":["100"]};
 const schema36 = {"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$","description":"an attribution slug of 1 to 32 lowercase letters, digits or hyphens, starting with a letter or digit","examples":["my-wallet"]};

@@ -154,8 +154,8 @@ export interface paths {
          * Report the service status summary
          * @description `mode` is `live` when the service can issue execution plans now (plans are served and the
          *     supported venue is live) and `monitor` when it quotes and reports only. `state` is `ok`
-         *     (every component healthy), `starting` (some venue not yet probed, none dead), `degraded`
-         *     (some component dead or unavailable) or `down` (no venue live). Components are named
+         *     (every venue live), `starting` (some venue not yet probed, none dead), `degraded` (some
+         *     venue dead, some live) or `down` (no venue live, some dead). Components are named
          *     `venue:<venueId>` (state `live`, `dead` or `unverified`) and `plans` (`served` or
          *     `not_served`). Edge-cached about 60 seconds.
          */
@@ -181,7 +181,7 @@ export interface components {
             overrideId: string | null;
             schemaId: string;
         };
-        AppPlan: components["schemas"]["ExecutionPlanFields"] & {
+        AppPlan: components["schemas"]["ExecutionPlan"] & {
             b2cFee?: components["schemas"]["B2cFee"];
         };
         B2cFee: {
@@ -209,7 +209,7 @@ export interface components {
         };
         /**
          * @description A non-negative Daml Decimal in canonical form (at most 10 fractional digits, no trailing fractional zeros).
-         * @example 14.9549775011
+         * @example 14.9549252252
          */
         Decimal: string;
         /** @description Every non-2xx response. */
@@ -221,8 +221,7 @@ export interface components {
             /** @description Human-readable message. */
             error: string;
         };
-        ExecutionPlan: components["schemas"]["ExecutionPlanFields"];
-        ExecutionPlanFields: {
+        ExecutionPlan: {
             /** @description false means the fees are disclosed only. */
             collectsFees: boolean;
             /**
@@ -272,7 +271,7 @@ export interface components {
         PartyId: string;
         PlanRequest: {
             amount: components["schemas"]["Amount"];
-            /** @description Integrator fee, 0 to 10 bps; keyed route only; requires `feeRecipient`. */
+            /** @description an integer from 0 to 10 or its decimal string form (integrator fee in bps; keyed route only; requires feeRecipient) */
             feeBps?: number | string;
             /** @description The integrator's ledger party id; keyed route only; requires `feeBps`. */
             feeRecipient?: string;
@@ -280,7 +279,7 @@ export interface components {
             /** @description The caller's unique id (1 to 128 printable ASCII characters); retries with the same key return the same plan. */
             idempotencyKey: string;
             quoteRef?: components["schemas"]["QuoteRefInput"];
-            /** @description 0 to 5000, default 50; an integer or its decimal string form. */
+            /** @description an integer from 0 to 5000 or its decimal string form (default 50) */
             slippageBps?: number | string;
             /** @description The user's ledger party id, `<hint>::1220<64 hex>`; format-checked only. */
             takerParty: string;

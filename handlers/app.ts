@@ -9,6 +9,7 @@ import { parse } from 'yaml';
 import type { Document } from 'openapi-backend';
 import type { Config } from '../core/config.js';
 import { createServices, type CoreOverrides, type CoreServices } from '../core/services.js';
+import { AccessLog } from './http/access-log.js';
 import { errorReply, replyForError } from './http/error-reply.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
@@ -58,7 +59,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   const server = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new AccessLog(),
     trustProxy: config.trustProxy,
     bodyLimit: 16 * 1024,
     return503OnClosing: true,
@@ -69,19 +70,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
     reply.header('x-service-api-version', API_VERSION);
     reply.header('x-service-build', config.serviceBuild);
   });
-  server.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? '(none)',
-        status: reply.statusCode,
-        latencyMs: Math.round(reply.elapsedTime * 1000) / 1000,
-        ...request.logFields,
-      },
-      'request completed',
-    );
-  });
-
   server.setErrorHandler(async (err, request, reply) => {
     const { reply: shaped, unexpected } = replyForError(err);
     if (unexpected) request.log.error({ err, route: request.routeOptions.url }, 'unexpected error');

@@ -22,7 +22,7 @@ export function quoteHandler(quotes: QuoteService): OperationHandler<GetQuoteQue
   return {
     guard({ query, partner }) {
       if (!partner && KEY_ONLY_PARAMS.some((p) => query[p] !== undefined)) {
-        throw new DomainError('missing_key', 'feeBps and feeRecipient require a partner key');
+        throw new DomainError('missing_key', "'feeBps' and 'feeRecipient' require a partner key");
       }
     },
     async handle({ query, annotate }) {

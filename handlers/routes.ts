@@ -13,13 +13,6 @@ import { errorReply } from './http/error-reply.js';
 import { validationError } from './http/validation-error.js';
 import { NOT_IMPLEMENTED, type HandlerMap, type OperationContext, type OperationHandler } from './operation.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Extra fields for this request's log line. */
-    logFields?: Record<string, string | number | boolean>;
-  }
-}
-
 type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;

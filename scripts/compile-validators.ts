@@ -4,10 +4,10 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 
-const COMPONENTS_ID = 'components';
+export const COMPONENTS_ID = 'components';
 
 // The spec says '#/components/schemas/X'; inside ajv the components live in a schema of their own.
-function rehome<T>(schema: T): T {
+export function rehome<T>(schema: T): T {
   return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', `"${COMPONENTS_ID}#/$defs/`)) as T;
 }
 

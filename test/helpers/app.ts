@@ -1,0 +1,54 @@
+// Builds the real app for a test: default config (overridable), logs captured in memory, and
+// either `inject` or a real listener on an ephemeral loopback port.
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig, type Config } from '../../core/config.js';
+import type { CoreOverrides } from '../../core/services.js';
+import { buildApp, type App } from '../../handlers/app.js';
+import { createLogger } from '../../handlers/logger.js';
+
+export interface TestApp extends App {
+  readonly logs: () => Array<Record<string, unknown>>;
+  readonly rawLogs: () => string;
+  readonly close: () => Promise<void>;
+}
+
+export interface TestAppOptions {
+  readonly env?: Record<string, string>;
+  readonly overrides?: CoreOverrides;
+  /** Wait for the first round of venue probes (default true). */
+  readonly probed?: boolean;
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ LOG_LEVEL: 'info', ...env });
+}
+
+export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
+  let captured = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, callback) {
+      captured += chunk.toString('utf8');
+      callback();
+    },
+  });
+  const config = testConfig(options.env);
+  const app = await buildApp({ config, logger: createLogger(config.logLevel, sink), overrides: options.overrides, probes: false });
+  await app.server.ready();
+  if (options.probed !== false) await app.core.monitor.start();
+  return {
+    ...app,
+    rawLogs: () => captured,
+    logs: () =>
+      captured
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    close: () => app.server.close(),
+  };
+}
+
+/** Listens on an ephemeral loopback port and returns the base URL. */
+export async function listen(server: FastifyInstance): Promise<string> {
+  return server.listen({ host: '127.0.0.1', port: 0 });
+}

@@ -1,0 +1,110 @@
+// Reads openapi/v1.yaml for the tests: its operations, their response examples with the
+// `x-request` that produces each, and validators for response bodies and headers compiled from
+// the spec itself (independently of generated/).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { parse } from 'yaml';
+import { repoRoot } from '../../handlers/app.js';
+import { COMPONENTS_ID, rehome } from '../../scripts/compile-validators.js';
+import { listOperations, type OpenApiDocument } from '../../scripts/request-schemas.js';
+
+export const SPEC_PATH = path.join(repoRoot(), 'openapi', 'v1.yaml');
+
+type Json = Record<string, unknown>;
+
+export interface ExampleRequest {
+  readonly given?: readonly string[];
+  readonly query?: Record<string, string>;
+  readonly headers?: Record<string, string>;
+  readonly body?: unknown;
+  readonly rawBody?: string;
+}
+
+export interface SpecExample {
+  readonly operationId: string;
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly name: string;
+  readonly request: ExampleRequest;
+  readonly volatile: readonly string[];
+  readonly value: unknown;
+  readonly schema: ValidateFunction;
+  readonly headers: Record<string, { required: boolean; validate: ValidateFunction }>;
+}
+
+export interface Spec {
+  readonly document: OpenApiDocument & Json;
+  readonly examples: readonly SpecExample[];
+  /** Documented statuses per operationId. */
+  readonly statuses: ReadonlyMap<string, readonly number[]>;
+}
+
+function deref<T>(document: Json, node: unknown): T {
+  if (node && typeof node === 'object' && '$ref' in node) {
+    const pointer = String((node as { $ref: string }).$ref).replace(/^#\//, '').split('/');
+    return deref<T>(document, pointer.reduce<unknown>((n, key) => (n as Json)[key], document));
+  }
+  return node as T;
+}
+
+export function loadSpec(): Spec {
+  const document = parse(readFileSync(SPEC_PATH, 'utf8')) as OpenApiDocument & Json;
+  const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+  addFormats.default(ajv, ['date-time']);
+  ajv.addSchema({ $id: COMPONENTS_ID, $defs: rehome(document.components?.schemas ?? {}) });
+  const examples: SpecExample[] = [];
+  const statuses = new Map<string, number[]>();
+  for (const { operationId, method, path: p, operation } of listOperations(document)) {
+    statuses.set(operationId, Object.keys(operation.responses ?? {}).map(Number));
+    for (const [status, responseRef] of Object.entries(operation.responses ?? {})) {
+      const response = deref<Json>(document, responseRef);
+      const media = (response.content as Json | undefined)?.['application/json'] as Json | undefined;
+      const schema = ajv.compile(rehome(media?.schema ?? {}) as Json);
+      const headers: SpecExample['headers'] = {};
+      for (const [name, headerRef] of Object.entries((response.headers as Json | undefined) ?? {})) {
+        const header = deref<Json>(document, headerRef);
+        headers[name.toLowerCase()] = { required: header.required === true, validate: ajv.compile(header.schema as Json) };
+      }
+      for (const [name, example] of Object.entries((media?.examples as Json | undefined) ?? {})) {
+        const ex = example as Json;
+        examples.push({
+          operationId,
+          method: method.toUpperCase(),
+          path: p,
+          status: Number(status),
+          name,
+          request: (ex['x-request'] ?? {}) as ExampleRequest,
+          volatile: (ex['x-volatile'] ?? []) as string[],
+          value: ex.value,
+          schema,
+          headers,
+        });
+      }
+    }
+  }
+  return { document, examples, statuses };
+}
+
+/** Removes the values at the given JSON pointers (volatile values such as timestamps). */
+export function withoutPointers(value: unknown, pointers: readonly string[]): unknown {
+  const copy = structuredClone(value);
+  for (const pointer of pointers) {
+    const keys = pointer.split('/').slice(1);
+    const last = keys.pop();
+    const parent = keys.reduce<unknown>((n, k) => (n && typeof n === 'object' ? (n as Json)[k] : undefined), copy);
+    if (last !== undefined && parent && typeof parent === 'object') delete (parent as Json)[last];
+  }
+  return copy;
+}
+
+export function pointerExists(value: unknown, pointer: string): boolean {
+  let node = value;
+  for (const key of pointer.split('/').slice(1)) {
+    if (!node || typeof node !== 'object' || !(key in node)) return false;
+    node = (node as Json)[key];
+  }
+  return true;
+}
