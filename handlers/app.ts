@@ -64,6 +64,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     bodyLimit: 16 * 1024,
     return503OnClosing: true,
   });
+  // Every request body in the contract is JSON: anything else is refused, never parsed as text.
+  server.removeAllContentTypeParsers();
+  server.addContentTypeParser('application/json', { parseAs: 'string' }, server.getDefaultJsonParser('error', 'error'));
   const core = createServices(config, logger, options.overrides);
 
   server.addHook('onRequest', async (_request, reply) => {

@@ -1,0 +1,90 @@
+// GET /api/liveness and GET /api/status over the background venue probes.
+import t from 'tap';
+import { createSandboxVenues } from '../core/sandbox/market.js';
+import type { Venue } from '../core/venue.js';
+import type { QuoteResponse } from '../core/wire.js';
+import { testApp } from './helpers/app.js';
+
+const deadProbe = (venue: Venue): Venue => ({
+  id: venue.id,
+  settlementMode: venue.settlementMode,
+  quote: (r, s) => venue.quote(r, s),
+  probe: async () => {
+    throw new Error('connection refused');
+  },
+});
+
+t.test('liveness is unverified before the first probe completes, live after', async (t) => {
+  const app = await testApp({ probed: false });
+  t.teardown(app.close);
+  t.same((await app.server.inject('/api/liveness')).json(), { venue: 'tradecraft', state: 'unverified' });
+  t.equal((await app.server.inject('/api/status')).json().state, 'starting');
+  await app.core.monitor.probeAll();
+  t.same((await app.server.inject('/api/liveness')).json(), { venue: 'tradecraft', state: 'live' });
+});
+
+t.test('liveness defaults to the supported venue, takes any integrated venue, and reads a pair without a pool as dead', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const res = await app.server.inject('/api/liveness');
+  t.equal(res.headers['cache-control'], 'no-store');
+  t.same(res.json(), { venue: 'tradecraft', state: 'live' });
+  t.same((await app.server.inject('/api/liveness?venue=temple&from=USDCx&to=CC')).json(), { venue: 'temple', state: 'live' });
+  t.same((await app.server.inject('/api/liveness?venue=oneswap&from=CBTC&to=CC')).json(), { venue: 'oneswap', state: 'dead' });
+});
+
+t.test('liveness rejects an unknown venue, a lone from or to, and unknown tokens', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const cases: Array<[string, string, RegExp]> = [
+    ['venue=nope', 'bad_request', /unknown venue 'nope': integrated venues are cantex, oneswap, temple, tradecraft/],
+    ['to=CC', 'bad_request', /'from' and 'to' must be sent together/],
+    ['from=CC&to=XRP', 'unknown_token', /known symbols are CC, USDCx, CBTC/],
+    ['from=CC&to=cc', 'bad_request', /must be different/],
+    ['venue=', 'bad_request', /query parameter 'venue' must not be empty/],
+  ];
+  for (const [query, code, error] of cases) {
+    const res = await app.server.inject(`/api/liveness?${query}`);
+    t.equal(res.statusCode, 400, query);
+    t.match(res.json(), { code, error }, query);
+  }
+});
+
+t.test('a venue whose probe fails reads dead, is not asked for quotes (venue_down), and degrades the status', async (t) => {
+  const [first, ...rest] = createSandboxVenues();
+  let asked = 0;
+  const dead = deadProbe(first!);
+  const counting: Venue = { ...dead, quote: (r, s) => ((asked += 1), dead.quote(r, s)) };
+  const app = await testApp({ overrides: { venues: [counting, ...rest] } });
+  t.teardown(app.close);
+  t.same((await app.server.inject('/api/liveness')).json(), { venue: 'tradecraft', state: 'dead' });
+  const quote = (await app.server.inject('/api/quote?from=CC&to=USDCx&amount=100')).json<QuoteResponse>();
+  t.equal(quote.venues.find((v) => v.venueId === 'tradecraft')?.rejectionCode, 'venue_down');
+  t.equal(asked, 0);
+  t.match((await app.server.inject('/api/status')).json(), { state: 'degraded', mode: 'monitor' });
+  t.match(app.logs().find((l) => l.msg === 'venue probe failed'), { venueId: 'tradecraft' });
+});
+
+t.test('status is down when no venue is live', async (t) => {
+  const app = await testApp({ overrides: { venues: createSandboxVenues().map(deadProbe) } });
+  t.teardown(app.close);
+  t.equal((await app.server.inject('/api/status')).json().state, 'down');
+});
+
+t.test('status: monitor mode while plans are not served, a component per venue, edge-cached about 60 s', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const res = await app.server.inject('/api/status');
+  t.equal(res.headers['cache-control'], 'public, s-maxage=60');
+  t.same(res.json(), {
+    mode: 'monitor',
+    state: 'ok',
+    components: [
+      { component: 'venue:tradecraft', state: 'live' },
+      { component: 'venue:cantex', state: 'live' },
+      { component: 'venue:oneswap', state: 'live' },
+      { component: 'venue:temple', state: 'live' },
+      { component: 'plans', state: 'not_served' },
+    ],
+  });
+});

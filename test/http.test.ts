@@ -1,0 +1,112 @@
+// Server-wide rules: every response is JSON in the error shape when it is an error, carries the
+// version and build headers, and never leaks a stack or a framework message.
+import { readFileSync } from 'node:fs';
+import t from 'tap';
+import type { KeyVerifier } from '../core/keys.js';
+import { testApp } from './helpers/app.js';
+import { SPEC_PATH } from './helpers/spec.js';
+
+const ERROR_SHAPE = { error: String, code: String, action: String };
+
+t.test('every response carries x-service-api-version: 1 and x-service-build', async (t) => {
+  const app = await testApp({ env: { SERVICE_BUILD: 'abc1234' } });
+  t.teardown(app.close);
+  const requests = [
+    { method: 'GET' as const, url: '/api/quote?from=CC&to=USDCx&amount=1' },
+    { method: 'GET' as const, url: '/api/quote?from=CC' },
+    { method: 'GET' as const, url: '/nope' },
+    { method: 'DELETE' as const, url: '/api/status' },
+    { method: 'POST' as const, url: '/api/app/plan', payload: 'not json', headers: { 'content-type': 'application/json' } },
+    { method: 'GET' as const, url: '/api/status' },
+    { method: 'GET' as const, url: '/openapi/v1.yaml' },
+  ];
+  for (const request of requests) {
+    const res = await app.server.inject(request);
+    t.equal(res.headers['x-service-api-version'], '1', `${request.method} ${request.url}`);
+    t.equal(res.headers['x-service-build'], 'abc1234', `${request.method} ${request.url}`);
+  }
+});
+
+t.test('x-service-build is "dev" when the build carries no commit', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  t.equal((await app.server.inject('/api/status')).headers['x-service-build'], 'dev');
+});
+
+t.test('an unknown route is a JSON 404 not_found in the error shape, no-store', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const res = await app.server.inject('/api/nothing-here?party=x');
+  t.equal(res.statusCode, 404);
+  t.match(res.json(), { ...ERROR_SHAPE, code: 'not_found' });
+  t.equal(res.headers['cache-control'], 'no-store');
+  t.notMatch(res.body, /party=x/, 'the query string is not echoed');
+});
+
+t.test('a defined path with an unsupported method is a JSON 405 with Allow', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const res = await app.server.inject({ method: 'PUT', url: '/api/quote' });
+  t.equal(res.statusCode, 405);
+  t.match(res.json(), { ...ERROR_SHAPE, code: 'method_not_allowed' });
+  t.equal(res.headers.allow, 'GET, HEAD');
+  const post = await app.server.inject({ method: 'GET', url: '/api/app/plan' });
+  t.equal(post.statusCode, 405);
+  t.equal(post.headers.allow, 'POST');
+});
+
+t.test('a body that is not JSON is a 400 bad_request, whatever its content type', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  for (const [contentType, payload, message] of [
+    ['application/json', '{"from":', /not valid JSON/],
+    ['text/plain', 'hello', /must be JSON/],
+    ['application/x-www-form-urlencoded', 'from=CC', /must be JSON/],
+  ] as const) {
+    const res = await app.server.inject({ method: 'POST', url: '/api/execute/plan', payload, headers: { 'content-type': contentType } });
+    t.equal(res.statusCode, 400, contentType);
+    t.match(res.json(), { ...ERROR_SHAPE, code: 'bad_request', error: message }, contentType);
+    t.notMatch(res.body, /FST_|SyntaxError|Unexpected|at .*\.js/, `${contentType}: no framework message or stack`);
+  }
+});
+
+t.test('an internal failure is a 500 internal that leaks no stack or detail, and is logged with its stack', async (t) => {
+  const exploding: KeyVerifier = {
+    verify: async () => {
+      throw new Error('secret-detail: connection string postgres://admin:hunter2@db');
+    },
+  };
+  const app = await testApp({ overrides: { keys: exploding } });
+  t.teardown(app.close);
+  const res = await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=1', headers: { 'x-api-key': 'bx_k' } });
+  t.equal(res.statusCode, 500);
+  t.same(res.json(), { error: 'internal error; nothing was created', code: 'internal', action: 'retry' });
+  t.equal(res.headers['cache-control'], 'no-store');
+  t.notMatch(res.body, /secret-detail|hunter2|stack/);
+  const logged = app.logs().find((l) => l.msg === 'unexpected error');
+  t.ok(logged, 'the error is logged');
+  t.match(JSON.stringify(logged), /secret-detail/, 'with its detail, server-side only');
+});
+
+t.test('operations this build does not serve answer 501 not_implemented in the error shape', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  for (const [method, url] of [
+    ['POST', '/api/app/plan'],
+    ['POST', '/api/execute/plan'],
+    ['GET', '/api/outcome?party=x'],
+  ] as const) {
+    const res = await app.server.inject({ method, url, payload: method === 'POST' ? {} : undefined });
+    t.equal(res.statusCode, 501, url);
+    t.match(res.json(), { ...ERROR_SHAPE, code: 'not_implemented' }, url);
+  }
+});
+
+t.test('GET /openapi/v1.yaml serves the spec file byte for byte', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const res = await app.server.inject('/openapi/v1.yaml');
+  t.equal(res.statusCode, 200);
+  t.ok(res.rawPayload.equals(readFileSync(SPEC_PATH)), 'identical bytes');
+  t.match(res.headers['content-type'], /^application\/yaml/);
+});

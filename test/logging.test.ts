@@ -1,0 +1,56 @@
+// Logs are pino JSON lines; request lines carry method, route, status and latency; no secret, API
+// key or party id ever reaches a line.
+import t from 'tap';
+import { testApp } from './helpers/app.js';
+
+const PARTY = 'alice::1220bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
+const KEY = 'bx_supersecretkeyvalue0123456789';
+
+t.test('each request logs one pino JSON line with method, route, status and latency', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  await app.server.inject('/api/quote?from=CC&to=USDCx&amount=1');
+  await app.server.inject('/does-not-exist');
+  const lines = app.logs().filter((l) => l.msg === 'request completed');
+  t.equal(lines.length, 2);
+  t.match(lines[0], { method: 'GET', route: '/api/quote', status: 200, latencyMs: Number, quoteCache: 'miss' });
+  t.match(lines[1], { method: 'GET', route: '(none)', status: 404 });
+});
+
+t.test('no API key or party id reaches the logs, from headers, query strings or bodies', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  await app.server.inject({ url: `/api/quote?from=CC&to=USDCx&amount=1&feeBps=5&feeRecipient=${PARTY}`, headers: { 'x-api-key': KEY } });
+  await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=1', headers: { authorization: `Bearer ${KEY}` } });
+  await app.server.inject(`/api/outcome?party=${encodeURIComponent(PARTY)}&since=2026-01-01T00:00:00Z&deadline=2026-01-01T00:01:00Z`);
+  await app.server.inject(`/nowhere?party=${PARTY}`);
+  await app.server.inject({ method: 'POST', url: '/api/execute/plan', headers: { 'x-api-key': KEY }, payload: { takerParty: PARTY } });
+  const raw = app.rawLogs();
+  t.ok(raw.length > 0, 'something was logged');
+  t.notMatch(raw, KEY, 'no API key');
+  t.notMatch(raw, PARTY, 'no party id');
+  t.notMatch(raw, '1220bbbb', 'no party fingerprint');
+});
+
+t.test('pino redaction censors keys and parties passed to a log call', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  app.server.log.info(
+    {
+      takerParty: PARTY,
+      party: PARTY,
+      feeRecipient: PARTY,
+      apiKey: KEY,
+      headers: { authorization: `Bearer ${KEY}`, 'x-api-key': KEY },
+      req: { headers: { authorization: `Bearer ${KEY}`, 'x-api-key': KEY } },
+      nested: { takerParty: PARTY, party: PARTY, key: KEY },
+    },
+    'redaction probe',
+  );
+  const line = app.logs().find((l) => l.msg === 'redaction probe');
+  t.ok(line);
+  const text = JSON.stringify(line);
+  t.notMatch(text, KEY);
+  t.notMatch(text, PARTY);
+  t.match(line, { takerParty: '[redacted]', party: '[redacted]', apiKey: '[redacted]', nested: { party: '[redacted]' } });
+});

@@ -1,0 +1,44 @@
+// The entry point: bad config stops start-up with a clear message; the service listens where
+// HOST and PORT say and shuts down gracefully on SIGTERM.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+
+const MAIN = fileURLToPath(new URL('../handlers/main.js', import.meta.url));
+
+function start(env: Record<string, string>) {
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return { child, stdout: () => stdout, stderr: () => stderr };
+}
+
+t.test('bad config stops the process at start with a message naming every bad variable', async (t) => {
+  const run = start({ PORT: 'eighty', LOG_LEVEL: 'loud' });
+  const [code] = (await once(run.child, 'exit')) as [number];
+  t.equal(code, 1);
+  t.match(run.stderr(), /invalid configuration/);
+  t.match(run.stderr(), /PORT must be an integer from 0 to 65535 \(got "eighty"\)/);
+  t.match(run.stderr(), /LOG_LEVEL must be one of/);
+  t.notMatch(run.stderr(), /at .*\.js:\d+/, 'no stack trace');
+});
+
+t.test('listens on HOST:PORT, answers, and exits 0 on SIGTERM after logging the shutdown', async (t) => {
+  const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' });
+  t.teardown(() => run.child.kill('SIGKILL'));
+  let address: string | undefined;
+  for (let i = 0; i < 100 && !address; i++) {
+    address = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(run.stdout())?.[1];
+    if (!address) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.ok(address, 'logged its address');
+  const res = await fetch(`${address}/api/quote?from=CC&to=USDCx&amount=1`);
+  t.equal(res.status, 200);
+  run.child.kill('SIGTERM');
+  const [code] = (await once(run.child, 'exit')) as [number];
+  t.equal(code, 0);
+  t.match(run.stdout(), /"msg":"shutting down"/);
+});
