@@ -64,7 +64,7 @@ t.test('every operation has a success example and one example for each documente
 for (const { example, pending, observed } of runs) {
   const name = `${example.operationId} ${example.status} ${example.name}`;
   if (pending !== null || observed === null) {
-    t.todo(name, { todo: pending ?? 'not run' }, () => {});
+    t.test(name, { todo: pending ?? 'not run' }, () => {});
     continue;
   }
   t.test(name, async (t) => {
