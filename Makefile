@@ -23,7 +23,13 @@ generate: install ## Regenerate generated/ from openapi/v1.yaml
 check-generated: install ## Fail when generated/ is stale against openapi/v1.yaml
 	npx tsx scripts/generate.ts --check
 
-dist/.built: node_modules/.package-lock.json tsconfig.json $(SOURCES)
+# Regenerates generated/ when the spec or the generator changed since the last build, so `make run`
+# on an edited spec never serves stale validators (CI still fails on an uncommitted difference).
+dist/.generated: node_modules/.package-lock.json openapi/v1.yaml scripts/generate.ts scripts/request-schemas.ts scripts/compile-validators.ts
+	npx tsx scripts/generate.ts
+	@mkdir -p dist && touch $@
+
+dist/.built: dist/.generated tsconfig.json $(SOURCES)
 	npx tsc -p .
 	@printf '{"build":"%s"}\n' "$$(git rev-parse --short HEAD 2>/dev/null || echo dev)" > dist/build-info.json
 	@touch $@
