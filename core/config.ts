@@ -55,7 +55,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     quoteCacheTtlMs: read('QUOTE_CACHE_TTL_MS', 10_000, int(1, 60_000), 'an integer from 1 to 60000'),
     quoteCacheMaxEntries: read('QUOTE_CACHE_MAX_ENTRIES', 10_000, int(1, 1_000_000), 'an integer from 1 to 1000000'),
     livenessProbeIntervalMs: read('LIVENESS_PROBE_INTERVAL_MS', 15_000, int(100, 3_600_000), 'an integer from 100 to 3600000'),
-    trustProxy: read('TRUST_PROXY', false, (raw) => ({ true: true, false: false })[raw as 'true' | 'false'], '"true" or "false"'),
+    trustProxy: read('TRUST_PROXY', false, (raw) => (raw === 'true' ? true : raw === 'false' ? false : undefined), '"true" or "false"'),
     shutdownGraceMs: read('SHUTDOWN_GRACE_MS', 10_000, int(0, 600_000), 'an integer from 0 to 600000'),
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -2,7 +2,9 @@
 // never holds an amount.
 import { Decimal as DecimalJs } from 'decimal.js';
 
-export const Decimal = DecimalJs.clone({ precision: 60, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -60, toExpPos: 60 });
+// 50 significant digits hold every product a quote takes exactly (a 1e9 amount with 10
+// fractional digits times the largest reserve is under 40 digits); more only slows division.
+export const Decimal = DecimalJs.clone({ precision: 50, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -60, toExpPos: 60 });
 export type Decimal = DecimalJs;
 
 export const SCALE = 10;
@@ -21,3 +23,6 @@ export function toWire(x: Decimal): string {
 }
 
 export const dec = (x: string | number): Decimal => new Decimal(x);
+
+/** One basis point, 1/10000, exactly: multiplying by it is cheaper than dividing by 10000. */
+export const BPS = new Decimal('0.0001');

@@ -38,7 +38,9 @@ export async function quoteAcrossVenues(request: QuoteRequest, options: QuoteEng
       options.venues.map(async (venue): Promise<VenueQuote> => {
         if (options.isVenueDown(venue.id)) return unavailable('venue_down');
         const answer = await Promise.race([
-          venue.quote(request, controller.signal).catch((err: unknown) => {
+          // async wrapper: a venue that throws synchronously still yields a rejection, not a crash
+          (async () => venue.quote(request, controller.signal))().catch((err: unknown) => {
+            if (controller.signal.aborted) return unavailable('timeout');
             options.onVenueError(venue.id, err);
             return unavailable('venue_error');
           }),
@@ -61,8 +63,8 @@ type Entry = ReturnType<typeof toQuoteVenue>;
 /** Available venues by net, best first (ties by venueId); unavailable venues after, by venueId. */
 export function rank(request: QuoteRequest, asOf: string, entries: readonly Entry[]): QuoteResponse {
   const available = entries.filter((e) => e.netValue !== null);
-  available.sort((a, b) => b.netValue!.comparedTo(a.netValue!) || a.venueId.localeCompare(b.venueId));
-  const rejected = entries.filter((e) => e.netValue === null).sort((a, b) => a.venueId.localeCompare(b.venueId));
+  available.sort((a, b) => b.netValue!.comparedTo(a.netValue!) || byVenueId(a, b));
+  const rejected = entries.filter((e) => e.netValue === null).sort(byVenueId);
   const [first, second] = available;
   return {
     pair: { give: request.give.instrument, want: request.want.instrument },
@@ -72,6 +74,10 @@ export function rank(request: QuoteRequest, asOf: string, entries: readonly Entr
     best: first ? { venueId: first.venueId, gross: first.gross!, net: first.net! } : null,
     edgeBps: first && second ? edgeBps(first.netValue!, second.netValue!) : null,
   };
+}
+
+function byVenueId(a: Entry, b: Entry): number {
+  return a.venueId < b.venueId ? -1 : a.venueId > b.venueId ? 1 : 0;
 }
 
 function stripNetValue({ netValue: _netValue, ...venue }: Entry): QuoteVenue {

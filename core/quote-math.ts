@@ -88,7 +88,7 @@ export function toQuoteVenue(
   const fee = quote.fee && { ...quote.fee, amount: ceil10(quote.fee.amount) };
   const gross = floor10(quote.gross);
   const net = netAfterFee(amount, gross, fee, want);
-  if (!net.isPositive()) return rejected('below_minimum');
+  if (!net.gt(0)) return rejected('below_minimum');
   return {
     ...base,
     available: true,

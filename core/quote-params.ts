@@ -21,7 +21,10 @@ export interface QuoteParams {
   readonly integratorFee: IntegratorFeeParams | null;
 }
 
+const DECIMAL_TEXT = /^[0-9]+(\.[0-9]+)?$/;
+
 export function parseAmount(text: string, param: string): D {
+  if (!DECIMAL_TEXT.test(text)) throw badRequest(`'${param}' must be a decimal number such as "100" or "0.5"`);
   const amount = new Decimal(text);
   if (!amount.isPositive() || amount.isZero()) throw badRequest(`'${param}' must be greater than 0`);
   if (amount.gt(MAX_AMOUNT)) throw badRequest(`'${param}' must be at most 1000000000`);

@@ -1,6 +1,6 @@
 // An in-process venue over the sandbox market's pools or books. Each venue's pricing and fee
 // mechanics are its own; the quote engine treats them all through the venue port.
-import { ceil10, type Decimal } from '../decimal.js';
+import { BPS, ceil10, type Decimal } from '../decimal.js';
 import { constantProductOut, walkBook, type BookLevel } from '../quote-math.js';
 import { CC, pairKey, type Token } from '../tokens.js';
 import { unavailable, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
@@ -70,7 +70,7 @@ export class SandboxVenue implements Venue {
     if (pricing.kind === 'amm') {
       const pool = pricing.pools.find((p) => p.quote === other);
       if (!pool) return 'no_pool';
-      const effectiveIn = amount.times(10_000 - pricing.inPriceFeeBps).div(10_000);
+      const effectiveIn = amount.times(BPS.times(10_000 - pricing.inPriceFeeBps));
       const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
       const gross = constantProductOut(reserveIn, reserveOut, effectiveIn);
       if (gross.gte(reserveOut)) return 'insufficient_liquidity';
@@ -88,7 +88,7 @@ export class SandboxVenue implements Venue {
 export const proportionalGiveFee =
   (bps: number) =>
   ({ give, amount }: VenueQuoteRequest): VenueFeeQuote => ({
-    amount: ceil10(amount.times(bps).div(10_000)),
+    amount: ceil10(amount.times(BPS.times(bps))),
     asset: give,
     appliedTo: 'deducted_from_give',
   });

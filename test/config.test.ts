@@ -1,0 +1,253 @@
+// loadConfig (core/config.ts) and the quote query rules of core/quote-params.ts.
+import t from 'tap';
+import { ConfigError, loadConfig, type Config } from '../core/config.js';
+import { DomainError } from '../core/errors.js';
+import { MAX_AMOUNT, parseAmount, parseIntegratorFee, parseQuoteParams } from '../core/quote-params.js';
+import { CBTC, CC, USDCX } from '../core/tokens.js';
+import type { GetQuoteQuery } from '../core/wire.js';
+
+const DEFAULTS: Config = {
+  host: '127.0.0.1',
+  port: 8080,
+  logLevel: 'info',
+  serviceBuild: 'dev',
+  venueTimeoutMs: 800,
+  quoteCacheTtlMs: 10_000,
+  quoteCacheMaxEntries: 10_000,
+  livenessProbeIntervalMs: 15_000,
+  trustProxy: false,
+  shutdownGraceMs: 10_000,
+};
+
+/** The ConfigError loadConfig throws for `env`, or a test failure. */
+function configError(t: { fail: (msg: string) => unknown }, env: Record<string, string>): ConfigError {
+  try {
+    const config = loadConfig(env);
+    t.fail(`expected a ConfigError for ${JSON.stringify(env)}, got ${JSON.stringify(config)}`);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    t.fail(`expected a ConfigError, got ${String(err)}`);
+  }
+  return new ConfigError([]);
+}
+
+// ---------------------------------------------------------------------------------------------
+t.test('loadConfig: an empty environment gives the documented defaults', async (t) => {
+  t.strictSame(loadConfig({}), DEFAULTS);
+});
+
+t.test('loadConfig: "an empty value means the default"', async (t) => {
+  t.strictSame(loadConfig({ HOST: '', PORT: '', LOG_LEVEL: '', TRUST_PROXY: '' }), DEFAULTS);
+});
+
+t.test('loadConfig: "`defaults.serviceBuild` is the build\'s own stamp, used when SERVICE_BUILD is not set"', async (t) => {
+  t.equal(loadConfig({}, { serviceBuild: 'abc1234' }).serviceBuild, 'abc1234');
+  t.equal(loadConfig({ SERVICE_BUILD: 'deadbeef' }, { serviceBuild: 'abc1234' }).serviceBuild, 'deadbeef', 'the variable wins');
+});
+
+t.test('loadConfig: valid overrides are read and typed', async (t) => {
+  const config = loadConfig({
+    HOST: '0.0.0.0',
+    PORT: '9090',
+    LOG_LEVEL: 'debug',
+    SERVICE_BUILD: '0123456789abcdef0123456789abcdef01234567',
+    VENUE_TIMEOUT_MS: '1',
+    QUOTE_CACHE_TTL_MS: '60000',
+    QUOTE_CACHE_MAX_ENTRIES: '1000000',
+    LIVENESS_PROBE_INTERVAL_MS: '100',
+    TRUST_PROXY: 'true',
+    SHUTDOWN_GRACE_MS: '0',
+  });
+  t.strictSame(config, {
+    host: '0.0.0.0',
+    port: 9090,
+    logLevel: 'debug',
+    serviceBuild: '0123456789abcdef0123456789abcdef01234567',
+    venueTimeoutMs: 1,
+    quoteCacheTtlMs: 60_000,
+    quoteCacheMaxEntries: 1_000_000,
+    livenessProbeIntervalMs: 100,
+    trustProxy: true,
+    shutdownGraceMs: 0,
+  });
+  t.equal(loadConfig({ PORT: '0' }).port, 0, 'PORT 0 (an ephemeral port) is allowed');
+  t.equal(loadConfig({ PORT: '65535' }).port, 65535, 'the top of the range');
+  t.equal(loadConfig({ PORT: ' 8081 ' }).port, 8081, 'surrounding spaces are trimmed');
+  t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
+  t.equal(loadConfig({ HOST: '::1' }).host, '::1', 'an IPv6 address');
+  t.equal(loadConfig({ HOST: 'api.example.com' }).host, 'api.example.com');
+  for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) {
+    t.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level);
+  }
+});
+
+t.test('loadConfig: "a bad value stops start-up with a message that names it"', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['PORT', 'abc'],
+    ['PORT', '65536'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['PORT', '1e3'],
+    ['LOG_LEVEL', 'loud'],
+    ['LOG_LEVEL', 'INFO'],
+    ['TRUST_PROXY', 'yes'],
+    ['TRUST_PROXY', '1'],
+    ['HOST', 'not a host'],
+    ['SERVICE_BUILD', 'ABCDEF1'],
+    ['SERVICE_BUILD', 'abc12'],
+    ['VENUE_TIMEOUT_MS', '0'],
+    ['VENUE_TIMEOUT_MS', '30001'],
+    ['QUOTE_CACHE_TTL_MS', '60001'],
+    ['QUOTE_CACHE_MAX_ENTRIES', '0'],
+    ['LIVENESS_PROBE_INTERVAL_MS', '99'],
+    ['SHUTDOWN_GRACE_MS', '600001'],
+  ];
+  for (const [name, value] of cases) {
+    const err = configError(t, { [name]: value });
+    t.type(err, ConfigError, `${name}=${value} throws ConfigError`);
+    t.equal(err.name, 'ConfigError');
+    t.equal(err.problems.length, 1, `${name}=${value}: one problem`);
+    t.match(err.message, new RegExp(`\\b${name}\\b`), `${name}=${value}: the message names ${name}`);
+    t.ok(err.message.includes(JSON.stringify(value)), `${name}=${value}: the message shows the bad value`);
+  }
+  t.match(configError(t, { PORT: 'abc' }).message, /PORT'? must be an integer from 0 to 65535/);
+  t.match(configError(t, { LOG_LEVEL: 'loud' }).message, /LOG_LEVEL'? must be one of fatal, error, warn, info, debug, trace, silent/);
+  t.match(configError(t, { TRUST_PROXY: 'yes' }).message, /TRUST_PROXY'? must be "true" or "false"/);
+});
+
+t.test('loadConfig: "TRUST_PROXY must be \\"true\\" or \\"false\\"" — names inherited from Object.prototype are bad values too', async (t) => {
+  for (const value of ['constructor', 'toString', 'hasOwnProperty', '__proto__', 'valueOf']) {
+    let result: unknown;
+    let thrown: unknown;
+    try {
+      result = loadConfig({ TRUST_PROXY: value }).trustProxy;
+    } catch (err) {
+      thrown = err;
+    }
+    t.ok(thrown instanceof ConfigError, `TRUST_PROXY=${value} throws ConfigError (got trustProxy ${typeof result})`);
+  }
+});
+
+t.test('loadConfig: "several bad values are all reported at once"', async (t) => {
+  const err = configError(t, { PORT: 'abc', LOG_LEVEL: 'loud', TRUST_PROXY: 'yes', HOST: '127.0.0.1' });
+  t.equal(err.problems.length, 3, 'three problems, not just the first');
+  for (const name of ['PORT', 'LOG_LEVEL', 'TRUST_PROXY']) {
+    t.ok(err.problems.some((p) => new RegExp(`^'?${name}\\b`).test(p)), `a problem names ${name}`);
+    t.match(err.message, name, `the message names ${name}`);
+  }
+  t.notMatch(err.message, 'HOST', 'the good value is not reported');
+  t.match(err.message, /^invalid configuration:\n  - /);
+});
+
+// ---------------------------------------------------------------------------------------------
+const query = (q: Partial<GetQuoteQuery>): GetQuoteQuery => ({ from: 'CC', to: 'USDCx', amount: '100', ...q }) as GetQuoteQuery;
+
+/** The DomainError fn throws, or a test failure. */
+function domainError(t: { fail: (msg: string) => unknown }, fn: () => unknown): DomainError {
+  try {
+    fn();
+    t.fail('expected a DomainError');
+  } catch (err) {
+    if (err instanceof DomainError) return err;
+    t.fail(`expected a DomainError, got ${String(err)}`);
+  }
+  return new DomainError('internal', '');
+}
+
+t.test('parseQuoteParams: a valid query becomes the domain request with defaults', async (t) => {
+  const p = parseQuoteParams(query({}));
+  t.equal(p.request.give, CC);
+  t.equal(p.request.want, USDCX);
+  t.equal(p.request.amount.toFixed(), '100');
+  t.equal(p.slippageBps, 50, 'slippageBps defaults to 50');
+  t.equal(p.ref, null);
+  t.equal(p.integratorFee, null);
+  const q = parseQuoteParams(query({ slippageBps: 0, ref: 'my-wallet' }));
+  t.equal(q.slippageBps, 0, 'an explicit 0 is kept, not replaced by the default');
+  t.equal(q.ref, 'my-wallet');
+});
+
+t.test('parseQuoteParams: "unknown token → unknown_token, listing the known symbols CC, USDCx, CBTC"', async (t) => {
+  for (const [q, param] of [
+    [{ from: 'DOGE' }, 'from'],
+    [{ to: 'ETH' }, 'to'],
+    [{ from: 'USDC' }, 'from'],
+  ] as const) {
+    const err = domainError(t, () => parseQuoteParams(query(q)));
+    t.equal(err.code, 'unknown_token', JSON.stringify(q));
+    t.match(err.message, 'CC, USDCx, CBTC', 'the message lists the known symbols');
+    t.match(err.message, param, `the message names ${param}`);
+  }
+});
+
+t.test('parseQuoteParams: "matches case-insensitively; `Amulet` is accepted for CC"', async (t) => {
+  const cases: Array<[string, typeof CC]> = [
+    ['cc', CC],
+    ['Cc', CC],
+    ['Amulet', CC],
+    ['AMULET', CC],
+    ['amulet', CC],
+    ['usdcx', USDCX],
+    ['USDCX', USDCX],
+    ['cbtc', CBTC],
+  ];
+  for (const [symbol, token] of cases) {
+    const other = token === USDCX ? 'CC' : 'USDCx';
+    t.equal(parseQuoteParams(query({ from: symbol, to: other })).request.give, token, `from=${symbol}`);
+    t.equal(parseQuoteParams(query({ from: other, to: symbol })).request.want, token, `to=${symbol}`);
+  }
+});
+
+t.test('parseQuoteParams: "from and to must be different tokens" → bad_request, also through the Amulet alias and case', async (t) => {
+  for (const [from, to] of [
+    ['CC', 'CC'],
+    ['CC', 'Amulet'],
+    ['usdcx', 'USDCx'],
+    ['CBTC', 'cbtc'],
+  ]) {
+    const err = domainError(t, () => parseQuoteParams(query({ from, to })));
+    t.equal(err.code, 'bad_request', `${from} → ${to}`);
+    t.match(err.message, /from'? and '?to'? must be different tokens/);
+  }
+});
+
+t.test('parseAmount: "amount must be greater than 0" and "at most 1000000000"', async (t) => {
+  for (const amount of ['0', '0.0', '0.0000000000']) {
+    const err = domainError(t, () => parseAmount(amount, 'amount'));
+    t.equal(err.code, 'bad_request', `amount ${amount}`);
+    t.match(err.message, /\bamount'? must be greater than 0/);
+  }
+  for (const amount of ['-1', '-0', 'abc', '1e5', '', ' 1']) {
+    const err = domainError(t, () => parseAmount(amount, 'amount'));
+    t.equal(err.code, 'bad_request', `amount ${JSON.stringify(amount)}`);
+    t.match(err.message, /'amount' must be a decimal number/);
+  }
+  for (const amount of ['1000000000.0000000001', '1000000001', '9999999999']) {
+    const err = domainError(t, () => parseAmount(amount, 'amount'));
+    t.equal(err.code, 'bad_request', `amount ${amount}`);
+    t.match(err.message, /\bamount'? must be at most 1000000000/);
+  }
+  t.equal(parseAmount('1000000000', 'amount').toFixed(), '1000000000', 'exactly 1000000000 is accepted');
+  t.equal(parseAmount('1000000000.0000000000', 'amount').toFixed(), '1000000000', 'with zero fraction too');
+  t.ok(parseAmount('1000000000', 'amount').eq(MAX_AMOUNT));
+  t.equal(parseAmount('0.0000000001', 'amount').toFixed(), '0.0000000001', 'the smallest Daml Decimal is accepted');
+  t.equal(parseAmount('100.50', 'amount').toFixed(), '100.5');
+  t.match(domainError(t, () => parseAmount('0', 'sellAmount')).message, 'sellAmount', 'the message names the parameter');
+  // Through parseQuoteParams too.
+  t.equal(domainError(t, () => parseQuoteParams(query({ amount: '0' }))).code, 'bad_request');
+  t.equal(domainError(t, () => parseQuoteParams(query({ amount: '1000000000.0000000001' }))).code, 'bad_request');
+  t.equal(parseQuoteParams(query({ amount: '1000000000' })).request.amount.toFixed(), '1000000000');
+});
+
+t.test('parseQuoteParams: "feeBps and feeRecipient must be sent together" → bad_fee_params', async (t) => {
+  const recipient = 'wallet::1220' + 'a'.repeat(64);
+  const noRecipient = domainError(t, () => parseQuoteParams(query({ feeBps: 5 })));
+  t.equal(noRecipient.code, 'bad_fee_params', 'feeBps without feeRecipient');
+  t.match(noRecipient.message, /feeBps'? and '?feeRecipient'? must be sent together/);
+  t.equal(domainError(t, () => parseQuoteParams(query({ feeRecipient: recipient }))).code, 'bad_fee_params', 'feeRecipient without feeBps');
+  t.equal(domainError(t, () => parseQuoteParams(query({ feeBps: 0 }))).code, 'bad_fee_params', 'feeBps 0 still needs a recipient');
+  t.strictSame(parseQuoteParams(query({ feeBps: 5, feeRecipient: recipient })).integratorFee, { bps: 5, recipient });
+  t.strictSame(parseIntegratorFee(0, recipient), { bps: 0, recipient }, 'feeBps 0 with a recipient is kept');
+  t.equal(parseIntegratorFee(undefined, undefined), null);
+});
+
