@@ -10,11 +10,13 @@ export type Decimal = DecimalJs;
 export const SCALE = 10;
 export const ZERO = new Decimal(0);
 
+// Most values are already at scale: returning them as they are spares an allocation on the hot path.
+
 /** Rounds down to 10 fractional digits: for what the user receives. */
-export const floor10 = (x: Decimal): Decimal => x.toDecimalPlaces(SCALE, Decimal.ROUND_FLOOR);
+export const floor10 = (x: Decimal): Decimal => (x.decimalPlaces() <= SCALE ? x : x.toDecimalPlaces(SCALE, Decimal.ROUND_FLOOR));
 
 /** Rounds up to 10 fractional digits: for what the user pays. */
-export const ceil10 = (x: Decimal): Decimal => x.toDecimalPlaces(SCALE, Decimal.ROUND_CEIL);
+export const ceil10 = (x: Decimal): Decimal => (x.decimalPlaces() <= SCALE ? x : x.toDecimalPlaces(SCALE, Decimal.ROUND_CEIL));
 
 /** The wire form: plain notation, no trailing fractional zeros, never "-0". */
 export function toWire(x: Decimal): string {
@@ -26,3 +28,19 @@ export const dec = (x: string | number): Decimal => new Decimal(x);
 
 /** One basis point, 1/10000, exactly: multiplying by it is cheaper than dividing by 10000. */
 export const BPS = new Decimal('0.0001');
+
+const SHIFT_UP = new Decimal('1e10');
+const SHIFT_DOWN = new Decimal('1e-10');
+
+// Quotients that are floored at once need only the digits kept: an integer division computes
+// just those, where a full division computes 50 significant digits and throws most away. These
+// take a ≥ 0 and b > 0, where truncation and floor agree.
+
+/** floor(a / b) to 10 fractional digits. */
+export const divFloor10 = (a: Decimal, b: Decimal): Decimal => a.times(SHIFT_UP).divToInt(b).times(SHIFT_DOWN);
+
+/** floor(a / b) as an integer. */
+export const divFloor = (a: Decimal, b: Decimal): Decimal => a.divToInt(b);
+
+/** round(a / b) half up, as an integer: floor((2a + b) / 2b). */
+export const divRoundHalfUp = (a: Decimal, b: Decimal): Decimal => a.times(2).plus(b).divToInt(b.times(2));

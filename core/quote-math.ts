@@ -1,9 +1,11 @@
 // The quote's arithmetic, in one place so every figure a response shows can be recomputed from
 // the others exactly as documented in openapi/v1.yaml (QuoteVenue, QuoteResponse.edgeBps).
-import { Decimal, ceil10, floor10, toWire } from './decimal.js';
+import { Decimal, ZERO, ceil10, divFloor, divFloor10, divRoundHalfUp, floor10, toWire } from './decimal.js';
 import type { Token } from './tokens.js';
 import type { VenueFeeQuote, VenueQuote } from './venue.js';
 import type { QuoteVenue } from './wire.js';
+
+const TEN_THOUSAND = new Decimal(10_000);
 
 /**
  * Worst-case output after the venue's fee, on one basis for every venue: a want-side fee is
@@ -12,22 +14,23 @@ import type { QuoteVenue } from './wire.js';
 export function netAfterFee(amount: Decimal, gross: Decimal, fee: VenueFeeQuote | null, want: Token): Decimal {
   if (!fee) return floor10(gross);
   if (fee.asset === want) return floor10(gross.minus(fee.amount));
-  return floor10(gross.times(amount.minus(fee.amount)).div(amount));
+  if (fee.amount.gte(amount)) return ZERO;
+  return divFloor10(gross.times(amount.minus(fee.amount)), amount);
 }
 
 /** The fee's cost in bps of gross, rounded half up; 0 without a fee. */
 export function feeCostBps(gross: Decimal, net: Decimal): number {
   if (gross.isZero()) return 0;
-  return gross.minus(net).times(10_000).div(gross).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber();
+  return divRoundHalfUp(gross.minus(net).times(TEN_THOUSAND), gross).toNumber();
 }
 
 /** Edge of the best over the next, floor(10000 × (best − next) / next). */
 export function edgeBps(best: Decimal, next: Decimal): number {
-  return best.minus(next).times(10_000).div(next).toDecimalPlaces(0, Decimal.ROUND_FLOOR).toNumber();
+  return divFloor(best.minus(next).times(TEN_THOUSAND), next).toNumber();
 }
 
 export function constantProductOut(reserveIn: Decimal, reserveOut: Decimal, amountIn: Decimal): Decimal {
-  return floor10(reserveOut.times(amountIn).div(reserveIn.plus(amountIn)));
+  return divFloor10(reserveOut.times(amountIn), reserveIn.plus(amountIn));
 }
 
 export interface BookLevel {
@@ -63,34 +66,32 @@ export function walkBook(levels: readonly BookLevel[], amount: Decimal, side: 's
   return remaining.isZero() ? floor10(out) : null;
 }
 
+type Entry = QuoteVenue & { readonly netValue: Decimal | null };
+
+const rejected = (venueId: string, rejectionCode: QuoteVenue['rejectionCode']): Entry => ({
+  venueId,
+  settlementMode: 'managed-deposit',
+  available: false,
+  gross: null,
+  net: null,
+  fee: null,
+  feeBps: null,
+  rejectionCode,
+  netValue: null,
+});
+
 /** Shapes one venue's answer into its wire entry, computing net and feeBps. */
-export function toQuoteVenue(
-  venueId: string,
-  amount: Decimal,
-  want: Token,
-  give: Token,
-  quote: VenueQuote,
-): QuoteVenue & { readonly netValue: Decimal | null } {
-  const base = { venueId, settlementMode: 'managed-deposit' as const };
-  const rejected = (rejectionCode: QuoteVenue['rejectionCode']) => ({
-    ...base,
-    available: false,
-    gross: null,
-    net: null,
-    fee: null,
-    feeBps: null,
-    rejectionCode,
-    netValue: null,
-  });
-  if (!quote.available) return rejected(quote.rejectionCode);
-  if (quote.fee && quote.fee.asset !== give && quote.fee.asset !== want) return rejected('venue_error');
+export function toQuoteVenue(venueId: string, amount: Decimal, want: Token, give: Token, quote: VenueQuote): Entry {
+  if (!quote.available) return rejected(venueId, quote.rejectionCode);
+  if (quote.fee && quote.fee.asset !== give && quote.fee.asset !== want) return rejected(venueId, 'venue_error');
   // A fee is what the user pays: rounded up before it enters the net.
   const fee = quote.fee && { ...quote.fee, amount: ceil10(quote.fee.amount) };
   const gross = floor10(quote.gross);
   const net = netAfterFee(amount, gross, fee, want);
-  if (!net.gt(0)) return rejected('below_minimum');
+  if (!net.gt(0)) return rejected(venueId, 'below_minimum');
   return {
-    ...base,
+    venueId,
+    settlementMode: 'managed-deposit',
     available: true,
     gross: toWire(gross),
     net: toWire(net),

@@ -1,27 +1,26 @@
 // pino JSON logs. Secrets and party ids never reach a line: request logs carry the route pattern,
-// never the URL (whose query may hold a party), and the redaction below covers fields that could
-// hold a key or a party if a future log call passed them.
+// never the URL (whose query may hold a party), and no log call passes a header or a body. The
+// redaction below is the second line of defence, for the field names that could hold a key or a
+// party. Paths are explicit: wildcard paths cost ~10 µs on every line, including each access-log
+// line, which is a third of a cached quote's budget.
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { LogLevel } from '../core/config.js';
 
 export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'headers.authorization',
-  'headers["x-api-key"]',
   'authorization',
   'apiKey',
   'key',
   'party',
   'takerParty',
   'feeRecipient',
-  '*.authorization',
-  '*["x-api-key"]',
-  '*.apiKey',
-  '*.key',
-  '*.party',
-  '*.takerParty',
-  '*.feeRecipient',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'request.takerParty',
+  'request.party',
+  'query.party',
+  'body.takerParty',
 ];
 
 export function loggerOptions(level: LogLevel): LoggerOptions {
@@ -37,5 +36,17 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
   };
 }
 
-export const createLogger = (level: LogLevel, destination?: DestinationStream): Logger =>
-  destination ? pino(loggerOptions(level), destination) : pino(loggerOptions(level));
+/** How often buffered log lines are written out at the latest. */
+const LOG_FLUSH_INTERVAL_MS = 1000;
+
+/**
+ * A logger on `destination`, or on stdout through an asynchronous buffer: a synchronous write
+ * syscall per access-log line would cost a cached quote a sixth of its time. Buffered lines are
+ * written when 4 KiB accumulate, at least every second, and on exit.
+ */
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  if (destination) return pino(loggerOptions(level), destination);
+  const stdout = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  setInterval(() => stdout.flush(), LOG_FLUSH_INTERVAL_MS).unref();
+  return pino(loggerOptions(level), stdout);
+}

@@ -43,7 +43,8 @@ t.test('pino redaction censors keys and parties passed to a log call', async (t)
       apiKey: KEY,
       headers: { authorization: `Bearer ${KEY}`, 'x-api-key': KEY },
       req: { headers: { authorization: `Bearer ${KEY}`, 'x-api-key': KEY } },
-      nested: { takerParty: PARTY, party: PARTY, key: KEY },
+      query: { party: PARTY },
+      body: { takerParty: PARTY },
     },
     'redaction probe',
   );
@@ -52,5 +53,5 @@ t.test('pino redaction censors keys and parties passed to a log call', async (t)
   const text = JSON.stringify(line);
   t.notMatch(text, KEY);
   t.notMatch(text, PARTY);
-  t.match(line, { takerParty: '[redacted]', party: '[redacted]', apiKey: '[redacted]', nested: { party: '[redacted]' } });
+  t.match(line, { takerParty: '[redacted]', party: '[redacted]', apiKey: '[redacted]', query: { party: '[redacted]' } });
 });

@@ -8,15 +8,19 @@ import { SandboxVenue, proportionalGiveFee, type PricedTrade } from './sandbox-v
 
 const levels = (rows: Array<[string, string]>) => rows.map(([price, quantity]) => ({ price: dec(price), quantity: dec(quantity) }));
 
+const CANTEX_FEE_FREE_FROM_CC = dec('500');
+const CANTEX_NETWORK_FEE: VenueFeeQuote = { amount: dec('0.79'), asset: CC, appliedTo: 'on_top' };
+
 /** Cantex-style network fee: a flat CC charge on top of the give amount for trades under 500 CC. */
 function cantexNetworkFee(_request: VenueQuoteRequest, trade: PricedTrade): VenueFeeQuote | null {
-  if (trade.ccSize.gte(500)) return null;
-  return { amount: dec('0.79'), asset: CC, appliedTo: 'on_top' };
+  return trade.ccSize.gte(CANTEX_FEE_FREE_FROM_CC) ? null : CANTEX_NETWORK_FEE;
 }
+
+const ONESWAP_TRAFFIC_FEE = { CC: dec('0.5'), USDCx: dec('0.075') };
 
 /** OneSwap-style traffic fee: a flat amount of the give token taken out of the give amount. */
 function oneswapTrafficFee({ give }: VenueQuoteRequest): VenueFeeQuote {
-  return { amount: give === CC ? dec('0.5') : dec('0.075'), asset: give, appliedTo: 'deducted_from_give' };
+  return { amount: give === CC ? ONESWAP_TRAFFIC_FEE.CC : ONESWAP_TRAFFIC_FEE.USDCx, asset: give, appliedTo: 'deducted_from_give' };
 }
 
 export function createSandboxVenues(): SandboxVenue[] {

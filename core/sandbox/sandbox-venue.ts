@@ -41,8 +41,12 @@ export interface SandboxVenueSpec {
 
 export class SandboxVenue implements Venue {
   readonly settlementMode = 'managed-deposit' as const;
+  /** The share of the give amount an AMM prices after its in-price fee. */
+  private readonly inPriceShare: Decimal;
 
-  constructor(readonly spec: SandboxVenueSpec) {}
+  constructor(readonly spec: SandboxVenueSpec) {
+    this.inPriceShare = BPS.times(10_000 - (spec.pricing.kind === 'amm' ? spec.pricing.inPriceFeeBps : 0));
+  }
 
   get id(): string {
     return this.spec.id;
@@ -70,7 +74,7 @@ export class SandboxVenue implements Venue {
     if (pricing.kind === 'amm') {
       const pool = pricing.pools.find((p) => p.quote === other);
       if (!pool) return 'no_pool';
-      const effectiveIn = amount.times(BPS.times(10_000 - pricing.inPriceFeeBps));
+      const effectiveIn = amount.times(this.inPriceShare);
       const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
       const gross = constantProductOut(reserveIn, reserveOut, effectiveIn);
       if (gross.gte(reserveOut)) return 'insufficient_liquidity';

@@ -15,6 +15,7 @@ export class AccessLog extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const line = {
+      reqId: request.id,
       method: request.method,
       route: request.routeOptions.url ?? '(none)',
       status: reply.statusCode,
