@@ -1,6 +1,6 @@
 // The app: one function builds the whole fastify instance from the spec, the core and the config.
 // The entry point (main.ts) only listens and shuts down; tests build the same app.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -10,31 +10,22 @@ import type { Document } from 'openapi-backend';
 import type { Config } from '../core/config.js';
 import { createServices, type CoreOverrides, type CoreServices } from '../core/services.js';
 import { AccessLog } from './http/access-log.js';
-import { errorReply, replyForError } from './http/error-reply.js';
+import { errorReply, replyForError, sendError } from './http/error-reply.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
 import { registerOperations } from './routes.js';
 
 export const API_VERSION = '1';
 
-/** The repository root: dist/handlers/app.js and handlers/app.ts both sit two levels below it or one. */
+/** The repository root, found from this module whether it runs from handlers/ or dist/handlers/. */
 export function repoRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!readdirHas(dir, 'package.json')) {
+  while (!existsSync(path.join(dir, 'package.json'))) {
     const parent = path.dirname(dir);
     if (parent === dir) throw new Error('package.json not found above handlers/');
     dir = parent;
   }
   return dir;
-}
-
-function readdirHas(dir: string, file: string): boolean {
-  try {
-    readFileSync(path.join(dir, file));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export interface AppOptions {
@@ -80,11 +71,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   server.setErrorHandler(async (err, request, reply) => {
     const { reply: shaped, unexpected } = replyForError(err);
     if (unexpected) request.log.error({ err, route: request.routeOptions.url }, 'unexpected error');
-    return reply.code(shaped.status).headers(shaped.headers).send(shaped.body);
+    return sendError(reply, shaped);
   });
   server.setNotFoundHandler(async (request, reply) => {
-    const shaped = errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`);
-    return reply.code(shaped.status).headers(shaped.headers).send(shaped.body);
+    return sendError(reply, errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`));
   });
 
   server.get('/openapi/v1.yaml', async (_request, reply) =>

@@ -8,8 +8,9 @@ import { OpenAPIBackend, type Document } from 'openapi-backend';
 import * as bodyValidators from '../generated/body-validators.js';
 import * as queryValidators from '../generated/query-validators.js';
 import type { KeyVerifier } from '../core/keys.js';
-import { authenticate, presentedKey, type KeyRequirement } from './http/credentials.js';
-import { errorReply } from './http/error-reply.js';
+import { DomainError } from '../core/errors.js';
+import { presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
+import { errorReply, sendError } from './http/error-reply.js';
 import { validationError } from './http/validation-error.js';
 import { NOT_IMPLEMENTED, type HandlerMap, type OperationContext, type OperationHandler } from './operation.js';
 
@@ -64,21 +65,15 @@ export async function registerOperations(
     app.route({
       method: others,
       url,
-      handler: async (request, reply) => {
-        const { status, headers, body } = errorReply('method_not_allowed', `${request.method} is not supported on ${url}`, {
-          allow: allowed.join(', '),
-        });
-        return reply.code(status).headers(headers).send(body);
-      },
+      handler: async (request, reply) =>
+        sendError(reply, errorReply('method_not_allowed', `${request.method} is not supported on ${url}`, { allow: allowed.join(', ') })),
     });
   }
 }
 
 function notImplemented(operationId: string): RouteHandler {
-  return async (_request: FastifyRequest, reply: FastifyReply) => {
-    const { status, headers, body } = errorReply('not_implemented', `${operationId} is specified but not served by this build`);
-    return reply.code(status).headers(headers).send(body);
-  };
+  return async (_request: FastifyRequest, reply: FastifyReply) =>
+    sendError(reply, errorReply('not_implemented', `${operationId} is specified but not served by this build`));
 }
 
 function operationRoute(
@@ -89,10 +84,10 @@ function operationRoute(
   validateBody: ValidateFunction | undefined,
 ): RouteHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
+    const key = requirement === 'none' ? null : presentedKey(request.headers);
+    if (key === null && requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
     // No await on the keyless path: most requests present no key.
-    const partner = requirement === 'none' || (requirement === 'optional' && presentedKey(request.headers) === null)
-      ? null
-      : await authenticate(request.headers, requirement, keys);
+    const partner = key === null ? null : await verifyKey(key, keys);
     const context: OperationContext<Record<string, unknown>, unknown> = {
       query: request.query as Record<string, unknown>,
       body: request.body,

@@ -16,17 +16,8 @@ export function presentedKey(headers: IncomingHttpHeaders): string | null {
   return bearer?.[1] ?? null;
 }
 
-export async function authenticate(
-  headers: IncomingHttpHeaders,
-  requirement: KeyRequirement,
-  keys: KeyVerifier,
-): Promise<Partner | null> {
-  if (requirement === 'none') return null;
-  const key = presentedKey(headers);
-  if (key === null) {
-    if (requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
-    return null;
-  }
+/** The partner a presented key belongs to; throws invalid_key or key_verification_unavailable. */
+export async function verifyKey(key: string, keys: KeyVerifier): Promise<Partner> {
   let partner: Partner | null;
   try {
     partner = await keys.verify(key);

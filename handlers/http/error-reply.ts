@@ -1,5 +1,6 @@
 // Shapes every failure into the spec's error body {error, code, action}. Nothing from a stack,
 // a framework message or a secret reaches a body: unknown failures become a generic 500.
+import type { FastifyReply } from 'fastify';
 import { DomainError } from '../../core/errors.js';
 import { ERROR_CATALOGUE, type ErrorCode } from './error-catalogue.js';
 
@@ -8,6 +9,9 @@ export interface ErrorReply {
   readonly headers: Record<string, string>;
   readonly body: { error: string; code: ErrorCode; action: string };
 }
+
+export const sendError = (reply: FastifyReply, shaped: ErrorReply): FastifyReply =>
+  reply.code(shaped.status).headers(shaped.headers).send(shaped.body);
 
 export function errorReply(code: ErrorCode, message: string, headers: Record<string, string> = {}): ErrorReply {
   const { status, action } = ERROR_CATALOGUE[code];
