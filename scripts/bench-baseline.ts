@@ -3,6 +3,9 @@
 // quote, and does nothing else: no spec, no validation, no quote cache, and fastify's logger OFF
 // (the service keeps its pino access log on). It is the ceiling for this machine, this Node and
 // this fastify; `make bench` reports the service as a ratio of it, measured in the same run.
+// It ignores the query string (fastify routes on the path only), so bench.ts can drive it both
+// with the cached quote's static path and with the fresh run's varying amounts: the second gives
+// the like-for-like baseline for the fresh quote, with the load generator doing the same work.
 //
 // Started by bench.ts only, with:
 //   BENCH_BASELINE_PORT        the loopback port to listen on (127.0.0.1)

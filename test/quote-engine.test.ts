@@ -333,3 +333,25 @@ t.test('SingleFlightCache: "drop expired ones" — an insert sweeps expired entr
   t.equal(cache.get('new', async () => 'x').hit, true);
 });
 
+
+t.test('SingleFlightCache: a key recomputed after it expired keeps its new entry; the old one\'s eviction record does not remove it', async (t) => {
+  let now = 0;
+  const cache = new SingleFlightCache<string>(100, 2, () => now);
+  cache.get('k', async () => 'first');
+  now = 150; // k expired at 100
+  t.equal(cache.get('k', async () => 'second').hit, false, 'recomputed');
+  cache.get('other', async () => 'other');
+  t.equal(cache.size, 2);
+  const again = cache.get('k', async () => 'third');
+  t.equal(again.hit, true, 'the recomputed k is still cached');
+  t.equal(await again.value, 'second');
+});
+
+t.test('SingleFlightCache: many more misses than maxEntries keep exactly maxEntries, the newest', async (t) => {
+  const cache = new SingleFlightCache<number>(1_000_000, 100, () => 0);
+  for (let i = 0; i < 5000; i++) cache.get(String(i), async () => i);
+  t.equal(cache.size, 100);
+  t.equal(cache.get('4999', async () => -1).hit, true, 'the newest is kept');
+  t.equal(cache.get('4900', async () => -1).hit, true, 'the 100th newest is kept');
+  t.equal(cache.get('4899', async () => -1).hit, false, 'older ones are gone');
+});
