@@ -21,41 +21,63 @@ export interface QuoteEngineOptions {
   readonly now: () => Date;
 }
 
-const TIMED_OUT = Symbol('timeout');
-
 export async function quoteAcrossVenues(request: QuoteRequest, options: QuoteEngineOptions): Promise<QuoteResponse> {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      resolve(TIMED_OUT);
-    }, options.venueTimeoutMs);
-  });
   const asOf = options.now().toISOString();
-  try {
-    const answers = await Promise.all(
-      options.venues.map(async (venue): Promise<VenueQuote> => {
-        if (options.isVenueDown(venue.id)) return unavailable('venue_down');
-        const answer = await Promise.race([
-          // async wrapper: a venue that throws synchronously still yields a rejection, not a crash
-          (async () => venue.quote(request, controller.signal))().catch((err: unknown) => {
-            if (controller.signal.aborted) return unavailable('timeout');
-            options.onVenueError(venue.id, err);
-            return unavailable('venue_error');
-          }),
-          deadline,
-        ]);
-        return answer === TIMED_OUT ? unavailable('timeout') : answer;
-      }),
-    );
-    const entries = options.venues.map((venue, i) =>
-      toQuoteVenue(venue.id, request.amount, request.want, request.give, answers[i]!),
-    );
-    return rank(request, asOf, entries);
-  } finally {
-    clearTimeout(timer);
-  }
+  const answers = await collectAnswers(request, options);
+  const entries = options.venues.map((venue, i) => toQuoteVenue(venue.id, request.amount, request.want, request.give, answers[i]!));
+  return rank(request, asOf, entries);
+}
+
+/**
+ * Every venue's answer in venue order, within one shared deadline; a venue that has not
+ * answered by then is a timeout. One promise settled by per-venue callbacks, because this runs
+ * on every cache miss and a race per venue costs several promises each.
+ */
+function collectAnswers(request: QuoteRequest, options: QuoteEngineOptions): Promise<VenueQuote[]> {
+  const { venues } = options;
+  const answers: Array<VenueQuote | undefined> = new Array<VenueQuote | undefined>(venues.length);
+  const controller = new AbortController();
+  return new Promise((resolve) => {
+    let pending = venues.length;
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const settle = () => {
+      settled = true;
+      clearTimeout(timer);
+      resolve(Array.from(answers, (answer) => answer ?? unavailable('timeout')));
+    };
+    const record = (i: number, answer: VenueQuote) => {
+      if (settled) return;
+      answers[i] = answer;
+      pending -= 1;
+      if (pending === 0) settle();
+    };
+    venues.forEach((venue, i) => {
+      if (options.isVenueDown(venue.id)) return record(i, unavailable('venue_down'));
+      let quote: Promise<VenueQuote>;
+      try {
+        quote = venue.quote(request, controller.signal);
+      } catch (err) {
+        quote = Promise.reject(err);
+      }
+      quote.then(
+        (answer) => record(i, answer),
+        (err: unknown) => {
+          // A venue giving up because the deadline aborted it is a timeout, not a venue error.
+          if (controller.signal.aborted) return;
+          options.onVenueError(venue.id, err);
+          record(i, unavailable('venue_error'));
+        },
+      );
+    });
+    if (pending === 0) settle();
+    else {
+      timer = setTimeout(() => {
+        controller.abort();
+        settle();
+      }, options.venueTimeoutMs);
+    }
+  });
 }
 
 type Entry = ReturnType<typeof toQuoteVenue>;
