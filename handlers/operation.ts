@@ -12,8 +12,8 @@ export interface OperationContext<Query = unknown, Body = unknown> {
 
 export interface OperationResult {
   readonly status: number;
-  readonly headers: Record<string, string>;
-  /** A JSON-serialisable body, or the exact JSON text to send. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** A JSON-serialisable body, or the exact JSON text to send (with its content-type in headers). */
   readonly body: unknown;
 }
 
@@ -27,6 +27,8 @@ export interface OperationHandler<Query = unknown, Body = unknown> {
 export const NOT_IMPLEMENTED = Symbol('not implemented');
 
 export type HandlerMap = Record<string, OperationHandler<never, never> | typeof NOT_IMPLEMENTED>;
+
+export const JSON_TEXT = 'application/json; charset=utf-8';
 
 export const json = (status: number, body: unknown, cacheControl: string): OperationResult => ({
   status,

@@ -2,10 +2,11 @@ import { DomainError } from '../core/errors.js';
 import { parseQuoteParams } from '../core/quote-params.js';
 import type { QuoteService } from '../core/quote-service.js';
 import type { GetQuoteQuery, QuoteResponse } from '../core/wire.js';
-import { json, type OperationHandler } from './operation.js';
+import { JSON_TEXT, type OperationHandler } from './operation.js';
 
 const KEY_ONLY_PARAMS = ['feeBps', 'feeRecipient'] as const;
-export const KEYLESS_QUOTE_CACHE_CONTROL = 'public, s-maxage=10';
+// One frozen header set for every keyless quote: the hot path builds no header object.
+const KEYLESS_HEADERS = Object.freeze({ 'cache-control': 'public, s-maxage=10', 'content-type': JSON_TEXT });
 
 export function quoteHandler(quotes: QuoteService): OperationHandler<GetQuoteQuery> {
   // One serialisation per cached quote: keyless bodies are byte-identical for everyone within the
@@ -30,7 +31,7 @@ export function quoteHandler(quotes: QuoteService): OperationHandler<GetQuoteQue
       if (params.ref !== null) annotate({ ref: params.ref });
       const { response, cached } = await quotes.baseQuote(params.request);
       annotate({ quoteCache: cached ? 'hit' : 'miss' });
-      return json(200, toJson(response), KEYLESS_QUOTE_CACHE_CONTROL);
+      return { status: 200, headers: KEYLESS_HEADERS, body: toJson(response) };
     },
   };
 }

@@ -93,15 +93,13 @@ function operationRoute(
       body: request.body,
       partner,
       annotate: (fields) => {
-        request.logFields = { ...request.logFields, ...fields };
+        Object.assign((request.logFields ??= {}), fields);
       },
     };
     handler.guard?.(context);
     if (validateQuery && !validateQuery(context.query)) throw validationError(validateQuery.errors, 'query');
     if (validateBody && !validateBody(context.body)) throw validationError(validateBody.errors, 'body');
     const result = await handler.handle(context as OperationContext<never, never>);
-    reply.code(result.status).headers(result.headers);
-    if (typeof result.body === 'string') reply.type('application/json; charset=utf-8');
-    return reply.send(result.body);
+    return reply.code(result.status).headers(result.headers).send(result.body);
   };
 }
