@@ -1,7 +1,7 @@
 import { DomainError } from '../core/errors.js';
 import { parseQuoteParams } from '../core/quote-params.js';
 import type { QuoteService } from '../core/quote-service.js';
-import type { GetQuoteQuery, QuoteResponse } from '../core/wire.js';
+import type { GetQuoteQuery } from '../core/wire.js';
 import { JSON_TEXT, type OperationHandler } from './operation.js';
 
 const KEY_ONLY_PARAMS = ['feeBps', 'feeRecipient'] as const;
@@ -9,17 +9,6 @@ const KEY_ONLY_PARAMS = ['feeBps', 'feeRecipient'] as const;
 const KEYLESS_HEADERS = Object.freeze({ 'cache-control': 'public, s-maxage=10', 'content-type': JSON_TEXT });
 
 export function quoteHandler(quotes: QuoteService): OperationHandler<GetQuoteQuery> {
-  // One serialisation per cached quote: keyless bodies are byte-identical for everyone within the
-  // cache window, and a hit costs no JSON work.
-  const serialised = new WeakMap<QuoteResponse, string>();
-  const toJson = (response: QuoteResponse): string => {
-    let text = serialised.get(response);
-    if (text === undefined) {
-      text = JSON.stringify(response);
-      serialised.set(response, text);
-    }
-    return text;
-  };
   return {
     guard({ query, partner }) {
       if (!partner && KEY_ONLY_PARAMS.some((p) => query[p] !== undefined)) {
@@ -29,9 +18,9 @@ export function quoteHandler(quotes: QuoteService): OperationHandler<GetQuoteQue
     async handle({ query, annotate }) {
       const params = parseQuoteParams(query);
       if (params.ref !== null) annotate({ ref: params.ref });
-      const { response, cached } = await quotes.baseQuote(params.request);
+      const { json, cached } = await quotes.baseQuote(params.request);
       annotate({ quoteCache: cached ? 'hit' : 'miss' });
-      return { status: 200, headers: KEYLESS_HEADERS, body: toJson(response) };
+      return { status: 200, headers: KEYLESS_HEADERS, body: json };
     },
   };
 }
