@@ -1,6 +1,7 @@
 // The entry point: bad config stops start-up with a clear message; the service listens where
 // HOST and PORT say and shuts down gracefully on SIGTERM.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -41,4 +42,15 @@ t.test('listens on HOST:PORT, answers, and exits 0 on SIGTERM after logging the 
   const [code] = (await once(run.child, 'exit')) as [number];
   t.equal(code, 0);
   t.match(run.stdout(), /"msg":"shutting down"/);
+});
+
+t.test('a port already in use stops the process with a fatal log line naming the address (buffered logs are flushed on exit)', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => blocker.close());
+  const { port } = blocker.address() as { port: number };
+  const run = start({ HOST: '127.0.0.1', PORT: String(port) });
+  const [code] = (await once(run.child, 'exit')) as [number];
+  t.equal(code, 1);
+  t.match(run.stdout(), new RegExp(`"level":60.*"msg":"cannot listen on 127\\.0\\.0\\.1:${port}"`));
 });
