@@ -24,7 +24,8 @@ export function toWire(x: Decimal): string {
   return x.isZero() ? '0' : x.toFixed();
 }
 
-export const dec = (x: string | number): Decimal => new Decimal(x);
+/** A decimal from its text: a JS number never becomes an amount, not even through here. */
+export const dec = (x: string): Decimal => new Decimal(x);
 
 /** One basis point, 1/10000, exactly: multiplying by it is cheaper than dividing by 10000. */
 export const BPS = new Decimal('0.0001');

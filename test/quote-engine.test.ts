@@ -8,7 +8,7 @@ import { SingleFlightCache } from '../core/single-flight-cache.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
 import type { Venue, VenueQuote, VenueQuoteRequest } from '../core/venue.js';
 
-const REQUEST: QuoteRequest = { give: CC, want: USDCX, amount: dec(100) };
+const REQUEST: QuoteRequest = { give: CC, want: USDCX, amount: dec('100') };
 const NOW = new Date('2025-06-01T12:00:00.000Z');
 
 interface FakeVenue extends Venue {
@@ -207,7 +207,7 @@ t.test('quoteAcrossVenues: no venues at all → an empty list, best null, edgeBp
 });
 
 t.test('quoteAcrossVenues: a venue fee in neither give nor want asset → venue_error for that venue only', async (t) => {
-  const odd = fakeVenue('odd', async () => ({ available: true, gross: dec(20), fee: { amount: dec(1), asset: CBTC, appliedTo: 'on_top' } }));
+  const odd = fakeVenue('odd', async () => ({ available: true, gross: dec('20'), fee: { amount: dec('1'), asset: CBTC, appliedTo: 'on_top' } }));
   const res = await quoteAcrossVenues(REQUEST, options([odd, answers('7')]).opts);
   t.equal(byId(res.venues, 'odd').rejectionCode, 'venue_error');
   t.equal(res.best?.venueId, 'gross-7');

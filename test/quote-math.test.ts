@@ -72,10 +72,10 @@ function quoteFrom(q: { gross: string; fee: { side: 'give' | 'want'; appliedTo: 
 
 // ---------------------------------------------------------------------------------------------
 t.test('constantProductOut: "out = reserveOut × in / (reserveIn + in), rounded down to 10 fractional digits"', async (t) => {
-  t.equal(constantProductOut(dec(100), dec(200), dec(50)).toFixed(), '66.6666666666', '200×50/150 = 66.666… floors, never rounds up to …667');
-  t.equal(constantProductOut(dec(100), dec(100), dec(100)).toFixed(), '50', 'exact quotient stays exact');
-  t.equal(constantProductOut(dec(3), dec(1), dec(0)).toFixed(), '0', 'zero in, zero out');
-  t.equal(constantProductOut(dec(2), dec(1), dec(1)).toFixed(), '0.3333333333', '1×1/3');
+  t.equal(constantProductOut(dec('100'), dec('200'), dec('50')).toFixed(), '66.6666666666', '200×50/150 = 66.666… floors, never rounds up to …667');
+  t.equal(constantProductOut(dec('100'), dec('100'), dec('100')).toFixed(), '50', 'exact quotient stays exact');
+  t.equal(constantProductOut(dec('3'), dec('1'), dec('0')).toFixed(), '0', 'zero in, zero out');
+  t.equal(constantProductOut(dec('2'), dec('1'), dec('1')).toFixed(), '0.3333333333', '1×1/3');
   // A seeded-size pool: 20,000,000 CC / 3,000,000 USDCx, selling 1000 CC.
   t.equal(
     constantProductOut(dec('20000000'), dec('3000000'), dec('1000')).toFixed(),
@@ -139,20 +139,20 @@ t.test('walkBook: "null when the book is too thin for the amount"', async (t) =>
 
 // ---------------------------------------------------------------------------------------------
 t.test('netAfterFee: "no fee: net = gross, rounded down to 10 fractional digits"', async (t) => {
-  t.equal(netAfterFee(dec(100), dec('15.12345678909'), null, USDCX).toFixed(), '15.123456789');
-  t.equal(netAfterFee(dec(100), dec('15'), null, USDCX).toFixed(), '15');
+  t.equal(netAfterFee(dec('100'), dec('15.12345678909'), null, USDCX).toFixed(), '15.123456789');
+  t.equal(netAfterFee(dec('100'), dec('15'), null, USDCX).toFixed(), '15');
 });
 
 t.test('netAfterFee: "a fee in the want instrument is subtracted as is"', async (t) => {
-  t.equal(netAfterFee(dec(1000), dec('66.5'), fee('0.79', CC, 'on_top'), CC).toFixed(), '65.71', '66.5 − 0.79');
-  t.equal(netAfterFee(dec(1000), dec('66.5'), fee('0.79', CC, 'deducted_from_give'), CC).toFixed(), '65.71', 'appliedTo does not matter for a want-side fee');
-  t.equal(netAfterFee(dec(5), dec('1.0000000001'), fee('0.0000000001', USDCX), USDCX).toFixed(), '1');
+  t.equal(netAfterFee(dec('1000'), dec('66.5'), fee('0.79', CC, 'on_top'), CC).toFixed(), '65.71', '66.5 − 0.79');
+  t.equal(netAfterFee(dec('1000'), dec('66.5'), fee('0.79', CC, 'deducted_from_give'), CC).toFixed(), '65.71', 'appliedTo does not matter for a want-side fee');
+  t.equal(netAfterFee(dec('5'), dec('1.0000000001'), fee('0.0000000001', USDCX), USDCX).toFixed(), '1');
 });
 
 t.test('netAfterFee: "a fee in the give instrument is valued at the quote\'s own average rate: floor(gross × (amount − fee) / amount)"', async (t) => {
-  t.equal(netAfterFee(dec(100), dec(15), fee('1', CC), USDCX).toFixed(), '14.85', '15 × 99 / 100');
-  t.equal(netAfterFee(dec(3), dec(1), fee('1', CC), USDCX).toFixed(), '0.6666666666', '1 × 2 / 3 floors');
-  t.equal(netAfterFee(dec(3), dec(1), fee('1', CC), USDCX).toFixed(), giveSideNet('1', '1', '3'));
+  t.equal(netAfterFee(dec('100'), dec('15'), fee('1', CC), USDCX).toFixed(), '14.85', '15 × 99 / 100');
+  t.equal(netAfterFee(dec('3'), dec('1'), fee('1', CC), USDCX).toFixed(), '0.6666666666', '1 × 2 / 3 floors');
+  t.equal(netAfterFee(dec('3'), dec('1'), fee('1', CC), USDCX).toFixed(), giveSideNet('1', '1', '3'));
   t.equal(
     netAfterFee(dec('1000'), dec('149.9925003749'), fee('3', CC), USDCX).toFixed(),
     giveSideNet('149.9925003749', '3', '1000'),
@@ -173,8 +173,8 @@ t.test('netAfterFee: "a fee on top of the give amount must not make a venue look
     t.equal(onTop.toFixed(), giveSideNet(gross, f, amount), 'and it is the documented give-side net');
   }
   // Through toQuoteVenue, so the whole wire entry (net and feeBps) agrees too.
-  const a = toQuoteVenue('a', dec(100), USDCX, CC, ok('15', fee('0.79', CC, 'on_top')));
-  const b = toQuoteVenue('b', dec(100), USDCX, CC, ok('15', fee('0.79', CC, 'deducted_from_give')));
+  const a = toQuoteVenue('a', dec('100'), USDCX, CC, ok('15', fee('0.79', CC, 'on_top')));
+  const b = toQuoteVenue('b', dec('100'), USDCX, CC, ok('15', fee('0.79', CC, 'deducted_from_give')));
   t.equal(a.net, b.net);
   t.equal(a.feeBps, b.feeBps);
   t.equal(a.net, '14.8815');
@@ -192,31 +192,31 @@ t.test('netAfterFee property: "on top and deducted give the same net, and net �
 
 // ---------------------------------------------------------------------------------------------
 t.test('feeCostBps: "round(10000 × (gross − net) / gross) half up; 0 without a fee"', async (t) => {
-  t.equal(feeCostBps(dec(15), dec(15)), 0, 'no cost');
-  t.equal(feeCostBps(dec(10000), dec('9999.5')), 1, 'exactly 0.5 bp rounds up (half up, not floor and not half even)');
-  t.equal(feeCostBps(dec(10000), dec('9998.5')), 2, '1.5 bp rounds up to 2');
-  t.equal(feeCostBps(dec(10000), dec('9997.5')), 3, '2.5 bp rounds up to 3 (half even would give 2)');
-  t.equal(feeCostBps(dec(10000), dec('9999.5000000001')), 0, 'just under 0.5 bp rounds down');
-  t.equal(feeCostBps(dec(3), dec('2.99985')), 1, '10000 × 0.00015 / 3 = 0.5 → 1');
-  t.equal(feeCostBps(dec(15), dec('14.85')), 100, '1 %');
-  t.equal(feeCostBps(dec(3), dec(2)), 3333, '3333.33… → 3333');
-  t.equal(feeCostBps(dec(3), dec(1)), 6667, '6666.66… → 6667');
-  t.equal(feeCostBps(dec(0), dec(0)), 0, 'zero gross');
+  t.equal(feeCostBps(dec('15'), dec('15')), 0, 'no cost');
+  t.equal(feeCostBps(dec('10000'), dec('9999.5')), 1, 'exactly 0.5 bp rounds up (half up, not floor and not half even)');
+  t.equal(feeCostBps(dec('10000'), dec('9998.5')), 2, '1.5 bp rounds up to 2');
+  t.equal(feeCostBps(dec('10000'), dec('9997.5')), 3, '2.5 bp rounds up to 3 (half even would give 2)');
+  t.equal(feeCostBps(dec('10000'), dec('9999.5000000001')), 0, 'just under 0.5 bp rounds down');
+  t.equal(feeCostBps(dec('3'), dec('2.99985')), 1, '10000 × 0.00015 / 3 = 0.5 → 1');
+  t.equal(feeCostBps(dec('15'), dec('14.85')), 100, '1 %');
+  t.equal(feeCostBps(dec('3'), dec('2')), 3333, '3333.33… → 3333');
+  t.equal(feeCostBps(dec('3'), dec('1')), 6667, '6666.66… → 6667');
+  t.equal(feeCostBps(dec('0'), dec('0')), 0, 'zero gross');
 });
 
 t.test('edgeBps: "floor(10000 × (best.net − next.net) / next.net); rounded down so the edge is never overstated"', async (t) => {
-  t.equal(edgeBps(dec(101), dec(100)), 100);
-  t.equal(edgeBps(dec(103), dec(101)), 198, '198.019… floors');
-  t.equal(edgeBps(dec('1.00007'), dec(1)), 0, '0.7 bp floors to 0 (half up would say 1)');
-  t.equal(edgeBps(dec('1.00019999'), dec(1)), 1, '1.9999 bp floors to 1');
-  t.equal(edgeBps(dec(2), dec(1)), 10_000);
-  t.equal(edgeBps(dec(5), dec(5)), 0, 'a tie has no edge');
+  t.equal(edgeBps(dec('101'), dec('100')), 100);
+  t.equal(edgeBps(dec('103'), dec('101')), 198, '198.019… floors');
+  t.equal(edgeBps(dec('1.00007'), dec('1')), 0, '0.7 bp floors to 0 (half up would say 1)');
+  t.equal(edgeBps(dec('1.00019999'), dec('1')), 1, '1.9999 bp floors to 1');
+  t.equal(edgeBps(dec('2'), dec('1')), 10_000);
+  t.equal(edgeBps(dec('5'), dec('5')), 0, 'a tie has no edge');
   t.equal(edgeBps(dec('14.9549775011'), dec('14.9')), edgeOf('14.9549775011', '14.9'));
 });
 
 // ---------------------------------------------------------------------------------------------
 t.test('toQuoteVenue: an available quote becomes a wire entry with gross, net, fee and feeBps', async (t) => {
-  const v = toQuoteVenue('tradecraft', dec(1000), USDCX, CC, ok('149.9925003749', fee('3', CC)));
+  const v = toQuoteVenue('tradecraft', dec('1000'), USDCX, CC, ok('149.9925003749', fee('3', CC)));
   t.strictSame(
     { ...v, netValue: v.netValue?.toFixed() },
     {
@@ -232,14 +232,14 @@ t.test('toQuoteVenue: an available quote becomes a wire entry with gross, net, f
     },
   );
   t.equal(v.feeBps, 30);
-  const noFee = toQuoteVenue('x', dec(1), USDCX, CC, ok('0.15'));
+  const noFee = toQuoteVenue('x', dec('1'), USDCX, CC, ok('0.15'));
   t.equal(noFee.fee, null);
   t.equal(noFee.feeBps, 0, '"0 when the venue charges no fee outside its price"');
   t.equal(noFee.net, '0.15');
 });
 
 t.test('toQuoteVenue: "gross is rounded down to 10 fractional digits"', async (t) => {
-  const v = toQuoteVenue('x', dec(10), USDCX, CC, ok('1.23456789019'));
+  const v = toQuoteVenue('x', dec('10'), USDCX, CC, ok('1.23456789019'));
   t.equal(v.gross, '1.2345678901');
   t.equal(v.net, '1.2345678901');
 });
@@ -247,39 +247,39 @@ t.test('toQuoteVenue: "gross is rounded down to 10 fractional digits"', async (t
 t.test('toQuoteVenue: "a fee is what the user pays: rounded up to 10 dp before it enters the net"', async (t) => {
   // Unrounded, 1000 × (1 − 0.00000000001) = 999.99999999; with the fee rounded up to 0.0000000001
   // the net is 1000 × 0.9999999999 = 999.9999999.
-  const v = toQuoteVenue('x', dec(1), USDCX, CC, ok('1000', fee('0.00000000001', CC)));
+  const v = toQuoteVenue('x', dec('1'), USDCX, CC, ok('1000', fee('0.00000000001', CC)));
   t.equal(v.fee?.amount, '0.0000000001', 'the wire fee is rounded up');
   t.equal(v.net, '999.9999999', 'the net uses the rounded-up fee');
   t.equal(v.net, giveSideNet('1000', ceil10s(x('0.00000000001')), '1'));
-  const w = toQuoteVenue('x', dec(1), USDCX, CC, ok('2', fee('0.12345678901', USDCX)));
+  const w = toQuoteVenue('x', dec('1'), USDCX, CC, ok('2', fee('0.12345678901', USDCX)));
   t.equal(w.fee?.amount, '0.1234567891', 'a want-side fee rounds up too');
   t.equal(w.net, '1.8765432109', '2 − 0.1234567891');
   t.equal(w.fee?.asset, 'USDCx');
 });
 
 t.test('toQuoteVenue: "net ≤ 0 → below_minimum"', async (t) => {
-  const negative = toQuoteVenue('x', dec(1), USDCX, CC, ok('1', fee('2', USDCX)));
+  const negative = toQuoteVenue('x', dec('1'), USDCX, CC, ok('1', fee('2', USDCX)));
   t.equal(negative.available, false, 'a want-side fee larger than gross');
   t.equal(negative.rejectionCode, 'below_minimum');
   t.equal(negative.net, null);
   t.equal(negative.netValue, null);
-  const giveEaten = toQuoteVenue('x', dec(1), USDCX, CC, ok('1', fee('1.5', CC)));
+  const giveEaten = toQuoteVenue('x', dec('1'), USDCX, CC, ok('1', fee('1.5', CC)));
   t.equal(giveEaten.rejectionCode, 'below_minimum', 'a give-side fee larger than the amount');
-  const allOfIt = toQuoteVenue('x', dec(1), USDCX, CC, ok('1', fee('1', CC)));
+  const allOfIt = toQuoteVenue('x', dec('1'), USDCX, CC, ok('1', fee('1', CC)));
   t.equal(allOfIt.rejectionCode, 'below_minimum', 'a give-side fee equal to the amount leaves nothing');
-  const wantFeeEqualsGross = toQuoteVenue('x', dec(1), USDCX, CC, ok('1', fee('1', USDCX)));
+  const wantFeeEqualsGross = toQuoteVenue('x', dec('1'), USDCX, CC, ok('1', fee('1', USDCX)));
   t.equal(wantFeeEqualsGross.rejectionCode, 'below_minimum', 'a want-side fee equal to gross leaves nothing');
 });
 
 t.test('toQuoteVenue: "net ≤ 0 → below_minimum" when net is exactly (+)0', async (t) => {
-  const dust = toQuoteVenue('x', dec(1), USDCX, CC, ok('0.00000000001'));
+  const dust = toQuoteVenue('x', dec('1'), USDCX, CC, ok('0.00000000001'));
   t.equal(dust.rejectionCode, 'below_minimum', 'gross that floors to 0 with no fee: net 0');
-  const giveSideToZero = toQuoteVenue('x', dec(3), USDCX, CC, ok('0.0000000001', fee('1', CC)));
+  const giveSideToZero = toQuoteVenue('x', dec('3'), USDCX, CC, ok('0.0000000001', fee('1', CC)));
   t.equal(giveSideToZero.rejectionCode, 'below_minimum', 'give-side: floor(0.0000000001 × 2 / 3) = 0');
 });
 
 t.test('toQuoteVenue: "a fee asset that is neither give nor want → venue_error"', async (t) => {
-  const v = toQuoteVenue('x', dec(100), USDCX, CC, ok('15', fee('0.0001', CBTC)));
+  const v = toQuoteVenue('x', dec('100'), USDCX, CC, ok('15', fee('0.0001', CBTC)));
   t.strictSame(
     { ...v },
     {
@@ -298,7 +298,7 @@ t.test('toQuoteVenue: "a fee asset that is neither give nor want → venue_error
 
 t.test('toQuoteVenue: an unavailable venue keeps its rejectionCode and has gross, net, fee and feeBps null', async (t) => {
   for (const code of ['no_pool', 'insufficient_liquidity', 'timeout', 'maintenance'] as const) {
-    const v = toQuoteVenue('x', dec(1), USDCX, CC, { available: false, rejectionCode: code });
+    const v = toQuoteVenue('x', dec('1'), USDCX, CC, { available: false, rejectionCode: code });
     t.equal(v.rejectionCode, code);
     t.equal(v.available, false);
     t.strictSame([v.gross, v.net, v.fee, v.feeBps, v.netValue], [null, null, null, null, null]);
@@ -306,7 +306,7 @@ t.test('toQuoteVenue: an unavailable venue keeps its rejectionCode and has gross
 });
 
 // ---------------------------------------------------------------------------------------------
-const REQ = { give: CC, want: USDCX, amount: dec(100) };
+const REQ = { give: CC, want: USDCX, amount: dec('100') };
 const ASOF = '2025-01-01T00:00:00.000Z';
 const entry = (id: string, gross: string | null, f: VenueFeeQuote | null = null) =>
   toQuoteVenue(id, REQ.amount, REQ.want, REQ.give, gross === null ? { available: false, rejectionCode: 'no_pool' } : ok(gross, f));

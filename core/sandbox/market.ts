@@ -84,7 +84,7 @@ export function createSandboxVenues(): SandboxVenue[] {
         ],
       },
       fee: proportionalGiveFee(1),
-      minCc: dec(1),
+      minCc: dec('1'),
     }),
   ];
 }
