@@ -44,4 +44,4 @@ export const divFloor10 = (a: Decimal, b: Decimal): Decimal => a.times(SHIFT_UP)
 export const divFloor = (a: Decimal, b: Decimal): Decimal => a.divToInt(b);
 
 /** round(a / b) half up, as an integer: floor((2a + b) / 2b). */
-export const divRoundHalfUp = (a: Decimal, b: Decimal): Decimal => a.times(2).plus(b).divToInt(b.times(2));
+export const divRoundHalfUp = (a: Decimal, b: Decimal): Decimal => a.plus(a).plus(b).divToInt(b.plus(b));

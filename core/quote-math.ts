@@ -20,7 +20,7 @@ export function netAfterFee(amount: Decimal, gross: Decimal, fee: VenueFeeQuote 
 
 /** The fee's cost in bps of gross, rounded half up; 0 without a fee. */
 export function feeCostBps(gross: Decimal, net: Decimal): number {
-  if (gross.isZero()) return 0;
+  if (gross.isZero() || net.eq(gross)) return 0;
   return divRoundHalfUp(gross.minus(net).times(TEN_THOUSAND), gross).toNumber();
 }
 

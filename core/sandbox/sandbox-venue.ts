@@ -41,11 +41,12 @@ export interface SandboxVenueSpec {
 
 export class SandboxVenue implements Venue {
   readonly settlementMode = 'managed-deposit' as const;
-  /** The share of the give amount an AMM prices after its in-price fee. */
-  private readonly inPriceShare: Decimal;
+  /** The share of the give amount an AMM prices after its in-price fee; null when it has none. */
+  private readonly inPriceShare: Decimal | null;
 
   constructor(readonly spec: SandboxVenueSpec) {
-    this.inPriceShare = BPS.times(10_000 - (spec.pricing.kind === 'amm' ? spec.pricing.inPriceFeeBps : 0));
+    const feeBps = spec.pricing.kind === 'amm' ? spec.pricing.inPriceFeeBps : 0;
+    this.inPriceShare = feeBps === 0 ? null : BPS.times(10_000 - feeBps);
   }
 
   get id(): string {
@@ -74,7 +75,7 @@ export class SandboxVenue implements Venue {
     if (pricing.kind === 'amm') {
       const pool = pricing.pools.find((p) => p.quote === other);
       if (!pool) return 'no_pool';
-      const effectiveIn = amount.times(this.inPriceShare);
+      const effectiveIn = this.inPriceShare ? amount.times(this.inPriceShare) : amount;
       const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
       const gross = constantProductOut(reserveIn, reserveOut, effectiveIn);
       if (gross.gte(reserveOut)) return 'insufficient_liquidity';
@@ -89,11 +90,8 @@ export class SandboxVenue implements Venue {
 }
 
 /** A proportional fee taken out of the give amount, rounded up. */
-export const proportionalGiveFee =
-  (bps: number) =>
-  ({ give, amount }: VenueQuoteRequest): VenueFeeQuote => ({
-    amount: ceil10(amount.times(BPS.times(bps))),
-    asset: give,
-    appliedTo: 'deducted_from_give',
-  });
+export function proportionalGiveFee(bps: number): (request: VenueQuoteRequest) => VenueFeeQuote {
+  const rate = BPS.times(bps);
+  return ({ give, amount }) => ({ amount: ceil10(amount.times(rate)), asset: give, appliedTo: 'deducted_from_give' });
+}
 
