@@ -41,20 +41,22 @@ export async function generate(specText: string): Promise<Map<string, string>> {
 async function main(): Promise<void> {
   const check = process.argv.includes('--check');
   const files = await generate(await readFile(specPath, 'utf8'));
-  const stale: string[] = [];
+  const changed: string[] = [];
   if (!check) await mkdir(outDir, { recursive: true });
   for (const [name, content] of files) {
     const target = path.join(outDir, name);
     const current = await readFile(target, 'utf8').catch(() => null);
     if (current === content) continue;
-    if (check) stale.push(name);
-    else await writeFile(target, content);
+    changed.push(name);
+    if (!check) await writeFile(target, content);
   }
-  if (check && stale.length > 0) {
-    console.error(`generated/ is stale for: ${stale.join(', ')}. Run 'make generate' and commit the result.`);
+  if (check && changed.length > 0) {
+    console.error(`generated/ is stale for: ${changed.join(', ')}. Run 'make generate' and commit the result.`);
     process.exit(1);
   }
-  console.log(check ? 'generated/ is up to date with openapi/v1.yaml' : `generated/ written (${[...files.keys()].join(', ')})`);
+  console.log(
+    changed.length === 0 ? 'generated/ is up to date with openapi/v1.yaml' : `generated/ rewritten from openapi/v1.yaml: ${changed.join(', ')}`,
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
