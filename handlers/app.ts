@@ -69,9 +69,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
     done();
   });
   server.setErrorHandler(async (err, request, reply) => {
-    const { reply: shaped, unexpected } = replyForError(err);
-    if (unexpected) request.log.error({ err, route: request.routeOptions.url }, 'unexpected error');
-    return sendError(reply, shaped);
+    let outcome: ReturnType<typeof replyForError>;
+    try {
+      outcome = replyForError(err);
+    } catch (shapingError) {
+      // Shaping must never fail into fastify's own error body, which would leak its message.
+      request.log.error({ err: shapingError, cause: err }, 'error while shaping an error reply');
+      outcome = { reply: errorReply('internal', 'internal error; nothing was created'), unexpected: false };
+    }
+    if (outcome.unexpected) request.log.error({ err, route: request.routeOptions.url }, 'unexpected error');
+    return sendError(reply, outcome.reply);
   });
   server.setNotFoundHandler(async (request, reply) => {
     return sendError(reply, errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`));

@@ -110,3 +110,16 @@ t.test('GET /openapi/v1.yaml serves the spec file byte for byte', async (t) => {
   t.ok(res.rawPayload.equals(readFileSync(SPEC_PATH)), 'identical bytes');
   t.match(res.headers['content-type'], /^application\/yaml/);
 });
+
+t.test('parameter names that are Object.prototype properties are unknown parameters, never a crash', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+    for (const path of ['/api/status', '/api/quote?from=CC&to=USDCx&amount=1&', '/api/liveness']) {
+      const sep = path.includes('?') ? '' : '?';
+      const res = await app.server.inject(`${path}${sep}${name}=1`);
+      t.equal(res.statusCode, 400, `${path} ${name}`);
+      t.match(res.json(), { code: 'bad_request', error: `unknown query parameter '${name}'` }, `${path} ${name}`);
+    }
+  }
+});

@@ -36,7 +36,7 @@ export function replyForError(err: unknown): { reply: ErrorReply; unexpected: bo
     return { reply: errorReply(err.code, err.message, headers), unexpected: false };
   }
   const e = err as { code?: unknown; statusCode?: unknown; name?: unknown };
-  const known = typeof e.code === 'string' ? FRAMEWORK_ERRORS[e.code] : undefined;
+  const known = typeof e.code === 'string' && Object.hasOwn(FRAMEWORK_ERRORS, e.code) ? FRAMEWORK_ERRORS[e.code] : undefined;
   if (known) return { reply: errorReply('bad_request', known), unexpected: false };
   // JSON.parse failures from the body parser carry statusCode 400 and no fastify code.
   if (e.statusCode === 400 && e.name === 'SyntaxError') {

@@ -6,12 +6,13 @@ import { DomainError, type DomainErrorCode } from '../../core/errors.js';
 
 export type InputLocation = 'query' | 'body';
 
-// Fields whose failures have their own code in the spec.
-const FIELD_CODES: Readonly<Record<string, DomainErrorCode>> = {
-  takerParty: 'bad_party',
-  feeBps: 'bad_fee_params',
-  feeRecipient: 'bad_fee_params',
-};
+// Fields whose failures have their own code in the spec. A Map, because the field name comes from
+// the request: a plain object would answer `__proto__` with Object.prototype.
+const FIELD_CODES: ReadonlyMap<string, DomainErrorCode> = new Map([
+  ['takerParty', 'bad_party'],
+  ['feeBps', 'bad_fee_params'],
+  ['feeRecipient', 'bad_fee_params'],
+]);
 
 const noun = (location: InputLocation) => (location === 'query' ? 'query parameter' : 'body field');
 
@@ -62,5 +63,5 @@ export function validationError(errors: readonly ErrorObject[] | null | undefine
   if (!error) return new DomainError('bad_request', `the request ${location} is invalid`);
   const name = fieldName(error);
   const topField = name.split('.')[0] ?? '';
-  return new DomainError(FIELD_CODES[topField] ?? 'bad_request', sentence(error, name, location));
+  return new DomainError(FIELD_CODES.get(topField) ?? 'bad_request', sentence(error, name, location));
 }
