@@ -4,13 +4,10 @@ import type { components, operations } from '../generated/types.js';
 type Schemas = components['schemas'];
 export type QuoteResponse = Schemas['QuoteResponse'];
 export type QuoteVenue = Schemas['QuoteVenue'];
-export type VenueFee = Schemas['VenueFee'];
 export type RejectionCode = Schemas['RejectionCode'];
 export type Liveness = Schemas['Liveness'];
 export type LivenessState = Liveness['state'];
 export type StatusSummary = Schemas['StatusSummary'];
-export type ErrorBody = Schemas['Error'];
 
-export type OperationId = keyof operations;
 export type GetQuoteQuery = NonNullable<operations['getQuote']['parameters']['query']>;
 export type GetLivenessQuery = NonNullable<operations['getLiveness']['parameters']['query']>;
