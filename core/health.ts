@@ -1,7 +1,7 @@
 // The liveness and status reads over the liveness monitor.
 import { badRequest } from './errors.js';
 import type { LivenessMonitor } from './liveness.js';
-import { pairKey, resolveToken } from './tokens.js';
+import { pairKey, resolvePair } from './tokens.js';
 import type { GetLivenessQuery, Liveness, StatusSummary } from './wire.js';
 
 export interface HealthOptions {
@@ -20,9 +20,7 @@ export function venueLiveness(query: GetLivenessQuery, options: HealthOptions): 
   }
   if ((query.from === undefined) !== (query.to === undefined)) throw badRequest("'from' and 'to' must be sent together");
   if (query.from === undefined || query.to === undefined) return { venue, state: options.monitor.stateOf(venue) };
-  const give = resolveToken(query.from, 'from');
-  const want = resolveToken(query.to, 'to');
-  if (give === want) throw badRequest("'from' and 'to' must be different tokens");
+  const { give, want } = resolvePair(query.from, query.to);
   return { venue, state: options.monitor.stateOf(venue, pairKey(give, want)) };
 }
 

@@ -3,7 +3,7 @@
 import { Decimal, type Decimal as D } from './decimal.js';
 import { badRequest, DomainError } from './errors.js';
 import type { QuoteRequest } from './quote-engine.js';
-import { resolveToken } from './tokens.js';
+import { resolvePair } from './tokens.js';
 import type { GetQuoteQuery } from './wire.js';
 
 export const MAX_AMOUNT = new Decimal(1_000_000_000);
@@ -26,7 +26,7 @@ const DECIMAL_TEXT = /^[0-9]+(\.[0-9]+)?$/;
 export function parseAmount(text: string, param: string): D {
   if (!DECIMAL_TEXT.test(text)) throw badRequest(`'${param}' must be a decimal number such as "100" or "0.5"`);
   const amount = new Decimal(text);
-  if (!amount.isPositive() || amount.isZero()) throw badRequest(`'${param}' must be greater than 0`);
+  if (amount.isZero()) throw badRequest(`'${param}' must be greater than 0`);
   if (amount.gt(MAX_AMOUNT)) throw badRequest(`'${param}' must be at most 1000000000`);
   return amount;
 }
@@ -40,9 +40,7 @@ export function parseIntegratorFee(bps: number | undefined, recipient: string | 
 }
 
 export function parseQuoteParams(query: GetQuoteQuery): QuoteParams {
-  const give = resolveToken(query.from, 'from');
-  const want = resolveToken(query.to, 'to');
-  if (give === want) throw badRequest("'from' and 'to' must be different tokens");
+  const { give, want } = resolvePair(query.from, query.to);
   return {
     request: { give, want, amount: parseAmount(query.amount, 'amount') },
     slippageBps: query.slippageBps ?? DEFAULT_SLIPPAGE_BPS,

@@ -1,4 +1,4 @@
-import { DomainError } from './errors.js';
+import { badRequest, DomainError } from './errors.js';
 
 export interface Token {
   /** The symbol callers send. */
@@ -21,6 +21,14 @@ export function resolveToken(symbol: string, param: string): Token {
   const token = bySymbol.get(symbol.toLowerCase());
   if (!token) throw new DomainError('unknown_token', `unknown token '${symbol}' in ${param}: known symbols are ${KNOWN_SYMBOLS}`);
   return token;
+}
+
+/** The two tokens of a `from`/`to` pair, which must be different. */
+export function resolvePair(from: string, to: string): { give: Token; want: Token } {
+  const give = resolveToken(from, 'from');
+  const want = resolveToken(to, 'to');
+  if (give === want) throw badRequest("'from' and 'to' must be different tokens");
+  return { give, want };
 }
 
 /** An unordered pair's stable name, CC first: "CC/USDCx". */

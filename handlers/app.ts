@@ -10,7 +10,7 @@ import type { Document } from 'openapi-backend';
 import type { Config } from '../core/config.js';
 import { createServices, type CoreOverrides, type CoreServices } from '../core/services.js';
 import { AccessLog } from './http/access-log.js';
-import { errorReply, replyForError, sendError } from './http/error-reply.js';
+import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
 import { registerOperations } from './routes.js';
@@ -75,7 +75,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     } catch (shapingError) {
       // Shaping must never fail into fastify's own error body, which would leak its message.
       request.log.error({ err: shapingError, cause: err }, 'error while shaping an error reply');
-      outcome = { reply: errorReply('internal', 'internal error; nothing was created'), unexpected: false };
+      outcome = { reply: internalErrorReply(), unexpected: false };
     }
     if (outcome.unexpected) request.log.error({ err, route: request.routeOptions.url }, 'unexpected error');
     return sendError(reply, outcome.reply);

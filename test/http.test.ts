@@ -123,3 +123,26 @@ t.test('parameter names that are Object.prototype properties are unknown paramet
     }
   }
 });
+
+t.test('an error that breaks the error shaping itself still gets the plain 500 internal body, and is logged', async (t) => {
+  const hostile = {
+    get code(): string {
+      throw new Error('secret-detail from a broken error object');
+    },
+  };
+  const app = await testApp({
+    overrides: {
+      keys: {
+        verify: async () => {
+          throw hostile;
+        },
+      },
+    },
+  });
+  t.teardown(app.close);
+  const res = await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=1', headers: { 'x-api-key': 'bx_k' } });
+  t.equal(res.statusCode, 500);
+  t.same(res.json(), { error: 'internal error; nothing was created', code: 'internal', action: 'retry' });
+  t.notMatch(res.body, /secret-detail/);
+  t.ok(app.logs().find((l) => l.msg === 'error while shaping an error reply'), 'logged server-side');
+});

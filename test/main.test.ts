@@ -3,13 +3,16 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 const MAIN = fileURLToPath(new URL('../handlers/main.js', import.meta.url));
 
 function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // SERVICE_BUILD unset: the entry point must fall back to the stamp make build wrote.
+  const { SERVICE_BUILD: _unset, ...inherited } = process.env;
+  const child = spawn(process.execPath, [MAIN], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -38,6 +41,8 @@ t.test('listens on HOST:PORT, answers, and exits 0 on SIGTERM after logging the 
   t.ok(address, 'logged its address');
   const res = await fetch(`${address}/api/quote?from=CC&to=USDCx&amount=1`);
   t.equal(res.status, 200);
+  const stamp = JSON.parse(readFileSync(fileURLToPath(new URL('../build-info.json', import.meta.url)), 'utf8')) as { build: string };
+  t.equal(res.headers.get('x-service-build'), stamp.build, 'x-service-build is the commit make build stamped');
   run.child.kill('SIGTERM');
   const [code] = (await once(run.child, 'exit')) as [number];
   t.equal(code, 0);

@@ -29,6 +29,9 @@ const FRAMEWORK_ERRORS: Readonly<Record<string, string>> = {
   FST_ERR_ASYNC_CONSTRAINT: 'the request could not be routed',
 };
 
+/** The reply for any failure the caller cannot act on: nothing about it leaves the server. */
+export const internalErrorReply = (): ErrorReply => errorReply('internal', 'internal error; nothing was created');
+
 /** The reply for a thrown error, and whether it is unexpected (to be logged with its stack). */
 export function replyForError(err: unknown): { reply: ErrorReply; unexpected: boolean } {
   if (err instanceof DomainError) {
@@ -42,5 +45,5 @@ export function replyForError(err: unknown): { reply: ErrorReply; unexpected: bo
   if (e.statusCode === 400 && e.name === 'SyntaxError') {
     return { reply: errorReply('bad_request', FRAMEWORK_ERRORS.FST_ERR_CTP_INVALID_JSON_BODY!), unexpected: false };
   }
-  return { reply: errorReply('internal', 'internal error; nothing was created'), unexpected: true };
+  return { reply: internalErrorReply(), unexpected: true };
 }
