@@ -35,7 +35,7 @@ const SHIFT_DOWN = new Decimal('1e-10');
 
 // Quotients that are floored at once need only the digits kept: an integer division computes
 // just those, where a full division computes 50 significant digits and throws most away. These
-// take a ≥ 0 and b > 0, where truncation and floor agree.
+// take a >= 0 and b > 0, where truncation and floor agree.
 
 /** floor(a / b) to 10 fractional digits. */
 export const divFloor10 = (a: Decimal, b: Decimal): Decimal => a.times(SHIFT_UP).divToInt(b).times(SHIFT_DOWN);

@@ -24,7 +24,7 @@ export function feeCostBps(gross: Decimal, net: Decimal): number {
   return divRoundHalfUp(gross.minus(net).times(TEN_THOUSAND), gross).toNumber();
 }
 
-/** Edge of the best over the next, floor(10000 × (best − next) / next). */
+/** Edge of the best over the next, floor(10000 × (best - next) / next). */
 export function edgeBps(best: Decimal, next: Decimal): number {
   return divFloor(best.minus(next).times(TEN_THOUSAND), next).toNumber();
 }
@@ -39,8 +39,8 @@ export interface BookLevel {
 }
 
 /**
- * Walks a book for a taker. Selling the base hits bids: output = Σ quantity × price. Buying the
- * base lifts asks with `amount` of quote currency: output = Σ quantity bought. Null when the book
+ * Walks a book for a taker. Selling the base hits bids: output = sum of quantity × price. Buying the
+ * base lifts asks with `amount` of quote currency: output = sum of quantity bought. Null when the book
  * is too thin for the amount.
  */
 export function walkBook(levels: readonly BookLevel[], amount: Decimal, side: 'sell-base' | 'buy-base'): Decimal | null {

@@ -1,4 +1,4 @@
-// operationId → handler. Every operation in openapi/v1.yaml must appear here; the app refuses to
+// operationId -> handler. Every operation in openapi/v1.yaml must appear here; the app refuses to
 // start otherwise.
 import type { CoreServices } from '../core/services.js';
 import { livenessHandler, statusHandler } from './health.js';

@@ -1,5 +1,5 @@
 // Builds native fastify routes from the spec once, at start-up: openapi-backend lists the
-// operations and holds the operationId → handler registry; each route runs the generated
+// operations and holds the operationId -> handler registry; each route runs the generated
 // validators and calls its handler directly. Routing through openapi-backend's handleRequest on
 // every request would cost ~65 µs of parsing and cloning that the hot path cannot afford.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

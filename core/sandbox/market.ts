@@ -1,5 +1,5 @@
 // The embedded sandbox market: four venues with distinct mechanics over seeded, plausible
-// CC-paired liquidity (CC ≈ 0.15 USDCx, CBTC ≈ 100,000 USDCx). Deterministic on every start, so
+// CC-paired liquidity (CC ~ 0.15 USDCx, CBTC ~ 100,000 USDCx). Deterministic on every start, so
 // the spec's examples are reproducible. The README's "Sandbox market" section mirrors these seeds.
 import { dec } from '../decimal.js';
 import { CBTC, CC, USDCX } from '../tokens.js';
