@@ -42,6 +42,3 @@ export const divFloor10 = (a: Decimal, b: Decimal): Decimal => a.times(SHIFT_UP)
 
 /** floor(a / b) as an integer. */
 export const divFloor = (a: Decimal, b: Decimal): Decimal => a.divToInt(b);
-
-/** round(a / b) half up, as an integer: floor((2a + b) / 2b). */
-export const divRoundHalfUp = (a: Decimal, b: Decimal): Decimal => a.plus(a).plus(b).divToInt(b.plus(b));

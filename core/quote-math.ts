@@ -1,11 +1,12 @@
 // The quote's arithmetic, in one place so every figure a response shows can be recomputed from
 // the others exactly as documented in openapi/v1.yaml (QuoteVenue, QuoteResponse.edgeBps).
-import { Decimal, ZERO, ceil10, divFloor, divFloor10, divRoundHalfUp, floor10, toWire } from './decimal.js';
+import { Decimal, ZERO, ceil10, divFloor, divFloor10, floor10, toWire } from './decimal.js';
 import type { Token } from './tokens.js';
 import type { VenueFeeQuote, VenueQuote } from './venue.js';
 import type { QuoteVenue } from './wire.js';
 
 const TEN_THOUSAND = new Decimal(10_000);
+const TWENTY_THOUSAND = new Decimal(20_000);
 
 /**
  * Worst-case output after the venue's fee, on one basis for every venue: a want-side fee is
@@ -18,10 +19,13 @@ export function netAfterFee(amount: Decimal, gross: Decimal, fee: VenueFeeQuote 
   return divFloor10(gross.times(amount.minus(fee.amount)), amount);
 }
 
-/** The fee's cost in bps of gross, rounded half up; 0 without a fee. */
+/**
+ * The fee's cost in bps of gross, round(10000 × (gross - net) / gross) half up, computed as
+ * floor((20000 × (gross - net) + gross) / (2 × gross)); 0 without a fee.
+ */
 export function feeCostBps(gross: Decimal, net: Decimal): number {
   if (gross.isZero() || net.eq(gross)) return 0;
-  return divRoundHalfUp(gross.minus(net).times(TEN_THOUSAND), gross).toNumber();
+  return gross.minus(net).times(TWENTY_THOUSAND).plus(gross).divToInt(gross.plus(gross)).toNumber();
 }
 
 /** Edge of the best over the next, floor(10000 × (best - next) / next). */

@@ -31,11 +31,17 @@ export interface VenueProbe {
   readonly pairs: readonly string[];
 }
 
+/** The deadline a quote shares among its venues. */
+export interface Deadline {
+  /** Aborts when the deadline passes. */
+  readonly signal: AbortSignal;
+}
+
 export interface Venue {
   readonly id: string;
   readonly settlementMode: 'managed-deposit';
-  /** Must settle or give up promptly once `signal` aborts; the caller stops waiting at its deadline anyway. */
-  quote(request: VenueQuoteRequest, signal: AbortSignal): Promise<VenueQuote>;
+  /** Must settle or give up promptly once `deadline.signal` aborts; the caller stops waiting at the deadline anyway. */
+  quote(request: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote>;
   probe(signal: AbortSignal): Promise<VenueProbe>;
 }
 

@@ -6,7 +6,7 @@ import { dec } from '../core/decimal.js';
 import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from '../core/quote-engine.js';
 import { SingleFlightCache } from '../core/single-flight-cache.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
-import type { Venue, VenueQuote, VenueQuoteRequest } from '../core/venue.js';
+import type { Deadline, Venue, VenueQuote, VenueQuoteRequest } from '../core/venue.js';
 
 const REQUEST: QuoteRequest = { give: CC, want: USDCX, amount: dec('100') };
 const NOW = new Date('2025-06-01T12:00:00.000Z');
@@ -24,15 +24,20 @@ function fakeVenue(id: string, answer: (signal: AbortSignal) => Promise<VenueQuo
     calls: 0,
     signals: [],
     requests: [],
-    quote(request, signal) {
+    quote(request, deadline) {
       v.calls++;
-      v.signals.push(signal);
+      v.signals.push(deadline.signal);
       v.requests.push(request);
-      return answer(signal);
+      return answer(deadline.signal);
     },
     probe: async () => ({ live: true, pairs: ['CC/USDCx'] }),
   };
   return v;
+}
+
+/** A venue that gets the deadline itself and decides when, if ever, to read its signal. */
+function fakeVenueWithDeadline(id: string, answer: (deadline: Deadline) => Promise<VenueQuote>): Venue {
+  return { id, settlementMode: 'managed-deposit', quote: (_request, deadline) => answer(deadline), probe: async () => ({ live: true, pairs: [] }) };
 }
 
 const answers = (gross: string): FakeVenue => fakeVenue(`gross-${gross}`, async () => ({ available: true, gross: dec(gross), fee: null }));
@@ -92,6 +97,18 @@ t.test('quoteAcrossVenues: every venue shares the one deadline signal, and it is
   t.strictSame(res.venues.map((v) => v.venueId), ['gross-11', 'gross-10.3']);
   t.equal(res.edgeBps, 679, 'floor(10000 × 0.7 / 10.3) = floor(679.61…) = 679');
   t.strictSame(a.requests[0], REQUEST, 'the venue gets the request as is');
+});
+
+t.test('quoteAcrossVenues: a venue that first reads the deadline signal after the deadline finds it aborted', async (t) => {
+  let late: Deadline | undefined;
+  const lazy = fakeVenueWithDeadline('lazy', (deadline) => {
+    late = deadline;
+    return new Promise<VenueQuote>(() => {});
+  });
+  const { opts } = options([lazy], { venueTimeoutMs: 20 });
+  const res = await quoteAcrossVenues(REQUEST, opts);
+  t.equal(res.venues[0]!.rejectionCode, 'timeout');
+  t.equal(late!.signal.aborted, true, 'the signal, made on first read after the deadline, is already aborted');
 });
 
 /** A venue that honours the Venue contract: "must settle or give up promptly once `signal` aborts". */

@@ -16,12 +16,12 @@ function instrumented(venue: Venue, behaviour: { hang?: boolean; fail?: boolean 
     id: venue.id,
     settlementMode: venue.settlementMode,
     probe: (signal) => venue.probe(signal),
-    quote: (request, signal) => {
+    quote: (request, deadline) => {
       calls.push(request);
-      signals.push(signal);
+      signals.push(deadline.signal);
       if (behaviour.hang) return new Promise<VenueQuote>(() => {});
       if (behaviour.fail) return Promise.reject(new Error('upstream exploded'));
-      return venue.quote(request, signal);
+      return venue.quote(request, deadline);
     },
   };
   return { venue: wrapped, calls, signals };

@@ -43,8 +43,9 @@ const venue = (id: string): Venue => {
   return port(v);
 };
 const signal = new AbortController().signal;
+const deadline = { signal };
 const quote = (id: string, give: Token, want: Token, amount: string): Promise<VenueQuote> =>
-  venue(id).quote({ give, want, amount: dec(amount) }, signal);
+  venue(id).quote({ give, want, amount: dec(amount) }, deadline);
 
 /** An available quote as plain strings, or its rejection code. */
 function plain(q: VenueQuote) {
@@ -202,8 +203,8 @@ t.test('sandbox venues are deterministic: "deterministic on every start"', async
   const b = createSandboxVenues().map(port);
   for (let i = 0; i < a.length; i++) {
     const [qa, qb] = await Promise.all([
-      a[i]!.quote({ give: CC, want: USDCX, amount: dec('12345.6789') }, signal),
-      b[i]!.quote({ give: CC, want: USDCX, amount: dec('12345.6789') }, signal),
+      a[i]!.quote({ give: CC, want: USDCX, amount: dec('12345.6789') }, deadline),
+      b[i]!.quote({ give: CC, want: USDCX, amount: dec('12345.6789') }, deadline),
     ]);
     t.strictSame(plain(qa), plain(qb), a[i]!.id);
   }
