@@ -3,6 +3,7 @@
 import { Decimal, type Decimal as D } from './decimal.js';
 import { badRequest, DomainError } from './errors.js';
 import type { QuoteRequest } from './quote-engine.js';
+import { quoteCacheKey } from './quote-service.js';
 import { resolvePair } from './tokens.js';
 import type { GetQuoteQuery } from './wire.js';
 
@@ -16,6 +17,8 @@ export interface IntegratorFeeParams {
 
 export interface QuoteParams {
   readonly request: QuoteRequest;
+  /** quoteCacheKey(request). */
+  readonly cacheKey: string;
   readonly slippageBps: number;
   readonly ref: string | null;
   readonly integratorFee: IntegratorFeeParams | null;
@@ -41,10 +44,36 @@ export function parseIntegratorFee(bps: number | undefined, recipient: string | 
 
 export function parseQuoteParams(query: GetQuoteQuery): QuoteParams {
   const { give, want } = resolvePair(query.from, query.to);
+  const request = { give, want, amount: parseAmount(query.amount, 'amount') };
   return {
-    request: { give, want, amount: parseAmount(query.amount, 'amount') },
+    request,
+    cacheKey: quoteCacheKey(request),
     slippageBps: query.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
     ref: query.ref ?? null,
     integratorFee: parseIntegratorFee(query.feeBps, query.feeRecipient),
+  };
+}
+
+/** Distinct queries remembered by memoizedQuoteParams; the memo starts over when full. */
+const PARSED_QUERIES_MAX = 10_000;
+
+/**
+ * parseQuoteParams, remembered per distinct query: a repeated query (a cached quote, the hot
+ * path) skips token resolution, decimal parsing and key normalisation. Only queries that parse
+ * are remembered, and the parameters are immutable, so callers share them safely.
+ */
+export function memoizedQuoteParams(): (query: GetQuoteQuery) => QuoteParams {
+  const memo = new Map<string, QuoteParams>();
+  return (query) => {
+    const key = `${query.from}\n${query.to}\n${query.amount}\n${query.slippageBps ?? ''}\n${query.ref ?? ''}\n${query.feeBps ?? ''}\n${query.feeRecipient ?? ''}`;
+    let params = memo.get(key);
+    if (params === undefined) {
+      params = parseQuoteParams(query);
+      // Clearing, not evicting one by one: a Map emptied from the front keeps its deleted slots
+      // until it rehashes, and every lookup of the oldest key steps over them.
+      if (memo.size >= PARSED_QUERIES_MAX) memo.clear();
+      memo.set(key, params);
+    }
+    return params;
   };
 }

@@ -15,6 +15,10 @@ export interface BaseQuote {
   readonly cached: boolean;
 }
 
+/** The normalised parameter combination a base quote is cached under. */
+export const quoteCacheKey = (request: QuoteRequest): string =>
+  `${request.give.symbol}|${request.want.symbol}|${toWire(request.amount)}`;
+
 export class QuoteService {
   // Entries hold the JSON text, not the response object: one string is one object for the
   // garbage collector where a response is dozens, and at the 10,000-entry cap, with every miss
@@ -25,9 +29,15 @@ export class QuoteService {
     this.cache = new SingleFlightCache(options.cacheTtlMs, options.cacheMaxEntries);
   }
 
-  async baseQuote(request: QuoteRequest): Promise<BaseQuote> {
-    const key = `${request.give.symbol}|${request.want.symbol}|${toWire(request.amount)}`;
+  /**
+   * The base quote for `request`: at once when it is cached and computed (the hot path takes no
+   * promise), otherwise once the computation this call started or joined settles. `key` is
+   * quoteCacheKey(request), passed by a caller that already holds it.
+   */
+  baseQuote(request: QuoteRequest, key: string = quoteCacheKey(request)): BaseQuote | Promise<BaseQuote> {
+    const ready = this.cache.peek(key);
+    if (ready) return { json: ready.value, cached: true };
     const { value, hit } = this.cache.get(key, () => quoteAcrossVenues(request, this.options).then((r) => JSON.stringify(r)));
-    return { json: await value, cached: hit };
+    return value.then((json) => ({ json, cached: hit }));
   }
 }

@@ -11,6 +11,8 @@ interface Entry<V> {
   readonly key: string;
   readonly expiresAt: number;
   readonly value: Promise<V>;
+  /** The value once computed: a hit on a computed entry needs no promise. */
+  settled?: { readonly value: V };
 }
 
 /** Queue records popped before the queue array is compacted. */
@@ -30,6 +32,12 @@ export class SingleFlightCache<V> {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** The computed value for `key` if it is cached, unexpired and no longer in flight. */
+  peek(key: string): { readonly value: V } | undefined {
+    const entry = this.entries.get(key);
+    return entry && entry.expiresAt > this.now() ? entry.settled : undefined;
+  }
+
   get(key: string, compute: () => Promise<V>): CacheLookup<V> {
     const t = this.now();
     const entry = this.entries.get(key);
@@ -38,9 +46,14 @@ export class SingleFlightCache<V> {
     const fresh: Entry<V> = { key, expiresAt: t + this.ttlMs, value };
     this.entries.set(key, fresh);
     this.queue.push(fresh);
-    value.catch(() => {
-      if (this.entries.get(key) === fresh) this.entries.delete(key);
-    });
+    value.then(
+      (computed) => {
+        fresh.settled = { value: computed };
+      },
+      () => {
+        if (this.entries.get(key) === fresh) this.entries.delete(key);
+      },
+    );
     this.evict(t);
     return { value, hit: false };
   }

@@ -7,14 +7,14 @@ import type { ValidateFunction } from 'ajv';
 import { OpenAPIBackend, type Document } from 'openapi-backend';
 import * as bodyValidators from '../generated/body-validators.js';
 import * as queryValidators from '../generated/query-validators.js';
-import type { KeyVerifier } from '../core/keys.js';
+import type { KeyVerifier, Partner } from '../core/keys.js';
 import { DomainError } from '../core/errors.js';
 import { presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
 import { errorReply, sendError } from './http/error-reply.js';
 import { validationError } from './http/validation-error.js';
-import { NOT_IMPLEMENTED, type HandlerMap, type OperationContext, type OperationHandler } from './operation.js';
+import { NOT_IMPLEMENTED, type HandlerMap, type OperationContext, type OperationHandler, type OperationResult } from './operation.js';
 
-type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> | undefined;
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -83,11 +83,10 @@ function operationRoute(
   validateQuery: ValidateFunction | undefined,
   validateBody: ValidateFunction | undefined,
 ): RouteHandler {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const key = requirement === 'none' ? null : presentedKey(request.headers);
-    if (key === null && requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
-    // No await on the keyless path: most requests present no key.
-    const partner = key === null ? null : await verifyKey(key, keys);
+  // Not async: a cached keyless quote is answered within this call, with no promise to settle,
+  // and returns undefined; fastify sends a synchronous throw, or a rejected promise returned on
+  // the slower paths, to the error handler.
+  const run = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): Promise<void> | undefined => {
     const context: OperationContext<Record<string, unknown>, unknown> = {
       query: request.query as Record<string, unknown>,
       body: request.body,
@@ -99,7 +98,19 @@ function operationRoute(
     handler.guard?.(context);
     if (validateQuery && !validateQuery(context.query)) throw validationError(validateQuery.errors, 'query');
     if (validateBody && !validateBody(context.body)) throw validationError(validateBody.errors, 'body');
-    const result = await handler.handle(context as OperationContext<never, never>);
-    return reply.code(result.status).headers(result.headers).send(result.body);
+    const result = handler.handle(context as OperationContext<never, never>);
+    if (result instanceof Promise) return result.then((r) => send(reply, r));
+    send(reply, result);
+    return undefined;
   };
+  return (request, reply) => {
+    const key = requirement === 'none' ? null : presentedKey(request.headers);
+    if (key === null && requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
+    if (key === null) return run(request, reply, null);
+    return verifyKey(key, keys).then((partner) => run(request, reply, partner));
+  };
+}
+
+function send(reply: FastifyReply, result: OperationResult): void {
+  reply.code(result.status).headers(result.headers).send(result.body);
 }

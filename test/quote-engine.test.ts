@@ -284,6 +284,20 @@ t.test('SingleFlightCache: "a TTL cache" — a hit before expiresAt, a recompute
   t.equal(cache.size, 1);
 });
 
+t.test('SingleFlightCache.peek: the value at once, only when computed and unexpired (fake clock)', async (t) => {
+  let now = 0;
+  const cache = new SingleFlightCache<string>(100, 10, () => now);
+  const d = deferred<string>();
+  t.equal(cache.peek('k'), undefined, 'nothing cached');
+  const first = cache.get('k', () => d.promise);
+  t.equal(cache.peek('k'), undefined, 'still in flight');
+  d.resolve('v');
+  await first.value;
+  t.strictSame(cache.peek('k'), { value: 'v' }, 'computed');
+  now = 100;
+  t.equal(cache.peek('k'), undefined, 'expired');
+});
+
 t.test('SingleFlightCache: "a failed computation is not cached"', async (t) => {
   const cache = new SingleFlightCache<string>(10_000, 10, () => 0);
   let computed = 0;
@@ -298,6 +312,7 @@ t.test('SingleFlightCache: "a failed computation is not cached"', async (t) => {
   await t.rejects(failing.value, { message: 'venue fire' });
   await t.rejects(joined.value, { message: 'venue fire' });
   t.equal(cache.size, 0, 'the failed entry was dropped');
+  t.equal(cache.peek('k'), undefined, 'and peek finds nothing');
   const retry = cache.get('k', async () => {
     computed++;
     return 'ok';

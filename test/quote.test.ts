@@ -4,6 +4,7 @@ import { dec, type Decimal } from '../core/decimal.js';
 import { createSandboxVenues } from '../core/sandbox/market.js';
 import type { Venue, VenueQuote, VenueQuoteRequest } from '../core/venue.js';
 import type { QuoteResponse } from '../core/wire.js';
+import { memoizedQuoteParams } from '../core/quote-params.js';
 import { testApp } from './helpers/app.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
@@ -242,4 +243,26 @@ t.test('when the key store cannot be read a keyed request gets 503 key_verificat
   t.match(keyed.json(), { code: 'key_verification_unavailable' });
   t.match(keyed.headers['retry-after'], /^[0-9]+$/);
   t.equal((await app.server.inject(QUOTE)).statusCode, 200);
+});
+
+t.test('memoizedQuoteParams: a repeated query gets the very same parameters; a query that does not parse is never remembered', async (t) => {
+  const parse = memoizedQuoteParams();
+  const query = { from: 'CC', to: 'USDCx', amount: '100.5', ref: 'wallet-x' };
+  const first = parse(query);
+  t.equal(parse({ ...query }), first, 'the same object for an equal query');
+  t.equal(first.cacheKey, 'CC|USDCx|100.5');
+  t.equal(first.ref, 'wallet-x');
+  t.not(parse({ ...query, ref: 'wallet-y' }), first, 'ref is part of the query remembered');
+  const bad = { from: 'CC', to: 'USDCx', amount: '0' };
+  t.throws(() => parse(bad), { code: 'bad_request' });
+  t.throws(() => parse(bad), { code: 'bad_request' }, 'still refused the second time');
+});
+
+t.test('memoizedQuoteParams: past its bound it starts over and still answers correctly', async (t) => {
+  const parse = memoizedQuoteParams();
+  const first = parse({ from: 'CC', to: 'USDCx', amount: '1' });
+  for (let i = 2; i <= 10_001; i++) parse({ from: 'CC', to: 'USDCx', amount: String(i) });
+  const again = parse({ from: 'CC', to: 'USDCx', amount: '1' });
+  t.not(again, first, 'forgotten once the memo was full');
+  t.same(again, first, 'and parsed to the same parameters');
 });
