@@ -1,6 +1,7 @@
 // Logs are pino JSON lines; request lines carry method, route, status and latency; no secret, API
 // key or party id ever reaches a line.
 import t from 'tap';
+import { LineBatch } from '../handlers/logger.js';
 import { testApp } from './helpers/app.js';
 
 const PARTY = 'alice::1220bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
@@ -54,4 +55,17 @@ t.test('pino redaction censors keys and parties passed to a log call', async (t)
   t.notMatch(text, KEY);
   t.notMatch(text, PARTY);
   t.match(line, { takerParty: '[redacted]', party: '[redacted]', apiKey: '[redacted]', query: { party: '[redacted]' } });
+});
+
+t.test('stdout log lines are gathered and handed on whole, in order, in batches of about 4 KiB; flush() hands on the rest', async (t) => {
+  const written: string[] = [];
+  const batch = new LineBatch({ write: (chunk: string) => written.push(chunk) }, 100);
+  const line = (i: number) => `{"n":${i},"pad":"${'x'.repeat(30)}"}\n`;
+  for (let i = 0; i < 7; i++) batch.write(line(i));
+  t.equal(written.length, 2, 'two batches once 100 characters gathered twice');
+  t.ok(written.every((chunk) => chunk.length >= 100 && chunk.endsWith('\n')), 'each batch holds whole lines');
+  batch.flush();
+  t.equal(written.join(''), Array.from({ length: 7 }, (_, i) => line(i)).join(''), 'every line, once, in order');
+  batch.flush();
+  t.equal(written.length, 3, 'an empty flush writes nothing');
 });
