@@ -20,10 +20,10 @@
 //     the SAME varying-path generator (the baseline ignores the query string, so only the client's
 //     cost differs). fresh / baseline(static) is still printed, ungated, as information.
 //
-// Rounds, to damp drift on a noisy machine: R rounds (BENCH_ROUNDS, default 3), each measuring in
+// Rounds, to damp drift on a noisy machine: R rounds (BENCH_ROUNDS, default 5), each measuring in
 // this order: baseline (static path), cached, baseline (varying path), fresh. Interleaving means a
 // slow patch of the machine hits a target and its own baseline alike, instead of one whole target.
-// Each measurement is BENCH_DURATION_S seconds (default 4) after a warm-up of BENCH_WARMUP_S
+// Each measurement is BENCH_DURATION_S seconds (default 3) after a warm-up of BENCH_WARMUP_S
 // seconds (default 2) in the first round; later rounds warm up for min(1, BENCH_WARMUP_S) s (the
 // servers' JIT is warm by then; the short warm-up just opens the connections and lets the server
 // that sat idle during the previous measurement settle). The report gives, per target, the MEDIAN
@@ -31,7 +31,9 @@
 // whose req/s is the median (for an even R, the lower of the two middle rounds), and the median
 // server CPU µs/req; each ratio is the median of the per-round ratios (each round's target over
 // that same round's baseline), and one line per round shows the per-round ratios, so the noise is
-// visible. With the defaults the whole run takes about 75 s.
+// visible. With the defaults the whole run takes about 85 s. Five short rounds rather than three
+// long ones: on the 2-core development VM one round's ratio swings by +-30 % with the host's load,
+// and the median of five is steadier than the median of three for the same time.
 //
 // What runs, all on loopback (127.0.0.1), each in its own process so that on a 2-core machine the
 // server under test has one core and the load generator the other:
@@ -53,8 +55,8 @@
 // kept. The service inherits this process's environment, so QUOTE_CACHE_MAX_ENTRIES (or any other
 // setting) can be overridden from the shell; PORT, HOST and LOG_LEVEL are always set by the bench.
 //
-// Environment: BENCH_ROUNDS (default 3), BENCH_DURATION_S (measured seconds per target per round,
-// default 4), BENCH_WARMUP_S (first-round warm-up, default 2). Exit status 1 when a gated target is
+// Environment: BENCH_ROUNDS (default 5), BENCH_DURATION_S (measured seconds per target per round,
+// default 3), BENCH_WARMUP_S (first-round warm-up, default 2). Exit status 1 when a gated target is
 // missed or any run saw errors or non-2xx answers, after everything is printed; every child
 // process is stopped on the way out, even on error.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -380,7 +382,7 @@ function table(rounds: number, rows: ReadonlyArray<readonly [string, Summary]>):
 
 function roundsFromEnv(): number {
   const raw = process.env.BENCH_ROUNDS;
-  if (raw === undefined || raw.trim() === '') return 3;
+  if (raw === undefined || raw.trim() === '') return 5;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1 || value > 100) {
     throw new Error(`BENCH_ROUNDS must be a whole number from 1 to 100 (got ${JSON.stringify(raw)})`);
@@ -390,7 +392,7 @@ function roundsFromEnv(): number {
 
 async function main(): Promise<number> {
   const rounds = roundsFromEnv();
-  const durationS = seconds('BENCH_DURATION_S', 4, 1);
+  const durationS = seconds('BENCH_DURATION_S', 3, 1);
   const warmupS = seconds('BENCH_WARMUP_S', 2, 0);
   /** Round 1 warms up for BENCH_WARMUP_S; later rounds for at most 1 s (the servers are warm by then). */
   const laterWarmupS = Math.min(1, warmupS);
