@@ -44,7 +44,8 @@ function collectAnswers(request: QuoteRequest, options: QuoteEngineOptions): Pro
     const settle = () => {
       settled = true;
       clearTimeout(timer);
-      resolve(Array.from(answers, (answer) => answer ?? unavailable('timeout')));
+      for (let i = 0; i < answers.length; i++) answers[i] ??= unavailable('timeout');
+      resolve(answers as VenueQuote[]);
     };
     const record = (i: number, answer: VenueQuote) => {
       if (settled) return;
@@ -70,13 +71,17 @@ function collectAnswers(request: QuoteRequest, options: QuoteEngineOptions): Pro
         },
       );
     });
-    if (pending === 0) settle();
-    else {
+    if (pending === 0) return settle();
+    // The deadline's timer is armed one microtask later, after the answers of venues that have
+    // already answered (in-process ones answer at once) have been recorded: when every venue has,
+    // no timer is set and cleared on each cache miss. The deadline counts from here.
+    queueMicrotask(() => {
+      if (settled) return;
       timer = setTimeout(() => {
         deadline.expire();
         settle();
       }, options.venueTimeoutMs);
-    }
+    });
   });
 }
 

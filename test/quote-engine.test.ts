@@ -111,6 +111,22 @@ t.test('quoteAcrossVenues: a venue that first reads the deadline signal after th
   t.equal(late!.signal.aborted, true, 'the signal, made on first read after the deadline, is already aborted');
 });
 
+t.test('quoteAcrossVenues: no deadline timer is set when every venue answers at once, and one is when a venue is still out', async (t) => {
+  const realSetTimeout = globalThis.setTimeout;
+  let armed = 0;
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    armed++;
+    return realSetTimeout(...args);
+  }) as typeof setTimeout;
+  t.teardown(() => {
+    globalThis.setTimeout = realSetTimeout;
+  });
+  await quoteAcrossVenues(REQUEST, options([answers('1'), answers('2')]).opts);
+  t.equal(armed, 0, 'in-process answers: no timer');
+  await quoteAcrossVenues(REQUEST, options([answers('1'), never('stuck')], { venueTimeoutMs: 10 }).opts);
+  t.equal(armed, 1, 'a venue still out: the deadline timer');
+});
+
 /** A venue that honours the Venue contract: "must settle or give up promptly once `signal` aborts". */
 const polite = (): FakeVenue =>
   fakeVenue(
