@@ -7,6 +7,14 @@ import { Decimal as DecimalJs } from 'decimal.js';
 export const Decimal = DecimalJs.clone({ precision: 50, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -60, toExpPos: 60 });
 export type Decimal = DecimalJs;
 
+// decimal.js gives each constructor ~60 static properties by keyed assignment, which leaves V8
+// holding them in dictionary mode, and every operation reads several of them (precision,
+// rounding, minE, maxE): a hash lookup each time. V8 moves an object used as a prototype to fast
+// properties once its inline caches read through it, so that is done here, once. It changes no
+// value; a fresh quote took 18 % fewer instructions (callgrind, 665k against 809k).
+const viaPrototype: { readonly precision?: number } = Object.create(Decimal) as object;
+for (let i = 0; i < 10; i++) void viaPrototype.precision;
+
 export const SCALE = 10;
 export const ZERO = new Decimal(0);
 

@@ -1,6 +1,7 @@
 // The quote arithmetic (core/quote-math.ts) against the rules openapi/v1.yaml documents for
 // QuoteVenue (net, feeBps) and QuoteResponse (best, edgeBps). Expected values are written out by
 // hand or recomputed with an independent decimal.js instance, never by the function under test.
+import { execFileSync } from 'node:child_process';
 import { Decimal as DecimalJs } from 'decimal.js';
 import fc from 'fast-check';
 import t from 'tap';
@@ -454,3 +455,11 @@ function check<T>(t: { ok: (v: unknown, msg: string) => unknown }, prop: fc.IPro
   t.ok(!details.failed, details.failed ? (fc.defaultReportMessage(details) ?? 'property failed') : 'property holds');
 }
 
+
+t.test('the Decimal constructor holds its properties in V8 fast mode (decimal.js leaves them in dictionary mode)', async (t) => {
+  // Asked of a fresh node with --allow-natives-syntax, which this process does not run with.
+  const moduleUrl = new URL('../core/decimal.js', import.meta.url).href;
+  const probe = `import(${JSON.stringify(moduleUrl)}).then(({ Decimal }) => console.log(%HasFastProperties(Decimal)))`;
+  const out = execFileSync(process.execPath, ['--allow-natives-syntax', '-e', probe], { encoding: 'utf8' });
+  t.equal(out.trim(), 'true');
+});
