@@ -9,7 +9,7 @@ const KEY_ONLY_PARAMS = ['feeBps', 'feeRecipient'] as const;
 const KEYLESS_HEADERS = Object.freeze({ 'cache-control': 'public, s-maxage=10', 'content-type': JSON_TEXT });
 
 export function quoteHandler(quotes: QuoteService): OperationHandler<GetQuoteQuery> {
-  const parseQuoteParams = memoizedQuoteParams();
+  const parseParams = memoizedQuoteParams();
   return {
     guard({ query, partner }) {
       if (!partner && KEY_ONLY_PARAMS.some((p) => query[p] !== undefined)) {
@@ -17,7 +17,7 @@ export function quoteHandler(quotes: QuoteService): OperationHandler<GetQuoteQue
       }
     },
     handle({ query, annotate }) {
-      const params = parseQuoteParams(query);
+      const params = parseParams(query);
       if (params.ref !== null) annotate({ ref: params.ref });
       const respond = ({ json, cached }: BaseQuote): OperationResult => {
         annotate({ quoteCache: cached ? 'hit' : 'miss' });
