@@ -53,7 +53,8 @@ export function walkBook(levels: readonly BookLevel[], amount: Decimal, side: 's
   for (const { price, quantity } of levels) {
     if (remaining.isZero()) break;
     if (side === 'sell-base') {
-      const take = Decimal.min(remaining, quantity);
+      // A comparison, not Decimal.min, which copies its result.
+      const take = remaining.lte(quantity) ? remaining : quantity;
       out = out.plus(take.times(price));
       remaining = remaining.minus(take);
     } else {
