@@ -1,6 +1,6 @@
 // The quote's arithmetic, in one place so every figure a response shows can be recomputed from
 // the others exactly as documented in openapi/v1.yaml (QuoteVenue, QuoteResponse.edgeBps).
-import { Decimal, ZERO, ceil10, divFloor, divFloor10, floor10, toWire } from './decimal.js';
+import { Decimal, ZERO, ceil10, divFloor10, floor10, smallQuotient, toWire } from './decimal.js';
 import type { Token } from './tokens.js';
 import type { VenueFeeQuote, VenueQuote } from './venue.js';
 import type { QuoteVenue } from './wire.js';
@@ -25,12 +25,12 @@ export function netAfterFee(amount: Decimal, gross: Decimal, fee: VenueFeeQuote 
  */
 export function feeCostBps(gross: Decimal, net: Decimal): number {
   if (gross.isZero() || net.eq(gross)) return 0;
-  return gross.minus(net).times(TWENTY_THOUSAND).plus(gross).divToInt(gross.plus(gross)).toNumber();
+  return smallQuotient(gross.minus(net).times(TWENTY_THOUSAND).plus(gross), gross.plus(gross));
 }
 
 /** Edge of the best over the next, floor(10000 × (best - next) / next). */
 export function edgeBps(best: Decimal, next: Decimal): number {
-  return divFloor(best.minus(next).times(TEN_THOUSAND), next).toNumber();
+  return smallQuotient(best.minus(next).times(TEN_THOUSAND), next);
 }
 
 export function constantProductOut(reserveIn: Decimal, reserveOut: Decimal, amountIn: Decimal): Decimal {

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { Decimal as DecimalJs } from 'decimal.js';
 import fc from 'fast-check';
 import t from 'tap';
-import { dec, type Decimal } from '../core/decimal.js';
+import { dec, smallQuotient, type Decimal } from '../core/decimal.js';
 import { rank } from '../core/quote-engine.js';
 import {
   constantProductOut,
@@ -462,4 +462,25 @@ t.test('the Decimal constructor holds its properties in V8 fast mode (decimal.js
   const probe = `import(${JSON.stringify(moduleUrl)}).then(({ Decimal }) => console.log(%HasFastProperties(Decimal)))`;
   const out = execFileSync(process.execPath, ['--allow-natives-syntax', '-e', probe], { encoding: 'utf8' });
   t.equal(out.trim(), 'true');
+});
+
+t.test('smallQuotient: exactly floor(a / b), as decimal.js\'s own long division gives it, for any a >= 0 and b > 0', async (t) => {
+  const positive = (digits: number, intDigits: number) => arbDecimal(digits, intDigits).filter((x) => x !== '0');
+  const expected = (a: string, b: string) => new X(a).divToInt(new X(b)).toNumber();
+  // Wide operands (quotients far past the proposal range, so the long division answers too),
+  // bps-shaped ones, and exact multiples, where a proposal is most likely to be one off.
+  check(t, fc.property(arbDecimal(10, 20), positive(10, 20), (a, b) => smallQuotient(dec(a), dec(b)) === expected(a, b)), { numRuns: 2000 });
+  check(t, fc.property(arbDecimal(10, 6), positive(10, 4), (a, b) => smallQuotient(dec(a), dec(b)) === expected(a, b)), { numRuns: 2000 });
+  check(
+    t,
+    fc.property(fc.integer({ min: 1, max: 20_000 }), positive(10, 4), (q, b) => {
+      const a = new X(b).times(q);
+      const justUnder = a.minus('1e-10').toFixed();
+      return smallQuotient(dec(a.toFixed()), dec(b)) === q && smallQuotient(dec(justUnder), dec(b)) === q - 1;
+    }),
+    { numRuns: 2000 },
+  );
+  t.equal(smallQuotient(dec('0'), dec('7')), 0);
+  t.equal(smallQuotient(dec('29999.9999999999'), dec('1')), 29999);
+  t.equal(smallQuotient(dec('1000000000000'), dec('3')), 333_333_333_333, 'past the proposal range: the long division');
 });
