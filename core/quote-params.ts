@@ -2,8 +2,7 @@
 // express (known tokens, distinct tokens, amount range, fee params together).
 import { Decimal, type Decimal as D } from './decimal.js';
 import { badRequest, DomainError } from './errors.js';
-import type { QuoteRequest } from './quote-engine.js';
-import { quoteCacheKey } from './quote-service.js';
+import { quoteCacheKey, type KeyedQuoteRequest } from './quote-service.js';
 import { resolvePair } from './tokens.js';
 import type { GetQuoteQuery } from './wire.js';
 
@@ -15,10 +14,7 @@ export interface IntegratorFeeParams {
   readonly recipient: string;
 }
 
-export interface QuoteParams {
-  readonly request: QuoteRequest;
-  /** quoteCacheKey(request). */
-  readonly cacheKey: string;
+export interface QuoteParams extends KeyedQuoteRequest {
   readonly slippageBps: number;
   readonly ref: string | null;
   readonly integratorFee: IntegratorFeeParams | null;

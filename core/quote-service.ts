@@ -19,6 +19,13 @@ export interface BaseQuote {
 export const quoteCacheKey = (request: QuoteRequest): string =>
   `${request.give.symbol}|${request.want.symbol}|${toWire(request.amount)}`;
 
+/** A request with its cache key, made together (parseQuoteParams) so they cannot disagree. */
+export interface KeyedQuoteRequest {
+  readonly request: QuoteRequest;
+  /** quoteCacheKey(request). */
+  readonly cacheKey: string;
+}
+
 export class QuoteService {
   // Entries hold the JSON text, not the response object: one string is one object for the
   // garbage collector where a response is dozens, and at the 10,000-entry cap, with every miss
@@ -31,10 +38,9 @@ export class QuoteService {
 
   /**
    * The base quote for `request`: at once when it is cached and computed (the hot path takes no
-   * promise), otherwise once the computation this call started or joined settles. `key` is
-   * quoteCacheKey(request), passed by a caller that already holds it.
+   * promise), otherwise once the computation this call started or joined settles.
    */
-  baseQuote(request: QuoteRequest, key: string = quoteCacheKey(request)): BaseQuote | Promise<BaseQuote> {
+  baseQuote({ request, cacheKey: key }: KeyedQuoteRequest): BaseQuote | Promise<BaseQuote> {
     const ready = this.cache.peek(key);
     if (ready) return { json: ready.value, cached: true };
     const { value, hit } = this.cache.get(key, () => quoteAcrossVenues(request, this.options).then((r) => JSON.stringify(r)));

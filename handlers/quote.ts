@@ -23,7 +23,7 @@ export function quoteHandler(quotes: QuoteService): OperationHandler<GetQuoteQue
         annotate({ quoteCache: cached ? 'hit' : 'miss' });
         return { status: 200, headers: KEYLESS_HEADERS, body: json };
       };
-      const base = quotes.baseQuote(params.request, params.cacheKey);
+      const base = quotes.baseQuote(params);
       return base instanceof Promise ? base.then(respond) : respond(base);
     },
   };

@@ -11,11 +11,13 @@ t.test('each request logs one pino JSON line with method, route, status and late
   const app = await testApp();
   t.teardown(app.close);
   await app.server.inject('/api/quote?from=CC&to=USDCx&amount=1');
+  await app.server.inject('/api/quote?from=CC&to=USDCx&amount=1');
   await app.server.inject('/does-not-exist');
   const lines = app.logs().filter((l) => l.msg === 'request completed');
-  t.equal(lines.length, 2);
+  t.equal(lines.length, 3);
   t.match(lines[0], { method: 'GET', route: '/api/quote', status: 200, latencyMs: Number, quoteCache: 'miss' });
-  t.match(lines[1], { method: 'GET', route: '(none)', status: 404 });
+  t.match(lines[1], { method: 'GET', route: '/api/quote', status: 200, latencyMs: Number, quoteCache: 'hit' }, 'a cached quote, answered without a promise, logs the same line');
+  t.match(lines[2], { method: 'GET', route: '(none)', status: 404 });
 });
 
 t.test('no API key or party id reaches the logs, from headers, query strings or bodies', async (t) => {
