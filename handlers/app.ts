@@ -50,7 +50,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   const server = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    logController: new AccessLog(),
+    logController: new AccessLog(logger),
     // Requests log through the root logger: a pino child per request costs more than the line.
     // The access-log line carries the request id itself.
     childLoggerFactory: (logger) => logger,

@@ -1,13 +1,14 @@
 // What a handler is: read the validated request, call one core function, shape the response.
 import type { Partner } from '../core/keys.js';
+import type { AccessLogFields } from './http/access-log.js';
 
 export interface OperationContext<Query = unknown, Body = unknown> {
   /** Schema-valid once `handle` runs; raw in `guard`. */
   readonly query: Query;
   readonly body: Body;
   readonly partner: Partner | null;
-  /** Adds fields to this request's log line (never a secret or a party id). */
-  annotate(fields: Record<string, string | number | boolean>): void;
+  /** Adds fields to this request's access-log line. */
+  annotate(fields: AccessLogFields): void;
 }
 
 export interface OperationResult {

@@ -1,7 +1,9 @@
 // Logs are pino JSON lines; request lines carry method, route, status and latency; no secret, API
 // key or party id ever reaches a line.
+import pino from 'pino';
 import t from 'tap';
-import { LineBatch } from '../handlers/logger.js';
+import { directLineWriter, jsonString, REQUEST_COMPLETED } from '../handlers/http/access-log.js';
+import { createLogger, LineBatch } from '../handlers/logger.js';
 import { testApp } from './helpers/app.js';
 
 const PARTY = 'alice::1220bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
@@ -70,4 +72,63 @@ t.test('stdout log lines are gathered and handed on whole, in order, in batches 
   t.equal(written.join(''), Array.from({ length: 7 }, (_, i) => line(i)).join(''), 'every line, once, in order');
   batch.flush();
   t.equal(written.length, 3, 'an empty flush writes nothing');
+});
+
+/** A logger on an in-memory sink, and the lines it has written with their times made equal. */
+function captured(options: pino.LoggerOptions | null = null) {
+  const lines: string[] = [];
+  const sink = { write: (line: string) => void lines.push(line) };
+  const logger = options ? pino(options, sink) : createLogger('info', sink);
+  return { logger, lines: () => lines.map((l) => l.replace(/"time":\d+/, '"time":0')) };
+}
+
+t.test('the access-log line is the line pino writes for the same fields, byte for byte', async (t) => {
+  const samples = [
+    { reqId: 'req-1', method: 'GET', route: '/api/quote', status: 200, latencyMs: 0.123, quoteCache: 'hit' },
+    { reqId: 'req-2', method: 'GET', route: '(none)', status: 404, latencyMs: 12 },
+    { reqId: 'a"b\\c', method: 'GET', route: '/x', status: 400, latencyMs: 0, ref: 'caf\u00e9 \u2603 \u0001 \ud800 "q"' },
+  ];
+  const direct = captured();
+  const write = directLineWriter(direct.logger);
+  if (!write) return t.fail('the service logger takes the direct path');
+  const viaPino = captured();
+  for (const { reqId, method, route, status, latencyMs, ...annotated } of samples) {
+    const extra = Object.entries(annotated).map(([k, v]) => `,"${k}":${jsonString(v)}`).join('');
+    write(`,"reqId":${jsonString(reqId)},"method":${jsonString(method)},"route":${jsonString(route)},"status":${status},"latencyMs":${latencyMs}${extra}`);
+    viaPino.logger.info({ reqId, method, route, status, latencyMs, ...annotated }, REQUEST_COMPLETED);
+  }
+  t.same(direct.lines(), viaPino.lines());
+  t.equal(direct.lines().length, samples.length);
+});
+
+t.test('a served request logs the line pino would have written for it', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  await app.server.inject('/api/quote?from=CC&to=USDCx&amount=1&ref=partner-site');
+  const raw = app.rawLogs().split('\n').find((l) => l.includes(REQUEST_COMPLETED))!;
+  const { level: _level, time: _time, pid: _pid, hostname: _hostname, service: _service, msg: _msg, ...fields } = JSON.parse(raw) as Record<string, unknown>;
+  t.match(fields, { route: '/api/quote', status: 200, ref: 'partner-site', quoteCache: 'miss' });
+  const viaPino = captured();
+  viaPino.logger.info(fields, REQUEST_COMPLETED);
+  t.equal(raw.replace(/"time":\d+/, '"time":0') + '\n', viaPino.lines()[0]);
+});
+
+t.test('the access-log line is written only while info is enabled', async (t) => {
+  const { logger, lines } = captured();
+  const write = directLineWriter(logger)!;
+  logger.level = 'warn';
+  write(',"status":200');
+  t.equal(lines().length, 0, 'nothing at warn');
+  logger.level = 'info';
+  write(',"status":200');
+  t.equal(lines().length, 1);
+});
+
+t.test('a logger that reshapes its lines gets its access-log line from pino itself', async (t) => {
+  t.equal(directLineWriter(captured({ mixin: () => ({ extra: 1 }) }).logger), null, 'a mixin');
+  t.equal(directLineWriter(captured({ formatters: { log: (o) => o } }).logger), null, 'a log formatter');
+  t.equal(directLineWriter(captured({ msgPrefix: '[x] ' }).logger), null, 'a message prefix');
+  t.equal(directLineWriter(captured({ hooks: { streamWrite: (s) => s } }).logger), null, 'a stream-write hook');
+  t.equal(directLineWriter(pino({}, pino.multistream([{ stream: { write: () => undefined } }]))), null, 'a stream that routes by level');
+  t.not(directLineWriter(captured({}).logger), null, 'a plain pino logger takes the direct path');
 });
