@@ -38,8 +38,12 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
 
 /** How often buffered log lines are written out at the latest. */
 const LOG_FLUSH_INTERVAL_MS = 1000;
-/** Characters of log lines gathered before they are handed on in one write. */
-const LOG_BATCH_CHARS = 4096;
+/**
+ * Characters of log lines gathered before they are handed on in one write. Each write costs a
+ * hand-off to libuv's thread pool and a copy and a scan of the batch: per cached quote, writing
+ * its access-log line cost ~5,500 instructions in 4 KiB batches and ~3,600 in 16 KiB ones.
+ */
+const LOG_BATCH_CHARS = 16 * 1024;
 
 /**
  * Gathers whole log lines and hands them to `out` in batches. SonicBoom, pino's destination,
@@ -74,7 +78,7 @@ export class LineBatch implements DestinationStream {
 /**
  * A logger on `destination`, or on stdout through an asynchronous buffer: a synchronous write
  * syscall per access-log line would cost a cached quote a sixth of its time. Lines are written
- * when 4 KiB accumulate, at least every second, and on exit.
+ * when 16 KiB accumulate, at least every second, and on exit.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   if (destination) return pino(loggerOptions(level), destination);

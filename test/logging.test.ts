@@ -61,7 +61,7 @@ t.test('pino redaction censors keys and parties passed to a log call', async (t)
   t.match(line, { takerParty: '[redacted]', party: '[redacted]', apiKey: '[redacted]', query: { party: '[redacted]' } });
 });
 
-t.test('stdout log lines are gathered and handed on whole, in order, in batches of about 4 KiB; flush() hands on the rest', async (t) => {
+t.test('stdout log lines are gathered and handed on whole, in order, in batches of a set size; flush() hands on the rest', async (t) => {
   const written: string[] = [];
   const batch = new LineBatch({ write: (chunk: string) => written.push(chunk) }, 100);
   const line = (i: number) => `{"n":${i},"pad":"${'x'.repeat(30)}"}\n`;
