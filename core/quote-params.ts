@@ -50,25 +50,20 @@ export function parseQuoteParams(query: GetQuoteQuery): QuoteParams {
   };
 }
 
-/** Distinct queries remembered by memoizedQuoteParams; the memo starts over when full. */
-const PARSED_QUERIES_MAX = 10_000;
-
 /**
- * parseQuoteParams, remembered per distinct query: a repeated query (a cached quote, the hot
- * path) skips token resolution, decimal parsing and key normalisation. Only queries that parse
- * are remembered, and the parameters are immutable, so callers share them safely.
+ * parseQuoteParams, remembered per query object: the HTTP edge hands a repeated query (a cached
+ * quote, the hot path) over as the very same frozen object, so it skips token resolution, decimal
+ * parsing and key normalisation. Any other object is parsed afresh, so an equal query that comes as
+ * a new object still gets equal parameters. Entries go with their query objects; only queries that
+ * parse are remembered, and the parameters are immutable, so callers share them safely.
  */
 export function memoizedQuoteParams(): (query: GetQuoteQuery) => QuoteParams {
-  const memo = new Map<string, QuoteParams>();
+  const memo = new WeakMap<GetQuoteQuery, QuoteParams>();
   return (query) => {
-    const key = `${query.from}\n${query.to}\n${query.amount}\n${query.slippageBps ?? ''}\n${query.ref ?? ''}\n${query.feeBps ?? ''}\n${query.feeRecipient ?? ''}`;
-    let params = memo.get(key);
+    let params = memo.get(query);
     if (params === undefined) {
       params = parseQuoteParams(query);
-      // Clearing, not evicting one by one: a Map emptied from the front keeps its deleted slots
-      // until it rehashes, and every lookup of the oldest key steps over them.
-      if (memo.size >= PARSED_QUERIES_MAX) memo.clear();
-      memo.set(key, params);
+      memo.set(query, params);
     }
     return params;
   };

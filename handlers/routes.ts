@@ -11,6 +11,7 @@ import type { KeyVerifier, Partner } from '../core/keys.js';
 import { DomainError } from '../core/errors.js';
 import { presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
 import { errorReply, sendError } from './http/error-reply.js';
+import { ValidatedQueries, type Query } from './http/validated-queries.js';
 import { validationError } from './http/validation-error.js';
 import { NOT_IMPLEMENTED, type HandlerMap, type OperationContext, type OperationHandler, type OperationResult } from './operation.js';
 
@@ -86,9 +87,11 @@ function operationRoute(
   // Not async: a cached keyless quote is answered within this call, with no promise to settle,
   // and returns undefined; fastify sends a synchronous throw, or a rejected promise returned on
   // the slower paths, to the error handler.
+  const queries = validateQuery && new ValidatedQueries(validateQuery);
   const run = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): Promise<void> | undefined => {
-    const context: OperationContext<Record<string, unknown>, unknown> = {
-      query: request.query as Record<string, unknown>,
+    // Guards read the query as sent; the handler gets it validated (and coerced).
+    const context: { -readonly [K in keyof OperationContext<Query>]: OperationContext<Query>[K] } = {
+      query: request.query as Query,
       body: request.body,
       partner,
       annotate: (fields) => {
@@ -96,7 +99,7 @@ function operationRoute(
       },
     };
     handler.guard?.(context);
-    if (validateQuery && !validateQuery(context.query)) throw validationError(validateQuery.errors, 'query');
+    if (queries) context.query = queries.get(request.url, request.query as Record<string, unknown>);
     if (validateBody && !validateBody(context.body)) throw validationError(validateBody.errors, 'body');
     const result = handler.handle(context as OperationContext<never, never>);
     if (result instanceof Promise) return result.then((r) => send(reply, r));

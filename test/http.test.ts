@@ -2,7 +2,10 @@
 // version and build headers, and never leaks a stack or a framework message.
 import { readFileSync } from 'node:fs';
 import t from 'tap';
+import type { ValidateFunction } from 'ajv';
 import type { KeyVerifier } from '../core/keys.js';
+import { getQuote } from '../generated/query-validators.js';
+import { ValidatedQueries } from '../handlers/http/validated-queries.js';
 import { testApp } from './helpers/app.js';
 import { SPEC_PATH } from './helpers/spec.js';
 
@@ -145,4 +148,51 @@ t.test('an error that breaks the error shaping itself still gets the plain 500 i
   t.same(res.json(), { error: 'internal error; nothing was created', code: 'internal', action: 'retry' });
   t.notMatch(res.body, /secret-detail/);
   t.ok(app.logs().find((l) => l.msg === 'error while shaping an error reply'), 'logged server-side');
+});
+
+t.test('a repeated URL\'s query is validated once: later requests share the first, coerced and frozen', async (t) => {
+  let calls = 0;
+  const counted = Object.assign((data: unknown) => {
+    calls += 1;
+    return (getQuote as ValidateFunction)(data);
+  }, { errors: null }) as unknown as ValidateFunction;
+  const queries = new ValidatedQueries(counted);
+  const url = '/api/quote?from=CC&to=USDCx&amount=1&slippageBps=25';
+  const first = queries.get(url, { from: 'CC', to: 'USDCx', amount: '1', slippageBps: '25' });
+  t.equal(first.slippageBps, 25, 'coerced by the schema');
+  t.ok(Object.isFrozen(first), 'frozen, since requests share it');
+  const again = queries.get(url, { from: 'CC', to: 'USDCx', amount: '1', slippageBps: '25' });
+  t.equal(again, first, 'the very same object');
+  t.equal(calls, 1, 'validated once');
+  t.not(queries.get(`${url}&ref=x`, { from: 'CC', to: 'USDCx', amount: '1', slippageBps: '25', ref: 'x' }), first, 'another URL is its own query');
+});
+
+t.test('a query that fails validation is refused every time and never remembered', async (t) => {
+  const queries = new ValidatedQueries(getQuote as ValidateFunction);
+  const url = '/api/quote?from=CC&to=USDCx&amount=1&slippageBps=x';
+  for (let i = 0; i < 2; i++) {
+    t.throws(() => queries.get(url, { from: 'CC', to: 'USDCx', amount: '1', slippageBps: 'x' }), { code: 'bad_request', message: /slippageBps/ });
+  }
+});
+
+t.test('validated queries: past its bound the memo starts over and still answers correctly', async (t) => {
+  const queries = new ValidatedQueries(getQuote as ValidateFunction, 2);
+  const query = (amount: string) => ({ from: 'CC', to: 'USDCx', amount });
+  const first = queries.get('/q?1', query('1'));
+  queries.get('/q?2', query('2'));
+  queries.get('/q?3', query('3'));
+  const again = queries.get('/q?1', query('1'));
+  t.not(again, first, 'forgotten once the memo was full');
+  t.same(again, first, 'and validated to the same query');
+});
+
+t.test('the same URL answers the same through the remembered query, success and failure alike', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  for (const url of ['/api/quote?from=CC&to=USDCx&amount=5&slippageBps=25', '/api/quote?from=CC&to=USDCx&amount=5&slippageBps=9999']) {
+    const first = await app.server.inject(url);
+    const second = await app.server.inject(url);
+    t.equal(second.statusCode, first.statusCode, url);
+    t.equal(second.body, first.body, url);
+  }
 });

@@ -245,24 +245,17 @@ t.test('when the key store cannot be read a keyed request gets 503 key_verificat
   t.equal((await app.server.inject(QUOTE)).statusCode, 200);
 });
 
-t.test('memoizedQuoteParams: a repeated query gets the very same parameters; a query that does not parse is never remembered', async (t) => {
+t.test('memoizedQuoteParams: a repeated query object gets the very same parameters; a query that does not parse is never remembered', async (t) => {
   const parse = memoizedQuoteParams();
-  const query = { from: 'CC', to: 'USDCx', amount: '100.5', ref: 'wallet-x' };
+  const query = Object.freeze({ from: 'CC', to: 'USDCx', amount: '100.5', ref: 'wallet-x' });
   const first = parse(query);
-  t.equal(parse({ ...query }), first, 'the same object for an equal query');
+  t.equal(parse(query), first, 'the same object for the same query object');
   t.equal(first.cacheKey, 'CC|USDCx|100.5');
   t.equal(first.ref, 'wallet-x');
-  t.not(parse({ ...query, ref: 'wallet-y' }), first, 'ref is part of the query remembered');
-  const bad = { from: 'CC', to: 'USDCx', amount: '0' };
+  const copy = parse({ ...query });
+  t.not(copy, first, 'an equal query in a new object is parsed afresh');
+  t.same(copy, first, 'to equal parameters');
+  const bad = Object.freeze({ from: 'CC', to: 'USDCx', amount: '0' });
   t.throws(() => parse(bad), { code: 'bad_request' });
   t.throws(() => parse(bad), { code: 'bad_request' }, 'still refused the second time');
-});
-
-t.test('memoizedQuoteParams: past its bound it starts over and still answers correctly', async (t) => {
-  const parse = memoizedQuoteParams();
-  const first = parse({ from: 'CC', to: 'USDCx', amount: '1' });
-  for (let i = 2; i <= 10_001; i++) parse({ from: 'CC', to: 'USDCx', amount: String(i) });
-  const again = parse({ from: 'CC', to: 'USDCx', amount: '1' });
-  t.not(again, first, 'forgotten once the memo was full');
-  t.same(again, first, 'and parsed to the same parameters');
 });

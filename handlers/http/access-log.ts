@@ -32,10 +32,17 @@ interface LineStream {
   write(line: string): unknown;
 }
 
-// Printable ASCII but '"' and '\': JSON text as it is, between quotes.
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/** Whether `s` is printable ASCII but '"' and '\', so its JSON text is itself between quotes. */
+function isPlain(s: string): boolean {
+  // A loop, not a regular expression: for these few short strings per line it costs a tenth.
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
 
-export const jsonString = (s: string): string => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s));
+export const jsonString = (s: string): string => (isPlain(s) ? `"${s}"` : JSON.stringify(s));
 
 /**
  * The access-log line as `log.info(fields, 'request completed')` writes it, byte for byte, built
