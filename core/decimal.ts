@@ -4,7 +4,13 @@ import { Decimal as DecimalJs } from 'decimal.js';
 
 // 50 significant digits hold every product a quote takes exactly (a 1e9 amount with 10
 // fractional digits times the largest reserve is under 40 digits); more only slows division.
-export const Decimal = DecimalJs.clone({ precision: 50, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -60, toExpPos: 60 });
+// decimal.js's own constructor is configured, not a clone of it: every clone shares the
+// constructor code's type feedback with the default one (which decimal.js calls as it loads), so
+// the `instanceof` at the top of each construction, two per arithmetic operation, saw two
+// constructors and took V8's generic path. Configured alone, a fresh quote takes ~25,000 fewer
+// instructions (valgrind, 20,000 in-process quotes). The service is decimal.js's only user here.
+DecimalJs.set({ precision: 50, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -60, toExpPos: 60 });
+export const Decimal = DecimalJs;
 export type Decimal = DecimalJs;
 
 // decimal.js gives each constructor ~60 static properties by keyed assignment, which leaves V8
