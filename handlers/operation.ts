@@ -19,6 +19,12 @@ export interface OperationResult {
 }
 
 export interface OperationHandler<Query = unknown, Body = unknown> {
+  /**
+   * The operation's validated queries may be kept by URL, so a repeated request skips validation
+   * (handlers/http/validated-queries.ts). Only for queries that hold nothing the service must not
+   * keep beyond the request, such as the party of an outcome query.
+   */
+  readonly rememberQueries?: boolean;
   /** Rules that must answer before schema validation (for example, key-only parameters). */
   guard?(context: OperationContext<Record<string, unknown>, unknown>): void;
   handle(context: OperationContext<Query, Body>): Promise<OperationResult> | OperationResult;

@@ -11,6 +11,9 @@ const KEYLESS_HEADERS = Object.freeze({ 'cache-control': 'public, s-maxage=10', 
 export function quoteHandler(quotes: QuoteService): OperationHandler<GetQuoteQuery> {
   const parseParams = memoizedQuoteParams();
   return {
+    // A quote's query holds tokens, an amount, a ref and an integrator's fee parameters: no secret
+    // and no taker's party, so it may be kept by URL.
+    rememberQueries: true,
     guard({ query, partner }) {
       if (!partner && KEY_ONLY_PARAMS.some((p) => query[p] !== undefined)) {
         throw new DomainError('missing_key', "'feeBps' and 'feeRecipient' require a partner key");

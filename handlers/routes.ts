@@ -87,7 +87,7 @@ function operationRoute(
   // Not async: a cached keyless quote is answered within this call, with no promise to settle,
   // and returns undefined; fastify sends a synchronous throw, or a rejected promise returned on
   // the slower paths, to the error handler.
-  const queries = validateQuery && new ValidatedQueries(validateQuery);
+  const queries = validateQuery && handler.rememberQueries ? new ValidatedQueries(validateQuery) : undefined;
   const run = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): Promise<void> | undefined => {
     // Guards read the query as sent; the handler gets it validated (and coerced).
     const context: { -readonly [K in keyof OperationContext<Query>]: OperationContext<Query>[K] } = {
@@ -100,6 +100,7 @@ function operationRoute(
     };
     handler.guard?.(context);
     if (queries) context.query = queries.get(request.url, request.query as Record<string, unknown>);
+    else if (validateQuery && !validateQuery(context.query)) throw validationError(validateQuery.errors, 'query');
     if (validateBody && !validateBody(context.body)) throw validationError(validateBody.errors, 'body');
     const result = handler.handle(context as OperationContext<never, never>);
     if (result instanceof Promise) return result.then((r) => send(reply, r));

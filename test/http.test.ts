@@ -3,9 +3,15 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import type { ValidateFunction } from 'ajv';
+import Fastify from 'fastify';
+import type { Document } from 'openapi-backend';
+import { parse } from 'yaml';
+import { emptyKeyStore } from '../core/keys.js';
 import type { KeyVerifier } from '../core/keys.js';
 import { getQuote } from '../generated/query-validators.js';
 import { ValidatedQueries } from '../handlers/http/validated-queries.js';
+import { NOT_IMPLEMENTED, type HandlerMap, type OperationHandler } from '../handlers/operation.js';
+import { registerOperations } from '../handlers/routes.js';
 import { testApp } from './helpers/app.js';
 import { SPEC_PATH } from './helpers/spec.js';
 
@@ -195,4 +201,37 @@ t.test('the same URL answers the same through the remembered query, success and 
     t.equal(second.statusCode, first.statusCode, url);
     t.equal(second.body, first.body, url);
   }
+});
+
+t.test('only operations that opt in have their queries kept by URL; the others are validated on every request', async (t) => {
+  const definition = parse(readFileSync(SPEC_PATH, 'utf8')) as Document;
+  const seen: Record<string, unknown[]> = { remembered: [], fresh: [] };
+  const handler = (name: string, rememberQueries: boolean): OperationHandler => ({
+    rememberQueries,
+    handle: ({ query }) => {
+      seen[name]!.push(query);
+      return { status: 200, headers: { 'cache-control': 'no-store' }, body: {} };
+    },
+  });
+  const handlers: HandlerMap = {
+    getQuote: handler('remembered', true),
+    getLiveness: handler('fresh', false),
+    createAppPlan: NOT_IMPLEMENTED,
+    createExecutePlan: NOT_IMPLEMENTED,
+    getOutcome: NOT_IMPLEMENTED,
+    getStatus: NOT_IMPLEMENTED,
+  };
+  const app = Fastify();
+  t.teardown(() => app.close());
+  await registerOperations(app, definition, handlers, emptyKeyStore);
+  for (let i = 0; i < 2; i++) {
+    t.equal((await app.inject('/api/quote?from=CC&to=USDCx&amount=1')).statusCode, 200);
+    t.equal((await app.inject('/api/liveness?venue=tradecraft')).statusCode, 200);
+  }
+  t.equal(seen.remembered![0], seen.remembered![1], 'an opted-in operation gets the same query object');
+  t.not(seen.fresh![0], seen.fresh![1], 'the others get each request\'s own');
+  // This bare app has no error mapping: the validation error surfaces as fastify's own 500.
+  const invalid = await app.inject('/api/liveness?venue=tradecraft&unknown=1');
+  t.match(invalid.json(), { code: 'bad_request', message: "unknown query parameter 'unknown'" }, 'and are still validated');
+  t.equal(seen.fresh!.length, 2, 'an invalid query never reaches the handler');
 });

@@ -2,7 +2,8 @@
 // hot path) skips schema validation and hands its handler the very object it got the first time,
 // so parsing downstream can be remembered by that object too. Sound because validation, and the
 // coercion it applies, depend only on the query text, which the URL holds whole. Validation and
-// the key-building it replaced cost a cached quote ~3,500 of its ~100,000 instructions.
+// the key-building it replaced cost a cached quote ~3,500 of its ~100,000 instructions. URLs are
+// kept, so only operations whose queries may outlive their request opt in (rememberQueries).
 import type { ValidateFunction } from 'ajv';
 import { validationError } from './validation-error.js';
 
