@@ -2,8 +2,7 @@
 // key or party id ever reaches a line.
 import pino from 'pino';
 import t from 'tap';
-import { jsonString } from '../core/json-text.js';
-import { directLineWriter, REQUEST_COMPLETED } from '../handlers/http/access-log.js';
+import { directLineWriter, jsonString, REQUEST_COMPLETED } from '../handlers/http/access-log.js';
 import { createLogger, LineBatch } from '../handlers/logger.js';
 import { testApp } from './helpers/app.js';
 
