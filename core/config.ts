@@ -17,6 +17,17 @@ export interface Config {
   readonly livenessProbeIntervalMs: number;
   readonly trustProxy: boolean;
   readonly shutdownGraceMs: number;
+  /** Where the embedded stores keep their files (the key store: DATA_DIR/keys.json). */
+  readonly dataDir: string;
+  /** Shared state (keys, rate-limit windows, quote cache) in Redis; null for the embedded, in-process default. */
+  readonly redisUrl: string | null;
+  /** While false, every disclosed fee line reads zero and no plan collects a fee. */
+  readonly feeCollectionEnabled: boolean;
+  /** A JSON file of fee schemas and partner overrides (README); null for the built-in default schema. */
+  readonly feeSchemasFile: string | null;
+  readonly rateLimitKeylessPerMinute: number;
+  readonly rateLimitKeyedPerMinute: number;
+  readonly rateLimitFreshQuotesPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -31,12 +42,13 @@ type Env = Readonly<Record<string, string | undefined>>;
 /** `defaults.serviceBuild` is the build's own stamp, used when SERVICE_BUILD is not set. */
 export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serviceBuild: 'dev' }): Config {
   const problems: string[] = [];
-  const read = <T>(name: string, fallback: T, parse: (raw: string) => T | undefined, expected: string): T => {
+  // `secret`: the value may hold a credential (a Redis password), so a problem never shows it.
+  const read = <T>(name: string, fallback: T, parse: (raw: string) => T | undefined, expected: string, secret = false): T => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
     const value = parse(raw.trim());
     if (value === undefined) {
-      problems.push(`${name} must be ${expected} (got ${JSON.stringify(raw)})`);
+      problems.push(`${name} must be ${expected} (got ${secret ? 'a value that is not shown, as it may hold a password' : JSON.stringify(raw)})`);
       return fallback;
     }
     return value;
@@ -46,6 +58,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     const n = Number(raw);
     return n >= min && n <= max ? n : undefined;
   };
+  const boolean = (raw: string) => (raw === 'true' ? true : raw === 'false' ? false : undefined);
   const config: Config = {
     host: read('HOST', '127.0.0.1', (raw) => (/^[A-Za-z0-9.:\-[\]]+$/.test(raw) ? raw : undefined), 'a host name or IP address'),
     port: read('PORT', 8080, int(0, 65535), 'an integer from 0 to 65535'),
@@ -55,8 +68,15 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     quoteCacheTtlMs: read('QUOTE_CACHE_TTL_MS', 10_000, int(1, 60_000), 'an integer from 1 to 60000'),
     quoteCacheMaxEntries: read('QUOTE_CACHE_MAX_ENTRIES', 10_000, int(1, 1_000_000), 'an integer from 1 to 1000000'),
     livenessProbeIntervalMs: read('LIVENESS_PROBE_INTERVAL_MS', 15_000, int(100, 3_600_000), 'an integer from 100 to 3600000'),
-    trustProxy: read('TRUST_PROXY', false, (raw) => (raw === 'true' ? true : raw === 'false' ? false : undefined), '"true" or "false"'),
+    trustProxy: read('TRUST_PROXY', false, boolean, '"true" or "false"'),
     shutdownGraceMs: read('SHUTDOWN_GRACE_MS', 10_000, int(0, 600_000), 'an integer from 0 to 600000'),
+    dataDir: read('DATA_DIR', './data', (raw) => raw, 'a directory path'),
+    redisUrl: read<string | null>('REDIS_URL', null, (raw) => (/^rediss?:\/\/\S+$/.test(raw) ? raw : undefined), 'a redis:// or rediss:// URL', true),
+    feeCollectionEnabled: read('FEE_COLLECTION_ENABLED', false, boolean, '"true" or "false"'),
+    feeSchemasFile: read<string | null>('FEE_SCHEMAS_FILE', null, (raw) => raw, 'a file path'),
+    rateLimitKeylessPerMinute: read('RATE_LIMIT_KEYLESS_PER_MINUTE', 120, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
+    rateLimitKeyedPerMinute: read('RATE_LIMIT_KEYED_PER_MINUTE', 1200, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
+    rateLimitFreshQuotesPerMinute: read('RATE_LIMIT_FRESH_QUOTES_PER_MINUTE', 30, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

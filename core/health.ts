@@ -11,6 +11,8 @@ export interface HealthOptions {
   readonly supportedVenueId: string;
   /** Whether this build serves the plan endpoints. */
   readonly plansServed: boolean;
+  /** The shared state: this process's memory, a shared store that answers, or one that does not. */
+  readonly sharedState: () => 'in-process' | 'shared' | 'unreachable';
 }
 
 export function venueLiveness(query: GetLivenessQuery, options: HealthOptions): Liveness {
@@ -29,14 +31,20 @@ export function statusSummary(options: HealthOptions): StatusSummary {
   const live = venues.filter((v) => v.state === 'live').length;
   const dead = venues.filter((v) => v.state === 'dead').length;
   const supportedLive = options.monitor.stateOf(options.supportedVenueId) === 'live';
-  const state: StatusSummary['state'] =
+  const shared = options.sharedState();
+  const venueState: StatusSummary['state'] =
     live === venues.length ? 'ok' : dead === 0 ? 'starting' : live === 0 ? 'down' : 'degraded';
+  // Without its shared state the service still quotes, but keyed requests get 503 and rate
+  // limits hold per instance only.
+  const state = shared === 'unreachable' && venueState !== 'down' ? 'degraded' : venueState;
   return {
     mode: options.plansServed && supportedLive ? 'live' : 'monitor',
     state,
     components: [
       ...venues.map((v) => ({ component: `venue:${v.venue}`, state: v.state })),
       { component: 'plans', state: options.plansServed ? 'served' : 'not_served' },
+      { component: 'shared-state', state: shared },
+      { component: 'rate-limits', state: shared === 'shared' ? 'shared' : 'per-instance' },
     ],
   };
 }

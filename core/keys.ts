@@ -1,9 +1,49 @@
-// The key-verification port. A presented key either belongs to a partner or is invalid; a store
-// that cannot be read throws KeyStoreUnavailable, never a silent "invalid".
+// Partner keys: the key-store port (where hashed key records live), and the verifier that turns a
+// presented key into its partner. A store that cannot be read throws KeyStoreUnavailable, never a
+// silent "invalid".
+import { hashKey, isWellFormedKey } from './api-key.js';
 
 export interface Partner {
+  /** The key record's id (`key_...`): safe to log, used to attribute traffic and count its window. */
   readonly id: string;
   readonly name: string;
+  /** The fee schema or override (core/fee-schemas.ts) that applies to this partner. */
+  readonly schemaId: string;
+}
+
+export type KeyStatus = 'active' | 'revoked';
+
+/** What is stored of a key: never the key itself. */
+export interface KeyRecord {
+  readonly id: string;
+  /** SHA-256 of the key, hex (core/api-key.ts). */
+  readonly hash: string;
+  readonly name: string;
+  /** ISO 8601. */
+  readonly createdAt: string;
+  readonly status: KeyStatus;
+  /** ISO 8601, null while active. */
+  readonly revokedAt: string | null;
+  readonly schemaId: string;
+}
+
+/** Which record a revocation names: by id, or by the hash of the key itself. */
+export type KeySelector = { readonly id: string } | { readonly hash: string };
+
+export interface KeyStore {
+  /** The record with this key hash, revoked or not, or null. */
+  findByHash(hash: string): Promise<KeyRecord | null>;
+  /** Adds a new record; throws when its id or hash is already stored. */
+  add(record: KeyRecord): Promise<void>;
+  /** Marks the selected record revoked (at `at`) and returns it; null when there is none. Revoking twice keeps the first time. */
+  revoke(selector: KeySelector, at: Date): Promise<KeyRecord | null>;
+  /** Every record, oldest first. */
+  list(): Promise<KeyRecord[]>;
+  close?(): Promise<void>;
+}
+
+export class KeyStoreUnavailable extends Error {
+  override readonly name = 'KeyStoreUnavailable';
 }
 
 export interface KeyVerifier {
@@ -11,14 +51,14 @@ export interface KeyVerifier {
   verify(presentedKey: string): Promise<Partner | null>;
 }
 
-export class KeyStoreUnavailable extends Error {
-  override readonly name = 'KeyStoreUnavailable';
-}
+/** Verifies keys against a store. A malformed key is refused before any lookup. */
+export class PartnerKeys implements KeyVerifier {
+  constructor(private readonly store: KeyStore) {}
 
-/**
- * The embedded default until partner keys can be issued: it holds no keys, so every presented
- * key is invalid and keyless use is unaffected.
- */
-export const emptyKeyStore: KeyVerifier = {
-  verify: async () => null,
-};
+  async verify(presentedKey: string): Promise<Partner | null> {
+    if (!isWellFormedKey(presentedKey)) return null;
+    const record = await this.store.findByHash(hashKey(presentedKey));
+    if (!record || record.status !== 'active') return null;
+    return { id: record.id, name: record.name, schemaId: record.schemaId };
+  }
+}

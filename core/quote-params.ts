@@ -2,6 +2,8 @@
 // express (known tokens, distinct tokens, amount range, fee params together).
 import { Decimal, type Decimal as D } from './decimal.js';
 import { badRequest, DomainError } from './errors.js';
+import { MAX_INTEGRATOR_BPS } from './fee-schemas.js';
+import { isPartyId } from './party.js';
 import { quoteCacheKey, type KeyedQuoteRequest } from './quote-service.js';
 import { resolvePair } from './tokens.js';
 import type { GetQuoteQuery } from './wire.js';
@@ -36,6 +38,27 @@ export function parseIntegratorFee(bps: number | undefined, recipient: string | 
     throw new DomainError('bad_fee_params', "'feeBps' and 'feeRecipient' must be sent together");
   }
   return { bps, recipient };
+}
+
+/**
+ * The fee-parameter rules, on the query as sent (before schema validation, so each answers with
+ * its own code): fee params need a key (missing_key); then both or neither, a feeBps from 0 to 10,
+ * and a party id as recipient (bad_fee_params). A partner's lower cap is checked with its terms.
+ */
+export function checkFeeParams(query: { readonly feeBps?: unknown; readonly feeRecipient?: unknown }, keyed: boolean): void {
+  const { feeBps, feeRecipient } = query;
+  if (feeBps === undefined && feeRecipient === undefined) return;
+  if (!keyed) throw new DomainError('missing_key', "'feeBps' and 'feeRecipient' require a partner key");
+  if (feeBps === undefined || feeRecipient === undefined) {
+    throw new DomainError('bad_fee_params', "'feeBps' and 'feeRecipient' must be sent together");
+  }
+  const bps = typeof feeBps === 'number' ? String(feeBps) : feeBps;
+  if (typeof bps !== 'string' || !/^[0-9]{1,3}$/.test(bps) || Number(bps) > MAX_INTEGRATOR_BPS) {
+    throw new DomainError('bad_fee_params', `'feeBps' must be an integer from 0 to ${MAX_INTEGRATOR_BPS}`);
+  }
+  if (!isPartyId(feeRecipient)) {
+    throw new DomainError('bad_fee_params', "'feeRecipient' must be a ledger party id <hint>::1220<64 lowercase hex digits>");
+  }
 }
 
 export function parseQuoteParams(query: GetQuoteQuery): QuoteParams {

@@ -1,11 +1,17 @@
-// The quote use case: the fee-free base quote, cached per normalised parameter combination.
+// The quote use case: the fee-free base quote, cached per normalised parameter combination. The
+// cache has two levels: this instance's single-flight cache, always, and, when the shared state is
+// shared between instances (Redis), the shared one, so every instance serves the same bytes for a
+// combination within its window.
 import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from './quote-engine.js';
+import type { SharedState } from './shared-state.js';
 import { SingleFlightCache } from './single-flight-cache.js';
 import { toWire } from './decimal.js';
 
 export interface QuoteServiceOptions extends QuoteEngineOptions {
   readonly cacheTtlMs: number;
   readonly cacheMaxEntries: number;
+  /** The cache shared with other instances; omitted for a single instance. */
+  readonly sharedCache?: SharedState;
 }
 
 export interface BaseQuote {
@@ -43,7 +49,30 @@ export class QuoteService {
   baseQuote({ request, cacheKey: key }: KeyedQuoteRequest): BaseQuote | Promise<BaseQuote> {
     const ready = this.cache.peek(key);
     if (ready) return { json: ready.value, cached: true };
-    const { value, hit } = this.cache.get(key, () => quoteAcrossVenues(request, this.options).then((r) => JSON.stringify(r)));
+    const { value, hit } = this.cache.get(key, (expireIn) => this.compute(request, key, expireIn));
     return value.then((json) => ({ json, cached: hit }));
+  }
+
+  /** Whether baseQuote(params) would be answered by this instance's cache, computed or in flight. */
+  isCached({ cacheKey }: KeyedQuoteRequest): boolean {
+    return this.cache.has(cacheKey);
+  }
+
+  private async compute(request: QuoteRequest, key: string, expireIn: (ms: number) => void): Promise<string> {
+    const shared = this.options.sharedCache;
+    if (!shared) return JSON.stringify(await quoteAcrossVenues(request, this.options));
+    const sharedKey = `quote:${key}`;
+    // The shared level is an optimisation: when it cannot be reached, the quote is computed here.
+    const fromShared = async () => {
+      const stored = await shared.get(sharedKey).catch(() => null);
+      if (stored?.ttlMs != null) expireIn(stored.ttlMs);
+      return stored?.value;
+    };
+    const known = await fromShared();
+    if (known !== undefined) return known;
+    const json = JSON.stringify(await quoteAcrossVenues(request, this.options));
+    const stored = await shared.setIfAbsent(sharedKey, json, this.options.cacheTtlMs).catch(() => true);
+    // Another instance stored its body first: serve that one, so all instances agree byte for byte.
+    return stored ? json : ((await fromShared()) ?? json);
   }
 }

@@ -1,11 +1,18 @@
-// Wires the core from configuration: the embedded defaults, with any port replaced by an override
-// (tests, and later the real adapters).
+// Wires the core from configuration: the embedded defaults (in-process shared state, keys in a file
+// under DATA_DIR), or Redis for the shared state and keys when REDIS_URL is set; any port can be
+// replaced by an override (tests).
 import type { Config } from './config.js';
-import { emptyKeyStore, type KeyVerifier } from './keys.js';
+import { loadFeeSchemas } from './fee-schemas.js';
+import { openKeyStore } from './key-store.js';
+import { PartnerKeys, type KeyStore, type KeyVerifier } from './keys.js';
 import { LivenessMonitor } from './liveness.js';
 import type { HealthOptions } from './health.js';
+import { PartnerQuotes } from './partner-quote.js';
 import { QuoteService } from './quote-service.js';
+import { RateWindows, SharedStateHealth } from './rate-windows.js';
 import { createSandboxVenues } from './sandbox/market.js';
+import { InProcessSharedState, type SharedState } from './shared-state.js';
+import { RedisSharedState } from './shared-state-redis.js';
 import type { Venue } from './venue.js';
 
 /** The v1 execution venue. */
@@ -14,23 +21,38 @@ export const SUPPORTED_VENUE_ID = 'tradecraft';
 /** Core's view of a logger: pino-compatible, and nothing else of it. */
 export interface CoreLog {
   warn(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
 }
 
 export interface CoreOverrides {
   readonly venues?: readonly Venue[];
+  readonly sharedState?: SharedState;
+  readonly keyStore?: KeyStore;
   readonly keys?: KeyVerifier;
   readonly now?: () => Date;
 }
 
 export interface CoreServices {
   readonly quotes: QuoteService;
+  readonly partnerQuotes: PartnerQuotes;
   readonly monitor: LivenessMonitor;
   readonly health: HealthOptions;
   readonly keys: KeyVerifier;
+  readonly rateWindows: RateWindows;
+  /** Releases what the services hold open (the Redis connection). */
+  close(): Promise<void>;
 }
 
 export function createServices(config: Config, log: CoreLog, overrides: CoreOverrides = {}): CoreServices {
+  const schemas = loadFeeSchemas(config);
   const venues = overrides.venues ?? createSandboxVenues();
+  const sharedHealth = new SharedStateHealth(overrides.sharedState?.shared ?? config.redisUrl !== null, log);
+  const sharedState =
+    overrides.sharedState ??
+    (config.redisUrl === null
+      ? new InProcessSharedState()
+      : new RedisSharedState(config.redisUrl, { onConnectionChange: (up, err) => (up ? sharedHealth.up() : sharedHealth.down(err)) }));
+  const keyStore = overrides.keyStore ?? openKeyStore(config, sharedState);
   const monitor = new LivenessMonitor(venues, {
     intervalMs: config.livenessProbeIntervalMs,
     probeTimeoutMs: config.venueTimeoutMs,
@@ -41,6 +63,7 @@ export function createServices(config: Config, log: CoreLog, overrides: CoreOver
     venueTimeoutMs: config.venueTimeoutMs,
     cacheTtlMs: config.quoteCacheTtlMs,
     cacheMaxEntries: config.quoteCacheMaxEntries,
+    sharedCache: sharedState.shared ? sharedState : undefined,
     isVenueDown: (venueId) => monitor.isDown(venueId),
     onVenueError: (venueId, err) => log.warn({ venueId, err }, 'venue quote failed'),
     now: overrides.now ?? (() => new Date()),
@@ -50,6 +73,18 @@ export function createServices(config: Config, log: CoreLog, overrides: CoreOver
     venueIds: venues.map((v) => v.id),
     supportedVenueId: SUPPORTED_VENUE_ID,
     plansServed: false,
+    sharedState: () => sharedHealth.state,
   };
-  return { quotes, monitor, health, keys: overrides.keys ?? emptyKeyStore };
+  return {
+    quotes,
+    partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled),
+    monitor,
+    health,
+    keys: overrides.keys ?? new PartnerKeys(keyStore),
+    rateWindows: new RateWindows(sharedState, sharedHealth),
+    close: async () => {
+      await keyStore.close?.();
+      await sharedState.close();
+    },
+  };
 }

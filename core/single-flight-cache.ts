@@ -9,7 +9,7 @@ export interface CacheLookup<V> {
 
 interface Entry<V> {
   readonly key: string;
-  readonly expiresAt: number;
+  expiresAt: number;
   readonly value: Promise<V>;
   /** The value once computed: a hit on a computed entry needs no promise. */
   settled?: { readonly value: V };
@@ -38,12 +38,26 @@ export class SingleFlightCache<V> {
     return entry && entry.expiresAt > this.now() ? entry.settled : undefined;
   }
 
-  get(key: string, compute: () => Promise<V>): CacheLookup<V> {
+  /** Whether `key` is cached and unexpired, computed or in flight: a get() would not compute. */
+  has(key: string): boolean {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.expiresAt > this.now();
+  }
+
+  /**
+   * The value for `key`, computed by `compute` unless it is cached or in flight. `compute` may
+   * shorten its entry's life with `expireIn`: a value taken from a cache shared with other
+   * instances expires when it does there.
+   */
+  get(key: string, compute: (expireIn: (ms: number) => void) => Promise<V>): CacheLookup<V> {
     const t = this.now();
     const entry = this.entries.get(key);
     if (entry && entry.expiresAt > t) return { value: entry.value, hit: true };
-    const value = compute();
-    const fresh: Entry<V> = { key, expiresAt: t + this.ttlMs, value };
+    let fresh: Entry<V> | undefined;
+    const value = compute((ms) => {
+      if (fresh) fresh.expiresAt = Math.min(fresh.expiresAt, this.now() + ms);
+    });
+    fresh = { key, expiresAt: t + this.ttlMs, value };
     this.entries.set(key, fresh);
     this.queue.push(fresh);
     value.then(

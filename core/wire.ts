@@ -4,6 +4,8 @@ import type { components, operations } from '../generated/types.js';
 type Schemas = components['schemas'];
 export type QuoteResponse = Schemas['QuoteResponse'];
 export type QuoteVenue = Schemas['QuoteVenue'];
+export type ClientFees = Schemas['ClientFees'];
+export type AppliedSchema = Schemas['AppliedSchema'];
 export type RejectionCode = Schemas['RejectionCode'];
 export type Liveness = Schemas['Liveness'];
 export type LivenessState = Liveness['state'];

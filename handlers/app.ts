@@ -11,6 +11,7 @@ import type { Config } from '../core/config.js';
 import { createServices, type CoreOverrides, type CoreServices } from '../core/services.js';
 import { AccessLog } from './http/access-log.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
+import { registerRateLimits } from './http/rate-limits.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
 import { registerOperations } from './routes.js';
@@ -87,13 +88,21 @@ export async function buildApp(options: AppOptions): Promise<App> {
   server.get('/openapi/v1.yaml', async (_request, reply) =>
     reply.type('application/yaml; charset=utf-8').header('cache-control', 'public, max-age=300').send(specText),
   );
-  await registerOperations(server, definition, createHandlers(core), core.keys);
+  const limits = await registerRateLimits(server, core.rateWindows, {
+    keylessPerMinute: config.rateLimitKeylessPerMinute,
+    keyedPerMinute: config.rateLimitKeyedPerMinute,
+    freshQuotesPerMinute: config.rateLimitFreshQuotesPerMinute,
+  });
+  await registerOperations(server, definition, createHandlers(core), { keys: core.keys, limits });
 
   if (options.probes !== false) {
     server.addHook('onReady', async () => {
       void core.monitor.start();
     });
   }
-  server.addHook('onClose', async () => core.monitor.stop());
+  server.addHook('onClose', async () => {
+    core.monitor.stop();
+    await core.close();
+  });
   return { server, core };
 }

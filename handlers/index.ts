@@ -7,7 +7,7 @@ import { quoteHandler } from './quote.js';
 
 export function createHandlers(core: CoreServices): HandlerMap {
   return {
-    getQuote: quoteHandler(core.quotes),
+    getQuote: quoteHandler(core.quotes, core.partnerQuotes),
     createAppPlan: NOT_IMPLEMENTED,
     createExecutePlan: NOT_IMPLEMENTED,
     getOutcome: NOT_IMPLEMENTED,

@@ -1,6 +1,7 @@
 // The entry point: read the config, listen, and shut down gracefully on SIGINT/SIGTERM.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { buildApp, repoRoot } from './app.js';
 
@@ -14,16 +15,21 @@ function buildStamp(): string {
   }
 }
 
-let config: Config;
-try {
-  config = loadConfig(process.env, { serviceBuild: buildStamp() });
-} catch (err) {
+/** Stops start-up on bad configuration (the environment, or a file it names) with its message. */
+function configFailure(err: unknown): never {
   if (!(err instanceof ConfigError)) throw err;
   console.error(`bestex: ${err.message}\nSee the configuration table in README.md.`);
   process.exit(1);
 }
 
-const { server } = await buildApp({ config });
+let config: Config;
+let server: FastifyInstance;
+try {
+  config = loadConfig(process.env, { serviceBuild: buildStamp() });
+  ({ server } = await buildApp({ config }));
+} catch (err) {
+  configFailure(err);
+}
 try {
   await server.listen({ host: config.host, port: config.port });
 } catch (err) {

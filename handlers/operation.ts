@@ -9,6 +9,8 @@ export interface OperationContext<Query = unknown, Body = unknown> {
   readonly partner: Partner | null;
   /** Adds fields to this request's access-log line. */
   annotate(fields: AccessLogFields): void;
+  /** Counts a keyless fresh quote (a cache miss) in its caller's budget; rejects with rate_limited over it. */
+  spendFreshQuote(): Promise<void>;
 }
 
 export interface OperationResult {

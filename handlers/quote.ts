@@ -1,31 +1,38 @@
-import { DomainError } from '../core/errors.js';
-import { memoizedQuoteParams } from '../core/quote-params.js';
+import type { PartnerQuotes } from '../core/partner-quote.js';
+import { checkFeeParams, memoizedQuoteParams } from '../core/quote-params.js';
 import type { BaseQuote, QuoteService } from '../core/quote-service.js';
 import type { GetQuoteQuery } from '../core/wire.js';
 import { JSON_TEXT, type OperationHandler, type OperationResult } from './operation.js';
 
-const KEY_ONLY_PARAMS = ['feeBps', 'feeRecipient'] as const;
 // One frozen header set for every keyless quote: the hot path builds no header object.
 const KEYLESS_HEADERS = Object.freeze({ 'cache-control': 'public, s-maxage=10', 'content-type': JSON_TEXT });
+// A keyed body holds one partner's fee lines: no shared cache may keep it.
+const KEYED_HEADERS = Object.freeze({ 'cache-control': 'private, no-store' });
 
-export function quoteHandler(quotes: QuoteService): OperationHandler<GetQuoteQuery> {
+export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes): OperationHandler<GetQuoteQuery> {
   const parseParams = memoizedQuoteParams();
   return {
     // A quote's query holds tokens, an amount, a ref and an integrator's fee parameters: no secret
     // and no taker's party, so it may be kept by URL.
     rememberQueries: true,
     guard({ query, partner }) {
-      if (!partner && KEY_ONLY_PARAMS.some((p) => query[p] !== undefined)) {
-        throw new DomainError('missing_key', "'feeBps' and 'feeRecipient' require a partner key");
-      }
+      checkFeeParams(query, partner !== null);
     },
-    handle({ query, annotate }) {
+    handle({ query, partner, annotate, spendFreshQuote }) {
       const params = parseParams(query);
       if (params.ref !== null) annotate({ ref: params.ref });
+      if (partner) {
+        return partnerQuotes.quote(params, partner).then(({ body, cached }): OperationResult => {
+          annotate({ quoteCache: cached ? 'hit' : 'miss' });
+          return { status: 200, headers: KEYED_HEADERS, body };
+        });
+      }
       const respond = ({ json, cached }: BaseQuote): OperationResult => {
         annotate({ quoteCache: cached ? 'hit' : 'miss' });
         return { status: 200, headers: KEYLESS_HEADERS, body: json };
       };
+      // A keyless quote this instance would have to compute draws on its caller's fresh budget first.
+      if (!quotes.isCached(params)) return spendFreshQuote().then(() => Promise.resolve(quotes.baseQuote(params)).then(respond));
       const base = quotes.baseQuote(params);
       return base instanceof Promise ? base.then(respond) : respond(base);
     },

@@ -11,6 +11,7 @@ import type { KeyVerifier, Partner } from '../core/keys.js';
 import { DomainError } from '../core/errors.js';
 import { presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
 import { errorReply, sendError } from './http/error-reply.js';
+import type { RateLimiter } from './http/rate-limits.js';
 import { ValidatedQueries, type Query } from './http/validated-queries.js';
 import { validationError } from './http/validation-error.js';
 import { NOT_IMPLEMENTED, type HandlerMap, type OperationContext, type OperationHandler, type OperationResult } from './operation.js';
@@ -26,12 +27,13 @@ function keyRequirement(security: ReadonlyArray<Record<string, unknown>> | undef
   return security.some((s) => Object.keys(s).length === 0) ? 'optional' : 'required';
 }
 
-export async function registerOperations(
-  app: FastifyInstance,
-  definition: Document,
-  handlers: HandlerMap,
-  keys: KeyVerifier,
-): Promise<void> {
+/** What every operation route checks before its handler: the caller's key, and its rate limits. */
+export interface Gatekeeping {
+  readonly keys: KeyVerifier;
+  readonly limits: RateLimiter;
+}
+
+export async function registerOperations(app: FastifyInstance, definition: Document, handlers: HandlerMap, gates: Gatekeeping): Promise<void> {
   const api = new OpenAPIBackend({ definition, quick: true, validate: false, strict: true });
   await api.init();
   for (const [operationId, handler] of Object.entries(handlers)) {
@@ -44,7 +46,9 @@ export async function registerOperations(
         : operationRoute(
             handler,
             keyRequirement(operation.security ?? definition.security),
-            keys,
+            // An operation is rate-limited exactly when the contract documents a 429 for it.
+            operation.responses?.['429'] !== undefined,
+            gates,
             validators(queryValidators, operationId),
             validators(bodyValidators, operationId),
           ),
@@ -80,13 +84,13 @@ function notImplemented(operationId: string): RouteHandler {
 function operationRoute(
   handler: OperationHandler<never, never>,
   requirement: KeyRequirement,
-  keys: KeyVerifier,
+  rateLimited: boolean,
+  { keys, limits }: Gatekeeping,
   validateQuery: ValidateFunction | undefined,
   validateBody: ValidateFunction | undefined,
 ): RouteHandler {
-  // Not async: a cached keyless quote is answered within this call, with no promise to settle,
-  // and returns undefined; fastify sends a synchronous throw, or a rejected promise returned on
-  // the slower paths, to the error handler.
+  // Not async: fastify sends a synchronous throw, or a rejected promise returned on the slower
+  // paths, to the error handler.
   const queries = validateQuery && handler.rememberQueries ? new ValidatedQueries(validateQuery) : undefined;
   const run = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): Promise<void> | undefined => {
     // Guards read the query as sent; the handler gets it validated (and coerced).
@@ -97,6 +101,7 @@ function operationRoute(
       annotate: (fields) => {
         Object.assign((request.logFields ??= {}), fields);
       },
+      spendFreshQuote: () => limits.spendFreshQuote(request, reply),
     };
     handler.guard?.(context);
     if (queries) context.query = queries.get(request.url, request.query as Record<string, unknown>);
@@ -107,11 +112,18 @@ function operationRoute(
     send(reply, result);
     return undefined;
   };
+  // The key is verified first, so a keyed caller is counted in its key's window and an invalid
+  // key is refused without touching any window.
+  const admitted = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) =>
+    rateLimited ? limits.admit(request, reply, partner).then(() => run(request, reply, partner)) : run(request, reply, partner);
   return (request, reply) => {
     const key = requirement === 'none' ? null : presentedKey(request.headers);
     if (key === null && requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
-    if (key === null) return run(request, reply, null);
-    return verifyKey(key, keys).then((partner) => run(request, reply, partner));
+    if (key === null) return admitted(request, reply, null);
+    return verifyKey(key, keys).then((partner) => {
+      request.logFields = { ...request.logFields, partnerId: partner.id };
+      return admitted(request, reply, partner);
+    });
   };
 }
 

@@ -17,6 +17,13 @@ const DEFAULTS: Config = {
   livenessProbeIntervalMs: 15_000,
   trustProxy: false,
   shutdownGraceMs: 10_000,
+  dataDir: './data',
+  redisUrl: null,
+  feeCollectionEnabled: false,
+  feeSchemasFile: null,
+  rateLimitKeylessPerMinute: 120,
+  rateLimitKeyedPerMinute: 1200,
+  rateLimitFreshQuotesPerMinute: 30,
 };
 
 /** The ConfigError loadConfig throws for `env`, or a test failure. */
@@ -57,6 +64,13 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     LIVENESS_PROBE_INTERVAL_MS: '100',
     TRUST_PROXY: 'true',
     SHUTDOWN_GRACE_MS: '0',
+    DATA_DIR: '/var/lib/bestex',
+    REDIS_URL: 'redis://:secret@redis.internal:6380/2',
+    FEE_COLLECTION_ENABLED: 'true',
+    FEE_SCHEMAS_FILE: '/etc/bestex/fees.json',
+    RATE_LIMIT_KEYLESS_PER_MINUTE: '60',
+    RATE_LIMIT_KEYED_PER_MINUTE: '6000',
+    RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '10',
   });
   t.strictSame(config, {
     host: '0.0.0.0',
@@ -69,6 +83,13 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     livenessProbeIntervalMs: 100,
     trustProxy: true,
     shutdownGraceMs: 0,
+    dataDir: '/var/lib/bestex',
+    redisUrl: 'redis://:secret@redis.internal:6380/2',
+    feeCollectionEnabled: true,
+    feeSchemasFile: '/etc/bestex/fees.json',
+    rateLimitKeylessPerMinute: 60,
+    rateLimitKeyedPerMinute: 6000,
+    rateLimitFreshQuotesPerMinute: 10,
   });
   t.equal(loadConfig({ PORT: '0' }).port, 0, 'PORT 0 (an ephemeral port) is allowed');
   t.equal(loadConfig({ PORT: '65535' }).port, 65535, 'the top of the range');
@@ -101,6 +122,10 @@ t.test('loadConfig: "a bad value stops start-up with a message that names it"', 
     ['QUOTE_CACHE_MAX_ENTRIES', '0'],
     ['LIVENESS_PROBE_INTERVAL_MS', '99'],
     ['SHUTDOWN_GRACE_MS', '600001'],
+    ['FEE_COLLECTION_ENABLED', 'yes'],
+    ['RATE_LIMIT_KEYLESS_PER_MINUTE', '0'],
+    ['RATE_LIMIT_KEYED_PER_MINUTE', 'lots'],
+    ['RATE_LIMIT_FRESH_QUOTES_PER_MINUTE', '-1'],
   ];
   for (const [name, value] of cases) {
     const err = configError(t, { [name]: value });
@@ -113,6 +138,12 @@ t.test('loadConfig: "a bad value stops start-up with a message that names it"', 
   t.match(configError(t, { PORT: 'abc' }).message, /PORT'? must be an integer from 0 to 65535/);
   t.match(configError(t, { LOG_LEVEL: 'loud' }).message, /LOG_LEVEL'? must be one of fatal, error, warn, info, debug, trace, silent/);
   t.match(configError(t, { TRUST_PROXY: 'yes' }).message, /TRUST_PROXY'? must be "true" or "false"/);
+});
+
+t.test('loadConfig: a bad REDIS_URL stops start-up without showing the value, which may hold a password', async (t) => {
+  const err = configError(t, { REDIS_URL: 'localhost:6379?password=hunter2' });
+  t.match(err.message, /REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
+  t.notMatch(err.message, /hunter2/);
 });
 
 t.test('loadConfig: "TRUST_PROXY must be \\"true\\" or \\"false\\"" — names inherited from Object.prototype are bad values too', async (t) => {

@@ -71,7 +71,7 @@ t.test('status is down when no venue is live', async (t) => {
   t.equal((await app.server.inject('/api/status')).json().state, 'down');
 });
 
-t.test('status: monitor mode while plans are not served, a component per venue, edge-cached about 60 s', async (t) => {
+t.test('status: monitor mode while plans are not served, a component per venue, the shared state and rate limits, edge-cached about 60 s', async (t) => {
   const app = await testApp();
   t.teardown(app.close);
   const res = await app.server.inject('/api/status');
@@ -85,6 +85,8 @@ t.test('status: monitor mode while plans are not served, a component per venue, 
       { component: 'venue:oneswap', state: 'live' },
       { component: 'venue:temple', state: 'live' },
       { component: 'plans', state: 'not_served' },
+      { component: 'shared-state', state: 'in-process' },
+      { component: 'rate-limits', state: 'per-instance' },
     ],
   });
 });

@@ -6,7 +6,6 @@ import type { ValidateFunction } from 'ajv';
 import Fastify from 'fastify';
 import type { Document } from 'openapi-backend';
 import { parse } from 'yaml';
-import { emptyKeyStore } from '../core/keys.js';
 import type { KeyVerifier } from '../core/keys.js';
 import { getQuote } from '../generated/query-validators.js';
 import { ValidatedQueries } from '../handlers/http/validated-queries.js';
@@ -223,7 +222,8 @@ t.test('only operations that opt in have their queries kept by URL; the others a
   };
   const app = Fastify();
   t.teardown(() => app.close());
-  await registerOperations(app, definition, handlers, emptyKeyStore);
+  const gates = { keys: { verify: async () => null }, limits: { admit: async () => {}, spendFreshQuote: async () => {} } };
+  await registerOperations(app, definition, handlers, gates);
   for (let i = 0; i < 2; i++) {
     t.equal((await app.inject('/api/quote?from=CC&to=USDCx&amount=1')).statusCode, 200);
     t.equal((await app.inject('/api/liveness?venue=tradecraft')).statusCode, 200);

@@ -10,6 +10,8 @@ export interface AccessLogFields {
   quoteCache?: 'hit' | 'miss';
   /** The caller's attribution slug (schema-checked). */
   ref?: string;
+  /** The verified key's record id (`key_...`, never the key): attributes a keyed request's traffic. */
+  partnerId?: string;
 }
 
 declare module 'fastify' {
@@ -89,13 +91,17 @@ export class AccessLog extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const route = request.routeOptions.url ?? '(none)';
     const latencyMs = Math.round(reply.elapsedTime * 1000) / 1000;
+    // A keyed request is billable traffic when it was served: never when refused, over its rate
+    // limit (429) included.
+    const billable = request.logFields?.partnerId === undefined ? undefined : reply.statusCode < 400;
     if (!error && this.writeLine) {
+      const billing = billable === undefined ? '' : `,"billable":${billable}`;
       this.writeLine(
-        `,"reqId":${jsonString(request.id)},"method":${jsonString(request.method)},"route":${jsonString(route)},"status":${reply.statusCode},"latencyMs":${latencyMs}${annotatedFields(request.logFields)}`,
+        `,"reqId":${jsonString(request.id)},"method":${jsonString(request.method)},"route":${jsonString(route)},"status":${reply.statusCode},"latencyMs":${latencyMs}${annotatedFields(request.logFields)}${billing}`,
       );
       return;
     }
-    const line = { reqId: request.id, method: request.method, route, status: reply.statusCode, latencyMs, ...request.logFields };
+    const line = { reqId: request.id, method: request.method, route, status: reply.statusCode, latencyMs, ...request.logFields, billable };
     if (error) request.log.error({ ...line, err: error }, 'request errored');
     else request.log.info(line, REQUEST_COMPLETED);
   }

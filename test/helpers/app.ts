@@ -1,5 +1,8 @@
 // Builds the real app for a test: default config (overridable), logs captured in memory, and
 // either `inject` or a real listener on an ephemeral loopback port.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../core/config.js';
@@ -20,8 +23,19 @@ export interface TestAppOptions {
   readonly probed?: boolean;
 }
 
+/**
+ * The default config, but with a private DATA_DIR, and rate limits no test reaches unless it sets
+ * them: tests from one loopback IP would otherwise share one keyless window.
+ */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ LOG_LEVEL: 'info', ...env });
+  return loadConfig({
+    LOG_LEVEL: 'info',
+    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'bestex-test-')),
+    RATE_LIMIT_KEYLESS_PER_MINUTE: '1000000',
+    RATE_LIMIT_KEYED_PER_MINUTE: '1000000',
+    RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '1000000',
+    ...env,
+  });
 }
 
 export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {

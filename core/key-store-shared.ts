@@ -1,0 +1,79 @@
+// Partner keys in shared state (Redis when REDIS_URL is set), so every instance behind the load
+// balancer and the keys CLI see the same records at once. One map: field = the key's hash, value
+// = the record as JSON. A lookup is one field read; revoking by id and listing read the whole map,
+// which holds one field per partner key.
+import { parseKeyRecord } from './key-store-file.js';
+import { KeyStoreUnavailable, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
+import { SharedStateUnavailable, type SharedState } from './shared-state.js';
+
+export const KEYS_MAP = 'keys';
+
+export class SharedStateKeyStore implements KeyStore {
+  /** `state` stays the caller's: this store does not close it. */
+  constructor(
+    private readonly state: SharedState,
+    private readonly map: string = KEYS_MAP,
+  ) {}
+
+  async findByHash(hash: string): Promise<KeyRecord | null> {
+    const value = await unavailableWhenShared(() => this.state.mapGet(this.map, hash));
+    return value === null ? null : this.decode(hash, value);
+  }
+
+  async add(record: KeyRecord): Promise<void> {
+    const valid = parseKeyRecord(record);
+    if (!valid) throw new TypeError(`not a valid key record: ${record.id}`);
+    // Not atomic with the write below, which the port cannot offer; ids are 48 random bits, so this
+    // only catches a caller that reuses one.
+    if ((await this.all()).some((r) => r.id === valid.id)) throw new Error(`a key with the id ${valid.id} is already stored`);
+    const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(this.map, valid.hash, JSON.stringify(valid)));
+    if (!added) throw new Error(`a key with the same hash as ${valid.id} is already stored`);
+  }
+
+  // Two revocations of one active key at the same moment both write, and the later time is kept:
+  // the port has no compare-and-set, and either way the key ends revoked.
+  async revoke(selector: KeySelector, at: Date): Promise<KeyRecord | null> {
+    const record = 'hash' in selector ? await this.findByHash(selector.hash) : ((await this.all()).find((r) => r.id === selector.id) ?? null);
+    if (!record || record.status === 'revoked') return record;
+    const revoked: KeyRecord = { ...record, status: 'revoked', revokedAt: at.toISOString() };
+    await unavailableWhenShared(() => this.state.mapSet(this.map, record.hash, JSON.stringify(revoked)));
+    return revoked;
+  }
+
+  async list(): Promise<KeyRecord[]> {
+    return (await this.all()).sort((a, b) => (a.createdAt === b.createdAt ? a.id.localeCompare(b.id) : a.createdAt < b.createdAt ? -1 : 1));
+  }
+
+  private async all(): Promise<KeyRecord[]> {
+    const entries = await unavailableWhenShared(() => this.state.mapEntries(this.map));
+    return [...entries].map(([hash, value]) => this.decode(hash, value));
+  }
+
+  /**
+   * A stored record, validated. A malformed one makes the store unavailable rather than being
+   * skipped: skipped, its partner's key would read as unknown, a silent 401 instead of a 503 that
+   * sends an operator to the data. The message names no hash, since the CLI prints it.
+   */
+  private decode(field: string, value: string): KeyRecord {
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      // Left null: reported below with every other malformed record.
+    }
+    const record = parseKeyRecord(parsed);
+    if (!record || record.hash !== field) {
+      throw new KeyStoreUnavailable(`a record in the shared-state map "${this.map}" is not a valid key record, or is stored under another key's hash`);
+    }
+    return record;
+  }
+}
+
+async function unavailableWhenShared<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (err) {
+    if (err instanceof SharedStateUnavailable) throw new KeyStoreUnavailable(`key store unavailable: ${err.message}`, { cause: err });
+    throw err;
+  }
+}

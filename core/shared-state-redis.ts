@@ -1,0 +1,177 @@
+// The Redis adapter of the shared-state port (core/shared-state.ts): what makes N instances
+// behind one load balancer count, cache and remember as one. Redis going away must degrade the
+// service, never crash or stall it: every call settles within about `commandTimeoutMs`, and a
+// failure is a SharedStateUnavailable.
+import { Redis } from 'ioredis';
+import { SharedStateUnavailable, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
+
+export interface RedisSharedStateOptions {
+  /** Prepended to every key, so several services can share one Redis (default 'bestex:'). */
+  readonly keyPrefix?: string;
+  /** How long a call may take before it fails (default 1000). */
+  readonly commandTimeoutMs?: number;
+  /** Called once when the connection comes up and once when it goes down, not per retry. */
+  readonly onConnectionChange?: (up: boolean, err?: Error) => void;
+}
+
+// One script, so that concurrent hits from every instance see one counter and exactly one of
+// them starts the window. A key without expiry (left by a crash between INCR and PEXPIRE on an
+// older version, or written by hand) would otherwise count forever.
+const FIXED_WINDOW_HIT = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if count == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}
+`;
+
+interface WithScripts {
+  fixedWindowHit(key: string, windowMs: number): Promise<[number, number]>;
+}
+
+/** Reconnect delays: quick at first, then every 2 s for as long as Redis stays away. */
+const retryDelay = (attempt: number): number => Math.min(50 * 2 ** attempt, 2000);
+
+export class RedisSharedState implements SharedState {
+  readonly shared = true;
+  private readonly client: Redis & WithScripts;
+  private readonly prefix: string;
+  private readonly timeoutMs: number;
+  /** host:port only: the URL may carry a password. */
+  private readonly where: string;
+  private link: 'connecting' | 'up' | 'down' = 'connecting';
+  private readonly firstAttempt: Promise<void>;
+  private lastError: Error | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(url: string, options: RedisSharedStateOptions = {}) {
+    this.prefix = options.keyPrefix ?? 'bestex:';
+    this.timeoutMs = options.commandTimeoutMs ?? 1000;
+    this.where = hostOf(url);
+    // No offline queue: a command issued while Redis is away fails at once instead of waiting
+    // for a reconnect that may never come, and never runs late (a hit counted after its caller
+    // gave up). Only the very first connection is waited for (in `run`, at most a command
+    // timeout), so calls made at startup work. For the same reason nothing is resent after a
+    // reconnect, and commands in flight when the connection drops fail with it
+    // (maxRetriesPerRequest 0).
+    this.client = new Redis(url, {
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: this.timeoutMs,
+      retryStrategy: retryDelay,
+      scripts: { fixedWindowHit: { lua: FIXED_WINDOW_HIT, numberOfKeys: 1 } },
+    }) as Redis & WithScripts;
+
+    const report = options.onConnectionChange ?? (() => {});
+    let attempted: () => void = () => {};
+    this.firstAttempt = new Promise((resolve) => (attempted = resolve));
+    // Without a listener ioredis prints every failed retry to stderr, and the few 'error' events
+    // it emits directly would throw and end the process.
+    this.client.on('error', (err: Error) => (this.lastError = err));
+    this.client.on('ready', () => {
+      attempted();
+      this.lastError = undefined;
+      if (this.link !== 'up') {
+        this.link = 'up';
+        report(true);
+      }
+    });
+    this.client.on('close', () => {
+      attempted();
+      if (this.closing || this.link === 'down') return;
+      this.link = 'down';
+      report(false, this.lastError);
+    });
+  }
+
+  async hit(key: string, windowMs: number): Promise<WindowCount> {
+    const [count, resetInMs] = await this.run(() => this.client.fixedWindowHit(this.key(key), windowMs));
+    return { count, resetInMs };
+  }
+
+  async get(key: string): Promise<StoredValue | null> {
+    const k = this.key(key);
+    const replies = await this.run(() => this.client.multi().get(k).pttl(k).exec());
+    const [[getError, value], [ttlError, ttl]] = replies as [[Error | null, string | null], [Error | null, number]];
+    if (getError || ttlError) throw this.unavailable((getError ?? ttlError) as Error);
+    if (value === null) return null;
+    return { value, ttlMs: ttl < 0 ? null : ttl };
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    return (await this.run(() => this.client.set(this.key(key), value, 'PX', ttlMs, 'NX'))) === 'OK';
+  }
+
+  async mapGet(map: string, field: string): Promise<string | null> {
+    return this.run(() => this.client.hget(this.key(map), field));
+  }
+
+  async mapSet(map: string, field: string, value: string): Promise<void> {
+    await this.run(() => this.client.hset(this.key(map), field, value));
+  }
+
+  async mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean> {
+    return (await this.run(() => this.client.hsetnx(this.key(map), field, value))) === 1;
+  }
+
+  async mapEntries(map: string): Promise<ReadonlyMap<string, string>> {
+    return new Map(Object.entries(await this.run(() => this.client.hgetall(this.key(map)))));
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.client.quit().then(
+      () => {},
+      () => this.client.disconnect(),
+    );
+    return this.closing;
+  }
+
+  private key(key: string): string {
+    return this.prefix + key;
+  }
+
+  private async run<T>(command: () => Promise<T>): Promise<T> {
+    if (this.link === 'connecting') await within(this.firstAttempt, this.timeoutMs);
+    if (this.closing) throw new SharedStateUnavailable(`Redis at ${this.where} is unreachable: the client is closed`);
+    if (this.client.status !== 'ready') {
+      const reason = this.lastError ? this.lastError.message : `not connected (${this.client.status})`;
+      throw new SharedStateUnavailable(`Redis at ${this.where} is unreachable: ${reason}`);
+    }
+    try {
+      return await command();
+    } catch (err) {
+      throw this.unavailable(err);
+    }
+  }
+
+  private unavailable(err: unknown): SharedStateUnavailable {
+    // With maxRetriesPerRequest 0 this is how a command in flight learns its connection dropped;
+    // ioredis's own message points at the option, which would mislead whoever reads the log.
+    const reason =
+      err instanceof Error ? (err.name === 'MaxRetriesPerRequestError' ? 'the connection was lost' : err.message) : String(err);
+    // A reply error (WRONGTYPE, OOM, NOAUTH...) means Redis answered but cannot serve us; callers
+    // degrade the same way, but the message should not send anyone looking for a network fault.
+    if (err instanceof Error && err.name === 'ReplyError') {
+      return new SharedStateUnavailable(`Redis at ${this.where} refused the command: ${reason}`);
+    }
+    return new SharedStateUnavailable(`Redis at ${this.where} is unreachable: ${reason}`);
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host || 'REDIS_URL';
+  } catch {
+    return 'REDIS_URL';
+  }
+}
+
+/** Waits for `promise`, but no longer than `ms`. */
+async function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}

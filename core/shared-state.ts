@@ -1,0 +1,129 @@
+// The shared-state port: what several instances behind one load balancer must agree on (partner
+// keys, rate-limit windows, cached quote bodies, idempotency records) lives behind it. Two
+// adapters: this file's in-process one, the embedded default for a single instance, and Redis
+// (core/shared-state-redis.ts) when REDIS_URL is set. Adapters that cannot reach their store
+// reject with SharedStateUnavailable; callers decide how to degrade.
+
+export interface WindowCount {
+  /** Hits in the current window, this one included. */
+  readonly count: number;
+  /** Milliseconds until the window ends. */
+  readonly resetInMs: number;
+}
+
+export interface StoredValue {
+  readonly value: string;
+  /** Milliseconds the value has left; null when it does not expire. */
+  readonly ttlMs: number | null;
+}
+
+export interface SharedState {
+  /** Whether other instances see the same state (false for the in-process adapter). */
+  readonly shared: boolean;
+  /**
+   * Counts one hit in `key`'s fixed window: the window starts with its first hit and lasts
+   * `windowMs`; the count starts over with the first hit after it ends.
+   */
+  hit(key: string, windowMs: number): Promise<WindowCount>;
+  get(key: string): Promise<StoredValue | null>;
+  /** Stores `value` under `key` for `ttlMs` unless the key holds a value; true when stored. */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /** A field of the map (hash) `map`, or null. */
+  mapGet(map: string, field: string): Promise<string | null>;
+  /** Sets a field of a map, replacing any value. */
+  mapSet(map: string, field: string, value: string): Promise<void>;
+  /** Sets a field of a map unless it is set; true when set. */
+  mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean>;
+  /** Every field of a map with its value. */
+  mapEntries(map: string): Promise<ReadonlyMap<string, string>>;
+  close(): Promise<void>;
+}
+
+export class SharedStateUnavailable extends Error {
+  override readonly name = 'SharedStateUnavailable';
+}
+
+interface Expiring<T> {
+  value: T;
+  expiresAt: number;
+}
+
+/** Entries past which expired ones are swept, so one-off keys (a caller's IP) do not pile up. */
+const SWEEP_AT = 10_000;
+
+/** The embedded default: one process's memory. Nothing survives a restart; nothing is shared. */
+export class InProcessSharedState implements SharedState {
+  readonly shared = false;
+  private readonly windows = new Map<string, Expiring<number>>();
+  private readonly values = new Map<string, Expiring<string>>();
+  private readonly maps = new Map<string, Map<string, string>>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Synchronous, for callers on a hot path that know they hold this adapter. */
+  hitNow(key: string, windowMs: number): WindowCount {
+    const t = this.now();
+    let window = this.windows.get(key);
+    if (!window || window.expiresAt <= t) {
+      if (this.windows.size >= SWEEP_AT) sweep(this.windows, t);
+      window = { value: 0, expiresAt: t + windowMs };
+      this.windows.set(key, window);
+    }
+    window.value += 1;
+    return { count: window.value, resetInMs: window.expiresAt - t };
+  }
+
+  async hit(key: string, windowMs: number): Promise<WindowCount> {
+    return this.hitNow(key, windowMs);
+  }
+
+  async get(key: string): Promise<StoredValue | null> {
+    const t = this.now();
+    const entry = this.values.get(key);
+    if (!entry || entry.expiresAt <= t) return null;
+    return { value: entry.value, ttlMs: entry.expiresAt === Infinity ? null : entry.expiresAt - t };
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const t = this.now();
+    const entry = this.values.get(key);
+    if (entry && entry.expiresAt > t) return false;
+    if (this.values.size >= SWEEP_AT) sweep(this.values, t);
+    this.values.set(key, { value, expiresAt: t + ttlMs });
+    return true;
+  }
+
+  async mapGet(map: string, field: string): Promise<string | null> {
+    return this.maps.get(map)?.get(field) ?? null;
+  }
+
+  async mapSet(map: string, field: string, value: string): Promise<void> {
+    this.mapOf(map).set(field, value);
+  }
+
+  async mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean> {
+    const fields = this.mapOf(map);
+    if (fields.has(field)) return false;
+    fields.set(field, value);
+    return true;
+  }
+
+  async mapEntries(map: string): Promise<ReadonlyMap<string, string>> {
+    return new Map(this.maps.get(map));
+  }
+
+  async close(): Promise<void> {}
+
+  private mapOf(map: string): Map<string, string> {
+    let fields = this.maps.get(map);
+    if (!fields) {
+      fields = new Map();
+      this.maps.set(map, fields);
+    }
+    return fields;
+  }
+}
+
+function sweep<T>(entries: Map<string, Expiring<T>>, t: number): void {
+  for (const [key, entry] of entries) if (entry.expiresAt <= t) entries.delete(key);
+}

@@ -1,0 +1,139 @@
+// `npm run -s keys -- <command>`: the operator's tool for partner keys, on the store the service
+// reads (core/key-store.ts: Redis when REDIS_URL is set, else DATA_DIR/keys.json).
+//
+// A key is printed once, by `create`, alone on stdout, so `KEY=$(npm run -s keys -- create ...)`
+// captures exactly the key; everything else `create` says goes to stderr. No command ever prints a
+// key's hash, nor any other key: `revoke` takes a key but answers with its id. Exit codes: 0 done,
+// 1 failure (bad configuration, unreachable or broken store, no such key), 2 usage.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { generateKey, hashKey, isWellFormedKey, KEY_ID_SHAPE, KEY_PREFIX, newKeyId } from '../core/api-key.js';
+import { ConfigError, loadConfig, type Config } from '../core/config.js';
+import { loadFeeSchemas } from '../core/fee-schemas.js';
+import { openKeyStore } from '../core/key-store.js';
+import { KeyStoreUnavailable, type KeyRecord, type KeySelector, type KeyStore } from '../core/keys.js';
+import type { SharedState } from '../core/shared-state.js';
+
+const USAGE = `usage: npm run -s keys -- <command>
+  create --name NAME [--schema SCHEMA_ID]  issue a key for a partner under a fee schema (default: the
+                                           configured default schema); prints the key, once
+  revoke KEY_OR_ID                         revoke a key, named by the key itself or its key_ id
+  list [--json]                            every key's id, name, creation time, status, revocation
+                                           time and fee schema; never a key`;
+
+const MAX_NAME_CHARS = 100;
+
+class UsageError extends Error {}
+class Failure extends Error {}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === 'help' || command === '--help' || command === '-h') {
+    console.log(USAGE);
+    return 0;
+  }
+  if (command === undefined) throw new UsageError('no command');
+  const run = COMMANDS[command];
+  if (!run) throw new UsageError(`unknown command "${command}"`);
+  const config = loadConfig(process.env);
+  // Loaded only when used, so the file store's operators never load the Redis client.
+  const shared: SharedState | null = config.redisUrl === null ? null : new (await import('../core/shared-state-redis.js')).RedisSharedState(config.redisUrl);
+  try {
+    await run(rest, config, openKeyStore(config, shared));
+    return 0;
+  } finally {
+    await shared?.close();
+  }
+}
+
+type Command = (args: readonly string[], config: Config, store: KeyStore) => Promise<void>;
+
+const COMMANDS: Readonly<Record<string, Command>> = {
+  async create(args, config, store) {
+    const { values } = parse(args, { name: { type: 'string' }, schema: { type: 'string' } }, 0);
+    const name = values.name?.trim();
+    if (!name) throw new UsageError('create needs --name NAME');
+    if (name.length > MAX_NAME_CHARS || /\p{Cc}/u.test(name)) {
+      throw new UsageError(`--name must be at most ${MAX_NAME_CHARS} characters, without control characters`);
+    }
+    const schemas = loadFeeSchemas(config);
+    const schemaId = values.schema ?? schemas.defaultSchemaId;
+    if (!schemas.has(schemaId)) {
+      throw new UsageError(`--schema ${JSON.stringify(schemaId)} is not a configured fee schema or override (${config.feeSchemasFile ?? 'the built-in default'})`);
+    }
+    const key = generateKey();
+    const record: KeyRecord = {
+      id: newKeyId(),
+      hash: hashKey(key),
+      name,
+      createdAt: new Date().toISOString(),
+      status: 'active',
+      revokedAt: null,
+      schemaId,
+    };
+    await store.add(record);
+    console.error(`created ${record.id} for ${JSON.stringify(name)}, fee schema ${schemaId}`);
+    console.error('the key follows on stdout; store it now: it will not be shown again');
+    console.log(key);
+  },
+
+  async revoke(args, _config, store) {
+    const { positionals } = parse(args, {}, 1);
+    const target = positionals[0]!;
+    let selector: KeySelector;
+    if (KEY_ID_SHAPE.test(target)) selector = { id: target };
+    else if (isWellFormedKey(target)) selector = { hash: hashKey(target) };
+    // The argument is not echoed: it may be a mistyped key.
+    else if (target.startsWith(KEY_PREFIX)) throw new UsageError('that is not a well-formed key: its length or checksum is wrong (mistyped?)');
+    else throw new UsageError('revoke takes a key (bx_...) or a key id (key_ and 12 hex digits)');
+    const at = new Date().toISOString();
+    const record = await store.revoke(selector, new Date(at));
+    if (!record) throw new Failure('id' in selector ? `no key with the id ${selector.id}` : 'no such key in the store');
+    console.log(`${record.id} (${JSON.stringify(record.name)}) ${record.revokedAt === at ? 'revoked at' : 'was already revoked at'} ${record.revokedAt}`);
+  },
+
+  async list(args, _config, store) {
+    const { values } = parse(args, { json: { type: 'boolean' } }, 0);
+    const rows = (await store.list()).map(({ id, name, createdAt, status, revokedAt, schemaId }) => ({ id, name, createdAt, status, revokedAt, schemaId }));
+    if (values.json) {
+      console.log(JSON.stringify(rows, null, 2));
+      return;
+    }
+    const table = [
+      ['ID', 'NAME', 'CREATED', 'STATUS', 'REVOKED', 'SCHEMA'],
+      ...rows.map((r) => [r.id, r.name, r.createdAt, r.status, r.revokedAt ?? '-', r.schemaId]),
+    ];
+    const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
+    for (const row of table) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+    if (rows.length === 0) console.error('no keys yet: create one with `npm run -s keys -- create --name NAME`');
+  },
+};
+
+/** Parses a command's arguments; exactly `positionals` positional arguments are allowed. */
+function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: T, positionals: number) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: true });
+  } catch (err) {
+    // parseArgs' own messages name options only, never a positional argument (a key, perhaps).
+    throw new UsageError((err as Error).message);
+  }
+  if (parsed.positionals.length !== positionals) {
+    throw new UsageError(positionals === 0 ? 'this command takes no positional argument' : `this command takes exactly ${positionals} argument`);
+  }
+  return parsed;
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof UsageError) {
+    console.error(`keys: ${err.message}\n${USAGE}`);
+    process.exitCode = 2;
+  } else if (err instanceof ConfigError || err instanceof KeyStoreUnavailable || err instanceof Failure) {
+    console.error(`keys: ${err.message}`);
+    process.exitCode = 1;
+  } else {
+    console.error('keys: unexpected error:', err);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,560 @@
+// Partner keys: the key format (core/api-key.ts), the verifier (core/keys.ts), the file store
+// (core/key-store-file.ts), the shared-state store (core/key-store-shared.ts), the factory
+// (core/key-store.ts) and the operator CLI (scripts/keys.ts), run as real processes.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync, chmodSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { generateKey, hashKey, isWellFormedKey, KEY_ID_SHAPE, newKeyId } from '../core/api-key.js';
+import { loadConfig } from '../core/config.js';
+import { FileKeyStore } from '../core/key-store-file.js';
+import { SharedStateKeyStore } from '../core/key-store-shared.js';
+import { keysFile, openKeyStore } from '../core/key-store.js';
+import { KeyStoreUnavailable, PartnerKeys, type KeyRecord, type KeyStore } from '../core/keys.js';
+import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/shared-state.js';
+
+const CLI = fileURLToPath(new URL('../scripts/keys.js', import.meta.url));
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** A subtest's `t`. */
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+
+function tempDir(t: Test): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-keys-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A new key and the record the CLI would store for it. */
+function issue(name: string, createdAt = new Date()): { key: string; record: KeyRecord } {
+  const key = generateKey();
+  return {
+    key,
+    record: { id: newKeyId(), hash: hashKey(key), name, createdAt: createdAt.toISOString(), status: 'active', revokedAt: null, schemaId: 'partner-default' },
+  };
+}
+
+/** The pid of a process that has ended. */
+const deadPid = (): number => spawnSync(process.execPath, ['-e', '']).pid!;
+
+function lockContent(pid: number): string {
+  return JSON.stringify({ pid, host: hostname(), at: new Date().toISOString(), token: 'f00dfeedf00dfeed' });
+}
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the keys CLI with only `env` (and PATH) in its environment. */
+function cli(args: readonly string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const lastLine = (text: string): string => text.trimEnd().split('\n').at(-1) ?? '';
+
+// ---------------------------------------------------------------------------------------------
+t.test('key format: generated keys are well formed: "`bx_`, 32 random base62 characters, and a 6-character base62 checksum"', async (t) => {
+  const keys = new Set<string>();
+  for (let i = 0; i < 500; i++) {
+    const key = generateKey();
+    t.ok(isWellFormedKey(key), key) || t.bailout();
+    keys.add(key);
+  }
+  t.equal(keys.size, 500, 'no two alike');
+  for (const key of keys) t.match(key, /^bx_[0-9A-Za-z]{38}$/);
+  t.match(hashKey(generateKey()), /^[0-9a-f]{64}$/, 'stored as its SHA-256, hex');
+  t.match(newKeyId(), KEY_ID_SHAPE, 'ids are key_ and 12 hex digits');
+});
+
+t.test('key format: "the checksum lets a mistyped or made-up key be refused": any one-character change fails', async (t) => {
+  const key = generateKey();
+  let refused = 0;
+  for (let i = 3; i < key.length; i++) {
+    const other = BASE62[(BASE62.indexOf(key[i]!) + 1 + (i % 61)) % 62]!;
+    if (!isWellFormedKey(key.slice(0, i) + other + key.slice(i + 1))) refused += 1;
+  }
+  t.equal(refused, key.length - 3, 'every position');
+  const swapped = key.slice(0, 3) + key[4] + key[3] + key.slice(5);
+  if (key[3] !== key[4]) t.notOk(isWellFormedKey(swapped), 'two characters swapped');
+});
+
+t.test('key format: a wrong prefix or length fails', async (t) => {
+  const key = generateKey();
+  for (const bad of ['bx-' + key.slice(3), 'BX_' + key.slice(3), 'sk_' + key.slice(3), key.slice(3), key + 'a', key.slice(0, -1), ` ${key}`, `${key}\n`, '', 'bx_']) {
+    t.notOk(isWellFormedKey(bad), JSON.stringify(bad));
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+/** A store that records every lookup. */
+function spyStore(records: readonly KeyRecord[], fail?: Error): KeyStore & { lookups: string[] } {
+  const lookups: string[] = [];
+  return {
+    lookups,
+    async findByHash(hash) {
+      lookups.push(hash);
+      if (fail) throw fail;
+      return records.find((r) => r.hash === hash) ?? null;
+    },
+    add: async () => {},
+    revoke: async () => null,
+    list: async () => [...records],
+  };
+}
+
+t.test('PartnerKeys: "a malformed key is refused before any lookup"', async (t) => {
+  const store = spyStore([]);
+  const keys = new PartnerKeys(store);
+  const key = generateKey();
+  for (const bad of ['', 'nonsense', key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a'), key + 'x']) t.equal(await keys.verify(bad), null, JSON.stringify(bad));
+  t.same(store.lookups, [], 'the store was never asked');
+});
+
+t.test('PartnerKeys: "the key\'s partner, or null when the key is malformed, unknown or revoked"', async (t) => {
+  const active = issue('Acme');
+  const revoked = issue('Gone');
+  const store = spyStore([active.record, { ...revoked.record, status: 'revoked', revokedAt: new Date().toISOString() }]);
+  const keys = new PartnerKeys(store);
+  t.same(await keys.verify(active.key), { id: active.record.id, name: 'Acme', schemaId: 'partner-default' }, 'active');
+  t.equal(await keys.verify(revoked.key), null, 'revoked');
+  t.equal(await keys.verify(generateKey()), null, 'unknown');
+  t.equal(store.lookups.length, 3, 'each well-formed key is one lookup, by its hash');
+  t.equal(store.lookups[0], active.record.hash);
+});
+
+t.test('PartnerKeys: "a store that cannot be read throws KeyStoreUnavailable, never a silent invalid"', async (t) => {
+  const keys = new PartnerKeys(spyStore([], new KeyStoreUnavailable('down')));
+  await t.rejects(keys.verify(generateKey()), KeyStoreUnavailable);
+});
+
+// ---------------------------------------------------------------------------------------------
+/** The KeyStore contract, on any store. */
+async function roundTrip(t: Test, store: KeyStore): Promise<void> {
+  const first = issue('First', new Date('2030-01-01T00:00:00.000Z'));
+  const second = issue('Second', new Date('2030-01-02T00:00:00.000Z'));
+  t.same(await store.list(), [], 'empty at first');
+  t.equal(await store.findByHash(first.record.hash), null);
+  await store.add(first.record);
+  await store.add(second.record);
+  t.same(await store.findByHash(first.record.hash), first.record, 'found by its hash');
+  t.same(await store.list(), [first.record, second.record], 'every record, oldest first');
+  await t.rejects(store.add(first.record), 'the same record twice is refused');
+  await t.rejects(store.add({ ...issue('Other').record, id: first.record.id }), 'an id already stored is refused');
+  await t.rejects(store.add({ ...issue('Other').record, hash: first.record.hash }), 'a hash already stored is refused');
+
+  const at = new Date('2030-02-01T00:00:00.000Z');
+  const revoked = { ...first.record, status: 'revoked', revokedAt: at.toISOString() };
+  t.same(await store.revoke({ id: first.record.id }, at), revoked, 'revoked by id');
+  t.same(await store.findByHash(first.record.hash), revoked);
+  t.same(await store.revoke({ hash: first.record.hash }, new Date('2031-01-01T00:00:00.000Z')), revoked, '"revoking twice keeps the first time"');
+  const secondRevoked = await store.revoke({ hash: second.record.hash }, at);
+  t.equal(secondRevoked?.status, 'revoked', 'revoked by hash');
+  t.equal(await store.revoke({ id: 'key_000000000000' }, at), null, 'an unknown id: null');
+  t.equal(await store.revoke({ hash: hashKey(generateKey()) }, at), null, 'an unknown hash: null');
+  t.same(
+    (await store.list()).map((r) => [r.name, r.status]),
+    [
+      ['First', 'revoked'],
+      ['Second', 'revoked'],
+    ],
+  );
+}
+
+t.test('file store: add, find, revoke and list round trip', async (t) => {
+  await roundTrip(t, new FileKeyStore(path.join(tempDir(t), 'keys.json')));
+});
+
+t.test('file store: "Create DATA_DIR if missing (mode 0700 dir, 0600 file)"', async (t) => {
+  const dir = path.join(tempDir(t), 'data', 'nested');
+  await new FileKeyStore(path.join(dir, 'keys.json')).add(issue('Acme').record);
+  t.equal(statSync(dir).mode & 0o777, 0o700);
+  t.equal(statSync(path.join(dir, 'keys.json')).mode & 0o777, 0o600);
+  t.same(readdirSync(dir), ['keys.json'], 'no lock or temporary file left behind');
+});
+
+t.test('file store: "keys are stored hashed, never in plain text": keys.json holds the hash, not the key', async (t) => {
+  const file = path.join(tempDir(t), 'keys.json');
+  const store = new FileKeyStore(file);
+  const { key, record } = issue('Acme');
+  await store.add(record);
+  await store.revoke({ hash: record.hash }, new Date());
+  const text = readFileSync(file, 'utf8');
+  t.notOk(text.includes(key), 'not the key');
+  t.notOk(text.includes(key.slice(3)), 'not its random part');
+  t.ok(text.includes(record.hash), 'its hash');
+  t.same(Object.keys(JSON.parse(text).keys[0]).sort(), ['createdAt', 'hash', 'id', 'name', 'revokedAt', 'schemaId', 'status'], 'name, creation time, status, fee schema');
+});
+
+t.test('file store: "a missing keys.json means no keys", even with no DATA_DIR', async (t) => {
+  const store = new FileKeyStore(path.join(tempDir(t), 'absent', 'keys.json'));
+  t.equal(await store.findByHash(hashKey(generateKey())), null);
+  t.same(await store.list(), []);
+});
+
+t.test('file store: "a key created or revoked while the service runs takes effect" after one refresh interval, without re-reading the file per request', async (t) => {
+  const file = path.join(tempDir(t), 'keys.json');
+  let clock = 0;
+  const service = new FileKeyStore(file, { now: () => clock, refreshIntervalMs: 1000 });
+  const cli = new FileKeyStore(file);
+  const { record } = issue('Acme');
+  t.equal(await service.findByHash(record.hash), null, 'no keys yet');
+  await cli.add(record);
+  clock = 999;
+  t.equal(await service.findByHash(record.hash), null, 'within the interval the snapshot answers');
+  clock = 1000;
+  t.same(await service.findByHash(record.hash), record, 'one interval later the new key is seen');
+  await cli.revoke({ id: record.id }, new Date());
+  clock = 2000;
+  t.equal((await service.findByHash(record.hash))?.status, 'revoked', 'and its revocation');
+
+  writeFileSync(file, '{ not json');
+  clock = 2500;
+  t.equal((await service.findByHash(record.hash))?.status, 'revoked', 'a keyed request does not read the file: the snapshot answers');
+  clock = 3000;
+  await t.rejects(service.findByHash(record.hash), KeyStoreUnavailable, '"do not keep serving an old snapshot when the file has become unreadable"');
+  await t.rejects(service.list(), KeyStoreUnavailable);
+});
+
+t.test('file store: with the default refresh interval, a key added by another instance "takes effect within 5 seconds"', async (t) => {
+  const file = path.join(tempDir(t), 'keys.json');
+  const service = new FileKeyStore(file);
+  const { record } = issue('Acme');
+  t.equal(await service.findByHash(record.hash), null);
+  await new FileKeyStore(file).add(record);
+  const start = Date.now();
+  while (!(await service.findByHash(record.hash)) && Date.now() - start < 5000) await new Promise((r) => setTimeout(r, 50));
+  t.ok(Date.now() - start < 5000, `seen after ${Date.now() - start} ms`);
+});
+
+t.test('file store: "If the file cannot be read or parsed, findByHash must reject with KeyStoreUnavailable"', async (t) => {
+  const { record } = issue('Acme');
+  const cases: Record<string, (file: string) => void> = {
+    'corrupt JSON': (file) => writeFileSync(file, '{"version":1,"keys":['),
+    'an empty file': (file) => writeFileSync(file, ''),
+    'not a key store': (file) => writeFileSync(file, '[]'),
+    'an unknown version': (file) => writeFileSync(file, JSON.stringify({ version: 2, keys: [] })),
+    'a malformed record': (file) => writeFileSync(file, JSON.stringify({ version: 1, keys: [{ ...record, status: 'paused' }] })),
+    'a record without a hash': (file) => writeFileSync(file, JSON.stringify({ version: 1, keys: [{ ...record, hash: undefined }] })),
+    'a repeated record': (file) => writeFileSync(file, JSON.stringify({ version: 1, keys: [record, record] })),
+    'a directory in its place': (file) => mkdirSync(file),
+    'DATA_DIR is a file': (file) => writeFileSync(path.dirname(file), ''),
+  };
+  for (const [what, damage] of Object.entries(cases)) {
+    const dir = path.join(tempDir(t), 'data');
+    mkdirSync(dir);
+    const file = path.join(dir, 'keys.json');
+    if (what === 'DATA_DIR is a file') rmSync(dir, { recursive: true });
+    damage(file);
+    const store = new FileKeyStore(file);
+    await t.rejects(store.findByHash(record.hash), KeyStoreUnavailable, `${what}: findByHash`);
+    await t.rejects(store.list(), KeyStoreUnavailable, `${what}: list`);
+    await t.rejects(store.add(issue('New').record), KeyStoreUnavailable, `${what}: add refuses to write over it`);
+    await t.rejects(store.revoke({ id: record.id }, new Date()), KeyStoreUnavailable, `${what}: revoke`);
+  }
+  const file = path.join(tempDir(t), 'keys.json');
+  writeFileSync(file, '{ damaged');
+  await t.rejects(new FileKeyStore(file).add(record));
+  t.equal(readFileSync(file, 'utf8'), '{ damaged', 'a damaged file is left for the operator, not replaced');
+});
+
+t.test('file store: an unreadable keys.json (permissions) is KeyStoreUnavailable', { skip: process.getuid?.() === 0 ? 'root reads any file' : false }, async (t) => {
+  const file = path.join(tempDir(t), 'keys.json');
+  await new FileKeyStore(file).add(issue('Acme').record);
+  chmodSync(file, 0o000);
+  await t.rejects(new FileKeyStore(file).findByHash(hashKey(generateKey())), KeyStoreUnavailable);
+});
+
+t.test('file store: "a leftover temp file and a stale lock from a crashed writer (dead pid) do not lose keys or block writes"', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'keys.json');
+  const kept = issue('Kept');
+  await new FileKeyStore(file).add(kept.record);
+  writeFileSync(`${file}.lock`, lockContent(deadPid()));
+  writeFileSync(`${file}.4242.0123456789ab.tmp`, '{"version":1,"keys":[{"half":');
+  const added = issue('Added');
+  const start = Date.now();
+  await new FileKeyStore(file, { lockTimeoutMs: 2000 }).add(added.record);
+  t.ok(Date.now() - start < 1000, 'the dead writer\'s lock is broken at once, not after 30 s');
+  t.same((await new FileKeyStore(file).list()).map((r) => r.name), ['Kept', 'Added'], 'no key lost');
+  t.same(readdirSync(dir), ['keys.json'], 'the lock released, the temporary file removed');
+});
+
+t.test('file store: "a lock older than ~30 s is stale", even if its pid lives; a stale break guard from a dead breaker is broken too', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'keys.json');
+  writeFileSync(`${file}.lock`, lockContent(process.pid));
+  const old = new Date(Date.now() - 60_000);
+  utimesSync(`${file}.lock`, old, old);
+  writeFileSync(`${file}.lock.break`, lockContent(deadPid()));
+  await new FileKeyStore(file, { lockTimeoutMs: 2000 }).add(issue('Acme').record);
+  t.equal((await new FileKeyStore(file).list()).length, 1);
+  t.same(readdirSync(dir), ['keys.json']);
+
+  writeFileSync(`${file}.lock`, '');
+  utimesSync(`${file}.lock`, old, old);
+  await new FileKeyStore(file, { lockTimeoutMs: 2000 }).add(issue('Other').record);
+  t.equal((await new FileKeyStore(file).list()).length, 2, 'a lock whose content was never written is stale by its age');
+});
+
+t.test('file store: a lock held by a live writer makes a write wait, then "fail with a clear error"', async (t) => {
+  const file = path.join(tempDir(t), 'keys.json');
+  await new FileKeyStore(file).add(issue('Acme').record);
+  const before = readFileSync(file, 'utf8');
+  const live = lockContent(process.pid);
+  writeFileSync(`${file}.lock`, live);
+  const start = Date.now();
+  await t.rejects(new FileKeyStore(file, { lockTimeoutMs: 300 }).add(issue('Late').record), { name: 'KeyStoreUnavailable', message: new RegExp(`pid ${process.pid}.*try again`) });
+  t.ok(Date.now() - start >= 300, 'it waited');
+  t.equal(readFileSync(file, 'utf8'), before, 'nothing written');
+  t.equal(readFileSync(`${file}.lock`, 'utf8'), live, 'the live lock is left alone');
+});
+
+t.test('file store: many writers "breaking the same stale lock cannot both win": every concurrent add survives', async (t) => {
+  const file = path.join(tempDir(t), 'keys.json');
+  writeFileSync(`${file}.lock`, lockContent(deadPid()));
+  const issued = Array.from({ length: 20 }, (_, i) => issue(`n${i}`));
+  await Promise.all(issued.map(({ record }) => new FileKeyStore(file).add(record)));
+  const names = (await new FileKeyStore(file).list()).map((r) => r.name).sort();
+  t.same(names, issued.map((i) => i.record.name).sort());
+});
+
+t.test('file store: "concurrent writers": 8 CLI processes at once each store their key, and each printed key verifies', async (t) => {
+  for (const withStaleLock of [false, true]) {
+    const dir = tempDir(t);
+    if (withStaleLock) writeFileSync(path.join(dir, 'keys.json.lock'), lockContent(deadPid()));
+    const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => cli(['create', '--name', `n${i}`], { DATA_DIR: dir })));
+    const label = withStaleLock ? 'racing to break a dead writer\'s lock' : 'from an empty DATA_DIR';
+    t.same(runs.map((r) => r.code), Array(8).fill(0), `${label}: every process succeeded`) || t.comment(runs.map((r) => r.stderr).join('\n'));
+    const store = new FileKeyStore(path.join(dir, 'keys.json'));
+    t.equal((await store.list()).length, 8, `${label}: all 8 keys present`);
+    const keys = new PartnerKeys(store);
+    const partners = await Promise.all(runs.map((r) => keys.verify(lastLine(r.stdout))));
+    t.same(partners.map((p) => p?.name).sort(), ['n0', 'n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7'], `${label}: each printed key verifies`);
+    t.same(readdirSync(dir), ['keys.json'], `${label}: no lock or temporary file left`);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+t.test('shared-state store: add, find, revoke and list round trip on InProcessSharedState', async (t) => {
+  await roundTrip(t, new SharedStateKeyStore(new InProcessSharedState()));
+});
+
+t.test('shared-state store: one map, "field = key hash → JSON record"; never the key', async (t) => {
+  const state = new InProcessSharedState();
+  const { key, record } = issue('Acme');
+  await new SharedStateKeyStore(state).add(record);
+  const entries = await state.mapEntries('keys');
+  t.same([...entries.keys()], [record.hash]);
+  t.same(JSON.parse(entries.get(record.hash)!), record);
+  t.notOk([...entries.values()].join().includes(key));
+});
+
+t.test('shared-state store: "Any SharedStateUnavailable from the port becomes KeyStoreUnavailable"', async (t) => {
+  const down = (): Promise<never> => Promise.reject(new SharedStateUnavailable('Redis at 127.0.0.1:6379 is unreachable'));
+  const state: SharedState = { shared: true, hit: down, get: down, setIfAbsent: down, mapGet: down, mapSet: down, mapSetIfAbsent: down, mapEntries: down, close: async () => {} };
+  const store = new SharedStateKeyStore(state);
+  const { record } = issue('Acme');
+  await t.rejects(store.findByHash(record.hash), KeyStoreUnavailable, 'findByHash');
+  await t.rejects(store.add(record), KeyStoreUnavailable, 'add');
+  await t.rejects(store.revoke({ id: record.id }, new Date()), KeyStoreUnavailable, 'revoke by id');
+  await t.rejects(store.revoke({ hash: record.hash }, new Date()), KeyStoreUnavailable, 'revoke by hash');
+  await t.rejects(store.list(), KeyStoreUnavailable, 'list');
+  await t.resolves(new PartnerKeys(store).verify('malformed'), 'a malformed key still needs no store');
+});
+
+t.test('shared-state store: a malformed stored record makes the store unavailable rather than a silent 401', async (t) => {
+  const { key, record } = issue('Acme');
+  for (const [what, value, field] of [
+    ['not JSON', '{', record.hash],
+    ['not a record', JSON.stringify({ ...record, createdAt: 'yesterday' }), record.hash],
+    ['under another hash', JSON.stringify({ ...record, hash: hashKey(generateKey()) }), record.hash],
+  ] as const) {
+    const state = new InProcessSharedState();
+    await state.mapSet('keys', field, value);
+    const store = new SharedStateKeyStore(state);
+    await t.rejects(new PartnerKeys(store).verify(key), KeyStoreUnavailable, `${what}: verify`);
+    await t.rejects(store.list(), { name: 'KeyStoreUnavailable', message: /^(?!.*[0-9a-f]{64})/ }, `${what}: list, naming no hash`);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+t.test('openKeyStore: "Redis-backed when config.redisUrl is set (using the passed shared state), else FileKeyStore(DATA_DIR/keys.json)"', async (t) => {
+  const dir = tempDir(t);
+  const fileStore = openKeyStore(loadConfig({ DATA_DIR: dir }), new InProcessSharedState());
+  t.type(fileStore, FileKeyStore);
+  t.equal((fileStore as FileKeyStore).file, path.join(dir, 'keys.json'));
+  t.equal(keysFile(loadConfig({})), path.join('data', 'keys.json'), 'DATA_DIR defaults to ./data');
+
+  const state = new InProcessSharedState();
+  const shared = openKeyStore(loadConfig({ DATA_DIR: dir, REDIS_URL: 'redis://127.0.0.1:6379' }), state);
+  t.type(shared, SharedStateKeyStore);
+  const { record } = issue('Acme');
+  await shared.add(record);
+  t.ok(await state.mapGet('keys', record.hash), 'its records go to the shared state given');
+  t.same(readdirSync(dir), [], 'and not to the file');
+  t.throws(() => openKeyStore(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }), null), /REDIS_URL/);
+});
+
+// ---------------------------------------------------------------------------------------------
+t.test('CLI: create "prints the new key alone on the last line of stdout", the rest to stderr', async (t) => {
+  const dir = tempDir(t);
+  const run = await cli(['create', '--name', 'Acme Corp'], { DATA_DIR: dir });
+  t.equal(run.code, 0, run.stderr);
+  const key = lastLine(run.stdout);
+  t.ok(isWellFormedKey(key), 'a well-formed key');
+  t.equal(run.stdout, `${key}\n`, 'stdout is the key alone');
+  t.match(run.stderr, /created key_[0-9a-f]{12} for "Acme Corp", fee schema partner-default/);
+  t.match(run.stderr, /it will not be shown again/);
+  t.notOk(run.stderr.includes(key) || run.stderr.includes(hashKey(key)), 'stderr has neither the key nor its hash');
+  const stored = await new FileKeyStore(path.join(dir, 'keys.json')).findByHash(hashKey(key));
+  t.match(stored, { name: 'Acme Corp', status: 'active', revokedAt: null, schemaId: 'partner-default' }, 'stored hashed, under the default schema');
+  t.match(run.stderr, stored!.id, 'the id it printed is the record\'s');
+});
+
+t.test('CLI: "--schema: the fee schema id to record", validated against the configured schemas', async (t) => {
+  const dir = tempDir(t);
+  const schemas = path.join(dir, 'schemas.json');
+  writeFileSync(
+    schemas,
+    JSON.stringify({ defaultSchemaId: 'standard', schemas: [{ id: 'standard', serviceBps: 5, integratorCapBps: 10 }, { id: 'vip', serviceBps: 2, integratorCapBps: 10 }], overrides: [{ id: 'acme-deal', schemaId: 'vip', serviceBps: 1 }] }),
+  );
+  const env = { DATA_DIR: dir, FEE_SCHEMAS_FILE: schemas };
+  const store = new FileKeyStore(path.join(dir, 'keys.json'), { refreshIntervalMs: 0 });
+  for (const [args, schemaId] of [
+    [[], 'standard'],
+    [['--schema', 'vip'], 'vip'],
+    [['--schema=acme-deal'], 'acme-deal'],
+  ] as const) {
+    const run = await cli(['create', '--name', 'Acme', ...args], env);
+    t.equal(run.code, 0, run.stderr);
+    t.equal((await store.findByHash(hashKey(lastLine(run.stdout))))?.schemaId, schemaId, `${args.join(' ') || 'no --schema'}: ${schemaId}`);
+  }
+  const before = readFileSync(path.join(dir, 'keys.json'), 'utf8');
+  for (const [schema, extra] of [['partner-default', {}], ['nope', { FEE_SCHEMAS_FILE: '' }]] as const) {
+    const run = await cli(['create', '--name', 'Acme', '--schema', schema], { ...env, ...extra });
+    t.equal(run.code, 2, `unknown schema ${schema} rejected`);
+    t.equal(run.stdout, '', 'no key printed');
+    t.match(run.stderr, `"${schema}" is not a configured fee schema`);
+  }
+  t.equal(readFileSync(path.join(dir, 'keys.json'), 'utf8'), before, 'nothing stored');
+  const broken = await cli(['create', '--name', 'Acme'], { ...env, FEE_SCHEMAS_FILE: path.join(dir, 'absent.json') });
+  t.equal(broken.code, 1, 'unreadable FEE_SCHEMAS_FILE: a ConfigError, exit 1');
+  t.match(broken.stderr, /FEE_SCHEMAS_FILE/);
+});
+
+t.test('CLI: list "never prints a key or a hash"; it prints id, name, createdAt, status, revokedAt, schema', async (t) => {
+  const dir = tempDir(t);
+  const env = { DATA_DIR: dir };
+  const empty = await cli(['list'], env);
+  t.equal(empty.code, 0);
+  t.match(empty.stderr, /no keys yet/);
+  const keys: string[] = [];
+  for (const name of ['Acme', 'Globex']) keys.push(lastLine((await cli(['create', '--name', name], env)).stdout));
+  t.equal((await cli(['revoke', keys[0]!], env)).code, 0);
+
+  const table = await cli(['list'], env);
+  const json = await cli(['list', '--json'], env);
+  for (const run of [table, json]) {
+    t.equal(run.code, 0, run.stderr);
+    for (const key of keys) t.notOk(`${run.stdout}${run.stderr}`.includes(key) || `${run.stdout}${run.stderr}`.includes(hashKey(key)), 'no key, no hash');
+    t.notMatch(run.stdout, /bx_|[0-9a-f]{64}/);
+  }
+  const lines = table.stdout.trimEnd().split('\n');
+  t.match(lines[0], /^ID\s+NAME\s+CREATED\s+STATUS\s+REVOKED\s+SCHEMA$/);
+  t.match(lines[1], /^key_[0-9a-f]{12}\s+Acme\s+\S+Z\s+revoked\s+\S+Z\s+partner-default$/);
+  t.match(lines[2], /^key_[0-9a-f]{12}\s+Globex\s+\S+Z\s+active\s+-\s+partner-default$/);
+  const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
+  t.same(Object.keys(rows[0]!), ['id', 'name', 'createdAt', 'status', 'revokedAt', 'schemaId']);
+  t.same(rows.map((r) => [r.name, r.status]), [['Acme', 'revoked'], ['Globex', 'active']]);
+});
+
+t.test('CLI: revoke "accepts either the full key, which is hashed to find the record, or the key_… id"', async (t) => {
+  const dir = tempDir(t);
+  const env = { DATA_DIR: dir };
+  const store = new FileKeyStore(path.join(dir, 'keys.json'), { refreshIntervalMs: 0 });
+  const byKey = lastLine((await cli(['create', '--name', 'ByKey'], env)).stdout);
+  const byId = lastLine((await cli(['create', '--name', 'ById'], env)).stdout);
+  const idOf = async (key: string) => (await store.findByHash(hashKey(key)))!.id;
+
+  const revokedByKey = await cli(['revoke', byKey], env);
+  t.equal(revokedByKey.code, 0, revokedByKey.stderr);
+  t.match(revokedByKey.stdout, new RegExp(`^${await idOf(byKey)} \\("ByKey"\\) revoked at \\S+Z\\n$`));
+  t.notOk(`${revokedByKey.stdout}${revokedByKey.stderr}`.includes(byKey) || revokedByKey.stdout.includes(hashKey(byKey)), 'answers with the id, never the key or its hash');
+  t.equal((await store.findByHash(hashKey(byKey)))?.status, 'revoked');
+
+  const id = await idOf(byId);
+  const revokedById = await cli(['revoke', id], env);
+  t.equal(revokedById.code, 0, revokedById.stderr);
+  t.equal((await store.findByHash(hashKey(byId)))?.status, 'revoked');
+  const again = await cli(['revoke', id], env);
+  t.equal(again.code, 0, 'revoking twice is not an error');
+  t.match(again.stdout, /was already revoked at/);
+  t.equal(await new PartnerKeys(store).verify(byId), null, 'a revoked key verifies to nothing');
+
+  const unknownId = await cli(['revoke', 'key_000000000000'], env);
+  t.equal(unknownId.code, 1, 'an unknown id: exit 1');
+  t.match(unknownId.stderr, /no key with the id key_000000000000/);
+  const unknownKey = generateKey();
+  const unknown = await cli(['revoke', unknownKey], env);
+  t.equal(unknown.code, 1, 'an unknown key: exit 1');
+  t.notOk(unknown.stderr.includes(unknownKey), 'the key is not echoed');
+  const typo = `${byId.slice(0, -1)}${byId.endsWith('a') ? 'b' : 'a'}`;
+  const mistyped = await cli(['revoke', typo], env);
+  t.equal(mistyped.code, 2, 'a mistyped key: usage, exit 2');
+  t.notOk(mistyped.stderr.includes(typo), 'the mistyped key is not echoed');
+});
+
+t.test('CLI: "Unknown command/missing args → clear message on stderr, exit code 2"', async (t) => {
+  const env = { DATA_DIR: tempDir(t) };
+  for (const args of [
+    [],
+    ['frobnicate'],
+    ['create'],
+    ['create', '--name'],
+    ['create', '--name', '   '],
+    ['create', '--name', 'a\tb'],
+    ['create', '--name', 'x'.repeat(101)],
+    ['create', '--name', 'Acme', 'extra'],
+    ['create', '--name', 'Acme', '--colour', 'red'],
+    ['revoke'],
+    ['revoke', 'key_000000000000', 'key_000000000001'],
+    ['revoke', 'someone'],
+    ['list', 'all'],
+    ['list', '--json=yes'],
+  ]) {
+    const run = await cli(args, env);
+    t.equal(run.code, 2, `${JSON.stringify(args)}: exit 2`);
+    t.match(run.stderr, /^keys: .+\nusage: npm run -s keys -- <command>/, `${JSON.stringify(args)}: a message and the usage`);
+    t.equal(run.stdout, '', `${JSON.stringify(args)}: nothing on stdout`);
+  }
+  t.same(readdirSync(env.DATA_DIR), [], 'nothing written');
+  const help = await cli(['help'], env);
+  t.equal(help.code, 0);
+  t.match(help.stdout, /^usage:/);
+});
+
+t.test('CLI: "Bad config (ConfigError) → message and exit 1"; so is an unreadable store', async (t) => {
+  const dir = tempDir(t);
+  const bad = await cli(['list'], { DATA_DIR: dir, PORT: 'eighty' });
+  t.equal(bad.code, 1);
+  t.match(bad.stderr, /invalid configuration:\n {2}- PORT must be/);
+  writeFileSync(path.join(dir, 'keys.json'), 'garbage');
+  for (const args of [['list'], ['create', '--name', 'Acme'], ['revoke', 'key_000000000000']]) {
+    const run = await cli(args, { DATA_DIR: dir });
+    t.equal(run.code, 1, `${args[0]}: exit 1`);
+    t.match(run.stderr, /keys: .*keys\.json is not valid JSON/);
+    t.equal(run.stdout, '', `${args[0]}: no key printed`);
+  }
+});

@@ -1,0 +1,254 @@
+// The shared-state port (core/shared-state.ts): one contract both adapters keep, the in-process
+// one and Redis on a private server; then what only Redis has to promise: N clients act as one,
+// and Redis going away degrades every call to a prompt SharedStateUnavailable, never a crash.
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import t from 'tap';
+import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/shared-state.js';
+import { RedisSharedState } from '../core/shared-state-redis.js';
+import { redisSkip, startRedis } from './helpers/redis.js';
+
+const redis = await startRedis();
+t.teardown(() => redis?.stop());
+
+let prefixes = 0;
+/** A key prefix no other test uses, so tests sharing the server never see each other's keys. */
+const uniquePrefix = () => `test-${process.pid}-${++prefixes}:`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Adapter {
+  readonly name: string;
+  readonly skip: { skip?: string };
+  open(): SharedState;
+}
+
+const adapters: Adapter[] = [
+  { name: 'in-process', skip: {}, open: () => new InProcessSharedState() },
+  { name: 'redis', skip: redisSkip(redis), open: () => new RedisSharedState(redis!.url, { keyPrefix: uniquePrefix() }) },
+];
+
+/** The part of a tap test the helpers below use. */
+type Test = Pick<typeof t, 'ok' | 'teardown'>;
+
+/** An adapter that is closed when the test ends. */
+function open(t: Test, adapter: { open(): SharedState }): SharedState {
+  const state = adapter.open();
+  t.teardown(() => state.close());
+  return state;
+}
+
+// ---------------------------------------------------------------------------------------------
+for (const adapter of adapters) {
+  const name = (rule: string) => `${adapter.name}: ${rule}`;
+
+  t.test(name('"the window starts with its first hit and lasts windowMs; the count starts over after it"'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    const window = 300;
+    const first = await state.hit('w', window);
+    t.equal(first.count, 1);
+    t.ok(first.resetInMs > 0 && first.resetInMs <= window, `resetInMs ${first.resetInMs} is within (0, ${window}]`);
+    t.equal((await state.hit('w', window)).count, 2);
+    const third = await state.hit('w', window);
+    t.equal(third.count, 3);
+    t.ok(third.resetInMs > 0 && third.resetInMs <= first.resetInMs, 'later hits do not extend the window');
+    await sleep(window + 50);
+    const again = await state.hit('w', window);
+    t.equal(again.count, 1, 'the first hit after the window starts a new one');
+    t.ok(again.resetInMs > 0 && again.resetInMs <= window);
+  });
+
+  t.test(name('concurrent hits are each counted exactly once'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    const counts = (await Promise.all(Array.from({ length: 50 }, () => state.hit('burst', 10_000)))).map((w) => w.count);
+    t.same(
+      counts.sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
+  });
+
+  t.test(name("each key has its own window"), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    await state.hit('a', 10_000);
+    await state.hit('a', 10_000);
+    t.equal((await state.hit('b', 10_000)).count, 1);
+  });
+
+  t.test(name('"stores value under key for ttlMs unless the key holds a value"'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    t.equal(await state.get('v'), null, 'a missing key reads as null');
+    t.equal(await state.setIfAbsent('v', 'first', 300), true);
+    t.equal(await state.setIfAbsent('v', 'second', 300), false, 'a held key is not replaced');
+    const stored = await state.get('v');
+    t.equal(stored?.value, 'first');
+    t.ok(stored?.ttlMs !== null && stored!.ttlMs! > 0 && stored!.ttlMs! <= 300, `ttlMs ${stored?.ttlMs} is within (0, 300]`);
+    await sleep(350);
+    t.equal(await state.get('v'), null, 'an expired value is gone');
+    t.equal(await state.setIfAbsent('v', 'third', 300), true, 'an expired key can be set again');
+    t.equal((await state.get('v'))?.value, 'third');
+  });
+
+  t.test(name('map fields: set replaces, setIfAbsent does not, entries lists them all'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    t.equal(await state.mapGet('m', 'x'), null);
+    t.same([...(await state.mapEntries('m'))], [], 'a missing map has no entries');
+    await state.mapSet('m', 'x', '1');
+    await state.mapSet('m', 'x', '2');
+    t.equal(await state.mapGet('m', 'x'), '2');
+    t.equal(await state.mapSetIfAbsent('m', 'x', '3'), false);
+    t.equal(await state.mapSetIfAbsent('m', 'y', '4'), true);
+    t.equal(await state.mapGet('m', 'x'), '2', 'setIfAbsent left the set field alone');
+    const entries = await state.mapEntries('m');
+    t.same(new Map([...entries].sort()), new Map([['x', '2'], ['y', '4']]));
+    t.equal(await state.mapGet('other', 'x'), null, 'maps are separate');
+  });
+}
+
+t.test('"shared": only the Redis adapter is seen by other instances', async (t) => {
+  t.equal(new InProcessSharedState().shared, false);
+  const state = new RedisSharedState('redis://127.0.0.1:1', { commandTimeoutMs: 50 });
+  t.equal(state.shared, true);
+  await state.close();
+});
+
+// ---------------------------------------------------------------------------------------------
+t.test('redis: two clients on one Redis share windows, values and maps (N instances act as one)', redisSkip(redis), async (t) => {
+  const keyPrefix = uniquePrefix();
+  const a = open(t, { open: () => new RedisSharedState(redis!.url, { keyPrefix }) });
+  const b = open(t, { open: () => new RedisSharedState(redis!.url, { keyPrefix }) });
+  const hits = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).hit('w', 10_000)));
+  t.same(
+    hits.map((w) => w.count).sort((x, y) => x - y),
+    Array.from({ length: 40 }, (_, i) => i + 1),
+    'one window across both clients',
+  );
+  t.equal(await a.setIfAbsent('v', 'from-a', 10_000), true);
+  t.equal(await b.setIfAbsent('v', 'from-b', 10_000), false);
+  t.equal((await b.get('v'))?.value, 'from-a');
+  await a.mapSet('m', 'k', '1');
+  t.equal(await b.mapSetIfAbsent('m', 'k', '2'), false);
+  t.same([...(await b.mapEntries('m'))], [['k', '1']]);
+});
+
+t.test('redis: every key carries the prefix', redisSkip(redis), async (t) => {
+  const keyPrefix = uniquePrefix();
+  const state = open(t, { open: () => new RedisSharedState(redis!.url, { keyPrefix }) });
+  const raw = new Redis(redis!.url);
+  t.teardown(() => raw.quit());
+  await state.hit('w', 10_000);
+  await state.setIfAbsent('v', 'x', 10_000);
+  await state.mapSet('m', 'f', 'x');
+  t.same((await raw.keys(`${keyPrefix}*`)).sort(), [`${keyPrefix}m`, `${keyPrefix}v`, `${keyPrefix}w`]);
+});
+
+t.test('redis: a window key left without expiry gets one on its next hit', redisSkip(redis), async (t) => {
+  const keyPrefix = uniquePrefix();
+  const state = open(t, { open: () => new RedisSharedState(redis!.url, { keyPrefix }) });
+  const raw = new Redis(redis!.url);
+  t.teardown(() => raw.quit());
+  await raw.set(`${keyPrefix}w`, '7');
+  const hit = await state.hit('w', 300);
+  t.equal(hit.count, 8);
+  t.ok(hit.resetInMs > 0 && hit.resetInMs <= 300);
+  t.ok((await raw.pttl(`${keyPrefix}w`)) > 0, 'the key now expires');
+});
+
+t.test('redis: "ttlMs null when the value does not expire"', redisSkip(redis), async (t) => {
+  const keyPrefix = uniquePrefix();
+  const state = open(t, { open: () => new RedisSharedState(redis!.url, { keyPrefix }) });
+  const raw = new Redis(redis!.url);
+  t.teardown(() => raw.quit());
+  await raw.set(`${keyPrefix}v`, 'forever');
+  t.same(await state.get('v'), { value: 'forever', ttlMs: null });
+});
+
+t.test('redis: calls made before the first connection completes wait for it', redisSkip(redis), async (t) => {
+  const state = open(t, { open: () => new RedisSharedState(redis!.url, { keyPrefix: uniquePrefix() }) });
+  t.equal((await state.hit('w', 10_000)).count, 1);
+  t.equal(await state.setIfAbsent('v', 'x', 10_000), true);
+});
+
+/** Every method of the port, each with a label. */
+function everyMethod(state: SharedState): Array<[string, () => Promise<unknown>]> {
+  return [
+    ['hit', () => state.hit('w', 10_000)],
+    ['get', () => state.get('v')],
+    ['setIfAbsent', () => state.setIfAbsent('v', 'x', 10_000)],
+    ['mapGet', () => state.mapGet('m', 'f')],
+    ['mapSet', () => state.mapSet('m', 'f', 'x')],
+    ['mapSetIfAbsent', () => state.mapSetIfAbsent('m', 'f', 'x')],
+    ['mapEntries', () => state.mapEntries('m')],
+  ];
+}
+
+/** Asserts every method rejects with SharedStateUnavailable within `limitMs`; returns the errors. */
+async function assertAllUnavailable(t: Test, state: SharedState, limitMs: number): Promise<Error[]> {
+  const errors: Error[] = [];
+  for (const [method, call] of everyMethod(state)) {
+    const started = Date.now();
+    const err = await call().then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    const elapsed = Date.now() - started;
+    t.ok(err instanceof SharedStateUnavailable, `${method} rejects with SharedStateUnavailable (got ${String(err)})`);
+    t.ok(elapsed < limitMs, `${method} settles in ${elapsed} ms (< ${limitMs})`);
+    if (err) errors.push(err);
+  }
+  return errors;
+}
+
+t.test('redis: with no Redis at the address, every call fails promptly and the error never carries the password', async (t) => {
+  // A port that was just free: nothing listens there.
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 1));
+    });
+  });
+  const changes: boolean[] = [];
+  const state = open(t, {
+    open: () =>
+      new RedisSharedState(`redis://:s3cret-pw@127.0.0.1:${port}`, { commandTimeoutMs: 500, onConnectionChange: (up) => changes.push(up) }),
+  });
+  const errors = await assertAllUnavailable(t, state, 2000);
+  for (const err of errors) {
+    t.match(err.message, /unreachable/);
+    t.notMatch(err.message, /s3cret-pw/, 'no password in the message');
+  }
+  await sleep(1000);
+  t.same(changes, [false], 'one "down" for the whole run of retries, no "up"');
+});
+
+t.test('redis: close is idempotent, and calls after it fail as unavailable', redisSkip(redis), async (t) => {
+  const state = new RedisSharedState(redis!.url, { keyPrefix: uniquePrefix() });
+  await state.hit('w', 10_000);
+  await state.close();
+  await state.close();
+  await assertAllUnavailable(t, state, 2000);
+});
+
+// Last: it takes the shared server down and brings it back empty.
+t.test('redis: when Redis goes away every call fails promptly, the process lives on, and it recovers when Redis is back', redisSkip(redis), async (t) => {
+  const changes: Array<[boolean, string | undefined]> = [];
+  const state = open(t, {
+    open: () =>
+      new RedisSharedState(redis!.url, {
+        keyPrefix: uniquePrefix(),
+        onConnectionChange: (up, err) => changes.push([up, err?.message]),
+      }),
+  });
+  t.equal((await state.hit('w', 10_000)).count, 1);
+  t.same(changes.map(([up]) => up), [true], 'reported up once connected');
+
+  await redis!.stop();
+  await assertAllUnavailable(t, state, 2000);
+  await sleep(1500); // several reconnect attempts fail meanwhile
+  t.same(changes.map(([up]) => up), [true, false], 'reported down once, not once per retry');
+
+  await redis!.restart();
+  const deadline = Date.now() + 5000;
+  while (changes.length < 3 && Date.now() < deadline) await sleep(50);
+  t.same(changes.map(([up]) => up), [true, false, true], 'reported up again after the restart');
+  t.equal((await state.hit('w', 10_000)).count, 1, 'commands work again (on the restarted, empty server)');
+  t.equal(await state.setIfAbsent('v', 'x', 10_000), true);
+});
