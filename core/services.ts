@@ -38,6 +38,8 @@ export interface CoreServices {
   readonly monitor: LivenessMonitor;
   readonly health: HealthOptions;
   readonly keys: KeyVerifier;
+  /** Where partner keys are kept (the CLI writes the same store). */
+  readonly keyStore: KeyStore;
   readonly rateWindows: RateWindows;
   /** Releases what the services hold open (the Redis connection). */
   close(): Promise<void>;
@@ -81,6 +83,7 @@ export function createServices(config: Config, log: CoreLog, overrides: CoreOver
     monitor,
     health,
     keys: overrides.keys ?? new PartnerKeys(keyStore),
+    keyStore,
     rateWindows: new RateWindows(sharedState, sharedHealth),
     close: async () => {
       await keyStore.close?.();

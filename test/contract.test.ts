@@ -3,16 +3,22 @@
 // example's status, body schema, headers and — except its x-volatile values — its exact body are
 // checked. Examples the server cannot answer yet are reported as pending by name on every run:
 // operations that answer 501, and examples needing a condition (`given`) the harness cannot set
-// up yet.
+// up.
+import { writeFileSync } from 'node:fs';
 import t from 'tap';
-import { listen, testApp } from './helpers/app.js';
+import { keysFile } from '../core/key-store.js';
+import { listen, testApp, type TestApp } from './helpers/app.js';
+import { issueKey } from './helpers/keys.js';
 import { loadSpec, pointerExists, withoutPointers, type SpecExample } from './helpers/spec.js';
 
 const spec = loadSpec();
 
-// Conditions the harness can put the server in before an example's request. Each entry prepares
-// the request; an example naming a condition not listed here is pending.
-const CONDITIONS: Record<string, never> = {};
+interface Outgoing {
+  readonly url: URL;
+  readonly method: string;
+  readonly headers: Record<string, string>;
+  readonly body: string | undefined;
+}
 
 interface Observed {
   readonly status: number;
@@ -20,7 +26,54 @@ interface Observed {
   readonly text: string;
 }
 
-async function send(base: string, example: SpecExample): Promise<Observed> {
+/**
+ * A condition the harness can put the server in before an example's request (`given`): the
+ * configuration its app is built with, and what is done to that app and the request first.
+ * Examples that name conditions each get an app of their own; an example naming a condition not
+ * listed here is pending.
+ */
+interface Condition {
+  readonly env?: Record<string, string>;
+  prepare?(app: TestApp, request: Outgoing): Promise<void>;
+}
+
+const sendRaw = async (request: Outgoing): Promise<Observed> => {
+  const response = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+};
+
+const CONDITIONS: Record<string, Condition> = {
+  // A partner key issued into the app's key store, sent as x-api-key unless the example sends its own.
+  'partner-key': {
+    prepare: async (app, request) => {
+      request.headers['x-api-key'] ??= (await issueKey(app.core.keyStore, { name: 'contract-partner' })).key;
+    },
+  },
+  // A one-request window, used up by sending the example's own request once.
+  'keyless-window-exhausted': {
+    env: { RATE_LIMIT_KEYLESS_PER_MINUTE: '1' },
+    prepare: async (_app, request) => void (await sendRaw(request)),
+  },
+  'keyed-window-exhausted': {
+    env: { RATE_LIMIT_KEYED_PER_MINUTE: '1' },
+    prepare: async (_app, request) => void (await sendRaw(request)),
+  },
+  // keys.json overwritten with something that is not a key file, once the service has read it.
+  'key-store-unreadable': {
+    prepare: async (app) => {
+      await app.core.keyStore.list();
+      writeFileSync(keysFile(app.config), '{"version":1,"keys":[{"truncated');
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline) {
+        if (await app.core.keyStore.list().then(() => false, () => true)) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error('the key store still reads after 5 s');
+    },
+  },
+};
+
+function outgoing(base: string, example: SpecExample): Outgoing {
   const url = new URL(example.path, base);
   for (const [k, v] of Object.entries(example.request.query ?? {})) url.searchParams.set(k, v);
   const headers: Record<string, string> = { ...example.request.headers };
@@ -30,24 +83,36 @@ async function send(base: string, example: SpecExample): Promise<Observed> {
     body = JSON.stringify(example.request.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(url, { method: example.method, headers, body });
-  return { status: response.status, headers: response.headers, text: await response.text() };
+  return { url, method: example.method, headers, body };
+}
+
+type Run = { example: SpecExample; pending: string | null; observed: Observed | null };
+
+function outcome(example: SpecExample, observed: Observed): Run {
+  const notServed = observed.status === 501 && example.status !== 501;
+  return { example, pending: notServed ? `${example.operationId} answers 501: not served by this build` : null, observed };
 }
 
 // Replay every runnable example first, then declare the tests: tap ends the root test as soon as
 // its queue drains, so no await may sit between test declarations.
+const runs: Run[] = [];
 const app = await testApp();
 const base = await listen(app.server);
-const runs: Array<{ example: SpecExample; pending: string | null; observed: Observed | null }> = [];
 for (const example of spec.examples) {
-  const missing = (example.request.given ?? []).filter((g) => !(g in CONDITIONS));
+  const given = example.request.given ?? [];
+  const missing = given.filter((g) => !(g in CONDITIONS));
   if (missing.length > 0) {
     runs.push({ example, pending: `needs the condition ${missing.join(', ')}, which the harness cannot set up yet`, observed: null });
-    continue;
+  } else if (given.length === 0) {
+    runs.push(outcome(example, await sendRaw(outgoing(base, example))));
+  } else {
+    const conditions = given.map((g) => CONDITIONS[g]!);
+    const own = await testApp({ env: Object.assign({}, ...conditions.map((c) => c.env)) as Record<string, string> });
+    const request = outgoing(await listen(own.server), example);
+    for (const condition of conditions) await condition.prepare?.(own, request);
+    runs.push(outcome(example, await sendRaw(request)));
+    await own.close();
   }
-  const observed = await send(base, example);
-  const notServed = observed.status === 501 && example.status !== 501;
-  runs.push({ example, pending: notServed ? `${example.operationId} answers 501: not served by this build` : null, observed });
 }
 await app.close();
 

@@ -11,6 +11,7 @@ import { buildApp, type App } from '../../handlers/app.js';
 import { createLogger } from '../../handlers/logger.js';
 
 export interface TestApp extends App {
+  readonly config: Config;
   readonly logs: () => Array<Record<string, unknown>>;
   readonly rawLogs: () => string;
   readonly close: () => Promise<void>;
@@ -52,6 +53,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   if (options.probed !== false) await app.core.monitor.start();
   return {
     ...app,
+    config,
     rawLogs: () => captured,
     logs: () =>
       captured

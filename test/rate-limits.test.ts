@@ -1,0 +1,120 @@
+// Rate limits: the spec's Limits rules, on one instance (two instances sharing Redis:
+// test/redis-service.test.ts).
+import t from 'tap';
+import { generateKey } from '../core/api-key.js';
+import { InProcessSharedState } from '../core/shared-state.js';
+import { testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { issueKey } from './helpers/keys.js';
+
+const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
+
+async function limitedApp(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, options: TestAppOptions = {}): Promise<TestApp> {
+  const app = await testApp({ ...options, env: { RATE_LIMIT_KEYLESS_PER_MINUTE: '1000', RATE_LIMIT_KEYED_PER_MINUTE: '1000', RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '1000', ...env } });
+  t.teardown(app.close);
+  return app;
+}
+
+t.test('"keyless callers per IP": over the limit, 429 rate_limited with Retry-After, in the error shape, no-store', async (t) => {
+  const app = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '3' });
+  for (let i = 0; i < 2; i++) t.equal((await app.server.inject(QUOTE)).statusCode, 200);
+  t.equal((await app.server.inject('/api/liveness')).statusCode, 200, 'one window across the keyless operations');
+  const res = await app.server.inject(QUOTE);
+  t.equal(res.statusCode, 429);
+  t.match(res.json(), { code: 'rate_limited', error: /^rate limit exceeded; retry in [0-9]+ seconds$/, action: 'back off until Retry-After' });
+  t.match(res.headers['retry-after'], /^[1-9][0-9]*$/);
+  t.ok(Number(res.headers['retry-after']) <= 60, 'within the one-minute window');
+  t.equal(res.headers['cache-control'], 'no-store');
+  t.equal(res.headers['x-ratelimit-limit'], '3');
+  t.equal(res.headers['x-ratelimit-remaining'], '0');
+  t.equal((await app.server.inject({ url: QUOTE, remoteAddress: '10.0.0.9' })).statusCode, 200, 'another IP has its own window');
+  t.equal((await app.server.inject('/api/status')).statusCode, 200, 'the status, which documents no 429, is not limited');
+});
+
+t.test('keyless successes carry no X-RateLimit headers: a shared cache may keep them', async (t) => {
+  const app = await limitedApp(t, {});
+  const res = await app.server.inject(QUOTE);
+  t.equal(res.headers['x-ratelimit-limit'], undefined);
+  t.equal(res.headers['x-ratelimit-remaining'], undefined);
+});
+
+t.test('"keyed callers per key; a key raises the window"; keyed responses carry X-RateLimit-Limit and X-RateLimit-Remaining', async (t) => {
+  const app = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '1', RATE_LIMIT_KEYED_PER_MINUTE: '3' });
+  const first = await issueKey(app.core.keyStore);
+  const second = await issueKey(app.core.keyStore);
+  t.equal((await app.server.inject(QUOTE)).statusCode, 200);
+  t.equal((await app.server.inject(QUOTE)).statusCode, 429, 'the IP\'s keyless window is used up');
+  const remaining: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const res = await app.server.inject({ url: QUOTE, headers: { 'x-api-key': first.key } });
+    t.equal(res.statusCode, 200, 'the key has its own, larger window');
+    t.equal(res.headers['x-ratelimit-limit'], '3');
+    remaining.push(String(res.headers['x-ratelimit-remaining']));
+  }
+  t.strictSame(remaining, ['2', '1', '0']);
+  const over = await app.server.inject({ url: QUOTE, headers: { authorization: `Bearer ${first.key}` } });
+  t.equal(over.statusCode, 429, 'both ways of sending the key count in one window');
+  t.match(over.json(), { code: 'rate_limited' });
+  t.equal(over.headers['x-ratelimit-limit'], '3', 'keyed 429s carry X-RateLimit-Limit');
+  t.equal(over.headers['x-ratelimit-remaining'], '0', 'and X-RateLimit-Remaining');
+  t.match(over.headers['retry-after'], /^[1-9][0-9]*$/);
+  t.equal((await app.server.inject({ url: QUOTE, headers: { 'x-api-key': second.key } })).statusCode, 200, 'another key has its own window');
+});
+
+t.test('"Retry-After = whole seconds to the window\'s end"; a new window starts after it (fixed one-minute windows, fake clock)', async (t) => {
+  let now = 1_000_000;
+  const app = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '2' }, { overrides: { sharedState: new InProcessSharedState(() => now) } });
+  t.equal((await app.server.inject(QUOTE)).statusCode, 200);
+  now += 17_500;
+  t.equal((await app.server.inject(QUOTE)).statusCode, 200);
+  const over = await app.server.inject(QUOTE);
+  t.equal(over.statusCode, 429);
+  t.equal(over.headers['retry-after'], '43', '42.5 s left, rounded up to whole seconds');
+  t.match(over.json(), { error: 'rate limit exceeded; retry in 43 seconds' });
+  now += 42_499;
+  t.equal((await app.server.inject(QUOTE)).statusCode, 429, 'still in the window 1 ms before its end');
+  t.equal((await app.server.inject(QUOTE)).headers['retry-after'], '1', 'never 0 while the window lasts');
+  now += 1;
+  t.equal((await app.server.inject(QUOTE)).statusCode, 200, 'the window is fixed: it ends a minute after it began, however many requests were refused');
+});
+
+t.test('"Keyless quotes that miss the cache also draw from a separate per-IP fresh-quote budget, so varying amount on every request is limited by design"', async (t) => {
+  const app = await limitedApp(t, { RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '2' });
+  t.equal((await app.server.inject('/api/quote?from=CC&to=USDCx&amount=1')).statusCode, 200);
+  t.equal((await app.server.inject('/api/quote?from=CC&to=USDCx&amount=2')).statusCode, 200);
+  const fresh = await app.server.inject('/api/quote?from=CC&to=USDCx&amount=3');
+  t.equal(fresh.statusCode, 429, 'a third fresh combination');
+  t.match(fresh.json(), { code: 'rate_limited' });
+  t.match(fresh.headers['retry-after'], /^[1-9][0-9]*$/);
+  t.equal((await app.server.inject('/api/quote?from=CC&to=USDCx&amount=1.0')).statusCode, 200, 'a cached combination is not a fresh quote');
+  t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=4', remoteAddress: '10.0.0.9' })).statusCode, 200, 'another IP has its own budget');
+  const { key } = await issueKey(app.core.keyStore);
+  t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=5', headers: { 'x-api-key': key } })).statusCode, 200, 'keyed quotes draw only on their key\'s window');
+});
+
+t.test('"Over-limit requests are blocked and never counted as billable traffic"', async (t) => {
+  const app = await limitedApp(t, { RATE_LIMIT_KEYED_PER_MINUTE: '1' });
+  const { key, record } = await issueKey(app.core.keyStore);
+  await app.server.inject({ url: QUOTE, headers: { 'x-api-key': key } });
+  await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=7', headers: { 'x-api-key': key } });
+  const [served, blocked] = app.logs().filter((l) => l.msg === 'request completed');
+  t.match(served, { status: 200, partnerId: record.id, billable: true, quoteCache: 'miss' });
+  t.match(blocked, { status: 429, partnerId: record.id, billable: false });
+  t.notOk('quoteCache' in blocked!, 'the blocked request never reached the quote');
+});
+
+t.test('an invalid key is refused before any window is counted', async (t) => {
+  const app = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '1' });
+  for (let i = 0; i < 3; i++) t.equal((await app.server.inject({ url: QUOTE, headers: { 'x-api-key': generateKey() } })).statusCode, 401);
+  t.equal((await app.server.inject(QUOTE)).statusCode, 200, 'the IP\'s keyless window is untouched');
+});
+
+t.test('"The client IP honours X-Forwarded-For only when TRUST_PROXY is set"', async (t) => {
+  const direct = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '1' });
+  const forwarded = (ip: string) => ({ url: QUOTE, headers: { 'x-forwarded-for': ip } });
+  t.equal((await direct.server.inject(forwarded('203.0.113.1'))).statusCode, 200);
+  t.equal((await direct.server.inject(forwarded('203.0.113.2'))).statusCode, 429, 'without TRUST_PROXY a forged header buys no new window');
+  const proxied = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '1', TRUST_PROXY: 'true' });
+  t.equal((await proxied.server.inject(forwarded('203.0.113.1'))).statusCode, 200);
+  t.equal((await proxied.server.inject(forwarded('203.0.113.2'))).statusCode, 200, 'behind a trusted proxy each client has its own window');
+  t.equal((await proxied.server.inject(forwarded('203.0.113.1'))).statusCode, 429);
+});

@@ -1,0 +1,329 @@
+// The service on shared state in Redis (REDIS_URL), end to end: two real app instances, each on
+// its own loopback port, sharing one private redis-server, driven over HTTP with fetch, with keys
+// issued and revoked by the real keys CLI. What the issue promises: "N instances behind a load
+// balancer behave as one: a key revoked on one is revoked on all; a caller's window is counted
+// across all", and "Redis going away mid-run must not crash the process or lose a key".
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { listen, testApp, type TestApp } from './helpers/app.js';
+import { issueKey } from './helpers/keys.js';
+import { redisSkip, startRedis } from './helpers/redis.js';
+
+const CLI = fileURLToPath(new URL('../scripts/keys.js', import.meta.url));
+const QUOTE = '/api/quote?from=CC&to=USDCx';
+
+// Without redis-server these tests are skipped, loudly; with REQUIRE_REDIS=1 this throws instead.
+const redis = await startRedis();
+t.teardown(() => redis?.stop());
+
+/** A subtest's `t`. */
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Every test gets its own Redis database: keyless windows are per IP, and every request here
+// comes from 127.0.0.1, so tests on one database would count in each other's windows.
+let databases = 0;
+const nextRedisUrl = () => `${redis!.url}/${++databases}`;
+
+interface Instance {
+  readonly app: TestApp;
+  readonly base: string;
+  readonly name: string;
+}
+
+/** Two app instances on one Redis database, each listening on its own ephemeral loopback port. */
+async function twoInstances(t: Test, redisUrl: string, env: Record<string, string> = {}): Promise<[Instance, Instance]> {
+  const start = async (name: string): Promise<Instance> => {
+    const app = await testApp({ env: { REDIS_URL: redisUrl, ...env } });
+    t.teardown(app.close);
+    return { app, base: await listen(app.server), name };
+  };
+  return [await start('A'), await start('B')];
+}
+
+interface Reply {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  readonly body: Record<string, unknown>;
+}
+
+async function get(instance: Instance, url: string, key?: string): Promise<Reply> {
+  const res = await fetch(instance.base + url, { headers: key === undefined ? {} : { 'x-api-key': key } });
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // Left empty: the assertions on it say what was expected.
+  }
+  return { status: res.status, headers: res.headers, text, body };
+}
+
+/** Polls `check` every 100 ms until it holds or `ms` pass; returns whether it held. */
+async function within(ms: number, check: () => boolean | Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(100);
+  }
+}
+
+/** Asserts a 429 rate_limited with Retry-After in whole seconds (1..60) and the limit it hit. */
+function assertRateLimited(t: Test, res: Reply, limit: number, label: string): void {
+  t.equal(res.status, 429, `${label}: 429`);
+  t.match(res.body, { code: 'rate_limited' }, `${label}: rate_limited`);
+  const retryAfter = res.headers.get('retry-after') ?? '';
+  t.match(retryAfter, /^[0-9]+$/, `${label}: Retry-After is whole seconds (${retryAfter})`);
+  t.ok(Number(retryAfter) >= 1 && Number(retryAfter) <= 60, `${label}: Retry-After ${retryAfter} is within 1..60`);
+  t.equal(res.headers.get('x-ratelimit-limit'), String(limit), `${label}: x-ratelimit-limit`);
+  t.equal(res.headers.get('x-ratelimit-remaining'), '0', `${label}: x-ratelimit-remaining`);
+}
+
+/** A keyed quote's body: the fee block on its available venues and the schema applied. */
+function assertKeyedQuote(t: Test, res: Reply, label: string): void {
+  t.equal(res.status, 200, `${label}: 200`);
+  t.match(res.body, { appliedSchema: { schemaId: 'partner-default' } }, `${label}: appliedSchema`);
+  const venues = (res.body.venues ?? []) as Array<Record<string, unknown>>;
+  t.ok(
+    venues.some((v) => v.clientFees !== undefined),
+    `${label}: clientFees on an available venue`,
+  );
+}
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the keys CLI as operators do, with only PATH and `env` in its environment. */
+function cli(args: readonly string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The access-log lines of `app` for the quote route, oldest first. */
+const quoteLines = (app: TestApp) => app.logs().filter((l) => l.msg === 'request completed' && l.route === '/api/quote');
+
+// ---------------------------------------------------------------------------------------------
+t.test(
+  'two instances "agree on keys": "a key created or revoked while the service runs takes effect within 5 seconds", and "a key revoked on one is revoked on all"',
+  redisSkip(redis),
+  async (t) => {
+    const redisUrl = nextRedisUrl();
+    const [a, b] = await twoInstances(t, redisUrl);
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-cli-'));
+    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+    const env = { REDIS_URL: redisUrl, DATA_DIR: dataDir };
+
+    const created = await cli(['create', '--name', 'x'], env);
+    t.equal(created.code, 0, `create exits 0 (${created.stderr.trim()})`);
+    const key = created.stdout.trimEnd().split('\n').at(-1) ?? '';
+    t.match(key, /^bx_/, 'the key alone on the last stdout line');
+
+    const url = `${QUOTE}&amount=1`;
+    // Polled, not asserted at once: the rule allows up to 5 s for a new key to take effect.
+    let last: Reply[] = [];
+    const works = await within(5000, async () => {
+      last = [await get(a, url, key), await get(b, url, key)];
+      return last.every((r) => r.status === 200);
+    });
+    t.ok(works, `the new key works on both instances within 5 s (got ${last.map((r) => r.status).join(', ')})`);
+    assertKeyedQuote(t, last[0]!, 'A');
+    assertKeyedQuote(t, last[1]!, 'B');
+
+    const revoked = await cli(['revoke', key], env);
+    t.equal(revoked.code, 0, `revoke exits 0 (${revoked.stderr.trim()})`);
+    t.match(revoked.stdout, /revoked at/);
+
+    const refused = await within(5000, async () => {
+      last = [await get(a, url, key), await get(b, url, key)];
+      return last.every((r) => r.status === 401);
+    });
+    t.ok(refused, `the revoked key is refused on both instances within 5 s (got ${last.map((r) => r.status).join(', ')})`);
+    for (const [i, res] of last.entries()) t.match(res.body, { code: 'invalid_key' }, `${i === 0 ? 'A' : 'B'}: invalid_key`);
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+t.test('two instances "agree on rate limits": "a caller\'s window is counted across all", keyed per key and keyless per IP', redisSkip(redis), async (t) => {
+  const [a, b] = await twoInstances(t, nextRedisUrl(), { RATE_LIMIT_KEYED_PER_MINUTE: '5', RATE_LIMIT_KEYLESS_PER_MINUTE: '4' });
+  const { key } = await issueKey(a.app.core.keyStore, { name: 'windowed' });
+  const url = `${QUOTE}&amount=2`;
+
+  t.test('keyed: 5 requests spread over both instances are allowed, the 6th on either is 429', async (t) => {
+    const order = [a, b, a, b, a];
+    for (const [i, instance] of order.entries()) {
+      const res = await get(instance, url, key);
+      t.equal(res.status, 200, `request ${i + 1} on ${instance.name}`);
+      t.equal(res.headers.get('x-ratelimit-limit'), '5', `request ${i + 1}: x-ratelimit-limit`);
+      // One window across both instances: the count goes down whichever instance answers.
+      t.equal(res.headers.get('x-ratelimit-remaining'), String(4 - i), `request ${i + 1} on ${instance.name}: x-ratelimit-remaining`);
+    }
+    assertRateLimited(t, await get(b, url, key), 5, '6th, on B');
+    assertRateLimited(t, await get(a, url, key), 5, '7th, on A');
+    // The key's window is not the IP's: keyless requests from the same address are still allowed.
+    t.equal((await get(a, url)).status, 200, 'a keyless request from the same IP is counted in its own window');
+  });
+
+  t.test('keyless: 4 requests per IP spread over both instances are allowed, the 5th on either is 429', async (t) => {
+    // One keyless request was counted above; the window is the IP's, across both instances.
+    for (const [i, instance] of [b, a, b].entries()) {
+      const res = await get(instance, url);
+      t.equal(res.status, 200, `request ${i + 2} on ${instance.name}`);
+      t.equal(res.headers.get('x-ratelimit-remaining'), null, 'keyless successes carry no counts (a shared cache may keep them)');
+    }
+    assertRateLimited(t, await get(a, url), 4, '5th, on A');
+    assertRateLimited(t, await get(b, url), 4, '6th, on B');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+t.test('the keyless fresh-quote budget is one per IP "counted across all" instances', redisSkip(redis), async (t) => {
+  const [a, b] = await twoInstances(t, nextRedisUrl(), { RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '3' });
+  // Each amount is a combination neither instance holds, so each draws on the budget.
+  for (const [i, [instance, amount]] of ([[a, '11'], [b, '12'], [a, '13']] as const).entries()) {
+    t.equal((await get(instance, `${QUOTE}&amount=${amount}`)).status, 200, `fresh quote ${i + 1} on ${instance.name}`);
+  }
+  const overB = await get(b, `${QUOTE}&amount=14`);
+  t.equal(overB.status, 429, '4th fresh quote, on B: 429');
+  t.match(overB.body, { code: 'rate_limited' });
+  t.match(overB.headers.get('retry-after'), /^[0-9]+$/);
+  const overA = await get(a, `${QUOTE}&amount=15`);
+  t.equal(overA.status, 429, '5th fresh quote, on A: 429');
+  // Only fresh quotes draw on it: a combination the instance holds is still served.
+  t.equal((await get(a, `${QUOTE}&amount=11`)).status, 200, 'a combination A holds is served from its cache');
+  t.equal((await get(b, `${QUOTE}&amount=12`)).status, 200, 'a combination B holds is served from its cache');
+});
+
+// ---------------------------------------------------------------------------------------------
+t.test('the shared quote cache: "instances serve the same bytes for a combination within its window"', redisSkip(redis), async (t) => {
+  const [a, b] = await twoInstances(t, nextRedisUrl());
+  const url = `${QUOTE}&amount=7`;
+  const fromA = await get(a, url);
+  t.equal(fromA.status, 200);
+  // Long enough that a body computed afresh on B would carry a later asOf.
+  await sleep(50);
+  const fromB = await get(b, url);
+  t.equal(fromB.status, 200);
+  t.equal(fromB.text, fromA.text, 'byte-identical bodies from A and B');
+  t.ok(typeof fromA.body.asOf === 'string', 'the body has an asOf');
+  t.equal(fromB.body.asOf, fromA.body.asOf, 'including asOf: B served the body A computed');
+
+  // The access-log field is about this instance's own cache: B had not held the combination, so
+  // its first request reads "miss" even though the body came from the shared level; its second
+  // is a hit.
+  t.ok(await within(1000, () => quoteLines(b.app).length === 1), 'B logged its quote');
+  t.equal(quoteLines(b.app)[0]!.quoteCache, 'miss', "B's first request: quoteCache miss (its own cache did not hold it)");
+  const again = await get(b, url);
+  t.equal(again.text, fromA.text, 'the same bytes again');
+  t.ok(await within(1000, () => quoteLines(b.app).length === 2));
+  t.equal(quoteLines(b.app)[1]!.quoteCache, 'hit', "B's second request: quoteCache hit");
+  t.equal(quoteLines(a.app)[0]!.quoteCache, 'miss', "A's request computed it: miss");
+});
+
+// ---------------------------------------------------------------------------------------------
+// Last: it takes the file's Redis down and brings it back empty.
+t.test(
+  '"Redis going away mid-run must not crash the process": "keyed requests get 503", "rate limiting degrades to per-instance counting, and says so in the logs and status"; then it recovers',
+  redisSkip(redis),
+  async (t) => {
+    const [a, b] = await twoInstances(t, nextRedisUrl(), { RATE_LIMIT_KEYLESS_PER_MINUTE: '3' });
+    const url = `${QUOTE}&amount=3`;
+    const before = await issueKey(a.app.core.keyStore, { name: 'before-outage' });
+    assertKeyedQuote(t, await get(b, url, before.key), 'before the outage, B');
+    t.equal(a.app.core.health.sharedState(), 'shared');
+    t.equal(b.app.core.health.sharedState(), 'shared');
+
+    await redis!.stop();
+    t.ok(
+      await within(5000, () => a.app.core.health.sharedState() === 'unreachable' && b.app.core.health.sharedState() === 'unreachable'),
+      'both instances notice Redis is gone',
+    );
+
+    t.test('keyless quotes are still served', async (t) => {
+      const res = await get(a, url);
+      t.equal(res.status, 200, 'keyless quote on A (its 1st keyless request while Redis is away)');
+      t.ok(Array.isArray(res.body.venues));
+    });
+
+    t.test('a keyed request with a valid key gets 503 key_verification_unavailable with Retry-After: never 401, never a keyless answer', async (t) => {
+      for (const instance of [a, b]) {
+        const res = await get(instance, url, before.key);
+        t.equal(res.status, 503, `${instance.name}: 503`);
+        t.match(res.body, { code: 'key_verification_unavailable' }, `${instance.name}: key_verification_unavailable`);
+        t.notOk('venues' in res.body, `${instance.name}: no quote in the body`);
+        t.match(res.headers.get('retry-after'), /^[0-9]+$/, `${instance.name}: Retry-After`);
+      }
+    });
+
+    t.test('/api/status: shared-state unreachable, rate-limits per-instance, state degraded', async (t) => {
+      const res = await get(a, '/api/status');
+      t.equal(res.status, 200);
+      t.match(res.body, { state: 'degraded' });
+      const components = new Map((res.body.components as Array<{ component: string; state: string }>).map((c) => [c.component, c.state]));
+      t.equal(components.get('shared-state'), 'unreachable');
+      t.equal(components.get('rate-limits'), 'per-instance');
+    });
+
+    t.test('rate limiting keeps working, per instance', async (t) => {
+      // /api/status is not rate-limited (the contract documents no 429 for it): one quote counted so far.
+      t.equal((await get(a, url)).status, 200, 'A: 2nd keyless quote');
+      t.equal((await get(a, url)).status, 200, 'A: 3rd keyless quote, at its limit');
+      assertRateLimited(t, await get(a, url), 3, 'A: 4th keyless quote');
+      // B counts its own window: A's requests are not in it while Redis is away.
+      t.equal((await get(b, url)).status, 200, 'B: its 1st keyless request is allowed');
+    });
+
+    t.test('the logs say the shared state is unreachable and rate limits are counted per instance', async (t) => {
+      for (const instance of [a, b]) {
+        const lines = instance.app.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('shared state unreachable'));
+        t.equal(lines.length, 1, `${instance.name}: said once, not once per request or retry`);
+        t.equal(lines[0]?.level, 40, `${instance.name}: at warn`);
+        t.match(lines[0]?.msg, /per instance/, `${instance.name}: names the degradation`);
+        t.notOk(
+          instance.app.logs().some((l) => typeof l.level === 'number' && l.level >= 50),
+          `${instance.name}: no error lines (nothing unexpected was thrown)`,
+        );
+      }
+    });
+
+    t.test('when Redis is back: status shared again, an info line, and a newly issued key works on both', async (t) => {
+      await redis!.restart();
+      t.ok(
+        await within(10_000, () => a.app.core.health.sharedState() === 'shared' && b.app.core.health.sharedState() === 'shared'),
+        'both instances reconnect',
+      );
+      for (const instance of [a, b]) {
+        const res = await get(instance, '/api/status');
+        t.equal(res.status, 200);
+        const components = new Map((res.body.components as Array<{ component: string; state: string }>).map((c) => [c.component, c.state]));
+        t.equal(components.get('shared-state'), 'shared', `${instance.name}: shared-state shared`);
+        t.equal(components.get('rate-limits'), 'shared', `${instance.name}: rate-limits shared`);
+        t.not(res.body.state, 'degraded', `${instance.name}: no longer degraded`);
+        const back = instance.app.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('shared state reachable again'));
+        t.equal(back.length, 1, `${instance.name}: one "reachable again" line`);
+        t.equal(back[0]?.level, 30, `${instance.name}: at info`);
+      }
+      // The restarted test Redis keeps no data (the helper runs it without persistence), so the
+      // key issued before the outage is gone with it; that is the test server, not the service.
+      const after = await issueKey(b.app.core.keyStore, { name: 'after-outage' });
+      assertKeyedQuote(t, await get(a, url, after.key), 'after recovery, A');
+      assertKeyedQuote(t, await get(b, url, after.key), 'after recovery, B');
+    });
+  },
+);
