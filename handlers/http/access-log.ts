@@ -6,7 +6,7 @@ import pino, { type Logger } from 'pino';
 
 /** What a handler may add to its request's access-log line: a closed set, so no secret or party id can be. */
 export interface AccessLogFields {
-  /** Whether a keyless quote's base body came from the cache. */
+  /** Whether this instance's cache held the base body (computed or in flight); a body another instance computed counts as a miss here. */
   quoteCache?: 'hit' | 'miss';
   /** The caller's attribution slug (schema-checked). */
   ref?: string;
