@@ -18,8 +18,7 @@ import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/pr
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KEY_ID_SHAPE } from './api-key.js';
-import { KeyStoreUnavailable, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
+import { KeyStoreUnavailable, parseKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
 
 export interface FileKeyStoreOptions {
   /** The least time between two looks at the file for changes, in ms (default 1000). */
@@ -33,26 +32,6 @@ export interface FileKeyStoreOptions {
 }
 
 const FORMAT_VERSION = 1;
-const HASH_SHAPE = /^[0-9a-f]{64}$/;
-const TIMESTAMP_SHAPE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-
-/** `value` as a key record with exactly the record's fields, or null when any is missing or malformed. */
-export function parseKeyRecord(value: unknown): KeyRecord | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const { id, hash, name, createdAt, status, revokedAt, schemaId } = value as Record<string, unknown>;
-  if (typeof id !== 'string' || !KEY_ID_SHAPE.test(id)) return null;
-  if (typeof hash !== 'string' || !HASH_SHAPE.test(hash)) return null;
-  if (typeof name !== 'string' || name === '') return null;
-  if (!isTimestamp(createdAt)) return null;
-  if (typeof schemaId !== 'string' || schemaId === '') return null;
-  if (status === 'active' && revokedAt === null) return { id, hash, name, createdAt, status, revokedAt, schemaId };
-  if (status === 'revoked' && isTimestamp(revokedAt)) return { id, hash, name, createdAt, status, revokedAt, schemaId };
-  return null;
-}
-
-const isTimestamp = (value: unknown): value is string =>
-  typeof value === 'string' && TIMESTAMP_SHAPE.test(value) && !Number.isNaN(Date.parse(value));
-
 interface Snapshot {
   readonly records: readonly KeyRecord[];
   readonly byHash: ReadonlyMap<string, KeyRecord>;

@@ -2,8 +2,7 @@
 // balancer and the keys CLI see the same records at once. One map: field = the key's hash, value
 // = the record as JSON. A lookup is one field read; revoking by id and listing read the whole map,
 // which holds one field per partner key.
-import { parseKeyRecord } from './key-store-file.js';
-import { KeyStoreUnavailable, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
+import { KeyStoreUnavailable, parseKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
 import { SharedStateUnavailable, type SharedState } from './shared-state.js';
 
 export const KEYS_MAP = 'keys';

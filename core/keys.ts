@@ -1,7 +1,7 @@
 // Partner keys: the key-store port (where hashed key records live), and the verifier that turns a
 // presented key into its partner. A store that cannot be read throws KeyStoreUnavailable, never a
 // silent "invalid".
-import { hashKey, isWellFormedKey } from './api-key.js';
+import { hashKey, isWellFormedKey, KEY_ID_SHAPE } from './api-key.js';
 
 export interface Partner {
   /** The key record's id (`key_...`): safe to log, used to attribute traffic and count its window. */
@@ -26,6 +26,26 @@ export interface KeyRecord {
   readonly revokedAt: string | null;
   readonly schemaId: string;
 }
+
+const HASH_SHAPE = /^[0-9a-f]{64}$/;
+const TIMESTAMP_SHAPE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** `value` as a key record with exactly the record's fields, or null when any is missing or malformed. */
+export function parseKeyRecord(value: unknown): KeyRecord | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { id, hash, name, createdAt, status, revokedAt, schemaId } = value as Record<string, unknown>;
+  if (typeof id !== 'string' || !KEY_ID_SHAPE.test(id)) return null;
+  if (typeof hash !== 'string' || !HASH_SHAPE.test(hash)) return null;
+  if (typeof name !== 'string' || name === '') return null;
+  if (!isTimestamp(createdAt)) return null;
+  if (typeof schemaId !== 'string' || schemaId === '') return null;
+  if (status === 'active' && revokedAt === null) return { id, hash, name, createdAt, status, revokedAt, schemaId };
+  if (status === 'revoked' && isTimestamp(revokedAt)) return { id, hash, name, createdAt, status, revokedAt, schemaId };
+  return null;
+}
+
+const isTimestamp = (value: unknown): value is string =>
+  typeof value === 'string' && TIMESTAMP_SHAPE.test(value) && !Number.isNaN(Date.parse(value));
 
 /** Which record a revocation names: by id, or by the hash of the key itself. */
 export type KeySelector = { readonly id: string } | { readonly hash: string };

@@ -48,9 +48,15 @@ export class RateWindows {
     this.local = state instanceof InProcessSharedState ? state : new InProcessSharedState(now);
   }
 
-  /** Counts a hit in `key`'s fixed window of `windowMs` (core/shared-state.ts). */
-  async hit(key: string, windowMs: number): Promise<WindowCount> {
-    if (this.state === this.local) return this.local.hitNow(key, windowMs);
+  /**
+   * Counts a hit in `key`'s fixed window of `windowMs` (core/shared-state.ts): at once when the
+   * windows are this process's own, so a single instance's requests wait on no promise for it.
+   */
+  hit(key: string, windowMs: number): WindowCount | Promise<WindowCount> {
+    return this.state === this.local ? this.local.hitNow(key, windowMs) : this.sharedHit(key, windowMs);
+  }
+
+  private async sharedHit(key: string, windowMs: number): Promise<WindowCount> {
     try {
       const count = await this.state.hit(key, windowMs);
       this.health.up();

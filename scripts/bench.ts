@@ -38,7 +38,8 @@
 // What runs, all on loopback (127.0.0.1), each in its own process so that on a 2-core machine the
 // server under test has one core and the load generator the other:
 //   - the service, `node dist/handlers/main.js`, PORT=<free port> HOST=127.0.0.1 LOG_LEVEL=info,
-//     stdout to /dev/null: logging stays on, as in production, it just is not kept;
+//     stdout to /dev/null: logging stays on, as in production, it just is not kept; the keyless
+//     and fresh-quote rate limits raised out of reach, since one client on one IP drives it;
 //   - the baseline, with fastify's logger off (it is the ceiling, not a copy of the service);
 //     the service and the baseline are started once and serve every round;
 //   - one load-generator process per measurement: this same file with `--load`, running
@@ -410,13 +411,26 @@ async function main(): Promise<number> {
   );
 
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'bestex-bench-'));
+  const UNLIMITED = 1_000_000_000;
   tmpDir = tmp;
   try {
     const servicePort = await freePort();
     console.log(`starting service (node ${path.relative(process.cwd(), serviceEntry)}, LOG_LEVEL=info, stdout to /dev/null) on ${HOST}:${servicePort}…`);
     const service = track(
       spawn(process.execPath, [serviceEntry], {
-        env: { ...process.env, PORT: String(servicePort), HOST, LOG_LEVEL: 'info' },
+        // One load generator on one IP: with the default per-IP limits nearly every request
+        // would be a 429. Raised so every request is admitted, the window still counted, the
+        // bench measures the full path an admitted quote takes.
+        env: {
+          ...process.env,
+          PORT: String(servicePort),
+          HOST,
+          LOG_LEVEL: 'info',
+          DATA_DIR: tmp,
+          REDIS_URL: '',
+          RATE_LIMIT_KEYLESS_PER_MINUTE: String(UNLIMITED),
+          RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: String(UNLIMITED),
+        },
         stdio: ['ignore', 'ignore', 'pipe'],
       }),
     );

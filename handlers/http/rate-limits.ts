@@ -29,7 +29,9 @@ export interface RateLimiter {
 function windowsStore(windows: RateWindows): new () => FastifyRateLimitStore {
   return class WindowsStore implements FastifyRateLimitStore {
     incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number): void {
-      windows.hit(`rate:${key}`, timeWindow).then(
+      const counted = windows.hit(`rate:${key}`, timeWindow);
+      if (!(counted instanceof Promise)) return callback(null, { current: counted.count, ttl: counted.resetInMs });
+      counted.then(
         ({ count, resetInMs }) => callback(null, { current: count, ttl: resetInMs }),
         (err: Error) => callback(err),
       );
@@ -45,20 +47,13 @@ const clientIp = (request: FastifyRequest): string => normalizeIP(request.ip);
 
 export async function registerRateLimits(app: FastifyInstance, windows: RateWindows, settings: RateLimitSettings): Promise<RateLimiter> {
   await app.register(rateLimit, { global: false, store: windowsStore(windows), timeWindow: RATE_WINDOW_MS });
-  const partnerOf = (request: FastifyRequest) => request.partner ?? null;
-  const callerWindow = app.createRateLimit({
-    keyGenerator: (request) => {
-      const partner = partnerOf(request);
-      return partner ? `key:${partner.id}` : `ip:${clientIp(request)}`;
-    },
-    max: (request) => (partnerOf(request) ? settings.keyedPerMinute : settings.keylessPerMinute),
-  });
-  const freshBudget = app.createRateLimit({
-    keyGenerator: (request) => `fresh:${clientIp(request)}`,
-    max: settings.freshQuotesPerMinute,
-  });
+  // One limiter per kind of caller, each with a fixed maximum: a maximum computed per request
+  // would cost every request one more promise.
+  const keylessWindow = app.createRateLimit({ keyGenerator: (request) => `ip:${clientIp(request)}`, max: settings.keylessPerMinute });
+  const keyedWindow = app.createRateLimit({ keyGenerator: (request) => `key:${request.partner!.id}`, max: settings.keyedPerMinute });
+  const freshBudget = app.createRateLimit({ keyGenerator: (request) => `fresh:${clientIp(request)}`, max: settings.freshQuotesPerMinute });
 
-  const enforce = async (limit: typeof callerWindow, request: FastifyRequest, reply: FastifyReply, showCounts: boolean) => {
+  const enforce = async (limit: typeof keylessWindow, request: FastifyRequest, reply: FastifyReply, showCounts: boolean) => {
     const result = await limit(request);
     if (result.isAllowed) return;
     if (showCounts || result.isExceeded) {
@@ -74,7 +69,7 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
   return {
     admit: (request, reply, partner) => {
       request.partner = partner;
-      return enforce(callerWindow, request, reply, partner !== null);
+      return partner ? enforce(keyedWindow, request, reply, true) : enforce(keylessWindow, request, reply, false);
     },
     spendFreshQuote: (request, reply) => enforce(freshBudget, request, reply, false),
   };
