@@ -2,7 +2,8 @@
 // test/redis-service.test.ts).
 import t from 'tap';
 import { generateKey } from '../core/api-key.js';
-import { InProcessSharedState } from '../core/shared-state.js';
+import { RateWindows, SharedStateHealth } from '../core/rate-windows.js';
+import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/shared-state.js';
 import { testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
 
@@ -117,4 +118,36 @@ t.test('"The client IP honours X-Forwarded-For only when TRUST_PROXY is set"', a
   t.equal((await proxied.server.inject(forwarded('203.0.113.1'))).statusCode, 200);
   t.equal((await proxied.server.inject(forwarded('203.0.113.2'))).statusCode, 200, 'behind a trusted proxy each client has its own window');
   t.equal((await proxied.server.inject(forwarded('203.0.113.1'))).statusCode, 429);
+});
+
+t.test('RateWindows: "rate limiting degrades to per-instance counting, and says so in the logs and status" while the shared state is unreachable', async (t) => {
+  const shared = new InProcessSharedState();
+  let reachable = true;
+  // A shared store (as Redis is) whose windows live in another in-process state, and that can be cut off.
+  const flaky: SharedState = {
+    shared: true,
+    hit: (key, windowMs) => (reachable ? shared.hit(key, windowMs) : Promise.reject(new SharedStateUnavailable('Redis at db:6379 is unreachable'))),
+    get: (key) => shared.get(key),
+    setIfAbsent: (key, value, ttlMs) => shared.setIfAbsent(key, value, ttlMs),
+    mapGet: (map, field) => shared.mapGet(map, field),
+    mapSet: (map, field, value) => shared.mapSet(map, field, value),
+    mapSetIfAbsent: (map, field, value) => shared.mapSetIfAbsent(map, field, value),
+    mapEntries: (map) => shared.mapEntries(map),
+    close: () => shared.close(),
+  };
+  const lines: Array<[string, string]> = [];
+  const log = { warn: (_f: object, msg: string) => void lines.push(['warn', msg]), info: (_f: object, msg: string) => void lines.push(['info', msg]) };
+  const health = new SharedStateHealth(true, log);
+  const windows = new RateWindows(flaky, health);
+  t.equal((await windows.hit('k', 60_000)).count, 1);
+  t.equal(health.state, 'shared');
+  reachable = false;
+  t.equal((await windows.hit('k', 60_000)).count, 1, 'counted in this instance\'s own window');
+  t.equal((await windows.hit('k', 60_000)).count, 2, 'which still limits');
+  t.equal(health.state, 'unreachable', 'the status says so');
+  reachable = true;
+  t.equal((await windows.hit('k', 60_000)).count, 2, 'back on the shared window once it answers');
+  t.equal(health.state, 'shared');
+  t.strictSame(lines.map(([level]) => level), ['warn', 'info'], 'one line per change, not per request');
+  t.match(lines[0]![1], /unreachable: rate limits are counted per instance/);
 });
