@@ -43,7 +43,7 @@ export class SharedStateUnavailable extends Error {
   override readonly name = 'SharedStateUnavailable';
 }
 
-interface Expiring<T> {
+export interface Expiring<T> {
   value: T;
   expiresAt: number;
 }
@@ -51,11 +51,28 @@ interface Expiring<T> {
 /** Entries past which expired ones are swept, so one-off keys (a caller's IP) do not pile up. */
 const SWEEP_AT = 10_000;
 
+/**
+ * A map of expiring entries swept when it grows: each sweep sets the next one at twice the entries
+ * it left, so with many live entries (a busy minute's callers) a new entry does not pay a scan of
+ * them all, and sweeping costs O(1) per entry added.
+ */
+export class ExpiringMap<T> extends Map<string, Expiring<T>> {
+  private sweepAt = SWEEP_AT;
+
+  add(key: string, entry: Expiring<T>, t: number): void {
+    if (this.size >= this.sweepAt) {
+      for (const [k, e] of this) if (e.expiresAt <= t) this.delete(k);
+      this.sweepAt = Math.max(SWEEP_AT, this.size * 2);
+    }
+    this.set(key, entry);
+  }
+}
+
 /** The embedded default: one process's memory. Nothing survives a restart; nothing is shared. */
 export class InProcessSharedState implements SharedState {
   readonly shared = false;
-  private readonly windows = new Map<string, Expiring<number>>();
-  private readonly values = new Map<string, Expiring<string>>();
+  private readonly windows = new ExpiringMap<number>();
+  private readonly values = new ExpiringMap<string>();
   private readonly maps = new Map<string, Map<string, string>>();
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -65,9 +82,8 @@ export class InProcessSharedState implements SharedState {
     const t = this.now();
     let window = this.windows.get(key);
     if (!window || window.expiresAt <= t) {
-      if (this.windows.size >= SWEEP_AT) sweep(this.windows, t);
       window = { value: 0, expiresAt: t + windowMs };
-      this.windows.set(key, window);
+      this.windows.add(key, window, t);
     }
     window.value += 1;
     return { count: window.value, resetInMs: window.expiresAt - t };
@@ -88,8 +104,7 @@ export class InProcessSharedState implements SharedState {
     const t = this.now();
     const entry = this.values.get(key);
     if (entry && entry.expiresAt > t) return false;
-    if (this.values.size >= SWEEP_AT) sweep(this.values, t);
-    this.values.set(key, { value, expiresAt: t + ttlMs });
+    this.values.add(key, { value, expiresAt: t + ttlMs }, t);
     return true;
   }
 
@@ -122,8 +137,4 @@ export class InProcessSharedState implements SharedState {
     }
     return fields;
   }
-}
-
-function sweep<T>(entries: Map<string, Expiring<T>>, t: number): void {
-  for (const [key, entry] of entries) if (entry.expiresAt <= t) entries.delete(key);
 }

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { generateKey } from '../core/api-key.js';
 import { RateWindows, SharedStateHealth } from '../core/rate-windows.js';
-import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/shared-state.js';
+import { ExpiringMap, InProcessSharedState, SharedStateUnavailable, type Expiring, type SharedState } from '../core/shared-state.js';
 import { testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
 
@@ -150,4 +150,23 @@ t.test('RateWindows: "rate limiting degrades to per-instance counting, and says 
   t.equal(health.state, 'shared');
   t.strictSame(lines.map(([level]) => level), ['warn', 'info'], 'one line per change, not per request');
   t.match(lines[0]![1], /unreachable: rate limits are counted per instance/);
+});
+
+t.test('in-process windows: a busy minute of distinct callers costs each new window no scan of the live ones, and expired windows are swept', async (t) => {
+  let visited = 0;
+  class Counted extends ExpiringMap<number> {
+    override *[Symbol.iterator](): MapIterator<[string, Expiring<number>]> {
+      for (const entry of super[Symbol.iterator]()) {
+        visited += 1;
+        yield entry;
+      }
+    }
+  }
+  const map = new Counted();
+  for (let i = 0; i < 80_000; i++) map.add(`ip:${i}`, { value: 1, expiresAt: 60_000 }, 0);
+  t.equal(map.size, 80_000, 'every live window is kept');
+  t.ok(visited < 2 * 80_000, `sweeping visited ${visited} entries for 80,000 new windows: O(1) each`);
+  map.add('late', { value: 1, expiresAt: 120_000 }, 60_000);
+  for (let i = 0; map.size > 1000 && i < 200_000; i++) map.add(`next:${i}`, { value: 1, expiresAt: 120_000 }, 60_000);
+  t.notOk(map.has('ip:0'), 'windows that ended are swept as new ones come');
 });
