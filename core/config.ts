@@ -15,7 +15,11 @@ export interface Config {
   readonly quoteCacheTtlMs: number;
   readonly quoteCacheMaxEntries: number;
   readonly livenessProbeIntervalMs: number;
-  readonly trustProxy: boolean;
+  /**
+   * How many proxies of our own stand in front (0: none): the client IP is the address the
+   * outermost of them saw, read from the right of X-Forwarded-For, so a client cannot forge it.
+   */
+  readonly trustProxyHops: number;
   readonly shutdownGraceMs: number;
   /** Where the embedded stores keep their files (the key store: DATA_DIR/keys.json). */
   readonly dataDir: string;
@@ -68,7 +72,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     quoteCacheTtlMs: read('QUOTE_CACHE_TTL_MS', 10_000, int(1, 60_000), 'an integer from 1 to 60000'),
     quoteCacheMaxEntries: read('QUOTE_CACHE_MAX_ENTRIES', 10_000, int(1, 1_000_000), 'an integer from 1 to 1000000'),
     livenessProbeIntervalMs: read('LIVENESS_PROBE_INTERVAL_MS', 15_000, int(100, 3_600_000), 'an integer from 100 to 3600000'),
-    trustProxy: read('TRUST_PROXY', false, boolean, '"true" or "false"'),
+    trustProxyHops: read('TRUST_PROXY', 0, (raw) => (raw === 'true' ? 1 : raw === 'false' ? 0 : int(1, 10)(raw)), '"false", "true" (one proxy) or the number of proxies in front, 1 to 10'),
     shutdownGraceMs: read('SHUTDOWN_GRACE_MS', 10_000, int(0, 600_000), 'an integer from 0 to 600000'),
     dataDir: read('DATA_DIR', './data', (raw) => raw, 'a directory path'),
     redisUrl: read<string | null>('REDIS_URL', null, (raw) => (/^rediss?:\/\/\S+$/.test(raw) ? raw : undefined), 'a redis:// or rediss:// URL', true),

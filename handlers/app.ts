@@ -55,7 +55,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // Requests log through the root logger: a pino child per request costs more than the line.
     // The access-log line carries the request id itself.
     childLoggerFactory: (logger) => logger,
-    trustProxy: config.trustProxy,
+    // A hop count, never `true`: fastify would then take X-Forwarded-For's leftmost address,
+    // which the client writes. Hop 0 is the connection's own address, the innermost proxy.
+    trustProxy: config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
     bodyLimit: 16 * 1024,
     return503OnClosing: true,
   });

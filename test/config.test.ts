@@ -15,7 +15,7 @@ const DEFAULTS: Config = {
   quoteCacheTtlMs: 10_000,
   quoteCacheMaxEntries: 10_000,
   livenessProbeIntervalMs: 15_000,
-  trustProxy: false,
+  trustProxyHops: 0,
   shutdownGraceMs: 10_000,
   dataDir: './data',
   redisUrl: null,
@@ -81,7 +81,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     quoteCacheTtlMs: 60_000,
     quoteCacheMaxEntries: 1_000_000,
     livenessProbeIntervalMs: 100,
-    trustProxy: true,
+    trustProxyHops: 1,
     shutdownGraceMs: 0,
     dataDir: '/var/lib/bestex',
     redisUrl: 'redis://:secret@redis.internal:6380/2',
@@ -94,7 +94,8 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
   t.equal(loadConfig({ PORT: '0' }).port, 0, 'PORT 0 (an ephemeral port) is allowed');
   t.equal(loadConfig({ PORT: '65535' }).port, 65535, 'the top of the range');
   t.equal(loadConfig({ PORT: ' 8081 ' }).port, 8081, 'surrounding spaces are trimmed');
-  t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
+  t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxyHops, 0);
+  t.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxyHops, 2, 'two proxies of our own in front');
   t.equal(loadConfig({ HOST: '::1' }).host, '::1', 'an IPv6 address');
   t.equal(loadConfig({ HOST: 'api.example.com' }).host, 'api.example.com');
   for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) {
@@ -112,7 +113,8 @@ t.test('loadConfig: "a bad value stops start-up with a message that names it"', 
     ['LOG_LEVEL', 'loud'],
     ['LOG_LEVEL', 'INFO'],
     ['TRUST_PROXY', 'yes'],
-    ['TRUST_PROXY', '1'],
+    ['TRUST_PROXY', '11'],
+    ['TRUST_PROXY', '0x1'],
     ['HOST', 'not a host'],
     ['SERVICE_BUILD', 'ABCDEF1'],
     ['SERVICE_BUILD', 'abc12'],
@@ -137,7 +139,7 @@ t.test('loadConfig: "a bad value stops start-up with a message that names it"', 
   }
   t.match(configError(t, { PORT: 'abc' }).message, /PORT'? must be an integer from 0 to 65535/);
   t.match(configError(t, { LOG_LEVEL: 'loud' }).message, /LOG_LEVEL'? must be one of fatal, error, warn, info, debug, trace, silent/);
-  t.match(configError(t, { TRUST_PROXY: 'yes' }).message, /TRUST_PROXY'? must be "true" or "false"/);
+  t.match(configError(t, { TRUST_PROXY: 'yes' }).message, /TRUST_PROXY'? must be "false", "true" \(one proxy\) or the number of proxies in front, 1 to 10/);
 });
 
 t.test('loadConfig: a bad REDIS_URL stops start-up without showing the value, which may hold a password', async (t) => {
@@ -146,16 +148,16 @@ t.test('loadConfig: a bad REDIS_URL stops start-up without showing the value, wh
   t.notMatch(err.message, /hunter2/);
 });
 
-t.test('loadConfig: "TRUST_PROXY must be \\"true\\" or \\"false\\"" — names inherited from Object.prototype are bad values too', async (t) => {
+t.test('loadConfig: "TRUST_PROXY must be \\"false\\", \\"true\\" or a number of proxies" — names inherited from Object.prototype are bad values too', async (t) => {
   for (const value of ['constructor', 'toString', 'hasOwnProperty', '__proto__', 'valueOf']) {
     let result: unknown;
     let thrown: unknown;
     try {
-      result = loadConfig({ TRUST_PROXY: value }).trustProxy;
+      result = loadConfig({ TRUST_PROXY: value }).trustProxyHops;
     } catch (err) {
       thrown = err;
     }
-    t.ok(thrown instanceof ConfigError, `TRUST_PROXY=${value} throws ConfigError (got trustProxy ${typeof result})`);
+    t.ok(thrown instanceof ConfigError, `TRUST_PROXY=${value} throws ConfigError (got trustProxyHops ${typeof result})`);
   }
 });
 

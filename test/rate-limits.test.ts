@@ -109,15 +109,23 @@ t.test('an invalid key is refused before any window is counted', async (t) => {
   t.equal((await app.server.inject(QUOTE)).statusCode, 200, 'the IP\'s keyless window is untouched');
 });
 
-t.test('"The client IP honours X-Forwarded-For only when TRUST_PROXY is set"', async (t) => {
+t.test('"The client IP honours X-Forwarded-For only when TRUST_PROXY is set", and then only the hops our own proxies appended', async (t) => {
+  const forwarded = (xff: string) => ({ url: QUOTE, headers: { 'x-forwarded-for': xff } });
   const direct = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '1' });
-  const forwarded = (ip: string) => ({ url: QUOTE, headers: { 'x-forwarded-for': ip } });
   t.equal((await direct.server.inject(forwarded('203.0.113.1'))).statusCode, 200);
   t.equal((await direct.server.inject(forwarded('203.0.113.2'))).statusCode, 429, 'without TRUST_PROXY a forged header buys no new window');
+
   const proxied = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '1', TRUST_PROXY: 'true' });
   t.equal((await proxied.server.inject(forwarded('203.0.113.1'))).statusCode, 200);
   t.equal((await proxied.server.inject(forwarded('203.0.113.2'))).statusCode, 200, 'behind a trusted proxy each client has its own window');
   t.equal((await proxied.server.inject(forwarded('203.0.113.1'))).statusCode, 429);
+  // Our proxy appends the address it saw; whatever the client wrote before it is not trusted.
+  t.equal((await proxied.server.inject(forwarded('198.51.100.7, 203.0.113.1'))).statusCode, 429, 'a client-written hop in front of the proxy\'s own buys no new window');
+  t.equal((await proxied.server.inject(forwarded('198.51.100.8, 203.0.113.1'))).statusCode, 429);
+
+  const twoHops = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '1', TRUST_PROXY: '2' });
+  t.equal((await twoHops.server.inject(forwarded('198.51.100.7, 203.0.113.1, 10.0.0.2'))).statusCode, 200);
+  t.equal((await twoHops.server.inject(forwarded('198.51.100.8, 203.0.113.1, 10.0.0.3'))).statusCode, 429, 'with two proxies, the address the outer one saw');
 });
 
 t.test('RateWindows: "rate limiting degrades to per-instance counting, and says so in the logs and status" while the shared state is unreachable', async (t) => {
