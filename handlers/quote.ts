@@ -4,10 +4,13 @@ import type { BaseQuote, QuoteService } from '../core/quote-service.js';
 import type { GetQuoteQuery } from '../core/wire.js';
 import { JSON_TEXT, type OperationHandler, type OperationResult } from './operation.js';
 
+// A shared cache keeps keyless bodies by URL; a keyed request for the same URL must not be
+// answered from it (no fee lines, and never metered), so the key headers are part of its key.
+const VARY = 'x-api-key, authorization';
 // One frozen header set for every keyless quote: the hot path builds no header object.
-const KEYLESS_HEADERS = Object.freeze({ 'cache-control': 'public, s-maxage=10', 'content-type': JSON_TEXT });
+const KEYLESS_HEADERS = Object.freeze({ 'cache-control': 'public, s-maxage=10', vary: VARY, 'content-type': JSON_TEXT });
 // A keyed body holds one partner's fee lines: no shared cache may keep it.
-const KEYED_HEADERS = Object.freeze({ 'cache-control': 'private, no-store' });
+const KEYED_HEADERS = Object.freeze({ 'cache-control': 'private, no-store', vary: VARY });
 
 export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes): OperationHandler<GetQuoteQuery> {
   const parseParams = memoizedQuoteParams();

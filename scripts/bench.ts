@@ -74,7 +74,7 @@ const PIPELINING = 1;
 const CACHED_PATH = '/api/quote?from=CC&to=USDCx&amount=100';
 const FRESH_PATH_PREFIX = '/api/quote?from=CC&to=USDCx&amount=';
 /** The headers the baseline copies from the service's cached-quote response. */
-const COPIED_HEADERS = ['content-type', 'cache-control', 'x-service-api-version', 'x-service-build'] as const;
+const COPIED_HEADERS = ['content-type', 'cache-control', 'vary', 'x-service-api-version', 'x-service-build'] as const;
 const READY_TIMEOUT_MS = 30_000;
 
 /** The four measurements of a round, in the order they run. */

@@ -77,6 +77,24 @@ t.test('"a malformed key is rejected (401 invalid_key) without a store lookup"',
   t.equal(lookups(), 1, 'a well-formed key is looked up');
 });
 
+t.test('a key header that holds no usable key (an empty x-api-key, an Authorization that is not Bearer <key>) is a malformed key: 401, never a keyless answer', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const { key } = await issueKey(app.core.keyStore);
+  for (const headers of [
+    { 'x-api-key': '' },
+    { 'x-api-key': '   ' },
+    { authorization: `Bearer ${key} extra` },
+    { authorization: `Token ${key}` },
+    { authorization: 'Basic dXNlcjpwYXNz' },
+    { authorization: 'Bearer' },
+  ]) {
+    const res = await app.server.inject({ url: QUOTE, headers });
+    t.equal(res.statusCode, 401, JSON.stringify(headers));
+    t.match(res.json(), { code: 'invalid_key' });
+  }
+});
+
 t.test('"unknown, revoked or failing keys are 401 invalid_key"', async (t) => {
   const app = await testApp();
   t.teardown(app.close);
@@ -253,6 +271,7 @@ t.test('"Keyed fee lines are computed per response and never enter the shared ca
   t.equal(res.headers['cache-control'], 'private, no-store', 'no shared cache may keep a keyed body');
   const keyless = await app.server.inject(QUOTE);
   t.equal(keyless.headers['cache-control'], 'public, s-maxage=10');
+  t.equal(keyless.headers.vary, 'x-api-key, authorization', 'nor answer a keyed request with a keyless body it keeps');
   t.notMatch(keyless.body, /clientFees|appliedSchema|wallet-co/, 'the keyless body carries no partner\'s fee lines');
   t.equal(keyless.body, (await app.server.inject(QUOTE)).body, 'and stays byte-identical');
   const second = await issueKey(app.core.keyStore);

@@ -9,11 +9,18 @@ export type KeyRequirement = 'none' | 'optional' | 'required';
 /** Seconds a caller should wait before retrying when the key store cannot be read. */
 export const KEY_STORE_RETRY_AFTER_SECONDS = 5;
 
+/**
+ * The key the caller presents, or null when it presents none. A header that is there but holds no
+ * usable key (an empty x-api-key, an Authorization that is not `Bearer <key>`) is returned as it
+ * is, to be refused as a malformed key: a partner who gets the header wrong must hear so, not get
+ * a keyless answer without its fees.
+ */
 export function presentedKey(headers: IncomingHttpHeaders): string | null {
   const header = headers['x-api-key'];
-  if (typeof header === 'string' && header.trim() !== '') return header.trim();
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
-  return bearer?.[1] ?? null;
+  if (header !== undefined) return String(header).trim();
+  const { authorization } = headers;
+  if (authorization === undefined) return null;
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? authorization;
 }
 
 /** The partner a presented key belongs to; throws invalid_key or key_verification_unavailable. */
