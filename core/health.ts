@@ -13,6 +13,8 @@ export interface HealthOptions {
   readonly plansServed: boolean;
   /** The shared state: this process's memory, a shared store that answers, or one that does not. */
   readonly sharedState: () => 'in-process' | 'shared' | 'unreachable';
+  /** Whether the last key lookup could read the key store. */
+  readonly keyStore: () => 'ok' | 'unreadable';
 }
 
 export function venueLiveness(query: GetLivenessQuery, options: HealthOptions): Liveness {
@@ -32,11 +34,13 @@ export function statusSummary(options: HealthOptions): StatusSummary {
   const dead = venues.filter((v) => v.state === 'dead').length;
   const supportedLive = options.monitor.stateOf(options.supportedVenueId) === 'live';
   const shared = options.sharedState();
+  const keyStore = options.keyStore();
   const venueState: StatusSummary['state'] =
     live === venues.length ? 'ok' : dead === 0 ? 'starting' : live === 0 ? 'down' : 'degraded';
-  // Without its shared state the service still quotes, but keyed requests get 503 and rate
-  // limits hold per instance only.
-  const state = shared === 'unreachable' && venueState !== 'down' ? 'degraded' : venueState;
+  // Without its shared state or key store the service still quotes, but keyed requests get 503
+  // (and, without the shared state, rate limits hold per instance only).
+  const impaired = shared === 'unreachable' || keyStore === 'unreadable';
+  const state = impaired && venueState !== 'down' ? 'degraded' : venueState;
   return {
     mode: options.plansServed && supportedLive ? 'live' : 'monitor',
     state,
@@ -44,6 +48,7 @@ export function statusSummary(options: HealthOptions): StatusSummary {
       ...venues.map((v) => ({ component: `venue:${v.venue}`, state: v.state })),
       { component: 'plans', state: options.plansServed ? 'served' : 'not_served' },
       { component: 'shared-state', state: shared },
+      { component: 'key-store', state: keyStore },
       { component: 'rate-limits', state: shared === 'shared' ? 'shared' : 'per-instance' },
     ],
   };

@@ -6,6 +6,12 @@ import { KeyStoreUnavailable, parseKeyRecord, type KeyRecord, type KeySelector, 
 import { SharedStateUnavailable, type SharedState } from './shared-state.js';
 
 export const KEYS_MAP = 'keys';
+/**
+ * A field set with the first key, in the same map: a map without it has lost its data (a Redis
+ * restarted without persistence, or one that evicted it), so every lookup is unavailable, a 503
+ * that sends an operator to the data, not a 401 for every partner. Not a hash, so never a key's.
+ */
+const ISSUED_MARKER = 'keys-issued';
 
 export class SharedStateKeyStore implements KeyStore {
   /** `state` stays the caller's: this store does not close it. */
@@ -16,7 +22,11 @@ export class SharedStateKeyStore implements KeyStore {
 
   async findByHash(hash: string): Promise<KeyRecord | null> {
     const value = await unavailableWhenShared(() => this.state.mapGet(this.map, hash));
-    return value === null ? null : this.decode(hash, value);
+    if (value !== null) return this.decode(hash, value);
+    if ((await unavailableWhenShared(() => this.state.mapGet(this.map, ISSUED_MARKER))) === null) {
+      throw new KeyStoreUnavailable(`the shared-state map "${this.map}" holds no keys: none was ever issued, or the store lost its data`);
+    }
+    return null;
   }
 
   async add(record: KeyRecord): Promise<void> {
@@ -27,6 +37,7 @@ export class SharedStateKeyStore implements KeyStore {
     if ((await this.all()).some((r) => r.id === valid.id)) throw new Error(`a key with the id ${valid.id} is already stored`);
     const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(this.map, valid.hash, JSON.stringify(valid)));
     if (!added) throw new Error(`a key with the same hash as ${valid.id} is already stored`);
+    await unavailableWhenShared(() => this.state.mapSet(this.map, ISSUED_MARKER, new Date().toISOString()));
   }
 
   // Two revocations of one active key at the same moment both write, and the later time is kept:
@@ -45,7 +56,7 @@ export class SharedStateKeyStore implements KeyStore {
 
   private async all(): Promise<KeyRecord[]> {
     const entries = await unavailableWhenShared(() => this.state.mapEntries(this.map));
-    return [...entries].map(([hash, value]) => this.decode(hash, value));
+    return [...entries].filter(([field]) => field !== ISSUED_MARKER).map(([hash, value]) => this.decode(hash, value));
   }
 
   /**

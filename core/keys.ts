@@ -2,6 +2,7 @@
 // presented key into its partner. A store that cannot be read throws KeyStoreUnavailable, never a
 // silent "invalid".
 import { hashKey, isWellFormedKey, KEY_ID_SHAPE } from './api-key.js';
+import type { ComponentHealth } from './component-health.js';
 
 export interface Partner {
   /** The key record's id (`key_...`): safe to log, used to attribute traffic and count its window. */
@@ -73,11 +74,22 @@ export interface KeyVerifier {
 
 /** Verifies keys against a store. A malformed key is refused before any lookup. */
 export class PartnerKeys implements KeyVerifier {
-  constructor(private readonly store: KeyStore) {}
+  /** `health` hears whether each lookup could read the store, so an unreadable store is logged and shown in the status. */
+  constructor(
+    private readonly store: KeyStore,
+    private readonly health?: ComponentHealth,
+  ) {}
 
   async verify(presentedKey: string): Promise<Partner | null> {
     if (!isWellFormedKey(presentedKey)) return null;
-    const record = await this.store.findByHash(hashKey(presentedKey));
+    let record: KeyRecord | null;
+    try {
+      record = await this.store.findByHash(hashKey(presentedKey));
+    } catch (err) {
+      if (err instanceof KeyStoreUnavailable) this.health?.down(err);
+      throw err;
+    }
+    this.health?.up();
     if (!record || record.status !== 'active') return null;
     return { id: record.id, name: record.name, schemaId: record.schemaId };
   }

@@ -9,11 +9,20 @@ import { LivenessMonitor } from './liveness.js';
 import type { HealthOptions } from './health.js';
 import { PartnerQuotes } from './partner-quote.js';
 import { QuoteService } from './quote-service.js';
-import { RateWindows, SharedStateHealth } from './rate-windows.js';
+import { ComponentHealth } from './component-health.js';
+import { RateWindows } from './rate-windows.js';
+import { GuardedSharedState } from './shared-state-guard.js';
 import { createSandboxVenues } from './sandbox/market.js';
 import { InProcessSharedState, type SharedState } from './shared-state.js';
 import { RedisSharedState } from './shared-state-redis.js';
 import type { Venue } from './venue.js';
+
+/**
+ * How long a shared-state command may take before it counts as unanswered: Redis answers a
+ * healthy command in well under a millisecond, and a request waits this long at most once per
+ * second while it is stalled (core/shared-state-guard.ts).
+ */
+const SHARED_STATE_TIMEOUT_MS = 300;
 
 /** The v1 execution venue. */
 export const SUPPORTED_VENUE_ID = 'tradecraft';
@@ -48,12 +57,24 @@ export interface CoreServices {
 export function createServices(config: Config, log: CoreLog, overrides: CoreOverrides = {}): CoreServices {
   const schemas = loadFeeSchemas(config);
   const venues = overrides.venues ?? createSandboxVenues();
-  const sharedHealth = new SharedStateHealth(overrides.sharedState?.shared ?? config.redisUrl !== null, log);
-  const sharedState =
+  const sharedHealth = new ComponentHealth('shared-state', log, {
+    down: 'shared state unreachable: rate limits are counted per instance until it is back; keyed requests get 503',
+    up: 'shared state reachable again: rate limits are counted across instances',
+  });
+  const keyStoreHealth = new ComponentHealth('key-store', log, {
+    down: 'key store unreadable: keyed requests get 503 key_verification_unavailable',
+    up: 'key store readable again',
+  });
+  const store: SharedState =
     overrides.sharedState ??
     (config.redisUrl === null
       ? new InProcessSharedState()
-      : new RedisSharedState(config.redisUrl, { onConnectionChange: (up, err) => (up ? sharedHealth.up() : sharedHealth.down(err)) }));
+      : new RedisSharedState(config.redisUrl, {
+          commandTimeoutMs: SHARED_STATE_TIMEOUT_MS,
+          onConnectionChange: (up, err) => (up ? sharedHealth.up() : sharedHealth.down(err)),
+        }));
+  // This process's memory always answers; only a store shared over the network needs watching.
+  const sharedState = store.shared ? new GuardedSharedState(store, sharedHealth) : store;
   const keyStore = overrides.keyStore ?? openKeyStore(config, sharedState);
   const monitor = new LivenessMonitor(venues, {
     intervalMs: config.livenessProbeIntervalMs,
@@ -75,16 +96,17 @@ export function createServices(config: Config, log: CoreLog, overrides: CoreOver
     venueIds: venues.map((v) => v.id),
     supportedVenueId: SUPPORTED_VENUE_ID,
     plansServed: false,
-    sharedState: () => sharedHealth.state,
+    sharedState: () => (!sharedState.shared ? 'in-process' : sharedHealth.isUp ? 'shared' : 'unreachable'),
+    keyStore: () => (keyStoreHealth.isUp ? 'ok' : 'unreadable'),
   };
   return {
     quotes,
     partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled),
     monitor,
     health,
-    keys: overrides.keys ?? new PartnerKeys(keyStore),
+    keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),
     keyStore,
-    rateWindows: new RateWindows(sharedState, sharedHealth),
+    rateWindows: new RateWindows(sharedState),
     close: async () => {
       await keyStore.close?.();
       await sharedState.close();

@@ -71,7 +71,7 @@ t.test('status is down when no venue is live', async (t) => {
   t.equal((await app.server.inject('/api/status')).json().state, 'down');
 });
 
-t.test('status: monitor mode while plans are not served, a component per venue, the shared state and rate limits, edge-cached about 60 s', async (t) => {
+t.test('status: monitor mode while plans are not served, a component per venue, the shared state, key store and rate limits, edge-cached about 60 s', async (t) => {
   const app = await testApp();
   t.teardown(app.close);
   const res = await app.server.inject('/api/status');
@@ -86,6 +86,7 @@ t.test('status: monitor mode while plans are not served, a component per venue, 
       { component: 'venue:temple', state: 'live' },
       { component: 'plans', state: 'not_served' },
       { component: 'shared-state', state: 'in-process' },
+      { component: 'key-store', state: 'ok' },
       { component: 'rate-limits', state: 'per-instance' },
     ],
   });

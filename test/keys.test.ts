@@ -141,11 +141,13 @@ t.test('PartnerKeys: "a store that cannot be read throws KeyStoreUnavailable, ne
 
 // ---------------------------------------------------------------------------------------------
 /** The KeyStore contract, on any store. */
-async function roundTrip(t: Test, store: KeyStore): Promise<void> {
+/** `emptyLookup`: what a lookup in a store that never held a key gives (see the shared store's marker). */
+async function roundTrip(t: Test, store: KeyStore, emptyLookup: 'null' | 'unavailable'): Promise<void> {
   const first = issue('First', new Date('2030-01-01T00:00:00.000Z'));
   const second = issue('Second', new Date('2030-01-02T00:00:00.000Z'));
   t.same(await store.list(), [], 'empty at first');
-  t.equal(await store.findByHash(first.record.hash), null);
+  if (emptyLookup === 'null') t.equal(await store.findByHash(first.record.hash), null);
+  else await t.rejects(store.findByHash(first.record.hash), KeyStoreUnavailable, 'a store that never held a key cannot tell a key is unknown');
   await store.add(first.record);
   await store.add(second.record);
   t.same(await store.findByHash(first.record.hash), first.record, 'found by its hash');
@@ -173,7 +175,7 @@ async function roundTrip(t: Test, store: KeyStore): Promise<void> {
 }
 
 t.test('file store: add, find, revoke and list round trip', async (t) => {
-  await roundTrip(t, new FileKeyStore(path.join(tempDir(t), 'keys.json')));
+  await roundTrip(t, new FileKeyStore(path.join(tempDir(t), 'keys.json')), 'null');
 });
 
 t.test('file store: "Create DATA_DIR if missing (mode 0700 dir, 0600 file)"', async (t) => {
@@ -348,7 +350,7 @@ t.test('file store: "concurrent writers": 8 CLI processes at once each store the
 
 // ---------------------------------------------------------------------------------------------
 t.test('shared-state store: add, find, revoke and list round trip on InProcessSharedState', async (t) => {
-  await roundTrip(t, new SharedStateKeyStore(new InProcessSharedState()));
+  await roundTrip(t, new SharedStateKeyStore(new InProcessSharedState()), 'unavailable');
 });
 
 t.test('shared-state store: one map, "field = key hash → JSON record"; never the key', async (t) => {
@@ -356,9 +358,19 @@ t.test('shared-state store: one map, "field = key hash → JSON record"; never t
   const { key, record } = issue('Acme');
   await new SharedStateKeyStore(state).add(record);
   const entries = await state.mapEntries('keys');
-  t.same([...entries.keys()], [record.hash]);
+  t.same([...entries.keys()], [record.hash, 'keys-issued'], 'and the marker of a store that has issued keys');
   t.same(JSON.parse(entries.get(record.hash)!), record);
   t.notOk([...entries.values()].join().includes(key));
+});
+
+t.test('shared-state store: a store that lost its data (a Redis restarted without persistence) is unavailable, a 503, never a 401 for every partner', async (t) => {
+  const state = new InProcessSharedState();
+  const store = new SharedStateKeyStore(state);
+  const { key, record } = issue('Acme');
+  await store.add(record);
+  t.equal((await new PartnerKeys(store).verify(generateKey()))?.name, undefined, 'an unknown key is simply unknown while the store holds its data');
+  const wiped = new SharedStateKeyStore(new InProcessSharedState());
+  await t.rejects(new PartnerKeys(wiped).verify(key), KeyStoreUnavailable, 'the same key against the emptied store');
 });
 
 t.test('shared-state store: "Any SharedStateUnavailable from the port becomes KeyStoreUnavailable"', async (t) => {

@@ -2,7 +2,9 @@
 // test/redis-service.test.ts).
 import t from 'tap';
 import { generateKey } from '../core/api-key.js';
-import { RateWindows, SharedStateHealth } from '../core/rate-windows.js';
+import { ComponentHealth } from '../core/component-health.js';
+import { RateWindows } from '../core/rate-windows.js';
+import { GuardedSharedState } from '../core/shared-state-guard.js';
 import { ExpiringMap, InProcessSharedState, SharedStateUnavailable, type Expiring, type SharedState } from '../core/shared-state.js';
 import { testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
@@ -145,19 +147,21 @@ t.test('RateWindows: "rate limiting degrades to per-instance counting, and says 
   };
   const lines: Array<[string, string]> = [];
   const log = { warn: (_f: object, msg: string) => void lines.push(['warn', msg]), info: (_f: object, msg: string) => void lines.push(['info', msg]) };
-  const health = new SharedStateHealth(true, log);
-  const windows = new RateWindows(flaky, health);
+  const health = new ComponentHealth('shared-state', log, { down: 'shared state unreachable', up: 'shared state reachable again' });
+  let now = 0;
+  const windows = new RateWindows(new GuardedSharedState(flaky, health, 1000, () => now));
   t.equal((await windows.hit('k', 60_000)).count, 1);
-  t.equal(health.state, 'shared');
+  t.ok(health.isUp);
   reachable = false;
   t.equal((await windows.hit('k', 60_000)).count, 1, 'counted in this instance\'s own window');
   t.equal((await windows.hit('k', 60_000)).count, 2, 'which still limits');
-  t.equal(health.state, 'unreachable', 'the status says so');
+  t.notOk(health.isUp, 'the status says so');
   reachable = true;
-  t.equal((await windows.hit('k', 60_000)).count, 2, 'back on the shared window once it answers');
-  t.equal(health.state, 'shared');
+  t.equal((await windows.hit('k', 60_000)).count, 3, 'while down, the shared state is not asked until the retry interval passes');
+  now += 1000;
+  t.equal((await windows.hit('k', 60_000)).count, 2, 'then a probe finds it back, and the shared window counts again');
+  t.ok(health.isUp);
   t.strictSame(lines.map(([level]) => level), ['warn', 'info'], 'one line per change, not per request');
-  t.match(lines[0]![1], /unreachable: rate limits are counted per instance/);
 });
 
 t.test('in-process windows: a busy minute of distinct callers costs each new window no scan of the live ones, and expired windows are swept', async (t) => {

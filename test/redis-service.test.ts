@@ -314,16 +314,23 @@ t.test(
         const components = new Map((res.body.components as Array<{ component: string; state: string }>).map((c) => [c.component, c.state]));
         t.equal(components.get('shared-state'), 'shared', `${instance.name}: shared-state shared`);
         t.equal(components.get('rate-limits'), 'shared', `${instance.name}: rate-limits shared`);
-        t.not(res.body.state, 'degraded', `${instance.name}: no longer degraded`);
         const back = instance.app.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('shared state reachable again'));
         t.equal(back.length, 1, `${instance.name}: one "reachable again" line`);
         t.equal(back[0]?.level, 30, `${instance.name}: at info`);
       }
-      // The restarted test Redis keeps no data (the helper runs it without persistence), so the
-      // key issued before the outage is gone with it; that is the test server, not the service.
+      // The restarted test Redis keeps no data (the helper runs it without persistence): the key
+      // issued before the outage is gone with it, and the service says so with a 503 (the store
+      // lost its data), never a 401 that would tell the partner its key is bad.
+      const lost = await get(a, url, before.key);
+      t.equal(lost.status, 503, 'a key the store lost is 503 key_verification_unavailable');
+      t.match(lost.body, { code: 'key_verification_unavailable' });
       const after = await issueKey(b.app.core.keyStore, { name: 'after-outage' });
       assertKeyedQuote(t, await get(a, url, after.key), 'after recovery, A');
       assertKeyedQuote(t, await get(b, url, after.key), 'after recovery, B');
+      for (const instance of [a, b]) {
+        const res = await get(instance, '/api/status');
+        t.not(res.body.state, 'degraded', `${instance.name}: no longer degraded once a key reads again`);
+      }
     });
   },
 );

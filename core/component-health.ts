@@ -1,0 +1,41 @@
+// Whether a dependency (the shared state, the key store) answers, as last seen by any of its
+// users: every change is logged once, not once per request, and read by the status.
+
+export interface HealthLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface HealthMessages {
+  /** Logged at warn when it stops answering. */
+  readonly down: string;
+  /** Logged at info when it answers again. */
+  readonly up: string;
+}
+
+export class ComponentHealth {
+  private answering = true;
+
+  constructor(
+    readonly component: string,
+    private readonly log: HealthLog,
+    private readonly messages: HealthMessages,
+  ) {}
+
+  get isUp(): boolean {
+    return this.answering;
+  }
+
+  up(): void {
+    if (this.answering) return;
+    this.answering = true;
+    this.log.info({ component: this.component }, this.messages.up);
+  }
+
+  /** `err`'s message is logged: adapters keep secrets (a Redis password) out of theirs. */
+  down(err?: unknown): void {
+    if (!this.answering) return;
+    this.answering = false;
+    this.log.warn({ component: this.component, reason: err instanceof Error ? err.message : undefined }, this.messages.down);
+  }
+}

@@ -1,0 +1,71 @@
+// The shared state as the service uses it: watched, and failing fast while it does not answer.
+// A stalled Redis answers nothing until each command times out; without this, every request
+// would wait that long for its rate-limit window, and again for the quote cache. While the state
+// is down, calls fail at once, except one call per retry interval, which probes it.
+import type { ComponentHealth } from './component-health.js';
+import { SharedStateUnavailable, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
+
+export class GuardedSharedState implements SharedState {
+  readonly shared: boolean;
+  private nextProbeAt = 0;
+
+  constructor(
+    private readonly inner: SharedState,
+    private readonly health: ComponentHealth,
+    private readonly retryMs = 1000,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.shared = inner.shared;
+  }
+
+  private async guarded<T>(operation: () => Promise<T>): Promise<T> {
+    if (!this.health.isUp) {
+      const t = this.now();
+      if (t < this.nextProbeAt) throw new SharedStateUnavailable('the shared state is unreachable; retrying shortly');
+      this.nextProbeAt = t + this.retryMs;
+    }
+    try {
+      const result = await operation();
+      this.health.up();
+      return result;
+    } catch (err) {
+      if (err instanceof SharedStateUnavailable) {
+        this.nextProbeAt = this.now() + this.retryMs;
+        this.health.down(err);
+      }
+      throw err;
+    }
+  }
+
+  hit(key: string, windowMs: number): Promise<WindowCount> {
+    return this.guarded(() => this.inner.hit(key, windowMs));
+  }
+
+  get(key: string): Promise<StoredValue | null> {
+    return this.guarded(() => this.inner.get(key));
+  }
+
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    return this.guarded(() => this.inner.setIfAbsent(key, value, ttlMs));
+  }
+
+  mapGet(map: string, field: string): Promise<string | null> {
+    return this.guarded(() => this.inner.mapGet(map, field));
+  }
+
+  mapSet(map: string, field: string, value: string): Promise<void> {
+    return this.guarded(() => this.inner.mapSet(map, field, value));
+  }
+
+  mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean> {
+    return this.guarded(() => this.inner.mapSetIfAbsent(map, field, value));
+  }
+
+  mapEntries(map: string): Promise<ReadonlyMap<string, string>> {
+    return this.guarded(() => this.inner.mapEntries(map));
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
