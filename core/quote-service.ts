@@ -58,6 +58,23 @@ export class QuoteService {
     return this.cache.has(cacheKey);
   }
 
+  /**
+   * Whether the cache shared with other instances holds the base quote, which this instance then
+   * keeps until it expires there; false without a shared cache. A quote another instance computed
+   * is no fresh quote for the caller.
+   */
+  async fromSharedCache({ cacheKey }: KeyedQuoteRequest): Promise<boolean> {
+    const shared = this.options.sharedCache;
+    if (!shared) return false;
+    const stored = await shared.get(`quote:${cacheKey}`).catch(() => null);
+    if (!stored) return false;
+    this.cache.get(cacheKey, async (expireIn) => {
+      if (stored.ttlMs !== null) expireIn(stored.ttlMs);
+      return stored.value;
+    });
+    return true;
+  }
+
   private async compute(request: QuoteRequest, key: string, expireIn: (ms: number) => void): Promise<string> {
     const shared = this.options.sharedCache;
     if (!shared) return JSON.stringify(await quoteAcrossVenues(request, this.options));

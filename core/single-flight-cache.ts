@@ -10,7 +10,7 @@ export interface CacheLookup<V> {
 interface Entry<V> {
   readonly key: string;
   expiresAt: number;
-  readonly value: Promise<V>;
+  value: Promise<V>;
   /** The value once computed: a hit on a computed entry needs no promise. */
   settled?: { readonly value: V };
 }
@@ -53,11 +53,11 @@ export class SingleFlightCache<V> {
     const t = this.now();
     const entry = this.entries.get(key);
     if (entry && entry.expiresAt > t) return { value: entry.value, hit: true };
-    let fresh: Entry<V> | undefined;
+    const fresh = { key, expiresAt: t + this.ttlMs } as Entry<V>;
     const value = compute((ms) => {
-      if (fresh) fresh.expiresAt = Math.min(fresh.expiresAt, this.now() + ms);
+      fresh.expiresAt = Math.min(fresh.expiresAt, this.now() + ms);
     });
-    fresh = { key, expiresAt: t + this.ttlMs, value };
+    fresh.value = value;
     this.entries.set(key, fresh);
     this.queue.push(fresh);
     value.then(

@@ -34,8 +34,14 @@ export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes)
         annotate({ quoteCache: cached ? 'hit' : 'miss' });
         return { status: 200, headers: KEYLESS_HEADERS, body: json };
       };
-      // A keyless quote this instance would have to compute draws on its caller's fresh budget first.
-      if (!quotes.isCached(params)) return spendFreshQuote().then(() => Promise.resolve(quotes.baseQuote(params)).then(respond));
+      // A keyless quote that must be computed draws on its caller's fresh budget first.
+      if (!quotes.isCached(params)) {
+        return quotes
+          .fromSharedCache(params)
+          .then((shared) => (shared ? undefined : spendFreshQuote()))
+          .then(() => quotes.baseQuote(params))
+          .then(respond);
+      }
       const base = quotes.baseQuote(params);
       return base instanceof Promise ? base.then(respond) : respond(base);
     },

@@ -112,18 +112,23 @@ function operationRoute(
     send(reply, result);
     return undefined;
   };
-  // The key is verified first, so a keyed caller is counted in its key's window and an invalid
-  // key is refused without touching any window.
+  // The key is verified first, so a keyed caller is counted in its key's window. A refused key
+  // counts in its IP's keyless window, so guessing keys is limited like any keyless traffic.
   const admitted = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) =>
     rateLimited ? limits.admit(request, reply, partner).then(() => run(request, reply, partner)) : run(request, reply, partner);
+  const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown): Promise<never> =>
+    rateLimited ? limits.admit(request, reply, null).then(() => Promise.reject(err)) : Promise.reject(err);
   return (request, reply) => {
     const key = requirement === 'none' ? null : presentedKey(request.headers);
     if (key === null && requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
     if (key === null) return admitted(request, reply, null);
-    return verifyKey(key, keys).then((partner) => {
-      request.logFields = { ...request.logFields, partnerId: partner.id };
-      return admitted(request, reply, partner);
-    });
+    return verifyKey(key, keys).then(
+      (partner) => {
+        request.logFields = { ...request.logFields, partnerId: partner.id };
+        return admitted(request, reply, partner);
+      },
+      (err: unknown) => refused(request, reply, err),
+    );
   };
 }
 

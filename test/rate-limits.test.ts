@@ -105,10 +105,15 @@ t.test('"Over-limit requests are blocked and never counted as billable traffic"'
   t.notOk('quoteCache' in blocked!, 'the blocked request never reached the quote');
 });
 
-t.test('an invalid key is refused before any window is counted', async (t) => {
-  const app = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '1' });
-  for (let i = 0; i < 3; i++) t.equal((await app.server.inject({ url: QUOTE, headers: { 'x-api-key': generateKey() } })).statusCode, 401);
-  t.equal((await app.server.inject(QUOTE)).statusCode, 200, 'the IP\'s keyless window is untouched');
+t.test('a refused key counts in its IP\'s keyless window, so guessing keys is limited like keyless traffic', async (t) => {
+  const app = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '2' });
+  for (let i = 0; i < 2; i++) t.equal((await app.server.inject({ url: QUOTE, headers: { 'x-api-key': generateKey() } })).statusCode, 401);
+  const guessing = await app.server.inject({ url: QUOTE, headers: { 'x-api-key': generateKey() } });
+  t.equal(guessing.statusCode, 429, 'the third guess from the IP is over its window');
+  t.match(guessing.json(), { code: 'rate_limited' });
+  t.equal((await app.server.inject(QUOTE)).statusCode, 429, 'and so is its keyless traffic');
+  const { key } = await issueKey(app.core.keyStore);
+  t.equal((await app.server.inject({ url: QUOTE, headers: { 'x-api-key': key } })).statusCode, 200, 'a valid key counts in its own window');
 });
 
 t.test('"The client IP honours X-Forwarded-For only when TRUST_PROXY is set", and then only the hops our own proxies appended', async (t) => {
