@@ -27,7 +27,10 @@ export const ZERO = new Decimal(0);
 
 // Most values are already at scale: returning them as they are spares an allocation on the hot path.
 
-/** Rounds down to 10 fractional digits: for what the user receives. */
+/**
+ * Rounds down to 10 fractional digits: for what the user receives, and for the service's and an
+ * integrator's disclosed fees, which round in the user's favour (core/client-fees.ts).
+ */
 export const floor10 = (x: Decimal): Decimal => (x.decimalPlaces() <= SCALE ? x : x.toDecimalPlaces(SCALE, Decimal.ROUND_FLOOR));
 
 /** Rounds up to 10 fractional digits: for what the user pays. */

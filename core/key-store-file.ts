@@ -124,11 +124,18 @@ export class FileKeyStore implements KeyStore {
   }
 
   private async load(previous: Loaded | null): Promise<Loaded> {
+    // Writers replace the file by rename, so it is never missing in between: a file that held keys
+    // and is gone (an unmounted volume, a deleted DATA_DIR) is a store that cannot be read, a 503,
+    // not an empty store that would turn every partner's key into a 401.
+    const absent = (): Loaded => {
+      if (previous && previous.snapshot.records.length > 0) throw new KeyStoreUnavailable(`${this.file}, which held keys, has disappeared`);
+      return ABSENT;
+    };
     let info: BigIntStats;
     try {
       info = await stat(this.file, { bigint: true });
     } catch (err) {
-      if (errorCode(err) === 'ENOENT') return ABSENT;
+      if (errorCode(err) === 'ENOENT') return absent();
       throw err;
     }
     if (previous?.identity === identityOf(info)) return previous;
@@ -136,7 +143,7 @@ export class FileKeyStore implements KeyStore {
     try {
       handle = await open(this.file, 'r');
     } catch (err) {
-      if (errorCode(err) === 'ENOENT') return ABSENT;
+      if (errorCode(err) === 'ENOENT') return absent();
       throw err;
     }
     try {

@@ -32,11 +32,12 @@ export function parseAmount(text: string, param: string): D {
   return amount;
 }
 
+const notTogether = (): DomainError => new DomainError('bad_fee_params', "'feeBps' and 'feeRecipient' must be sent together");
+
+/** The integrator's fee from validated parameters. Core's own rule too, whatever checked the request before. */
 export function parseIntegratorFee(bps: number | undefined, recipient: string | undefined): IntegratorFeeParams | null {
   if (bps === undefined && recipient === undefined) return null;
-  if (bps === undefined || recipient === undefined) {
-    throw new DomainError('bad_fee_params', "'feeBps' and 'feeRecipient' must be sent together");
-  }
+  if (bps === undefined || recipient === undefined) throw notTogether();
   return { bps, recipient };
 }
 
@@ -49,9 +50,7 @@ export function checkFeeParams(query: { readonly feeBps?: unknown; readonly feeR
   const { feeBps, feeRecipient } = query;
   if (feeBps === undefined && feeRecipient === undefined) return;
   if (!keyed) throw new DomainError('missing_key', "'feeBps' and 'feeRecipient' require a partner key");
-  if (feeBps === undefined || feeRecipient === undefined) {
-    throw new DomainError('bad_fee_params', "'feeBps' and 'feeRecipient' must be sent together");
-  }
+  if (feeBps === undefined || feeRecipient === undefined) throw notTogether();
   const bps = typeof feeBps === 'number' ? String(feeBps) : feeBps;
   if (typeof bps !== 'string' || !/^[0-9]{1,3}$/.test(bps) || Number(bps) > MAX_INTEGRATOR_BPS) {
     throw new DomainError('bad_fee_params', `'feeBps' must be an integer from 0 to ${MAX_INTEGRATOR_BPS}`);

@@ -50,6 +50,11 @@ export interface CoreServices {
   /** Where partner keys are kept (the CLI writes the same store). */
   readonly keyStore: KeyStore;
   readonly rateWindows: RateWindows;
+  /**
+   * Warns of every active key whose fee schema is not configured (the CLI checks its own
+   * configuration, which may differ from the service's): such a key's requests answer 500.
+   */
+  auditKeys(): Promise<void>;
   /** Releases what the services hold open (the Redis connection). */
   close(): Promise<void>;
 }
@@ -107,6 +112,14 @@ export function createServices(config: Config, log: CoreLog, overrides: CoreOver
     keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),
     keyStore,
     rateWindows: new RateWindows(sharedState),
+    auditKeys: async () => {
+      const records = await keyStore.list().catch(() => []);
+      for (const record of records) {
+        if (record.status === 'active' && !schemas.has(record.schemaId)) {
+          log.warn({ keyId: record.id, schemaId: record.schemaId }, 'key names a fee schema that is not configured: its requests answer 500 until FEE_SCHEMAS_FILE defines it');
+        }
+      }
+    },
     close: async () => {
       await keyStore.close?.();
       await sharedState.close();

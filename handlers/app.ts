@@ -97,6 +97,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await registerOperations(server, definition, createHandlers(core), { keys: core.keys, limits });
 
+  server.addHook('onReady', async () => {
+    void core.auditKeys();
+  });
   if (options.probes !== false) {
     server.addHook('onReady', async () => {
       void core.monitor.start();

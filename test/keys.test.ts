@@ -205,6 +205,18 @@ t.test('file store: "a missing keys.json means no keys", even with no DATA_DIR',
   t.same(await store.list(), []);
 });
 
+t.test('file store: a keys.json that held keys and disappears (an unmounted volume) is unavailable, a 503, not an empty store', async (t) => {
+  const file = path.join(tempDir(t), 'keys.json');
+  let clock = 0;
+  const service = new FileKeyStore(file, { now: () => clock });
+  const { record } = issue('Acme');
+  await new FileKeyStore(file).add(record);
+  t.same(await service.findByHash(record.hash), record);
+  rmSync(file);
+  clock = 1000;
+  await t.rejects(service.findByHash(record.hash), { name: 'KeyStoreUnavailable', message: /which held keys, has disappeared/ });
+});
+
 t.test('file store: "a key created or revoked while the service runs takes effect" after one refresh interval, without re-reading the file per request', async (t) => {
   const file = path.join(tempDir(t), 'keys.json');
   let clock = 0;

@@ -243,6 +243,22 @@ t.test('a key whose fee schema is no longer configured is a 500 that names nothi
   t.match(JSON.stringify(app.logs().find((l) => l.msg === 'unexpected error')), /retired-schema/, 'the cause is logged for the operator');
 });
 
+t.test('at start, every active key whose fee schema is not configured is named in a warning', async (t) => {
+  const first = await testApp();
+  const { record } = await issueKey(first.core.keyStore, { schemaId: 'retired-schema' });
+  await issueKey(first.core.keyStore);
+  await first.close();
+  const app = await testApp({ env: { DATA_DIR: first.config.dataDir } });
+  t.teardown(app.close);
+  let warned: Array<Record<string, unknown>> = [];
+  for (let i = 0; i < 50 && warned.length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    warned = app.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('key names a fee schema that is not configured'));
+  }
+  t.equal(warned.length, 1, 'one warning, for the one key');
+  t.match(warned[0], { level: 40, keyId: record.id, schemaId: 'retired-schema' });
+});
+
 t.test('"Every fee-parameter error of the spec": without a key missing_key; with one, bad_fee_params with a clear message', async (t) => {
   const app = await testApp();
   t.teardown(app.close);
