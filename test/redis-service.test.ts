@@ -237,6 +237,27 @@ t.test('the shared quote cache: "instances serve the same bytes for a combinatio
 });
 
 // ---------------------------------------------------------------------------------------------
+t.test('a stalled Redis (frozen, connections open): keyless quotes are still answered, without waiting out a timeout each; keyed requests get 503; it recovers when Redis answers again', redisSkip(redis), async (t) => {
+  const [a] = await twoInstances(t, nextRedisUrl());
+  const { key } = await issueKey(a.app.core.keyStore, { name: 'stall' });
+  assertKeyedQuote(t, await get(a, `${QUOTE}&amount=1`, key), 'before the stall');
+  redis!.freeze();
+  t.teardown(() => redis!.thaw());
+  const started = Date.now();
+  for (let i = 0; i < 10; i++) t.equal((await get(a, `${QUOTE}&amount=${20 + i}`)).status, 200, `fresh keyless quote ${i + 1} during the stall`);
+  // Each fresh quote asks the shared state up to four times (window, budget, cache read, cache
+  // write), 300 ms each when every call waited: 12 s for these ten. Failing fast, only the first
+  // call and one probe a second wait.
+  t.ok(Date.now() - started < 6000, `ten fresh quotes took ${Date.now() - started} ms, not a timeout per call`);
+  t.equal(a.app.core.health.sharedState(), 'unreachable');
+  const keyed = await get(a, `${QUOTE}&amount=1`, key);
+  t.equal(keyed.status, 503, 'a keyed request cannot be verified: 503');
+  redis!.thaw();
+  t.ok(await within(5000, async () => (await get(a, `${QUOTE}&amount=1`, key)).status === 200), 'once Redis answers, keyed requests work again');
+  t.equal(a.app.core.health.sharedState(), 'shared');
+});
+
+// ---------------------------------------------------------------------------------------------
 // Last: it takes the file's Redis down and brings it back empty.
 t.test(
   '"Redis going away mid-run must not crash the process": "keyed requests get 503", "rate limiting degrades to per-instance counting, and says so in the logs and status"; then it recovers',

@@ -15,6 +15,10 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port, stopping it first if it runs; its data is gone. */
   restart(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open and nothing is answered, as in a stall. */
+  freeze(): void;
+  /** Lets a frozen server run again (SIGCONT). */
+  thaw(): void;
 }
 
 /** Tap test options that skip a Redis test, with the reason, when there is no Redis. */
@@ -68,6 +72,8 @@ export async function startRedis(): Promise<RedisServer | null> {
           await stop();
           child = await launch(binary, port, dir);
         },
+        freeze: () => void child.kill('SIGSTOP'),
+        thaw: () => void child.kill('SIGCONT'),
       };
     } catch (err) {
       lastError = err;
