@@ -1,11 +1,10 @@
 // Partner keys: the key format (core/api-key.ts), the verifier (core/keys.ts), the file store
 // (core/key-store-file.ts), the shared-state store (core/key-store-shared.ts), the factory
 // (core/key-store.ts) and the operator CLI (scripts/keys.ts), run as real processes.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync, chmodSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { generateKey, hashKey, isWellFormedKey, KEY_ID_SHAPE, newKeyId } from '../core/api-key.js';
 import { loadConfig } from '../core/config.js';
@@ -14,8 +13,8 @@ import { SharedStateKeyStore } from '../core/key-store-shared.js';
 import { keysFile, openKeyStore } from '../core/key-store.js';
 import { KeyStoreUnavailable, PartnerKeys, type KeyRecord, type KeyStore } from '../core/keys.js';
 import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/shared-state.js';
+import { runKeysCli } from './helpers/keys.js';
 
-const CLI = fileURLToPath(new URL('../scripts/keys.js', import.meta.url));
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** A subtest's `t`. */
@@ -41,25 +40,6 @@ const deadPid = (): number => spawnSync(process.execPath, ['-e', '']).pid!;
 
 function lockContent(pid: number): string {
   return JSON.stringify({ pid, host: hostname(), at: new Date().toISOString(), token: 'f00dfeedf00dfeed' });
-}
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the keys CLI with only `env` (and PATH) in its environment. */
-function cli(args: readonly string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 const lastLine = (text: string): string => text.trimEnd().split('\n').at(-1) ?? '';
@@ -348,7 +328,7 @@ t.test('file store: "concurrent writers": 8 CLI processes at once each store the
   for (const withStaleLock of [false, true]) {
     const dir = tempDir(t);
     if (withStaleLock) writeFileSync(path.join(dir, 'keys.json.lock'), lockContent(deadPid()));
-    const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => cli(['create', '--name', `n${i}`], { DATA_DIR: dir })));
+    const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => runKeysCli(['create', '--name', `n${i}`], { DATA_DIR: dir })));
     const label = withStaleLock ? 'racing to break a dead writer\'s lock' : 'from an empty DATA_DIR';
     t.same(runs.map((r) => r.code), Array(8).fill(0), `${label}: every process succeeded`) || t.comment(runs.map((r) => r.stderr).join('\n'));
     const store = new FileKeyStore(path.join(dir, 'keys.json'));
@@ -434,7 +414,7 @@ t.test('openKeyStore: "Redis-backed when config.redisUrl is set (using the passe
 // ---------------------------------------------------------------------------------------------
 t.test('CLI: create "prints the new key alone on the last line of stdout", the rest to stderr', async (t) => {
   const dir = tempDir(t);
-  const run = await cli(['create', '--name', 'Acme Corp'], { DATA_DIR: dir });
+  const run = await runKeysCli(['create', '--name', 'Acme Corp'], { DATA_DIR: dir });
   t.equal(run.code, 0, run.stderr);
   const key = lastLine(run.stdout);
   t.ok(isWellFormedKey(key), 'a well-formed key');
@@ -461,19 +441,19 @@ t.test('CLI: "--schema: the fee schema id to record", validated against the conf
     [['--schema', 'vip'], 'vip'],
     [['--schema=acme-deal'], 'acme-deal'],
   ] as const) {
-    const run = await cli(['create', '--name', 'Acme', ...args], env);
+    const run = await runKeysCli(['create', '--name', 'Acme', ...args], env);
     t.equal(run.code, 0, run.stderr);
     t.equal((await store.findByHash(hashKey(lastLine(run.stdout))))?.schemaId, schemaId, `${args.join(' ') || 'no --schema'}: ${schemaId}`);
   }
   const before = readFileSync(path.join(dir, 'keys.json'), 'utf8');
   for (const [schema, extra] of [['partner-default', {}], ['nope', { FEE_SCHEMAS_FILE: '' }]] as const) {
-    const run = await cli(['create', '--name', 'Acme', '--schema', schema], { ...env, ...extra });
+    const run = await runKeysCli(['create', '--name', 'Acme', '--schema', schema], { ...env, ...extra });
     t.equal(run.code, 2, `unknown schema ${schema} rejected`);
     t.equal(run.stdout, '', 'no key printed');
     t.match(run.stderr, `"${schema}" is not a configured fee schema`);
   }
   t.equal(readFileSync(path.join(dir, 'keys.json'), 'utf8'), before, 'nothing stored');
-  const broken = await cli(['create', '--name', 'Acme'], { ...env, FEE_SCHEMAS_FILE: path.join(dir, 'absent.json') });
+  const broken = await runKeysCli(['create', '--name', 'Acme'], { ...env, FEE_SCHEMAS_FILE: path.join(dir, 'absent.json') });
   t.equal(broken.code, 1, 'unreadable FEE_SCHEMAS_FILE: a ConfigError, exit 1');
   t.match(broken.stderr, /FEE_SCHEMAS_FILE/);
 });
@@ -481,15 +461,15 @@ t.test('CLI: "--schema: the fee schema id to record", validated against the conf
 t.test('CLI: list "never prints a key or a hash"; it prints id, name, createdAt, status, revokedAt, schema', async (t) => {
   const dir = tempDir(t);
   const env = { DATA_DIR: dir };
-  const empty = await cli(['list'], env);
+  const empty = await runKeysCli(['list'], env);
   t.equal(empty.code, 0);
   t.match(empty.stderr, /no keys yet/);
   const keys: string[] = [];
-  for (const name of ['Acme', 'Globex']) keys.push(lastLine((await cli(['create', '--name', name], env)).stdout));
-  t.equal((await cli(['revoke', keys[0]!], env)).code, 0);
+  for (const name of ['Acme', 'Globex']) keys.push(lastLine((await runKeysCli(['create', '--name', name], env)).stdout));
+  t.equal((await runKeysCli(['revoke', keys[0]!], env)).code, 0);
 
-  const table = await cli(['list'], env);
-  const json = await cli(['list', '--json'], env);
+  const table = await runKeysCli(['list'], env);
+  const json = await runKeysCli(['list', '--json'], env);
   for (const run of [table, json]) {
     t.equal(run.code, 0, run.stderr);
     for (const key of keys) t.notOk(`${run.stdout}${run.stderr}`.includes(key) || `${run.stdout}${run.stderr}`.includes(hashKey(key)), 'no key, no hash');
@@ -508,34 +488,34 @@ t.test('CLI: revoke "accepts either the full key, which is hashed to find the re
   const dir = tempDir(t);
   const env = { DATA_DIR: dir };
   const store = new FileKeyStore(path.join(dir, 'keys.json'), { refreshIntervalMs: 0 });
-  const byKey = lastLine((await cli(['create', '--name', 'ByKey'], env)).stdout);
-  const byId = lastLine((await cli(['create', '--name', 'ById'], env)).stdout);
+  const byKey = lastLine((await runKeysCli(['create', '--name', 'ByKey'], env)).stdout);
+  const byId = lastLine((await runKeysCli(['create', '--name', 'ById'], env)).stdout);
   const idOf = async (key: string) => (await store.findByHash(hashKey(key)))!.id;
 
-  const revokedByKey = await cli(['revoke', byKey], env);
+  const revokedByKey = await runKeysCli(['revoke', byKey], env);
   t.equal(revokedByKey.code, 0, revokedByKey.stderr);
   t.match(revokedByKey.stdout, new RegExp(`^${await idOf(byKey)} \\("ByKey"\\) revoked at \\S+Z\\n$`));
   t.notOk(`${revokedByKey.stdout}${revokedByKey.stderr}`.includes(byKey) || revokedByKey.stdout.includes(hashKey(byKey)), 'answers with the id, never the key or its hash');
   t.equal((await store.findByHash(hashKey(byKey)))?.status, 'revoked');
 
   const id = await idOf(byId);
-  const revokedById = await cli(['revoke', id], env);
+  const revokedById = await runKeysCli(['revoke', id], env);
   t.equal(revokedById.code, 0, revokedById.stderr);
   t.equal((await store.findByHash(hashKey(byId)))?.status, 'revoked');
-  const again = await cli(['revoke', id], env);
+  const again = await runKeysCli(['revoke', id], env);
   t.equal(again.code, 0, 'revoking twice is not an error');
   t.match(again.stdout, /was already revoked at/);
   t.equal(await new PartnerKeys(store).verify(byId), null, 'a revoked key verifies to nothing');
 
-  const unknownId = await cli(['revoke', 'key_000000000000'], env);
+  const unknownId = await runKeysCli(['revoke', 'key_000000000000'], env);
   t.equal(unknownId.code, 1, 'an unknown id: exit 1');
   t.match(unknownId.stderr, /no key with the id key_000000000000/);
   const unknownKey = generateKey();
-  const unknown = await cli(['revoke', unknownKey], env);
+  const unknown = await runKeysCli(['revoke', unknownKey], env);
   t.equal(unknown.code, 1, 'an unknown key: exit 1');
   t.notOk(unknown.stderr.includes(unknownKey), 'the key is not echoed');
   const typo = `${byId.slice(0, -1)}${byId.endsWith('a') ? 'b' : 'a'}`;
-  const mistyped = await cli(['revoke', typo], env);
+  const mistyped = await runKeysCli(['revoke', typo], env);
   t.equal(mistyped.code, 2, 'a mistyped key: usage, exit 2');
   t.notOk(mistyped.stderr.includes(typo), 'the mistyped key is not echoed');
 });
@@ -558,25 +538,25 @@ t.test('CLI: "Unknown command/missing args → clear message on stderr, exit cod
     ['list', 'all'],
     ['list', '--json=yes'],
   ]) {
-    const run = await cli(args, env);
+    const run = await runKeysCli(args, env);
     t.equal(run.code, 2, `${JSON.stringify(args)}: exit 2`);
     t.match(run.stderr, /^keys: .+\nusage: npm run -s keys -- <command>/, `${JSON.stringify(args)}: a message and the usage`);
     t.equal(run.stdout, '', `${JSON.stringify(args)}: nothing on stdout`);
   }
   t.same(readdirSync(env.DATA_DIR), [], 'nothing written');
-  const help = await cli(['help'], env);
+  const help = await runKeysCli(['help'], env);
   t.equal(help.code, 0);
   t.match(help.stdout, /^usage:/);
 });
 
 t.test('CLI: "Bad config (ConfigError) → message and exit 1"; so is an unreadable store', async (t) => {
   const dir = tempDir(t);
-  const bad = await cli(['list'], { DATA_DIR: dir, PORT: 'eighty' });
+  const bad = await runKeysCli(['list'], { DATA_DIR: dir, PORT: 'eighty' });
   t.equal(bad.code, 1);
   t.match(bad.stderr, /invalid configuration:\n {2}- PORT must be/);
   writeFileSync(path.join(dir, 'keys.json'), 'garbage');
   for (const args of [['list'], ['create', '--name', 'Acme'], ['revoke', 'key_000000000000']]) {
-    const run = await cli(args, { DATA_DIR: dir });
+    const run = await runKeysCli(args, { DATA_DIR: dir });
     t.equal(run.code, 1, `${args[0]}: exit 1`);
     t.match(run.stderr, /keys: .*keys\.json is not valid JSON/);
     t.equal(run.stdout, '', `${args[0]}: no key printed`);

@@ -1,9 +1,7 @@
 // Partner keys over HTTP and the keyed quote: the spec's Authentication and keyed-quote rules.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import t from 'tap';
 import { generateKey, hashKey } from '../core/api-key.js';
 import { dec } from '../core/decimal.js';
@@ -12,11 +10,9 @@ import { KeyStoreUnavailable, type KeyStore } from '../core/keys.js';
 import { InProcessSharedState } from '../core/shared-state.js';
 import { SharedStateKeyStore } from '../core/key-store-shared.js';
 import type { QuoteResponse } from '../core/wire.js';
-import { repoRoot } from '../handlers/app.js';
 import { testApp, type TestApp } from './helpers/app.js';
-import { issueKey } from './helpers/keys.js';
+import { issueKey, runKeysCli } from './helpers/keys.js';
 
-const run = promisify(execFile);
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
 const RECIPIENT = 'wallet-co::1220aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const WITH_FEE = `${QUOTE}&feeBps=5&feeRecipient=${RECIPIENT}`;
@@ -147,13 +143,12 @@ t.test('"When the key store cannot be read, a keyed request gets 503 key_verific
 t.test('"A key created or revoked while the service runs takes effect within 5 seconds" (the operator CLI on the embedded file store)', async (t) => {
   const app = await testApp();
   t.teardown(app.close);
-  const env = { ...process.env, DATA_DIR: app.config.dataDir, REDIS_URL: '' };
-  const cli = path.join(repoRoot(), 'dist', 'scripts', 'keys.js');
-  const created = await run(process.execPath, [cli, 'create', '--name', 'wallet-co'], { env });
+  const env = { DATA_DIR: app.config.dataDir };
+  const created = await runKeysCli(['create', '--name', 'wallet-co'], env);
   const key = created.stdout.trim().split('\n').at(-1)!;
   t.match(key, /^bx_[0-9A-Za-z]{38}$/, 'create prints the key alone on the last line');
   await within5s(t, 'the new key is accepted', async () => (await keyed(app, QUOTE, key)).statusCode === 200);
-  await run(process.execPath, [cli, 'revoke', key], { env });
+  t.equal((await runKeysCli(['revoke', key], env)).code, 0);
   await within5s(t, 'the revoked key is refused', async () => (await keyed(app, QUOTE, key)).statusCode === 401);
 });
 

@@ -3,17 +3,14 @@
 // issued and revoked by the real keys CLI. What the issue promises: "N instances behind a load
 // balancer behave as one: a key revoked on one is revoked on all; a caller's window is counted
 // across all", and "Redis going away mid-run must not crash the process or lose a key".
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { listen, testApp, type TestApp } from './helpers/app.js';
-import { issueKey } from './helpers/keys.js';
+import { issueKey, runKeysCli } from './helpers/keys.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
 
-const CLI = fileURLToPath(new URL('../scripts/keys.js', import.meta.url));
 const QUOTE = '/api/quote?from=CC&to=USDCx';
 
 // Without redis-server these tests are skipped, loudly; with REQUIRE_REDIS=1 this throws instead.
@@ -97,25 +94,6 @@ function assertKeyedQuote(t: Test, res: Reply, label: string): void {
   );
 }
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the keys CLI as operators do, with only PATH and `env` in its environment. */
-function cli(args: readonly string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 /** The access-log lines of `app` for the quote route, oldest first. */
 const quoteLines = (app: TestApp) => app.logs().filter((l) => l.msg === 'request completed' && l.route === '/api/quote');
 
@@ -130,7 +108,7 @@ t.test(
     t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
     const env = { REDIS_URL: redisUrl, DATA_DIR: dataDir };
 
-    const created = await cli(['create', '--name', 'x'], env);
+    const created = await runKeysCli(['create', '--name', 'x'], env);
     t.equal(created.code, 0, `create exits 0 (${created.stderr.trim()})`);
     const key = created.stdout.trimEnd().split('\n').at(-1) ?? '';
     t.match(key, /^bx_/, 'the key alone on the last stdout line');
@@ -146,7 +124,7 @@ t.test(
     assertKeyedQuote(t, last[0]!, 'A');
     assertKeyedQuote(t, last[1]!, 'B');
 
-    const revoked = await cli(['revoke', key], env);
+    const revoked = await runKeysCli(['revoke', key], env);
     t.equal(revoked.code, 0, `revoke exits 0 (${revoked.stderr.trim()})`);
     t.match(revoked.stdout, /revoked at/);
 

@@ -1,5 +1,9 @@
-// Issues partner keys for tests straight into an app's key store, as the CLI does.
+// Partner keys for tests: issued straight into an app's key store, as the CLI does, or by running
+// the CLI itself.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { generateKey, hashKey, newKeyId } from '../../core/api-key.js';
+import { repoRoot } from '../../handlers/app.js';
 import type { KeyRecord, KeyStore } from '../../core/keys.js';
 
 export interface IssuedKey {
@@ -20,4 +24,26 @@ export async function issueKey(store: KeyStore, options: { name?: string; schema
   };
   await store.add(record);
   return { key, record };
+}
+
+export interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The built keys CLI (scripts/keys.ts). */
+export const KEYS_CLI = path.join(repoRoot(), 'dist', 'scripts', 'keys.js');
+
+/** Runs the keys CLI as operators do, with only PATH and `env` in its environment. */
+export function runKeysCli(args: readonly string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [KEYS_CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }
