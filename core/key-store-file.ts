@@ -117,7 +117,9 @@ export class FileKeyStore implements KeyStore {
       failure = asUnavailable(err, `cannot read ${this.file}`);
     }
     if (epoch !== this.epoch) return;
-    this.loaded = loaded;
+    // The last good snapshot is kept through a failure: a file that held keys and has vanished
+    // must still read as unavailable at the next look, not as an empty store.
+    if (loaded) this.loaded = loaded;
     this.failure = failure;
     this.checkedAt = this.now();
     this.checking = null;

@@ -2,7 +2,7 @@
 // balancer and the keys CLI see the same records at once. One map: field = the key's hash, value
 // = the record as JSON. A lookup is one field read; revoking by id and listing read the whole map,
 // which holds one field per partner key.
-import { KeyStoreUnavailable, parseKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
+import { KeyStoreEmpty, KeyStoreUnavailable, parseKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
 import { SharedStateUnavailable, type SharedState } from './shared-state.js';
 
 export const KEYS_MAP = 'keys';
@@ -24,7 +24,7 @@ export class SharedStateKeyStore implements KeyStore {
     const value = await unavailableWhenShared(() => this.state.mapGet(this.map, hash));
     if (value !== null) return this.decode(hash, value);
     if ((await unavailableWhenShared(() => this.state.mapGet(this.map, ISSUED_MARKER))) === null) {
-      throw new KeyStoreUnavailable(`the shared-state map "${this.map}" holds no keys: none was ever issued, or the store lost its data`);
+      throw new KeyStoreEmpty(`the shared-state map "${this.map}" holds no keys: none was issued yet, or the store lost its data`);
     }
     return null;
   }
@@ -35,9 +35,10 @@ export class SharedStateKeyStore implements KeyStore {
     // Not atomic with the write below, which the port cannot offer; ids are 48 random bits, so this
     // only catches a caller that reuses one.
     if ((await this.all()).some((r) => r.id === valid.id)) throw new Error(`a key with the id ${valid.id} is already stored`);
+    // The marker first: a record stored without it would read as a store that lost its data.
+    await unavailableWhenShared(() => this.state.mapSetIfAbsent(this.map, ISSUED_MARKER, new Date().toISOString()));
     const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(this.map, valid.hash, JSON.stringify(valid)));
     if (!added) throw new Error(`a key with the same hash as ${valid.id} is already stored`);
-    await unavailableWhenShared(() => this.state.mapSet(this.map, ISSUED_MARKER, new Date().toISOString()));
   }
 
   // Two revocations of one active key at the same moment both write, and the later time is kept:

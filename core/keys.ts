@@ -3,6 +3,7 @@
 // silent "invalid".
 import { hashKey, isWellFormedKey, KEY_ID_SHAPE } from './api-key.js';
 import type { ComponentHealth } from './component-health.js';
+import { SharedStateUnavailable } from './shared-state.js';
 
 export interface Partner {
   /** The key record's id (`key_...`): safe to log, used to attribute traffic and count its window. */
@@ -67,6 +68,13 @@ export class KeyStoreUnavailable extends Error {
   override readonly name = 'KeyStoreUnavailable';
 }
 
+/**
+ * A store that cannot tell a key is unknown because it holds none: before the first key is
+ * issued, or after it lost its data. Unavailable (503) all the same, but nothing is broken that a
+ * status should report.
+ */
+export class KeyStoreEmpty extends KeyStoreUnavailable {}
+
 export interface KeyVerifier {
   /** The key's partner, or null when the key is malformed, unknown or revoked. */
   verify(presentedKey: string): Promise<Partner | null>;
@@ -86,7 +94,11 @@ export class PartnerKeys implements KeyVerifier {
     try {
       record = await this.store.findByHash(hashKey(presentedKey));
     } catch (err) {
-      if (err instanceof KeyStoreUnavailable) this.health?.down(err);
+      // The store's own health: an unreachable shared state, and an empty store, are reported
+      // elsewhere (the shared-state component) or not at all.
+      if (err instanceof KeyStoreUnavailable && !(err instanceof KeyStoreEmpty) && !(err.cause instanceof SharedStateUnavailable)) {
+        this.health?.down(err);
+      }
       throw err;
     }
     this.health?.up();

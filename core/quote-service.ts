@@ -46,10 +46,10 @@ export class QuoteService {
    * The base quote for `request`: at once when it is cached and computed (the hot path takes no
    * promise), otherwise once the computation this call started or joined settles.
    */
-  baseQuote({ request, cacheKey: key }: KeyedQuoteRequest): BaseQuote | Promise<BaseQuote> {
+  baseQuote({ request, cacheKey: key }: KeyedQuoteRequest, options: { sharedChecked?: boolean } = {}): BaseQuote | Promise<BaseQuote> {
     const ready = this.cache.peek(key);
     if (ready) return { json: ready.value, cached: true };
-    const { value, hit } = this.cache.get(key, (expireIn) => this.compute(request, key, expireIn));
+    const { value, hit } = this.cache.get(key, (expireIn) => this.compute(request, key, expireIn, options.sharedChecked === true));
     return value.then((json) => ({ json, cached: hit }));
   }
 
@@ -59,23 +59,29 @@ export class QuoteService {
   }
 
   /**
-   * Whether the cache shared with other instances holds the base quote, which this instance then
-   * keeps until it expires there; false without a shared cache. A quote another instance computed
-   * is no fresh quote for the caller.
+   * The base quote from the cache shared with other instances, which this instance then keeps
+   * until it expires there; null when it is not there, or there is no shared cache. A caller that
+   * gets null and computes next passes `sharedChecked` to baseQuote, which then does not ask again.
    */
-  async fromSharedCache({ cacheKey }: KeyedQuoteRequest): Promise<boolean> {
+  async fromSharedCache({ cacheKey }: KeyedQuoteRequest): Promise<BaseQuote | null> {
     const shared = this.options.sharedCache;
-    if (!shared) return false;
+    if (!shared) return null;
     const stored = await shared.get(`quote:${cacheKey}`).catch(() => null);
-    if (!stored) return false;
+    if (!stored) return null;
     this.cache.get(cacheKey, async (expireIn) => {
       if (stored.ttlMs !== null) expireIn(stored.ttlMs);
       return stored.value;
     });
-    return true;
+    return { json: stored.value, cached: true };
   }
 
-  private async compute(request: QuoteRequest, key: string, expireIn: (ms: number) => void): Promise<string> {
+  /** The base quote from either cache level, or computed: what a caller exempt from the fresh-quote budget uses. */
+  async anyBaseQuote(params: KeyedQuoteRequest): Promise<BaseQuote> {
+    if (this.isCached(params)) return this.baseQuote(params);
+    return (await this.fromSharedCache(params)) ?? this.baseQuote(params, { sharedChecked: true });
+  }
+
+  private async compute(request: QuoteRequest, key: string, expireIn: (ms: number) => void, sharedChecked: boolean): Promise<string> {
     const shared = this.options.sharedCache;
     if (!shared) return JSON.stringify(await quoteAcrossVenues(request, this.options));
     const sharedKey = `quote:${key}`;
@@ -85,7 +91,7 @@ export class QuoteService {
       if (stored?.ttlMs != null) expireIn(stored.ttlMs);
       return stored?.value;
     };
-    const known = await fromShared();
+    const known = sharedChecked ? undefined : await fromShared();
     if (known !== undefined) return known;
     const json = JSON.stringify(await quoteAcrossVenues(request, this.options));
     const stored = await shared.setIfAbsent(sharedKey, json, this.options.cacheTtlMs).catch(() => true);

@@ -4,7 +4,7 @@
 import type { Config } from './config.js';
 import { loadFeeSchemas } from './fee-schemas.js';
 import { openKeyStore } from './key-store.js';
-import { PartnerKeys, type KeyStore, type KeyVerifier } from './keys.js';
+import { PartnerKeys, type KeyRecord, type KeyStore, type KeyVerifier } from './keys.js';
 import { LivenessMonitor } from './liveness.js';
 import type { HealthOptions } from './health.js';
 import { PartnerQuotes } from './partner-quote.js';
@@ -113,7 +113,13 @@ export function createServices(config: Config, log: CoreLog, overrides: CoreOver
     keyStore,
     rateWindows: new RateWindows(sharedState),
     auditKeys: async () => {
-      const records = await keyStore.list().catch(() => []);
+      let records: KeyRecord[];
+      try {
+        records = await keyStore.list();
+      } catch (err) {
+        log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'could not read the key store to check its keys\' fee schemas');
+        return;
+      }
       for (const record of records) {
         if (record.status === 'active' && !schemas.has(record.schemaId)) {
           log.warn({ keyId: record.id, schemaId: record.schemaId }, 'key names a fee schema that is not configured: its requests answer 500 until FEE_SCHEMAS_FILE defines it');

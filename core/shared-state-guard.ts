@@ -8,6 +8,8 @@ import { SharedStateUnavailable, type SharedState, type StoredValue, type Window
 export class GuardedSharedState implements SharedState {
   readonly shared: boolean;
   private nextProbeAt = 0;
+  /** Once closing, failures are the close's doing, not the store's: they say nothing of its health. */
+  private closed = false;
 
   constructor(
     private readonly inner: SharedState,
@@ -29,7 +31,9 @@ export class GuardedSharedState implements SharedState {
       this.health.up();
       return result;
     } catch (err) {
-      if (err instanceof SharedStateUnavailable) {
+      // A command the store refused (out of memory) is that command's failure; only silence
+      // means the store is down.
+      if (err instanceof SharedStateUnavailable && err.reason === 'unreachable' && !this.closed) {
         this.nextProbeAt = this.now() + this.retryMs;
         this.health.down(err);
       }
@@ -66,6 +70,7 @@ export class GuardedSharedState implements SharedState {
   }
 
   close(): Promise<void> {
+    this.closed = true;
     return this.inner.close();
   }
 }

@@ -155,7 +155,7 @@ export class RedisSharedState implements SharedState {
     // A reply error (WRONGTYPE, OOM, NOAUTH...) means Redis answered but cannot serve us; callers
     // degrade the same way, but the message should not send anyone looking for a network fault.
     if (err instanceof Error && err.name === 'ReplyError') {
-      return new SharedStateUnavailable(`Redis at ${this.where} refused the command: ${reason}`);
+      return new SharedStateUnavailable(`Redis at ${this.where} refused the command: ${reason}`, 'refused');
     }
     return new SharedStateUnavailable(`Redis at ${this.where} is unreachable: ${reason}`);
   }

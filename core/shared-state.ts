@@ -41,6 +41,17 @@ export interface SharedState {
 
 export class SharedStateUnavailable extends Error {
   override readonly name = 'SharedStateUnavailable';
+
+  /**
+   * `unreachable`: the store did not answer (down, or too slow); `refused`: it answered, refusing
+   * this one command (out of memory, say), so the store as a whole is not down.
+   */
+  constructor(
+    message: string,
+    readonly reason: 'unreachable' | 'refused' = 'unreachable',
+  ) {
+    super(message);
+  }
 }
 
 export interface Expiring<T> {

@@ -10,7 +10,7 @@ export interface CacheLookup<V> {
 interface Entry<V> {
   readonly key: string;
   expiresAt: number;
-  value: Promise<V>;
+  readonly value: Promise<V>;
   /** The value once computed: a hit on a computed entry needs no promise. */
   settled?: { readonly value: V };
 }
@@ -53,11 +53,14 @@ export class SingleFlightCache<V> {
     const t = this.now();
     const entry = this.entries.get(key);
     if (entry && entry.expiresAt > t) return { value: entry.value, hit: true };
-    const fresh = { key, expiresAt: t + this.ttlMs } as Entry<V>;
+    let expiresAt = t + this.ttlMs;
+    let fresh: Entry<V> | undefined;
+    // `expireIn` may be called before compute returns (synchronously) or after (once it awaits).
     const value = compute((ms) => {
-      fresh.expiresAt = Math.min(fresh.expiresAt, this.now() + ms);
+      expiresAt = Math.min(fresh?.expiresAt ?? expiresAt, this.now() + ms);
+      if (fresh) fresh.expiresAt = expiresAt;
     });
-    fresh.value = value;
+    fresh = { key, expiresAt, value };
     this.entries.set(key, fresh);
     this.queue.push(fresh);
     value.then(

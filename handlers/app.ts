@@ -97,8 +97,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await registerOperations(server, definition, createHandlers(core), { keys: core.keys, limits });
 
+  // Not awaited by start-up, which a slow store must not hold; closing waits for it.
+  let audit: Promise<void> = Promise.resolve();
   server.addHook('onReady', async () => {
-    void core.auditKeys();
+    audit = core.auditKeys();
   });
   if (options.probes !== false) {
     server.addHook('onReady', async () => {
@@ -107,6 +109,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   }
   server.addHook('onClose', async () => {
     core.monitor.stop();
+    await audit;
     await core.close();
   });
   return { server, core };

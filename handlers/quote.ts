@@ -38,8 +38,7 @@ export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes)
       if (!quotes.isCached(params)) {
         return quotes
           .fromSharedCache(params)
-          .then((shared) => (shared ? undefined : spendFreshQuote()))
-          .then(() => quotes.baseQuote(params))
+          .then((shared) => shared ?? spendFreshQuote().then(() => quotes.baseQuote(params, { sharedChecked: true })))
           .then(respond);
       }
       const base = quotes.baseQuote(params);

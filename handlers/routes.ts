@@ -112,12 +112,15 @@ function operationRoute(
     send(reply, result);
     return undefined;
   };
-  // The key is verified first, so a keyed caller is counted in its key's window. A refused key
-  // counts in its IP's keyless window, so guessing keys is limited like any keyless traffic.
+  // The key is verified first, so a keyed caller is counted in its key's window. An invalid key
+  // counts in its IP's keyless window, so guessing keys is limited like any keyless traffic; a
+  // key that could not be verified (503) or a fault (500) is answered as it is.
   const admitted = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) =>
     rateLimited ? limits.admit(request, reply, partner).then(() => run(request, reply, partner)) : run(request, reply, partner);
   const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown): Promise<never> =>
-    rateLimited ? limits.admit(request, reply, null).then(() => Promise.reject(err)) : Promise.reject(err);
+    rateLimited && err instanceof DomainError && err.code === 'invalid_key'
+      ? limits.admit(request, reply, null).then(() => Promise.reject(err))
+      : Promise.reject(err);
   return (request, reply) => {
     const key = requirement === 'none' ? null : presentedKey(request.headers);
     if (key === null && requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');

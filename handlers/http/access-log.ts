@@ -6,7 +6,7 @@ import pino, { type Logger } from 'pino';
 
 /** What a handler may add to its request's access-log line: a closed set, so no secret or party id can be. */
 export interface AccessLogFields {
-  /** `hit`: the base body was already cached or in flight here (for a keyless quote, or in the shared cache); `miss`: this request started its computation. */
+  /** `hit`: the base body came from a cache (this instance's or the shared one) or a computation in flight; `miss`: this request started its computation. */
   quoteCache?: 'hit' | 'miss';
   /** The caller's attribution slug (schema-checked). */
   ref?: string;
