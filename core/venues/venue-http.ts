@@ -1,0 +1,121 @@
+// What every real venue adapter needs of HTTP: JSON in and out within the quote's deadline (and
+// the venue's own timeout, whichever ends first), with every JSON number kept as its source text,
+// since a venue that answers `14.887162959697779` must never have that pass through a float on
+// its way to an amount.
+import { parse } from 'lossless-json';
+import { Decimal } from '../decimal.js';
+
+/** The venue answered with an HTTP error status. */
+export class VenueHttpError extends Error {
+  override readonly name = 'VenueHttpError';
+  constructor(
+    readonly status: number,
+    /** The error body, parsed when it is JSON (numbers as text), else its text. */
+    readonly body: unknown,
+  ) {
+    super(`venue answered HTTP ${status}`);
+  }
+}
+
+/** The venue's answer could not be read: not JSON, or not the documented shape. */
+export class VenueUnreadable extends Error {
+  override readonly name = 'VenueUnreadable';
+}
+
+/** The venue did not answer within its timeout or the quote's deadline. */
+export class VenueTimeout extends Error {
+  override readonly name = 'VenueTimeout';
+}
+
+export interface VenueHttpOptions {
+  /** e.g. https://api.tradecraft.fi/v1, no trailing slash. */
+  readonly baseUrl: string;
+  /** Sent on every request (credentials); never logged. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The venue's own limit per request, inside the quote's deadline. */
+  readonly timeoutMs: number;
+  /** Replaceable in tests. */
+  readonly fetch?: typeof fetch;
+}
+
+// Some venues' CDNs refuse Node's default fetch user agent.
+const USER_AGENT = 'bestex/1 (+https://github.com/bestex)';
+
+/** JSON text with every number as its source text (a string), so none is rounded by a float. */
+export function parseJsonKeepingNumbers(text: string): unknown {
+  return parse(text, null, (value: string) => value);
+}
+
+export class VenueHttp {
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly options: VenueHttpOptions) {
+    this.fetch = options.fetch ?? fetch;
+  }
+
+  getJson(path: string, signal: AbortSignal): Promise<unknown> {
+    return this.request('GET', path, undefined, signal);
+  }
+
+  postJson(path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
+    return this.request('POST', path, JSON.stringify(body), signal);
+  }
+
+  private async request(method: string, path: string, body: string | undefined, deadline: AbortSignal): Promise<unknown> {
+    // A timer of our own rather than AbortSignal.timeout, whose timer does not keep the process
+    // alive: a request that nothing else waits on would then never end.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.options.timeoutMs);
+    const signal = AbortSignal.any([deadline, timeout.signal]);
+    let text: string;
+    let status: number;
+    try {
+      const response = await this.fetch(`${this.options.baseUrl}${path}`, {
+        method,
+        signal,
+        headers: {
+          accept: 'application/json',
+          'user-agent': USER_AGENT,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...this.options.headers,
+        },
+        body,
+      });
+      status = response.status;
+      text = await response.text();
+    } catch (err) {
+      if (signal.aborted) throw new VenueTimeout(`no answer from ${method} ${path} in time`);
+      throw new VenueUnreadable(`${method} ${path} failed: ${(err as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    let parsed: unknown;
+    try {
+      parsed = parseJsonKeepingNumbers(text);
+    } catch {
+      if (status >= 400) throw new VenueHttpError(status, text);
+      throw new VenueUnreadable(`${method} ${path} answered ${status} with a body that is not JSON`);
+    }
+    if (status >= 400) throw new VenueHttpError(status, parsed);
+    return parsed;
+  }
+}
+
+const DECIMAL_TEXT = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/;
+
+/**
+ * A venue's amount (a JSON number's text, or a decimal string) as an exact Decimal; throws
+ * VenueUnreadable, naming `field`, for anything else or a negative amount.
+ */
+export function decimalField(value: unknown, field: string): Decimal {
+  if (typeof value !== 'string' || !DECIMAL_TEXT.test(value.trim())) throw new VenueUnreadable(`'${field}' is not a number: ${JSON.stringify(value)}`);
+  const amount = new Decimal(value.trim());
+  if (amount.isNegative()) throw new VenueUnreadable(`'${field}' is negative: ${value}`);
+  return amount;
+}
+
+/** `value` as an object, or VenueUnreadable naming `what`. */
+export function objectField(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new VenueUnreadable(`${what} is not an object`);
+  return value as Record<string, unknown>;
+}
