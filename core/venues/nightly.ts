@@ -1,0 +1,165 @@
+// Nightly CantonSwap: its public "Canton Swap API Docs" (cantonswap.nightly.app/docs; no auth; base
+// https://mainnet.rpc.canton.nightly.app).
+//
+// - Tokens: GET /nswap/tokens -> {tokens: [{index, instrumentId, name, symbol, decimals,
+//   displayDecimals, iconUrl, price, instrumentAdmin, minSwapAmount, maxSwapUsd}]}, amounts as
+//   strings (the docs' ApiToken type). Read by the probe (which also tells which pairs exist) and
+//   cached until the next probe; a quote reads it itself only when nothing is cached.
+// - Quote: POST /nswap/quote {fromToken, toToken, amount, recipient, slippageTolerance?} ->
+//   {fromToken, toToken, fromAmount, toAmount, minOutAmount, rate, priceImpact, memo, swapAddress,
+//   magicAddress?} (documented). No fee is documented outside the price, so gross is `toAmount`
+//   and the fee is null.
+// - Maintenance: {"message": "Service under maintenance."} (third-party capture; its status is not
+//   known, so the message is recognised on an error status and on a 200 alike) -> 'maintenance'.
+// - `minSwapAmount` 125 for Amulet (third-party capture).
+//
+// Ambiguous in the docs, and decided here:
+// - Token ids: `fromToken`/`toToken` are sent as the token list's `instrumentId` (the ledger's
+//   identifier, e.g. "Amulet"), not its `symbol` (the docs say "Amulet" shows as CC in the UI
+//   layer only). The service's tokens are matched to list entries by `instrumentId` equal to the
+//   token's instrument, or else by `symbol` equal to its symbol or instrument, case-insensitively.
+// - `recipient` is required, but a quote has no taker yet: a configured placeholder party is sent
+//   (`recipient` option). The quote is assumed not to depend on it; a swap re-quotes with the
+//   taker's party.
+// - `amount` is sent as a decimal string, like every amount the API shows; `slippageTolerance` is
+//   left out (the service uses `toAmount`, not `minOutAmount`).
+// - `minSwapAmount` is in units of the token and applies to the give token: below it is
+//   'below_minimum' without asking for a quote. `maxSwapUsd` applies to the give token too, valued
+//   at that token's `price` (taken as USD per token): above it is 'above_maximum'. Without a
+//   usable price (absent, empty or zero) the cap is left to the venue.
+// - `fromAmount` must equal the amount sent: an answer for another amount (or in other units,
+//   e.g. base units) would make `toAmount` mean something else, so it is unreadable (venue_error).
+// - Only pairs with CC are offered (the probe's pairs); anything else is 'no_pool'.
+import { type Decimal } from '../decimal.js';
+import { CC, pairKey, TOKENS, type Token } from '../tokens.js';
+import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
+import { decimalField, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
+
+export const NIGHTLY_BASE_URL = 'https://mainnet.rpc.canton.nightly.app';
+
+export interface NightlyVenueOptions extends VenueHttpOptions {
+  /** The Canton party sent as `recipient` at quote time, when there is no taker yet. */
+  readonly recipient: string;
+}
+
+/** One of the service's tokens as Nightly lists it. */
+interface NightlyToken {
+  readonly instrumentId: string;
+  readonly minSwapAmount: Decimal | null;
+  readonly maxSwapUsd: Decimal | null;
+  /** USD per token; null when absent or zero. */
+  readonly price: Decimal | null;
+}
+
+const MAINTENANCE = /maintenance/i;
+
+export class NightlyVenue implements Venue {
+  readonly id = 'nightly';
+  readonly settlementMode = 'managed-deposit' as const;
+  private readonly http: VenueHttp;
+  private readonly recipient: string;
+  /** The service's tokens Nightly lists, from the last read of /nswap/tokens; null before one. */
+  private tokens: ReadonlyMap<Token, NightlyToken> | null = null;
+
+  constructor(options: NightlyVenueOptions) {
+    if (!options.recipient) throw new Error('the Nightly venue needs a recipient party for its quotes');
+    this.http = new VenueHttp(options);
+    this.recipient = options.recipient;
+  }
+
+  async quote(request: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote> {
+    const { give, want, amount } = request;
+    if (give !== CC && want !== CC) return unavailable('no_pool');
+    try {
+      const tokens = this.tokens ?? (await this.readTokens(deadline.signal));
+      const from = tokens.get(give);
+      const to = tokens.get(want);
+      if (!from || !to) return unavailable('no_pool');
+      if (from.minSwapAmount && amount.lt(from.minSwapAmount)) return unavailable('below_minimum');
+      if (from.maxSwapUsd && from.price && amount.times(from.price).gt(from.maxSwapUsd)) return unavailable('above_maximum');
+      const body = { fromToken: from.instrumentId, toToken: to.instrumentId, amount: amount.toFixed(), recipient: this.recipient };
+      const answer = objectField(await this.http.postJson('/nswap/quote', body, deadline.signal), 'the quote');
+      if (answer.toAmount === undefined && isMaintenance(answer)) return unavailable('maintenance');
+      const fromAmount = decimalField(answer.fromAmount, 'fromAmount');
+      if (!fromAmount.eq(amount)) throw new VenueUnreadable(`'fromAmount' ${fromAmount.toFixed()} is not the amount asked, ${amount.toFixed()}`);
+      const toAmount = decimalField(answer.toAmount, 'toAmount');
+      if (toAmount.isZero()) return unavailable('below_minimum');
+      return { available: true, gross: toAmount, fee: null };
+    } catch (err) {
+      return rejection(err);
+    }
+  }
+
+  async probe(signal: AbortSignal): Promise<VenueProbe> {
+    try {
+      const tokens = await this.readTokens(signal);
+      const pairs = tokens.has(CC) ? [...tokens.keys()].filter((t) => t !== CC).map((t) => pairKey(CC, t)) : [];
+      return { live: true, pairs };
+    } catch (err) {
+      // Maintenance reads the venue dead until it lists its tokens again.
+      if (err instanceof VenueTimeout || err instanceof VenueHttpError || err instanceof VenueUnreadable || err instanceof NightlyMaintenance) return { live: false, pairs: [] };
+      throw err;
+    }
+  }
+
+  private async readTokens(signal: AbortSignal): Promise<ReadonlyMap<Token, NightlyToken>> {
+    const answer = objectField(await this.http.getJson('/nswap/tokens', signal), 'the tokens answer');
+    if (!Array.isArray(answer.tokens)) {
+      if (isMaintenance(answer)) throw new NightlyMaintenance();
+      throw new VenueUnreadable("'tokens' is not a list");
+    }
+    const entries = answer.tokens.map((entry, i) => objectField(entry, `tokens[${i}]`));
+    const tokens = new Map<Token, NightlyToken>();
+    for (const token of TOKENS) {
+      const i = findEntry(entries, token);
+      // Tokens the service does not quote are not its concern, nor are their figures read.
+      if (i < 0) continue;
+      const entry = entries[i]!;
+      const price = optionalDecimal(entry.price, `tokens[${i}].price`);
+      tokens.set(token, {
+        instrumentId: entry.instrumentId as string,
+        minSwapAmount: optionalDecimal(entry.minSwapAmount, `tokens[${i}].minSwapAmount`),
+        maxSwapUsd: optionalDecimal(entry.maxSwapUsd, `tokens[${i}].maxSwapUsd`),
+        price: price && !price.isZero() ? price : null,
+      });
+    }
+    this.tokens = tokens;
+    return tokens;
+  }
+}
+
+/** The venue says it is under maintenance (an answer other than the one asked for). */
+class NightlyMaintenance extends Error {
+  override readonly name = 'NightlyMaintenance';
+}
+
+/** The list entry for `token`: by instrumentId first, else by symbol; -1 when not listed. */
+function findEntry(entries: readonly Record<string, unknown>[], token: Token): number {
+  const same = (value: unknown, name: string) => typeof value === 'string' && value.toLowerCase() === name.toLowerCase();
+  const byId = entries.findIndex((e) => same(e.instrumentId, token.instrument));
+  if (byId >= 0) return byId;
+  return entries.findIndex((e) => typeof e.instrumentId === 'string' && e.instrumentId !== '' && (same(e.symbol, token.symbol) || same(e.symbol, token.instrument)));
+}
+
+/** An amount the list may leave out (absent, null or empty): null then. */
+function optionalDecimal(value: unknown, field: string): Decimal | null {
+  if (value === undefined || value === null || value === '') return null;
+  return decimalField(value, field);
+}
+
+function isMaintenance(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false;
+  const message = (body as { message?: unknown }).message;
+  return typeof message === 'string' && MAINTENANCE.test(message);
+}
+
+/**
+ * A failure as the quote's rejection: the venue's own timeout, and its maintenance message. Any
+ * other failure is thrown, so the quote engine logs it and reports venue_error.
+ */
+function rejection(err: unknown): VenueQuote {
+  if (err instanceof VenueTimeout) return unavailable('timeout');
+  if (err instanceof NightlyMaintenance) return unavailable('maintenance');
+  if (err instanceof VenueHttpError && isMaintenance(err.body)) return unavailable('maintenance');
+  throw err;
+}

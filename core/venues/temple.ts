@@ -1,0 +1,133 @@
+// Temple Digital Group, a central limit order book. No public API reference; the shapes here come
+// from a third-party SDK (see /work/shared/reference/canton-venues.md). Auth by `X-API-Key`,
+// rate-limited per key (429, limits not published).
+//
+// - Book: GET /api/v1/market/orderbook?symbol=Amulet/USDCx&levels=N -> {bids: [{price, quantity}],
+//   asks: [{price, quantity}]} (3P SDK). Symbols served: Amulet/USDCx and Amulet/CBTC.
+// - No quote endpoint: the book is walked for the amount (core/quote-math.ts walkBook, as the
+//   sandbox's temple does): selling CC hits the bids, buying CC with the quote currency lifts the
+//   asks.
+// - Taker fee: reported as 1 bp (unverified), taken out of the give amount and rounded up, as the
+//   sandbox's temple does; a constructor option (`takerFeeBps`, default 1).
+//
+// Ambiguous, and decided here:
+// - `price` is quote currency per CC and `quantity` is in CC (the symbol's base, Amulet, first).
+// - Levels are sorted best first here (bids by price descending, asks ascending) rather than
+//   trusting the answer's order; levels with a zero price or quantity are dropped.
+// - The walk sees only the levels fetched (`levels` option, default 100): an amount past them is
+//   'insufficient_liquidity', though the venue may hold more depth beyond.
+// - The minimum order is not published: `minCc` option (default 1 CC, the sandbox's figure); an
+//   order smaller than it, in CC (the give amount when selling CC, the output when buying), is
+//   'below_minimum', checked after the walk as in the sandbox.
+// - The symbol goes in the query as written in the SDK (`Amulet/USDCx`, slash unescaped).
+// - No error body is documented: only the venue's own timeout becomes a rejection; anything else,
+//   a 429 included, is thrown, so the quote engine logs it and reports venue_error.
+import { BPS, ceil10, dec, type Decimal } from '../decimal.js';
+import { walkBook, type BookLevel } from '../quote-math.js';
+import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
+import { unavailable, type Deadline, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
+import { decimalField, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
+
+export interface TempleVenueOptions extends VenueHttpOptions {
+  /** Sent as `X-API-Key`; never logged. */
+  readonly apiKey: string;
+  /** The taker fee in bps of the give amount; default 1 (reported, unverified). */
+  readonly takerFeeBps?: number;
+  /** Orders smaller than this many CC are refused; default 1. */
+  readonly minCc?: Decimal;
+  /** Book levels fetched per side for a quote; default 100. */
+  readonly levels?: number;
+}
+
+/** Temple's book symbol for CC against each other token. */
+const SYMBOLS: ReadonlyMap<Token, string> = new Map([
+  [USDCX, 'Amulet/USDCx'],
+  [CBTC, 'Amulet/CBTC'],
+]);
+
+interface Book {
+  /** Best (highest) first. */
+  readonly bids: readonly BookLevel[];
+  /** Best (lowest) first. */
+  readonly asks: readonly BookLevel[];
+}
+
+export class TempleVenue implements Venue {
+  readonly id = 'temple';
+  readonly settlementMode = 'managed-deposit' as const;
+  private readonly http: VenueHttp;
+  /** The fee's share of the give amount; null without a fee. */
+  private readonly feeRate: Decimal | null;
+  private readonly minCc: Decimal;
+  private readonly levels: number;
+
+  constructor(options: TempleVenueOptions) {
+    const { apiKey, takerFeeBps = 1, minCc = dec('1'), levels = 100, ...http } = options;
+    if (!Number.isInteger(takerFeeBps) || takerFeeBps < 0 || takerFeeBps >= 10_000) throw new Error('takerFeeBps must be an integer from 0 to 9999');
+    if (!Number.isInteger(levels) || levels < 1) throw new Error('levels must be a positive integer');
+    this.http = new VenueHttp({ ...http, headers: { ...http.headers, 'X-API-Key': apiKey } });
+    this.feeRate = takerFeeBps === 0 ? null : BPS.times(takerFeeBps);
+    this.minCc = minCc;
+    this.levels = levels;
+  }
+
+  async quote(request: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote> {
+    const { give, want, amount } = request;
+    const other = give === CC ? want : want === CC ? give : null;
+    const symbol = other && SYMBOLS.get(other);
+    if (!symbol) return unavailable('no_pool');
+    const sellingCc = give === CC;
+    try {
+      const book = await this.readBook(symbol, this.levels, deadline.signal);
+      const gross = sellingCc ? walkBook(book.bids, amount, 'sell-base') : walkBook(book.asks, amount, 'buy-base');
+      if (!gross) return unavailable('insufficient_liquidity');
+      const ccSize = sellingCc ? amount : gross;
+      if (ccSize.lt(this.minCc) || gross.isZero()) return unavailable('below_minimum');
+      return { available: true, gross, fee: this.fee(request) };
+    } catch (err) {
+      if (err instanceof VenueTimeout) return unavailable('timeout');
+      throw err;
+    }
+  }
+
+  async probe(signal: AbortSignal): Promise<VenueProbe> {
+    const answered = await Promise.all(
+      [...SYMBOLS].map(async ([token, symbol]) => {
+        try {
+          await this.readBook(symbol, 1, signal);
+          return pairKey(CC, token);
+        } catch (err) {
+          if (err instanceof VenueTimeout || err instanceof VenueHttpError || err instanceof VenueUnreadable) return null;
+          throw err;
+        }
+      }),
+    );
+    const pairs = answered.filter((p): p is string => p !== null);
+    return { live: pairs.length > 0, pairs };
+  }
+
+  private fee({ give, amount }: VenueQuoteRequest): VenueFeeQuote | null {
+    if (!this.feeRate) return null;
+    return { amount: ceil10(amount.times(this.feeRate)), asset: give, appliedTo: 'deducted_from_give' };
+  }
+
+  private async readBook(symbol: string, levels: number, signal: AbortSignal): Promise<Book> {
+    const answer = objectField(await this.http.getJson(`/api/v1/market/orderbook?symbol=${symbol}&levels=${levels}`, signal), 'the order book');
+    const bids = side(answer.bids, 'bids').sort((a, b) => b.price.comparedTo(a.price));
+    const asks = side(answer.asks, 'asks').sort((a, b) => a.price.comparedTo(b.price));
+    return { bids, asks };
+  }
+}
+
+/** One side of the book, levels with nothing to trade dropped. */
+function side(value: unknown, name: string): BookLevel[] {
+  if (!Array.isArray(value)) throw new VenueUnreadable(`'${name}' is not a list`);
+  const levels: BookLevel[] = [];
+  for (const [i, entry] of value.entries()) {
+    const level = objectField(entry, `${name}[${i}]`);
+    const price = decimalField(level.price, `${name}[${i}].price`);
+    const quantity = decimalField(level.quantity, `${name}[${i}].quantity`);
+    if (!price.isZero() && !quantity.isZero()) levels.push({ price, quantity });
+  }
+  return levels;
+}
