@@ -7,6 +7,7 @@ import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import type { VenueQuote } from '../core/venue.js';
 import { CANTEX_BASE_URL, CantexVenue } from '../core/venues/cantex.js';
 import { VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
+import { deadlineIn, fakeFetch, neverAborted, noDeadline, sentJson, type Reply, type SentRequest } from './helpers/venue-fetch.js';
 
 const ADMINS = {
   Amulet: 'DSO::1220aaaa',
@@ -15,43 +16,20 @@ const ADMINS = {
 } as const;
 const KEY = 'cantex-test-key';
 
-interface Call {
-  readonly url: string;
-  readonly method: string;
-  readonly headers: Record<string, string>;
-  readonly body: string | undefined;
-}
-type Reply = { readonly status?: number; readonly body: string } | 'hang';
-
-/** A Cantex venue whose fetch answers with `reply` and records each call. */
-function cantex(reply: (call: Call) => Reply) {
-  const calls: Call[] = [];
-  const fakeFetch = ((input: string | URL | Request, init?: RequestInit) => {
-    const call: Call = {
-      url: String(input),
-      method: init?.method ?? 'GET',
-      headers: { ...(init?.headers as Record<string, string>) },
-      body: typeof init?.body === 'string' ? init.body : undefined,
-    };
-    calls.push(call);
-    const r = reply(call);
-    if (r === 'hang') {
-      // As a real fetch: settles only when its signal aborts.
-      return new Promise<Response>((_, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
-    }
-    return Promise.resolve(new Response(r.body, { status: r.status ?? 200, headers: { 'content-type': 'application/json' } }));
-  }) as typeof fetch;
+/** A Cantex venue over the fake fetch, answering with `reply`. */
+function cantex(reply: (call: SentRequest) => Reply) {
+  const fake = fakeFetch(reply);
   const venue = new CantexVenue({
     baseUrl: CANTEX_BASE_URL,
     headers: { authorization: `Bearer ${KEY}` },
     timeoutMs: 10_000,
-    fetch: fakeFetch,
+    fetch: fake.fetch,
     instrumentAdmins: ADMINS,
   });
-  return { venue, calls };
+  return { venue, calls: fake.calls };
 }
 
-const open = { signal: new AbortController().signal };
+const open = noDeadline();
 
 /** A /v2/pools/quote answer of the documented shape; amounts are spliced in as JSON text. */
 function quoteBody(o: {
@@ -100,7 +78,7 @@ t.test('"POST /v2/pools/quote with string fields; returned.amount is the output;
   t.equal(call?.url, 'https://api.cantex.io/v2/pools/quote');
   t.equal(call?.headers.authorization, `Bearer ${KEY}`, 'the API key as a bearer token');
   t.equal(call?.headers['content-type'], 'application/json');
-  t.strictSame(JSON.parse(call?.body ?? 'null'), {
+  t.strictSame(sentJson(call), {
     sellAmount: '100',
     sellInstrumentId: 'Amulet',
     sellInstrumentAdmin: ADMINS.Amulet,
@@ -120,7 +98,7 @@ t.test('"a network fee in the want instrument is a want-side fee" (selling USDCx
     gross: '668.1',
     fee: { amount: '0.79', asset: 'CC', appliedTo: 'on_top' },
   });
-  t.match(JSON.parse(calls[0]?.body ?? 'null'), { sellInstrumentId: 'USDCx', sellInstrumentAdmin: ADMINS.USDCx, buyInstrumentId: 'Amulet', buyInstrumentAdmin: ADMINS.Amulet });
+  t.match(sentJson(calls[0]), { sellInstrumentId: 'USDCx', sellInstrumentAdmin: ADMINS.USDCx, buyInstrumentId: 'Amulet', buyInstrumentAdmin: ADMINS.Amulet });
 });
 
 t.test('"numbers kept as their source text": more digits than a float holds reach the result exactly', async (t) => {
@@ -198,7 +176,7 @@ t.test('"an answer that is not JSON, or not the documented shape, is unreadable"
 t.test('"a hang past the deadline is timeout, promptly"', async (t) => {
   const { venue } = cantex(() => 'hang');
   const started = Date.now();
-  const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, { signal: AbortSignal.timeout(50) });
+  const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, deadlineIn(50));
   t.equal(plain(q), 'timeout');
   t.ok(Date.now() - started < 1000, `settled ${Date.now() - started} ms after the call, the deadline at 50 ms`);
 });
@@ -217,7 +195,7 @@ t.test('probe: "live when GET /v2/pools/info answers 2xx JSON; pairs from the po
       ],
     }),
   }));
-  t.strictSame(await venue.probe(new AbortController().signal), { live: true, pairs: ['CC/USDCx', 'USDCx/CBTC'] });
+  t.strictSame(await venue.probe(neverAborted()), { live: true, pairs: ['CC/USDCx', 'USDCx/CBTC'] });
   t.equal(calls[0]?.method, 'GET');
   t.equal(calls[0]?.url, 'https://api.cantex.io/v2/pools/info');
   t.equal(calls[0]?.headers.authorization, `Bearer ${KEY}`);
@@ -226,15 +204,15 @@ t.test('probe: "live when GET /v2/pools/info answers 2xx JSON; pairs from the po
 t.test('probe: "when no pool entry can be read, assume CC/USDCx and CC/CBTC"', async (t) => {
   for (const body of ['{}', '{"pools": []}', '{"pools": "n/a"}', '[1, 2]', '{"pools": [{"id": 1}]}']) {
     const { venue } = cantex(() => ({ body }));
-    t.strictSame(await venue.probe(new AbortController().signal), { live: true, pairs: ['CC/USDCx', 'CC/CBTC'] }, body);
+    t.strictSame(await venue.probe(neverAborted()), { live: true, pairs: ['CC/USDCx', 'CC/CBTC'] }, body);
   }
 });
 
 t.test('probe: "not live on an HTTP error, a body that is not JSON, or a hang"', async (t) => {
   for (const reply of [{ status: 500, body: 'oops' }, { status: 401, body: '{"detail": "no"}' }, { body: 'not json' }] as const) {
     const { venue } = cantex(() => reply);
-    t.strictSame(await venue.probe(new AbortController().signal), { live: false, pairs: [] }, JSON.stringify(reply));
+    t.strictSame(await venue.probe(neverAborted()), { live: false, pairs: [] }, JSON.stringify(reply));
   }
   const { venue } = cantex(() => 'hang');
-  t.strictSame(await venue.probe(AbortSignal.timeout(50)), { live: false, pairs: [] });
+  t.strictSame(await venue.probe(deadlineIn(50).signal), { live: false, pairs: [] });
 });

@@ -8,39 +8,7 @@ import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import type { VenueQuote } from '../core/venue.js';
 import { NIGHTLY_BASE_URL, NightlyVenue } from '../core/venues/nightly.js';
 import { VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
-
-// ---------------------------------------------------------------------------------------------
-// A fake fetch: records each request and answers from a route, or hangs until aborted.
-interface Call {
-  readonly url: string;
-  readonly method: string;
-  readonly headers: Record<string, string>;
-  readonly body: unknown;
-}
-type Reply = { readonly status?: number; readonly body: string } | 'hang';
-
-function fakeFetch(route: (call: Call) => Reply) {
-  const calls: Call[] = [];
-  const fetch: typeof globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-    const call: Call = {
-      url: String(input),
-      method: init?.method ?? 'GET',
-      headers: { ...(init?.headers as Record<string, string>) },
-      body: init?.body === undefined || init.body === null ? undefined : JSON.parse(String(init.body)),
-    };
-    calls.push(call);
-    const reply = route(call);
-    if (reply === 'hang') {
-      return new Promise<Response>((_, reject) => {
-        const signal = init?.signal;
-        if (signal?.aborted) reject(signal.reason);
-        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-      });
-    }
-    return new Response(reply.body, { status: reply.status ?? 200, headers: { 'content-type': 'application/json' } });
-  }) as typeof globalThis.fetch;
-  return { fetch, calls };
-}
+import { deadlineIn, fakeFetch, neverAborted, noDeadline, sentJson, type Reply, type SentRequest as Call } from './helpers/venue-fetch.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures, in the documented shapes (amounts as strings).
@@ -104,7 +72,7 @@ function setup(onQuote: (call: Call) => Reply = () => ({ body: quoteJson('1000',
   return { venue, calls: fake.calls, quotes };
 }
 
-const deadline = { signal: new AbortController().signal };
+const deadline = noDeadline();
 const ask = (venue: NightlyVenue, give: Token, want: Token, amount: string) => venue.quote({ give, want, amount: dec(amount) }, deadline);
 
 function plain(q: VenueQuote) {
@@ -121,7 +89,7 @@ t.test('nightly: "gross = toAmount, fee null" — POST /nswap/quote with instrum
   const [q] = quotes();
   t.equal(q?.url, 'https://mainnet.rpc.canton.nightly.app/nswap/quote');
   t.equal(q?.method, 'POST');
-  t.strictSame(q?.body, { fromToken: 'Amulet', toToken: 'USDCx', amount: '1000', recipient: PARTY });
+  t.strictSame(sentJson(q), { fromToken: 'Amulet', toToken: 'USDCx', amount: '1000', recipient: PARTY });
   t.equal(q?.headers['content-type'], 'application/json');
   t.equal(q?.headers.accept, 'application/json');
 });
@@ -131,14 +99,14 @@ t.test('nightly: "the token list is cached" — read once for many quotes, again
   await ask(venue, CC, USDCX, '1000');
   await ask(venue, CC, USDCX, '1000');
   t.equal(calls.filter((c) => c.url.endsWith('/nswap/tokens')).length, 1);
-  await venue.probe(new AbortController().signal);
+  await venue.probe(neverAborted());
   t.equal(calls.filter((c) => c.url.endsWith('/nswap/tokens')).length, 2);
 });
 
 t.test('nightly: USDCx→CC maps both ids the other way round', async (t) => {
   const { venue, quotes } = setup(() => ({ body: quoteJson('50', '"398.1234"') }));
   t.strictSame(plain(await ask(venue, USDCX, CC, '50')), { gross: '398.1234', fee: null });
-  t.strictSame(quotes()[0]?.body, { fromToken: 'USDCx', toToken: 'Amulet', amount: '50', recipient: PARTY });
+  t.strictSame(sentJson(quotes()[0]), { fromToken: 'USDCx', toToken: 'Amulet', amount: '50', recipient: PARTY });
 });
 
 t.test('nightly: "a number with more digits than a float holds" reaches gross exactly, and net floors it to 10 dp', async (t) => {
@@ -209,10 +177,8 @@ t.test('nightly: "malformed JSON", a missing toAmount, or a fromAmount other tha
 
 t.test('nightly: "a hang past the deadline" → timeout, promptly', async (t) => {
   const { venue } = setup(() => 'hang');
-  const controller = new AbortController();
-  setTimeout(() => controller.abort(), 30);
   const started = Date.now();
-  t.strictSame(plain(await venue.quote({ give: CC, want: USDCX, amount: dec('1000') }, { signal: controller.signal })), { rejectionCode: 'timeout' });
+  t.strictSame(plain(await venue.quote({ give: CC, want: USDCX, amount: dec('1000') }, deadlineIn(30))), { rejectionCode: 'timeout' });
   t.ok(Date.now() - started < 500, `answered ${Date.now() - started} ms after the start, the deadline at 30 ms`);
   const { venue: own } = setup(() => 'hang', undefined, 40);
   const start2 = Date.now();
@@ -223,7 +189,7 @@ t.test('nightly: "a hang past the deadline" → timeout, promptly', async (t) =>
 });
 
 t.test('nightly probe: "GET /nswap/tokens → live, pairs = CC paired with each known token present"', async (t) => {
-  const signal = new AbortController().signal;
+  const signal = neverAborted();
   t.strictSame(await setup().venue.probe(signal), { live: true, pairs: ['CC/USDCx'] });
   t.strictSame(await setup(undefined, () => ({ status: 500, body: '{}' })).venue.probe(signal), { live: false, pairs: [] }, 'HTTP 500');
   t.strictSame(await setup(undefined, () => ({ body: MAINTENANCE })).venue.probe(signal), { live: false, pairs: [] }, 'maintenance');

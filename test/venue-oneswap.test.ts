@@ -9,6 +9,7 @@ import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import type { VenueQuote } from '../core/venue.js';
 import { ONESWAP_BASE_URL, OneSwapVenue } from '../core/venues/oneswap.js';
 import { VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
+import { deadlineIn, fakeFetch, neverAborted, noDeadline, type Reply, type SentRequest } from './helpers/venue-fetch.js';
 
 const X = DecimalJs.clone({ precision: 200, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -300, toExpPos: 300 });
 const x = (v: string): InstanceType<typeof X> => new X(v);
@@ -18,31 +19,14 @@ const extrapolated = (output: string, amount: string, fee: string): string =>
 
 const KEY = 'os_live_test';
 
-interface Call {
-  readonly url: string;
-  readonly method: string;
-  readonly headers: Record<string, string>;
-}
-type Reply = { readonly status?: number; readonly body: string } | 'hang';
-
-/** A OneSwap venue whose fetch answers with `reply` and records each call. */
-function oneswap(reply: (call: Call) => Reply) {
-  const calls: Call[] = [];
-  const fakeFetch = ((input: string | URL | Request, init?: RequestInit) => {
-    const call: Call = { url: String(input), method: init?.method ?? 'GET', headers: { ...(init?.headers as Record<string, string>) } };
-    calls.push(call);
-    const r = reply(call);
-    if (r === 'hang') {
-      // As a real fetch: settles only when its signal aborts.
-      return new Promise<Response>((_, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
-    }
-    return Promise.resolve(new Response(r.body, { status: r.status ?? 200, headers: { 'content-type': 'application/json' } }));
-  }) as typeof fetch;
-  const venue = new OneSwapVenue({ baseUrl: ONESWAP_BASE_URL, headers: { 'X-API-Key': KEY }, timeoutMs: 10_000, fetch: fakeFetch });
-  return { venue, calls };
+/** A OneSwap venue over the fake fetch, answering with `reply`. */
+function oneswap(reply: (call: SentRequest) => Reply) {
+  const fake = fakeFetch(reply);
+  const venue = new OneSwapVenue({ baseUrl: ONESWAP_BASE_URL, headers: { 'X-API-Key': KEY }, timeoutMs: 10_000, fetch: fake.fetch });
+  return { venue, calls: fake.calls };
 }
 
-const open = { signal: new AbortController().signal };
+const open = noDeadline();
 
 /** A quote answer of the documented shape; `extra` is spliced in as JSON text. */
 function quoteBody(o: { input: string; output: string; give?: Token; want?: Token; extra?: string }): string {
@@ -189,7 +173,7 @@ t.test('"an answer that is not JSON, or not the documented shape, is unreadable"
 t.test('"a hang past the deadline is timeout, promptly"', async (t) => {
   const { venue } = oneswap(() => 'hang');
   const started = Date.now();
-  const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, { signal: AbortSignal.timeout(50) });
+  const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, deadlineIn(50));
   t.equal(plain(q), 'timeout');
   t.ok(Date.now() - started < 1000, `settled ${Date.now() - started} ms after the call, the deadline at 50 ms`);
 });
@@ -200,25 +184,25 @@ t.test('probe: "no health endpoint: a 100 CC quote per pair; live when OneSwap a
       ? { status: 404, body: '{"error": "Pool not found"}' }
       : { body: quoteBody({ input: '"100"', output: '"14.8"', extra: TRAFFIC }) },
   );
-  t.strictSame(await venue.probe(new AbortController().signal), { live: true, pairs: ['CC/USDCx'] });
+  t.strictSame(await venue.probe(neverAborted()), { live: true, pairs: ['CC/USDCx'] });
   t.strictSame(calls.map((c) => c.url).sort(), [
     'https://api.oneswap.cc/api/v1/quote?from=Amulet&to=CBTC&amount=100',
     'https://api.oneswap.cc/api/v1/quote?from=Amulet&to=USDCx&amount=100',
   ]);
   t.equal(calls[0]?.headers['X-API-Key'], KEY);
   const both = oneswap(() => ({ body: quoteBody({ input: '"100"', output: '"14.8"' }) }));
-  t.strictSame(await both.venue.probe(new AbortController().signal), { live: true, pairs: ['CC/USDCx', 'CC/CBTC'] });
+  t.strictSame(await both.venue.probe(neverAborted()), { live: true, pairs: ['CC/USDCx', 'CC/CBTC'] });
   const ambiguous = oneswap((call) => (call.url.includes('to=CBTC') ? { status: 409, body: '{"code": "ambiguous_pool_pair", "candidates": []}' } : { status: 500, body: 'x' }));
-  t.strictSame(await ambiguous.venue.probe(new AbortController().signal), { live: true, pairs: ['CC/CBTC'] }, 'a 409 is an answer: the pool exists');
+  t.strictSame(await ambiguous.venue.probe(neverAborted()), { live: true, pairs: ['CC/CBTC'] }, 'a 409 is an answer: the pool exists');
 });
 
 t.test('probe: "not live when no pair gets an answer: 5xx, 401, 429, unreadable, or a hang"', async (t) => {
   for (const reply of [{ status: 500, body: 'oops' }, { status: 401, body: '{"error": "Invalid API key"}' }, { status: 429, body: '{}' }, { body: 'not json' }] as const) {
     const { venue } = oneswap(() => reply);
-    t.strictSame(await venue.probe(new AbortController().signal), { live: false, pairs: [] }, JSON.stringify(reply));
+    t.strictSame(await venue.probe(neverAborted()), { live: false, pairs: [] }, JSON.stringify(reply));
   }
   const { venue } = oneswap(() => 'hang');
   const started = Date.now();
-  t.strictSame(await venue.probe(AbortSignal.timeout(50)), { live: false, pairs: [] });
+  t.strictSame(await venue.probe(deadlineIn(50).signal), { live: false, pairs: [] });
   t.ok(Date.now() - started < 1000);
 });

@@ -10,33 +10,7 @@ import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import type { VenueQuote } from '../core/venue.js';
 import { TempleVenue } from '../core/venues/temple.js';
 import { VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
-
-// ---------------------------------------------------------------------------------------------
-// A fake fetch: records each request and answers from a route, or hangs until aborted.
-interface Call {
-  readonly url: string;
-  readonly method: string;
-  readonly headers: Record<string, string>;
-}
-type Reply = { readonly status?: number; readonly body: string } | 'hang';
-
-function fakeFetch(route: (call: Call) => Reply) {
-  const calls: Call[] = [];
-  const fetch: typeof globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-    const call: Call = { url: String(input), method: init?.method ?? 'GET', headers: { ...(init?.headers as Record<string, string>) } };
-    calls.push(call);
-    const reply = route(call);
-    if (reply === 'hang') {
-      return new Promise<Response>((_, reject) => {
-        const signal = init?.signal;
-        if (signal?.aborted) reject(signal.reason);
-        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-      });
-    }
-    return new Response(reply.body, { status: reply.status ?? 200, headers: { 'content-type': 'application/json' } });
-  }) as typeof globalThis.fetch;
-  return { fetch, calls };
-}
+import { deadlineIn, fakeFetch, neverAborted, noDeadline, type Reply, type SentRequest as Call } from './helpers/venue-fetch.js';
 
 // ---------------------------------------------------------------------------------------------
 // The sandbox temple's books, served in the SDK's shape.
@@ -65,7 +39,7 @@ function setup(onBook?: (symbol: string | null, call: Call) => Reply, options: {
   return { venue, calls: fake.calls };
 }
 
-const deadline = { signal: new AbortController().signal };
+const deadline = noDeadline();
 const ask = (venue: { quote: TempleVenue['quote'] }, give: Token, want: Token, amount: string) => venue.quote({ give, want, amount: dec(amount) }, deadline);
 
 function plain(q: VenueQuote) {
@@ -179,10 +153,8 @@ t.test('temple: "malformed JSON" or an unreadable book is thrown', async (t) => 
 
 t.test('temple: "a hang past the deadline" → timeout, promptly', async (t) => {
   const { venue } = setup(() => 'hang');
-  const controller = new AbortController();
-  setTimeout(() => controller.abort(), 30);
   const started = Date.now();
-  t.strictSame(plain(await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, { signal: controller.signal })), { rejectionCode: 'timeout' });
+  t.strictSame(plain(await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, deadlineIn(30))), { rejectionCode: 'timeout' });
   t.ok(Date.now() - started < 500, `answered ${Date.now() - started} ms after the start, the deadline at 30 ms`);
   const started2 = Date.now();
   t.strictSame(plain(await ask(setup(() => 'hang', { timeoutMs: 40 }).venue, CC, USDCX, '100')), { rejectionCode: 'timeout' }, "the venue's own timeout");
@@ -190,7 +162,7 @@ t.test('temple: "a hang past the deadline" → timeout, promptly', async (t) => 
 });
 
 t.test('temple probe: "one book per pair (levels=1): live when any answers"', async (t) => {
-  const signal = new AbortController().signal;
+  const signal = neverAborted();
   const { venue, calls } = setup();
   t.strictSame(await venue.probe(signal), { live: true, pairs: ['CC/USDCx', 'CC/CBTC'] });
   t.strictSame(calls.map((c) => c.url).sort(), [`${BASE}/api/v1/market/orderbook?symbol=Amulet/CBTC&levels=1`, `${BASE}/api/v1/market/orderbook?symbol=Amulet/USDCx&levels=1`]);

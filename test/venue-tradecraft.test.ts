@@ -5,42 +5,18 @@ import { dec } from '../core/decimal.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
 import { TradecraftVenue } from '../core/venues/tradecraft.js';
 import { parseJsonKeepingNumbers, VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
+import { deadlineIn, fakeFetch, neverAborted, noDeadline, type Reply } from './helpers/venue-fetch.js';
 
 const POOLS = `{"pools":[
   {"token1":"CC","token2":"USDCx","lp_token_name":"TC CC/USDCx LP","token1_holdings":20000000,"token2_holdings":3000000,"total_lp_tokens":1,"lp_fee_percent":0.25,"operator_fee_percent":0.05},
   {"token1":"CC","token2":"CETH","lp_token_name":"TC CC/CETH LP","token1_holdings":1,"token2_holdings":1,"total_lp_tokens":1,"lp_fee_percent":0.3,"operator_fee_percent":0}
 ]}`;
 
-interface Sent {
-  readonly url: string;
-  readonly init: RequestInit | undefined;
-}
-
-/** A fetch that answers by path from `routes` (status and body text), recording every request. */
-function fakeFetch(routes: Record<string, { status?: number; body: string } | 'hang'>) {
-  const sent: Sent[] = [];
-  const fake = (async (input: string | URL | Request, init?: RequestInit) => {
-    const url = String(input);
-    sent.push({ url, init });
-    const path = new URL(url).pathname.replace(/^\/v1/, '');
-    const route = routes[path];
-    if (route === 'hang') {
-      return new Promise<Response>((_resolve, reject) => {
-        init?.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
-      });
-    }
-    if (!route) return new Response('{"error":"not found"}', { status: 404 });
-    return new Response(route.body, { status: route.status ?? 200 });
-  }) as typeof fetch;
-  return { fetch: fake, sent };
-}
-
-const venue = (routes: Parameters<typeof fakeFetch>[0], timeoutMs = 1000) => {
-  const fake = fakeFetch(routes);
-  return { venue: new TradecraftVenue({ baseUrl: 'https://api.tradecraft.fi/v1', timeoutMs, fetch: fake.fetch }), sent: fake.sent };
+/** A Tradecraft venue over the fake fetch, answering by path (after /v1) from `routes`, else 404. */
+const venue = (routes: Record<string, Reply>, timeoutMs = 1000) => {
+  const fake = fakeFetch((call) => routes[new URL(call.url).pathname.replace(/^\/v1/, '')] ?? { status: 404, body: '{"error":"not found"}' });
+  return { venue: new TradecraftVenue({ baseUrl: 'https://api.tradecraft.fi/v1', timeoutMs, fetch: fake.fetch }), sent: fake.calls };
 };
-
-const deadline = () => ({ signal: new AbortController().signal });
 
 t.test('parseJsonKeepingNumbers: "never let a float reach an amount": every JSON number keeps its source text', async (t) => {
   t.strictSame(parseJsonKeepingNumbers('{"user_gets": 14.887162959697779123, "n": [1e-7, 0]}'), { user_gets: '14.887162959697779123', n: ['1e-7', '0'] });
@@ -51,7 +27,7 @@ t.test('quote: "GET /quoteForFixedInput/{tokenA}/{tokenB}?givingAmount=" -> user
     '/pools': { body: POOLS },
     '/quoteForFixedInput/CC/USDCx': { body: '{"user_gets": 14.887162959697779}' },
   });
-  const quote = await tradecraft.quote({ give: CC, want: USDCX, amount: dec('100') }, deadline());
+  const quote = await tradecraft.quote({ give: CC, want: USDCX, amount: dec('100') }, noDeadline());
   t.ok(quote.available);
   if (!quote.available) return;
   t.equal(quote.fee?.amount.toFixed(), '0.3', 'fee = amount × (lp 0.25 % + operator 0.05 %)');
@@ -62,7 +38,7 @@ t.test('quote: "GET /quoteForFixedInput/{tokenA}/{tokenB}?givingAmount=" -> user
   t.ok(quote.gross.times('99.7').div(100).lte('14.887162959697779'), 'the net it implies is never more than the venue said');
   const quoteRequest = sent.find((s) => s.url.includes('quoteForFixedInput'))!;
   t.equal(quoteRequest.url, 'https://api.tradecraft.fi/v1/quoteForFixedInput/CC/USDCx?givingAmount=100');
-  t.match((quoteRequest.init?.headers as Record<string, string>)['user-agent'], /^bestex\//, 'a user agent of its own: the CDN refuses Node\'s default');
+  t.match(quoteRequest.headers['user-agent'], /^bestex\//, 'a user agent of its own: the CDN refuses Node\'s default');
 });
 
 t.test('quote: a user_gets with more digits than a float holds reaches the quote exactly', async (t) => {
@@ -70,38 +46,36 @@ t.test('quote: a user_gets with more digits than a float holds reaches the quote
     '/pools': { body: POOLS.replace('"lp_fee_percent":0.25,"operator_fee_percent":0.05', '"lp_fee_percent":0,"operator_fee_percent":0') },
     '/quoteForFixedInput/USDCx/CC': { body: '{"user_gets": 663.1234567891234567}' },
   });
-  const quote = await tradecraft.quote({ give: USDCX, want: CC, amount: dec('100') }, deadline());
+  const quote = await tradecraft.quote({ give: USDCX, want: CC, amount: dec('100') }, noDeadline());
   t.equal(quote.available && quote.gross.toFixed(), '663.1234567891', 'floor to 10 fractional digits of the exact text, not of a float');
 });
 
 t.test('quote: a pair /pools does not list is no_pool, without asking for a quote', async (t) => {
   const { venue: tradecraft, sent } = venue({ '/pools': { body: POOLS } });
-  t.strictSame(await tradecraft.quote({ give: CC, want: CBTC, amount: dec('100') }, deadline()), { available: false, rejectionCode: 'no_pool' });
+  t.strictSame(await tradecraft.quote({ give: CC, want: CBTC, amount: dec('100') }, noDeadline()), { available: false, rejectionCode: 'no_pool' });
   t.notOk(sent.some((s) => s.url.includes('quoteForFixedInput')));
 });
 
 t.test('quote: "400 {error}" for an unknown AMM is no_pool; other HTTP errors and unreadable bodies are thrown for the engine to log as venue_error', async (t) => {
   const noAmm = venue({ '/pools': { body: POOLS }, '/quoteForFixedInput/CC/USDCx': { status: 400, body: '{"error":"No AMM with id TC CC/USDCx LP"}' } });
-  t.strictSame(await noAmm.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, deadline()), { available: false, rejectionCode: 'no_pool' });
+  t.strictSame(await noAmm.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, noDeadline()), { available: false, rejectionCode: 'no_pool' });
   const failing = venue({ '/pools': { body: POOLS }, '/quoteForFixedInput/CC/USDCx': { status: 500, body: 'upstream down' } });
-  await t.rejects(failing.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, deadline()), VenueHttpError);
+  await t.rejects(failing.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, noDeadline()), VenueHttpError);
   const garbled = venue({ '/pools': { body: POOLS }, '/quoteForFixedInput/CC/USDCx': { body: '{"user_gets": ' } });
-  await t.rejects(garbled.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, deadline()), VenueUnreadable);
+  await t.rejects(garbled.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, noDeadline()), VenueUnreadable);
   const wrongShape = venue({ '/pools': { body: POOLS }, '/quoteForFixedInput/CC/USDCx': { body: '{"user_gets": "lots"}' } });
-  await t.rejects(wrongShape.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, deadline()), { name: 'VenueUnreadable', message: /user_gets/ });
+  await t.rejects(wrongShape.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, noDeadline()), { name: 'VenueUnreadable', message: /user_gets/ });
 });
 
 t.test('quote: a venue that hangs past its timeout is a timeout, promptly; so is one the quote\'s deadline aborts', async (t) => {
   const hanging = venue({ '/pools': { body: POOLS }, '/quoteForFixedInput/CC/USDCx': 'hang' }, 50);
-  t.strictSame(await hanging.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, deadline()), { available: false, rejectionCode: 'timeout' });
+  t.strictSame(await hanging.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, noDeadline()), { available: false, rejectionCode: 'timeout' });
   const aborted = venue({ '/pools': { body: POOLS }, '/quoteForFixedInput/CC/USDCx': 'hang' }, 60_000);
-  const controller = new AbortController();
-  setTimeout(() => controller.abort(), 20);
-  t.strictSame(await aborted.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, { signal: controller.signal }), { available: false, rejectionCode: 'timeout' });
+  t.strictSame(await aborted.venue.quote({ give: CC, want: USDCX, amount: dec('1') }, deadlineIn(20)), { available: false, rejectionCode: 'timeout' });
 });
 
 t.test('probe: live with the pairs /pools lists (pools of tokens the service does not quote left out); dead when /pools fails', async (t) => {
-  t.strictSame(await venue({ '/pools': { body: POOLS } }).venue.probe(new AbortController().signal), { live: true, pairs: ['CC/USDCx'] });
-  t.strictSame(await venue({ '/pools': { status: 503, body: '' } }).venue.probe(new AbortController().signal), { live: false, pairs: [] });
-  t.strictSame(await venue({ '/pools': { body: '<html>' } }).venue.probe(new AbortController().signal), { live: false, pairs: [] });
+  t.strictSame(await venue({ '/pools': { body: POOLS } }).venue.probe(neverAborted()), { live: true, pairs: ['CC/USDCx'] });
+  t.strictSame(await venue({ '/pools': { status: 503, body: '' } }).venue.probe(neverAborted()), { live: false, pairs: [] });
+  t.strictSame(await venue({ '/pools': { body: '<html>' } }).venue.probe(neverAborted()), { live: false, pairs: [] });
 });

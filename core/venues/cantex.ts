@@ -47,7 +47,7 @@ import {
   type VenueQuote,
   type VenueQuoteRequest,
 } from '../venue.js';
-import { decimalField, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
+import { decimalField, errorBodyText, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
 
 export const CANTEX_BASE_URL = 'https://api.cantex.io';
 
@@ -154,11 +154,6 @@ export class CantexVenue implements Venue {
 /** Wording that says something is not there: with "pool", an unknown pool. */
 const UNKNOWN = /not found|no such|does not exist|doesn't exist|unknown|missing|\bno\b[^.]*pool/i;
 
-/** The error body's text, for matching a message whatever its shape. */
-function bodyText(body: unknown): string {
-  return typeof body === 'string' ? body : JSON.stringify(body) ?? '';
-}
-
 /**
  * A failure as the quote's rejection: the timeout, and a 400/404 about an unknown pool. Any other
  * failure is thrown, so the quote engine logs it and reports venue_error.
@@ -166,7 +161,7 @@ function bodyText(body: unknown): string {
 function rejection(err: unknown): VenueQuote {
   if (err instanceof VenueTimeout) return unavailable('timeout');
   if (err instanceof VenueHttpError && (err.status === 400 || err.status === 404)) {
-    const text = bodyText(err.body);
+    const text = errorBodyText(err.body);
     if (/pool/i.test(text) && UNKNOWN.test(text)) return unavailable('no_pool');
   }
   throw err;

@@ -38,7 +38,7 @@
 import { ceil10, dec, divFloor10, floor10, type Decimal } from '../decimal.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
 import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
-import { decimalField, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
+import { decimalField, errorBodyText, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
 
 export const ONESWAP_BASE_URL = 'https://api.oneswap.cc';
 
@@ -119,11 +119,6 @@ function trafficFee(answer: Record<string, unknown>, amount: Decimal): Decimal |
   return fee && fee.gt(0) ? ceil10(fee) : null;
 }
 
-/** The error body's text, for matching a message whatever its shape. */
-function bodyText(body: unknown): string {
-  return typeof body === 'string' ? body : JSON.stringify(body) ?? '';
-}
-
 /**
  * A failure as the quote's rejection: the timeout, 404 (no pool) and a 400 over the price-impact
  * cap. Any other failure, a 409 ambiguous_pool_pair included, is thrown, so the quote engine logs
@@ -133,7 +128,7 @@ function rejection(err: unknown): VenueQuote {
   if (err instanceof VenueTimeout) return unavailable('timeout');
   if (err instanceof VenueHttpError) {
     if (err.status === 404) return unavailable('no_pool');
-    if (err.status === 400 && /price[\s_-]*impact/i.test(bodyText(err.body))) return unavailable('insufficient_liquidity');
+    if (err.status === 400 && /price[\s_-]*impact/i.test(errorBodyText(err.body))) return unavailable('insufficient_liquidity');
   }
   throw err;
 }

@@ -114,6 +114,16 @@ export function decimalField(value: unknown, field: string): Decimal {
   return amount;
 }
 
+/**
+ * A VenueHttpError's body as text, whatever its shape: the text itself when it was not JSON, else
+ * the JSON again. Venues word their errors differently (a bare string, {"error"}, {"detail"},
+ * {"message"}, a code field), so an adapter that must tell one error from another (an unknown
+ * pool, a price-impact cap) matches its wording against this rather than against one field.
+ */
+export function errorBodyText(body: unknown): string {
+  return typeof body === 'string' ? body : JSON.stringify(body) ?? '';
+}
+
 /** `value` as an object, or VenueUnreadable naming `what`. */
 export function objectField(value: unknown, what: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new VenueUnreadable(`${what} is not an object`);
