@@ -1,6 +1,8 @@
 // The service's configuration: read once from the environment, validated, typed. Every variable
 // is listed in the README's configuration table; a bad value stops start-up with a message that
 // names it.
+import { isPartyId } from './party.js';
+import { DEFAULT_BASE_URLS, LIVE_VENUE_IDS, missingLiveVenueConfig, type LiveVenueConfig, type LiveVenueId, type LiveVenuesConfig } from './venues/live-venues.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -32,6 +34,10 @@ export interface Config {
   readonly rateLimitKeylessPerMinute: number;
   readonly rateLimitKeyedPerMinute: number;
   readonly rateLimitFreshQuotesPerMinute: number;
+  /** `sandbox`: the embedded in-process market; `live`: the real venues' public APIs. */
+  readonly venuesMode: 'sandbox' | 'live';
+  /** The real venues' settings, used with `venuesMode: live`. */
+  readonly liveVenues: LiveVenuesConfig;
 }
 
 export class ConfigError extends Error {
@@ -63,12 +69,36 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     return n >= min && n <= max ? n : undefined;
   };
   const boolean = (raw: string) => (raw === 'true' ? true : raw === 'false' ? false : undefined);
+  const venueTimeoutMs = read('VENUE_TIMEOUT_MS', 800, int(1, 30_000), 'an integer from 1 to 30000');
+  const venuesMode = read<'sandbox' | 'live'>('VENUES', 'sandbox', (raw) => (raw === 'sandbox' || raw === 'live' ? raw : undefined), '"sandbox" or "live"');
+  const url = (raw: string) => (/^https?:\/\/[^\s/]+(\/\S*)?$/.test(raw) ? raw.replace(/\/+$/, '') : undefined);
+  const liveVenue = (id: LiveVenueId): LiveVenueConfig => {
+    const name = id.toUpperCase();
+    return {
+      enabled: read(`${name}_ENABLED`, true, boolean, '"true" or "false"'),
+      baseUrl: read(`${name}_URL`, DEFAULT_BASE_URLS[id], url, 'an http:// or https:// URL'),
+      apiKey: read<string | null>(`${name}_API_KEY`, null, (raw) => raw, 'a key', true),
+      timeoutMs: read(`${name}_TIMEOUT_MS`, venueTimeoutMs, int(1, 30_000), 'an integer from 1 to 30000'),
+    };
+  };
+  const admins = (raw: string): LiveVenuesConfig['cantexInstrumentAdmins'] | undefined => {
+    const entries = new Map(raw.split(',').map((pair) => pair.split('=').map((part) => part.trim()) as [string, string]));
+    const [amulet, usdcx, cbtc] = ['Amulet', 'USDCx', 'CBTC'].map((id) => entries.get(id));
+    if (entries.size !== 3 || ![amulet, usdcx, cbtc].every(isPartyId)) return undefined;
+    return { Amulet: amulet!, USDCx: usdcx!, CBTC: cbtc! };
+  };
+  const liveVenues: LiveVenuesConfig = {
+    venues: Object.fromEntries(LIVE_VENUE_IDS.map((id) => [id, liveVenue(id)])) as Record<LiveVenueId, LiveVenueConfig>,
+    cantexInstrumentAdmins: read('CANTEX_INSTRUMENT_ADMINS', null, admins, '"Amulet=<party>,USDCx=<party>,CBTC=<party>", each a ledger party id'),
+    nightlyRecipient: read<string | null>('NIGHTLY_RECIPIENT', null, (raw) => (isPartyId(raw) ? raw : undefined), 'a ledger party id <hint>::1220<64 hex>'),
+  };
+  if (venuesMode === 'live') problems.push(...missingLiveVenueConfig(liveVenues));
   const config: Config = {
     host: read('HOST', '127.0.0.1', (raw) => (/^[A-Za-z0-9.:\-[\]]+$/.test(raw) ? raw : undefined), 'a host name or IP address'),
     port: read('PORT', 8080, int(0, 65535), 'an integer from 0 to 65535'),
     logLevel: read('LOG_LEVEL', 'info', (raw) => LOG_LEVELS.find((l) => l === raw), `one of ${LOG_LEVELS.join(', ')}`),
     serviceBuild: read('SERVICE_BUILD', defaults.serviceBuild, (raw) => (/^([0-9a-f]{7,40}|dev)$/.test(raw) ? raw : undefined), 'a 7 to 40 digit lowercase hex commit id or "dev"'),
-    venueTimeoutMs: read('VENUE_TIMEOUT_MS', 800, int(1, 30_000), 'an integer from 1 to 30000'),
+    venueTimeoutMs,
     quoteCacheTtlMs: read('QUOTE_CACHE_TTL_MS', 10_000, int(1, 60_000), 'an integer from 1 to 60000'),
     quoteCacheMaxEntries: read('QUOTE_CACHE_MAX_ENTRIES', 10_000, int(1, 1_000_000), 'an integer from 1 to 1000000'),
     livenessProbeIntervalMs: read('LIVENESS_PROBE_INTERVAL_MS', 15_000, int(100, 3_600_000), 'an integer from 100 to 3600000'),
@@ -81,6 +111,8 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     rateLimitKeylessPerMinute: read('RATE_LIMIT_KEYLESS_PER_MINUTE', 120, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     rateLimitKeyedPerMinute: read('RATE_LIMIT_KEYED_PER_MINUTE', 1200, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     rateLimitFreshQuotesPerMinute: read('RATE_LIMIT_FRESH_QUOTES_PER_MINUTE', 30, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
+    venuesMode,
+    liveVenues,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -13,6 +13,7 @@ import { ComponentHealth } from './component-health.js';
 import { RateWindows } from './rate-windows.js';
 import { GuardedSharedState } from './shared-state-guard.js';
 import { createSandboxVenues } from './sandbox/market.js';
+import { createLiveVenues } from './venues/live-venues.js';
 import { InProcessSharedState, type SharedState } from './shared-state.js';
 import { RedisSharedState } from './shared-state-redis.js';
 import type { Venue } from './venue.js';
@@ -61,7 +62,7 @@ export interface CoreServices {
 
 export function createServices(config: Config, log: CoreLog, overrides: CoreOverrides = {}): CoreServices {
   const schemas = loadFeeSchemas(config);
-  const venues = overrides.venues ?? createSandboxVenues();
+  const venues = overrides.venues ?? (config.venuesMode === 'live' ? createLiveVenues(config.liveVenues) : createSandboxVenues());
   const sharedHealth = new ComponentHealth('shared-state', log, {
     down: 'shared state unreachable: rate limits are counted per instance until it is back; keyed requests get 503',
     up: 'shared state reachable again: rate limits are counted across instances',

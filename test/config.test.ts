@@ -24,6 +24,18 @@ const DEFAULTS: Config = {
   rateLimitKeylessPerMinute: 120,
   rateLimitKeyedPerMinute: 1200,
   rateLimitFreshQuotesPerMinute: 30,
+  venuesMode: 'sandbox',
+  liveVenues: {
+    venues: {
+      tradecraft: { enabled: true, baseUrl: 'https://api.tradecraft.fi/v1', apiKey: null, timeoutMs: 800 },
+      cantex: { enabled: true, baseUrl: 'https://api.cantex.io', apiKey: null, timeoutMs: 800 },
+      oneswap: { enabled: true, baseUrl: 'https://api.oneswap.cc', apiKey: null, timeoutMs: 800 },
+      nightly: { enabled: true, baseUrl: 'https://mainnet.rpc.canton.nightly.app', apiKey: null, timeoutMs: 800 },
+      temple: { enabled: true, baseUrl: '', apiKey: null, timeoutMs: 800 },
+    },
+    cantexInstrumentAdmins: null,
+    nightlyRecipient: null,
+  },
 };
 
 /** The ConfigError loadConfig throws for `env`, or a test failure. */
@@ -72,7 +84,10 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     RATE_LIMIT_KEYED_PER_MINUTE: '6000',
     RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '10',
   });
-  t.strictSame(config, {
+  const { venuesMode, liveVenues, ...rest } = config;
+  t.equal(venuesMode, 'sandbox');
+  t.equal(liveVenues.venues.cantex.timeoutMs, 1, 'a venue\'s timeout defaults to VENUE_TIMEOUT_MS');
+  t.strictSame(rest, {
     host: '0.0.0.0',
     port: 9090,
     logLevel: 'debug',
@@ -140,6 +155,38 @@ t.test('loadConfig: "a bad value stops start-up with a message that names it"', 
   t.match(configError(t, { PORT: 'abc' }).message, /PORT'? must be an integer from 0 to 65535/);
   t.match(configError(t, { LOG_LEVEL: 'loud' }).message, /LOG_LEVEL'? must be one of fatal, error, warn, info, debug, trace, silent/);
   t.match(configError(t, { TRUST_PROXY: 'yes' }).message, /TRUST_PROXY'? must be "false", "true" \(one proxy\) or the number of proxies in front, 1 to 10/);
+});
+
+const PARTY = (hint: string) => `${hint}::1220${'c'.repeat(64)}`;
+const LIVE = {
+  VENUES: 'live',
+  CANTEX_API_KEY: 'cantex-secret',
+  CANTEX_INSTRUMENT_ADMINS: `Amulet=${PARTY('dso')}, USDCx=${PARTY('circle')},CBTC=${PARTY('bitsafe')}`,
+  ONESWAP_API_KEY: 'os_live_secret',
+  NIGHTLY_RECIPIENT: PARTY('bestex-quotes'),
+  TEMPLE_URL: 'https://api.temple.example/',
+  TEMPLE_API_KEY: 'temple-secret',
+};
+
+t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the environment, timeout, instrument admins" (VENUES=live)', async (t) => {
+  const { venuesMode, liveVenues } = loadConfig({ ...LIVE, ONESWAP_ENABLED: 'false', TRADECRAFT_URL: 'http://127.0.0.1:9000/v1', TEMPLE_TIMEOUT_MS: '300' });
+  t.equal(venuesMode, 'live');
+  t.strictSame(liveVenues.venues.tradecraft, { enabled: true, baseUrl: 'http://127.0.0.1:9000/v1', apiKey: null, timeoutMs: 800 });
+  t.strictSame(liveVenues.venues.temple, { enabled: true, baseUrl: 'https://api.temple.example', apiKey: 'temple-secret', timeoutMs: 300 }, 'a trailing slash is dropped');
+  t.equal(liveVenues.venues.oneswap.enabled, false);
+  t.strictSame(liveVenues.cantexInstrumentAdmins, { Amulet: PARTY('dso'), USDCx: PARTY('circle'), CBTC: PARTY('bitsafe') });
+  t.equal(liveVenues.nightlyRecipient, PARTY('bestex-quotes'));
+});
+
+t.test('loadConfig: VENUES=live without what an enabled venue needs stops start-up, naming each variable and never showing a key', async (t) => {
+  const err = configError(t, { VENUES: 'live' });
+  const text = err.problems.join('\n');
+  for (const name of ['CANTEX_API_KEY', 'ONESWAP_API_KEY', 'TEMPLE_API_KEY', 'TEMPLE_URL', 'CANTEX_INSTRUMENT_ADMINS', 'NIGHTLY_RECIPIENT']) t.match(text, name);
+  t.doesNotThrow(() => loadConfig({ VENUES: 'live', CANTEX_ENABLED: 'false', ONESWAP_ENABLED: 'false', TEMPLE_ENABLED: 'false', NIGHTLY_ENABLED: 'false' }), 'a venue turned off needs nothing');
+  t.match(configError(t, { ...LIVE, CANTEX_INSTRUMENT_ADMINS: 'Amulet=dso' }).message, /CANTEX_INSTRUMENT_ADMINS must be "Amulet=<party>,USDCx=<party>,CBTC=<party>"/);
+  t.match(configError(t, { ...LIVE, TRADECRAFT_URL: 'ftp://x' }).message, /TRADECRAFT_URL must be an http:\/\/ or https:\/\/ URL/);
+  t.match(configError(t, { VENUES: 'staging' }).message, /VENUES must be "sandbox" or "live"/);
+  t.doesNotThrow(() => loadConfig({}), 'the sandbox needs none of it');
 });
 
 t.test('loadConfig: a bad REDIS_URL stops start-up without showing the value, which may hold a password', async (t) => {
