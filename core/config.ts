@@ -2,7 +2,7 @@
 // is listed in the README's configuration table; a bad value stops start-up with a message that
 // names it.
 import { isPartyId } from './party.js';
-import { DEFAULT_BASE_URLS, LIVE_VENUE_IDS, missingLiveVenueConfig, type LiveVenueConfig, type LiveVenueId, type LiveVenuesConfig } from './venues/live-venues.js';
+import { DEFAULT_BASE_URLS, KEYED_VENUES, LIVE_VENUE_IDS, missingLiveVenueConfig, type LiveVenueConfig, type LiveVenueId, type LiveVenuesConfig } from './venues/live-venues.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -71,14 +71,34 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
   const boolean = (raw: string) => (raw === 'true' ? true : raw === 'false' ? false : undefined);
   const venueTimeoutMs = read('VENUE_TIMEOUT_MS', 800, int(1, 30_000), 'an integer from 1 to 30000');
   const venuesMode = read<'sandbox' | 'live'>('VENUES', 'sandbox', (raw) => (raw === 'sandbox' || raw === 'live' ? raw : undefined), '"sandbox" or "live"');
-  const url = (raw: string) => (/^https?:\/\/[^\s/]+(\/\S*)?$/.test(raw) ? raw.replace(/\/+$/, '') : undefined);
+  // No credentials, query or fragment in a base URL (fetch would quote them in its errors), and
+  // https for a venue that is sent a key, unless it is on this machine.
+  const url = (needsTls: boolean) => (raw: string) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      return undefined;
+    }
+    if (!['http:', 'https:'].includes(parsed.protocol) || parsed.username || parsed.password || parsed.search || parsed.hash) return undefined;
+    const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname);
+    if (needsTls && parsed.protocol !== 'https:' && !loopback) return undefined;
+    return raw.replace(/\/+$/, '');
+  };
   const liveVenue = (id: LiveVenueId): LiveVenueConfig => {
     const name = id.toUpperCase();
     return {
       enabled: read(`${name}_ENABLED`, true, boolean, '"true" or "false"'),
-      baseUrl: read(`${name}_URL`, DEFAULT_BASE_URLS[id], url, 'an http:// or https:// URL'),
-      apiKey: read<string | null>(`${name}_API_KEY`, null, (raw) => raw, 'a key', true),
-      timeoutMs: read(`${name}_TIMEOUT_MS`, venueTimeoutMs, int(1, 30_000), 'an integer from 1 to 30000'),
+      baseUrl: read(
+        `${name}_URL`,
+        DEFAULT_BASE_URLS[id],
+        url(KEYED_VENUES.includes(id)),
+        `an http(s):// URL without credentials, query or fragment${KEYED_VENUES.includes(id) ? ', https unless on this machine (it is sent a key)' : ''}`,
+        true,
+      ),
+      apiKey: read<string | null>(`${name}_API_KEY`, null, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces', true),
+      // The quote's shared deadline ends every venue's wait anyway; a longer one would mislead.
+      timeoutMs: read(`${name}_TIMEOUT_MS`, venueTimeoutMs, int(1, venueTimeoutMs), `an integer from 1 to VENUE_TIMEOUT_MS (${venueTimeoutMs})`),
     };
   };
   const admins = (raw: string): LiveVenuesConfig['cantexInstrumentAdmins'] | undefined => {

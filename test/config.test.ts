@@ -184,9 +184,30 @@ t.test('loadConfig: VENUES=live without what an enabled venue needs stops start-
   for (const name of ['CANTEX_API_KEY', 'ONESWAP_API_KEY', 'TEMPLE_API_KEY', 'TEMPLE_URL', 'CANTEX_INSTRUMENT_ADMINS', 'NIGHTLY_RECIPIENT']) t.match(text, name);
   t.doesNotThrow(() => loadConfig({ VENUES: 'live', CANTEX_ENABLED: 'false', ONESWAP_ENABLED: 'false', TEMPLE_ENABLED: 'false', NIGHTLY_ENABLED: 'false' }), 'a venue turned off needs nothing');
   t.match(configError(t, { ...LIVE, CANTEX_INSTRUMENT_ADMINS: 'Amulet=dso' }).message, /CANTEX_INSTRUMENT_ADMINS must be "Amulet=<party>,USDCx=<party>,CBTC=<party>"/);
-  t.match(configError(t, { ...LIVE, TRADECRAFT_URL: 'ftp://x' }).message, /TRADECRAFT_URL must be an http:\/\/ or https:\/\/ URL/);
+  t.match(configError(t, { ...LIVE, TRADECRAFT_URL: 'ftp://x' }).message, /TRADECRAFT_URL must be an http\(s\):\/\/ URL without credentials, query or fragment/);
   t.match(configError(t, { VENUES: 'staging' }).message, /VENUES must be "sandbox" or "live"/);
   t.doesNotThrow(() => loadConfig({}), 'the sandbox needs none of it');
+});
+
+t.test('loadConfig: venue URLs and keys are refused without being shown: credentials or a query in a URL, a key sent over plain http, a blank key', async (t) => {
+  const cases: Array<[Record<string, string>, string, string]> = [
+    [{ TEMPLE_URL: 'https://t.example/v1?key=hunter2' }, 'TEMPLE_URL', 'hunter2'],
+    [{ TRADECRAFT_URL: 'https://user:hunter2@api.tradecraft.fi/v1' }, 'TRADECRAFT_URL', 'hunter2'],
+    [{ CANTEX_URL: 'http://cantex.example' }, 'CANTEX_URL', 'cantex.example'],
+    [{ CANTEX_API_KEY: 'has hunter2 space' }, 'CANTEX_API_KEY', 'hunter2'],
+    [{ ONESWAP_API_KEY: '   ' }, 'ONESWAP_API_KEY', '   '],
+  ];
+  for (const [env, name, secret] of cases) {
+    const err = configError(t, { ...LIVE, ...env });
+    t.match(err.message, new RegExp(`${name} must be`), name);
+    t.notOk(err.message.includes(`(got ${JSON.stringify(secret)}`) || (secret.trim() !== '' && err.message.includes(secret)), `${name}: the value is not shown`);
+  }
+  t.equal(loadConfig({ ...LIVE, TEMPLE_URL: 'http://127.0.0.1:9000' }).liveVenues.venues.temple.baseUrl, 'http://127.0.0.1:9000', 'plain http on this machine is fine');
+});
+
+t.test('loadConfig: VENUES=live keeps tradecraft, the v1 execution venue, and no venue waits past VENUE_TIMEOUT_MS', async (t) => {
+  t.match(configError(t, { ...LIVE, TRADECRAFT_ENABLED: 'false' }).message, /tradecraft is the v1 execution venue/);
+  t.match(configError(t, { ...LIVE, VENUE_TIMEOUT_MS: '500', CANTEX_TIMEOUT_MS: '600' }).message, /CANTEX_TIMEOUT_MS must be an integer from 1 to VENUE_TIMEOUT_MS \(500\)/);
 });
 
 t.test('loadConfig: a bad REDIS_URL stops start-up without showing the value, which may hold a password', async (t) => {

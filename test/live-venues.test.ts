@@ -3,6 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
+import { dec, Decimal } from '../core/decimal.js';
 import type { QuoteResponse } from '../core/wire.js';
 import { testApp } from './helpers/app.js';
 
@@ -31,7 +32,11 @@ t.test('VENUES=live: "a partner pointing the service at the real Canton venues m
   const body = (await app.server.inject('/api/quote?from=CC&to=USDCx&amount=100')).json<QuoteResponse>();
   t.strictSame(body.venues.map((v) => v.venueId), ['tradecraft'], 'one entry per enabled venue');
   t.match(body.venues[0], { available: true, fee: { amount: '0.3', asset: 'Amulet', appliedTo: 'deducted_from_give' }, rejectionCode: null });
-  t.ok(Number(body.venues[0]!.net) <= 14.887162959697779, 'the net never exceeds what the venue said');
+  // gross = floor(user_gets × 100 / 99.7); net = floor(gross × 99.7 / 100), never above user_gets.
+  const gross = dec('14.887162959697779').times(100).div('99.7').toDecimalPlaces(10, Decimal.ROUND_FLOOR);
+  t.equal(body.venues[0]!.gross, gross.toFixed());
+  t.equal(body.venues[0]!.net, gross.times('99.7').div(100).toDecimalPlaces(10, Decimal.ROUND_FLOOR).toFixed());
+  t.ok(dec(body.venues[0]!.net!).lte('14.887162959697779'), 'the net never exceeds what the venue said');
   t.ok(stub.paths.includes('/v1/quoteForFixedInput/CC/USDCx?givingAmount=100'), 'asked at its configured base URL');
   const liveness = (await app.server.inject('/api/liveness?venue=tradecraft&from=CC&to=USDCx')).json<{ state: string }>();
   t.equal(liveness.state, 'live', 'its liveness comes from its own probe');

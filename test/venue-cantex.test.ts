@@ -216,3 +216,12 @@ t.test('probe: "not live on an HTTP error, a body that is not JSON, or a hang"',
   const { venue } = cantex(() => 'hang');
   t.strictSame(await venue.probe(deadlineIn(50).signal), { live: false, pairs: [] });
 });
+
+t.test('probe: pools of our instruments only under other admins mean CANTEX_INSTRUMENT_ADMINS is wrong: the venue reads as dead, not as one without pools', async (t) => {
+  const { venue } = cantex(() => ({
+    body: JSON.stringify({
+      pools: [{ contract_id: '00a', token_a_instrument_id: 'Amulet', token_a_instrument_admin: 'other-dso::1220', token_b_instrument_id: 'USDCx', token_b_instrument_admin: 'other-usdc::1220' }],
+    }),
+  }));
+  t.strictSame(await venue.probe(neverAborted()), { live: false, pairs: [] });
+});

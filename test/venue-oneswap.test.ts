@@ -206,3 +206,11 @@ t.test('probe: "not live when no pair gets an answer: 5xx, 401, 429, unreadable,
   t.strictSame(await venue.probe(deadlineIn(50).signal), { live: false, pairs: [] });
   t.ok(Date.now() - started < 1000);
 });
+
+t.test('a bare or HTML 404 (a wrong ONESWAP_URL) is a failing venue, not one without pools: thrown for the engine to log, and no answer for the probe', async (t) => {
+  for (const body of ['<html>Not Found</html>', '{"detail": "Not Found"}']) {
+    const { venue } = oneswap(() => ({ status: 404, body }));
+    t.type(await outcome(venue.quote({ give: CC, want: USDCX, amount: dec('100') }, open)), VenueHttpError, body);
+    t.strictSame(await venue.probe(neverAborted()), { live: false, pairs: [] }, `${body}: the probe`);
+  }
+});

@@ -4,7 +4,7 @@ import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
 import { TradecraftVenue } from '../core/venues/tradecraft.js';
-import { parseJsonKeepingNumbers, VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
+import { decimalField, parseJsonKeepingNumbers, VenueHttp, VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
 import { deadlineIn, fakeFetch, neverAborted, noDeadline, type Reply } from './helpers/venue-fetch.js';
 
 const POOLS = `{"pools":[
@@ -78,4 +78,35 @@ t.test('probe: live with the pairs /pools lists (pools of tokens the service doe
   t.strictSame(await venue({ '/pools': { body: POOLS } }).venue.probe(neverAborted()), { live: true, pairs: ['CC/USDCx'] });
   t.strictSame(await venue({ '/pools': { status: 503, body: '' } }).venue.probe(neverAborted()), { live: false, pairs: [] });
   t.strictSame(await venue({ '/pools': { body: '<html>' } }).venue.probe(neverAborted()), { live: false, pairs: [] });
+});
+
+t.test('quote: once /pools is read, a pair it does not list is no_pool without reading it again; a pool without fees quotes no fee', async (t) => {
+  const { venue: tradecraft, sent } = venue({
+    '/pools': { body: POOLS.replace('"lp_fee_percent":0.25,"operator_fee_percent":0.05', '"lp_fee_percent":0,"operator_fee_percent":0') },
+    '/quoteForFixedInput/CC/USDCx': { body: '{"user_gets": 15}' },
+  });
+  const quote = await tradecraft.quote({ give: CC, want: USDCX, amount: dec('100') }, noDeadline());
+  t.match(quote, { available: true, fee: null });
+  await tradecraft.quote({ give: CC, want: CBTC, amount: dec('1') }, noDeadline());
+  await tradecraft.quote({ give: CBTC, want: CC, amount: dec('1') }, noDeadline());
+  t.equal(sent.filter((s) => s.url.endsWith('/pools')).length, 1, '/pools read once');
+});
+
+t.test('venue HTTP: nothing secret reaches an error a log could carry: not a URL\'s credentials, not a venue\'s error body', async (t) => {
+  const http = new VenueHttp({ baseUrl: 'https://user:hunter2@api.tradecraft.fi/v1', timeoutMs: 1000 });
+  const err = await http.getJson('/pools', neverAborted()).catch((e: unknown) => e as Error);
+  t.type(err, VenueUnreadable);
+  t.notMatch(String((err as Error).message), /hunter2/);
+  const failing = new VenueHttp({ baseUrl: 'https://api.example/v1', timeoutMs: 1000, fetch: fakeFetch(() => ({ status: 401, body: '{"error":"bad key os_live_hunter2"}' })).fetch });
+  const refused = await failing.getJson('/x', neverAborted()).catch((e: unknown) => e as VenueHttpError);
+  t.match(refused, { status: 401, body: { error: 'bad key os_live_hunter2' } }, 'the adapter can read the body');
+  t.notMatch(JSON.stringify(refused), /hunter2/, 'but it is not among the error\'s own fields, which a logger writes');
+});
+
+t.test('decimalField: "never let a float reach an amount", and no number so large that writing it out would stall the service', async (t) => {
+  t.equal(decimalField('14.887162959697779123', 'x').toFixed(), '14.887162959697779123');
+  t.equal(decimalField('1.5e3', 'x').toFixed(), '1500');
+  for (const bad of ['1e9000000000000000', '1e31', '1e-31', `1${'0'.repeat(70)}`, '-1', '0x10', 'NaN', '']) {
+    t.throws(() => decimalField(bad, 'x'), VenueUnreadable, JSON.stringify(bad));
+  }
 });

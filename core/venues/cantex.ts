@@ -102,23 +102,29 @@ export class CantexVenue implements Venue {
       if (err instanceof VenueTimeout || err instanceof VenueHttpError || err instanceof VenueUnreadable) return { live: false, pairs: [] };
       throw err;
     }
-    const pairs = this.readPairs(answer);
+    const { pairs, otherAdmins } = this.readPairs(answer);
+    // Pools of our instruments under other admins, and none under ours: CANTEX_INSTRUMENT_ADMINS
+    // is wrong. The venue reads as dead (venue_down, and so in the status), not as one whose
+    // every quote is silently no_pool.
+    if (pairs.length === 0 && otherAdmins) return { live: false, pairs: [] };
     return { live: true, pairs: pairs.length > 0 ? pairs : [...ASSUMED_PAIRS] };
   }
 
-  /** The pairs of the pool entries that can be read; never throws. */
-  private readPairs(answer: unknown): string[] {
+  /** The pairs of the pool entries that can be read, and whether any named our instruments under other admins; never throws. */
+  private readPairs(answer: unknown): { pairs: string[]; otherAdmins: boolean } {
     const pools = typeof answer === 'object' && answer !== null ? (answer as { pools?: unknown }).pools : undefined;
-    if (!Array.isArray(pools)) return [];
     const pairs = new Set<string>();
+    let otherAdmins = false;
+    if (!Array.isArray(pools)) return { pairs: [], otherAdmins };
     for (const entry of pools) {
       if (typeof entry !== 'object' || entry === null) continue;
       const pool = entry as Record<string, unknown>;
       const a = this.tokenOf(pool.token_a_instrument_id, pool.token_a_instrument_admin);
       const b = this.tokenOf(pool.token_b_instrument_id, pool.token_b_instrument_admin);
       if (a && b && a !== b) pairs.add(pairKey(a, b));
+      else if (TOKENS.some((t) => t.instrument === pool.token_a_instrument_id) && TOKENS.some((t) => t.instrument === pool.token_b_instrument_id)) otherAdmins = true;
     }
-    return [...pairs];
+    return { pairs: [...pairs], otherAdmins };
   }
 
   /** The service's token with this instrument id and (when given) the configured admin. */

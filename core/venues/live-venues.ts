@@ -11,6 +11,9 @@ import { TRADECRAFT_BASE_URL, TradecraftVenue } from './tradecraft.js';
 export const LIVE_VENUE_IDS = ['tradecraft', 'cantex', 'oneswap', 'nightly', 'temple'] as const;
 export type LiveVenueId = (typeof LIVE_VENUE_IDS)[number];
 
+/** The venues that are sent a credential. */
+export const KEYED_VENUES: readonly LiveVenueId[] = ['cantex', 'oneswap', 'temple'];
+
 /** Each venue's public base URL; Temple publishes none, so its URL must be configured. */
 export const DEFAULT_BASE_URLS: Readonly<Record<LiveVenueId, string>> = {
   tradecraft: TRADECRAFT_BASE_URL,
@@ -40,7 +43,8 @@ export interface LiveVenuesConfig {
 export function missingLiveVenueConfig(config: LiveVenuesConfig): string[] {
   const missing: string[] = [];
   const { venues } = config;
-  for (const id of ['cantex', 'oneswap', 'temple'] as const) {
+  if (!venues.tradecraft.enabled) missing.push('TRADECRAFT_ENABLED=false: tradecraft is the v1 execution venue; it cannot be turned off');
+  for (const id of KEYED_VENUES) {
     if (venues[id].enabled && venues[id].apiKey === null) missing.push(`${id.toUpperCase()}_API_KEY is required with VENUES=live (or set ${id.toUpperCase()}_ENABLED=false)`);
   }
   if (venues.temple.enabled && venues.temple.baseUrl === '') missing.push('TEMPLE_URL is required with VENUES=live: Temple publishes no public base URL (or set TEMPLE_ENABLED=false)');

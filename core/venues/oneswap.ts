@@ -26,14 +26,15 @@
 //   `below_minimum`.
 // - An `inputAmount` other than the amount asked for is unreadable (the output would belong to
 //   another amount).
-// - Rejections: 404 is `no_pool`; a 400 whose message mentions price impact is
+// - Rejections: a 404 whose JSON body speaks of the pool or pair is `no_pool` (a bare or HTML 404
+//   is a wrong base URL, thrown, and no answer for the probe); a 400 whose message mentions price impact is
 //   `insufficient_liquidity`. A 409 ambiguous_pool_pair is thrown (venue_error, logged), not
 //   `no_pool`: pools exist, and choosing among the candidates is an integration decision the
 //   operator should see, not one to make silently. Any other 400, 401, 429 and 5xx are thrown too.
 // - Probe: as no health endpoint is documented, it asks for a small quote (100 CC) on each pair the
 //   service quotes from CC, CC->USDCx and CC->CBTC (one quote per pair per probe against the key's
 //   rate limit). The venue is live when any of them gets an answer OneSwap documents for a working
-//   API: 2xx, or 400, 404, 409 about the request. A pair is served unless that answer was 404 or
+//   API: 2xx, or 400, 409 or a no-pool 404 about the request. A pair is served unless that answer was a no-pool 404 or
 //   the pair's probe failed (timeout, 401, 429, 5xx, unreadable).
 import { ceil10, dec, divFloor10, floor10, type Decimal } from '../decimal.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
@@ -73,8 +74,8 @@ export class OneSwapVenue implements Venue {
           await this.ask({ give, want, amount: PROBE_AMOUNT }, signal);
           return { pair: pairKey(give, want), answered: true, served: true };
         } catch (err) {
-          if (err instanceof VenueHttpError && (err.status === 400 || err.status === 404 || err.status === 409)) {
-            return { pair: pairKey(give, want), answered: true, served: err.status !== 404 };
+          if (err instanceof VenueHttpError && (err.status === 400 || err.status === 409 || isNoPool(err))) {
+            return { pair: pairKey(give, want), answered: true, served: !isNoPool(err) };
           }
           if (err instanceof VenueTimeout || err instanceof VenueHttpError || err instanceof VenueUnreadable) {
             return { pair: pairKey(give, want), answered: false, served: false };
@@ -120,6 +121,14 @@ function trafficFee(answer: Record<string, unknown>, amount: Decimal): Decimal |
 }
 
 /**
+ * OneSwap's own "no such pool" answer: a 404 whose JSON body speaks of the pool or pair. A bare or
+ * HTML 404 is a wrong base URL, which must read as a failing venue, not as one without pools.
+ */
+function isNoPool(err: VenueHttpError): boolean {
+  return err.status === 404 && typeof err.body === 'object' && err.body !== null && /pool|pair/i.test(errorBodyText(err.body));
+}
+
+/**
  * A failure as the quote's rejection: the timeout, 404 (no pool) and a 400 over the price-impact
  * cap. Any other failure, a 409 ambiguous_pool_pair included, is thrown, so the quote engine logs
  * it and reports venue_error.
@@ -127,7 +136,7 @@ function trafficFee(answer: Record<string, unknown>, amount: Decimal): Decimal |
 function rejection(err: unknown): VenueQuote {
   if (err instanceof VenueTimeout) return unavailable('timeout');
   if (err instanceof VenueHttpError) {
-    if (err.status === 404) return unavailable('no_pool');
+    if (isNoPool(err)) return unavailable('no_pool');
     if (err.status === 400 && /price[\s_-]*impact/i.test(errorBodyText(err.body))) return unavailable('insufficient_liquidity');
   }
   throw err;

@@ -15,7 +15,7 @@
 // (amount - fee)), so that net = floor(gross x (amount - fee) / amount) never exceeds what the
 // venue said. A third-party note says the fee applies on both legs; if so, `user_gets` already
 // includes it and the disclosed fee understates it, never the net.
-import { ceil10, divFloor10, type Decimal } from '../decimal.js';
+import { ceil10, divFloor10, floor10, type Decimal } from '../decimal.js';
 import { pairKey, TOKENS, type Token } from '../tokens.js';
 import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
 import { decimalField, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
@@ -35,8 +35,8 @@ export class TradecraftVenue implements Venue {
   readonly id = 'tradecraft';
   readonly settlementMode = 'managed-deposit' as const;
   private readonly http: VenueHttp;
-  /** Fees per pair, by pairKey, from the last probe that read /pools. */
-  private fees = new Map<string, PoolFees>();
+  /** Fees per pair, by pairKey, from the last read of /pools (by the probe, or a quote before it). */
+  private fees: Map<string, PoolFees> | null = null;
 
   constructor(options: VenueHttpOptions) {
     this.http = new VenueHttp(options);
@@ -44,18 +44,17 @@ export class TradecraftVenue implements Venue {
 
   async quote(request: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote> {
     const pair = pairKey(request.give, request.want);
-    let fees = this.fees.get(pair);
     try {
-      if (!fees) {
-        await this.readPools(deadline.signal);
-        fees = this.fees.get(pair);
-        if (!fees) return unavailable('no_pool');
-      }
+      // /pools is read once, then refreshed by the probe: a pair it does not list is no_pool
+      // without a round trip per quote.
+      const fees = (this.fees ?? (await this.readPools(deadline.signal))).get(pair);
+      if (!fees) return unavailable('no_pool');
       const path = `/quoteForFixedInput/${PATH_TOKEN[request.give.symbol]}/${PATH_TOKEN[request.want.symbol]}?givingAmount=${request.amount.toFixed()}`;
       const answer = objectField(await this.http.getJson(path, deadline.signal), 'the quote');
       const userGets = decimalField(answer.user_gets, 'user_gets');
       const fee = ceil10(request.amount.times(fees.rate));
       if (userGets.isZero() || fee.gte(request.amount)) return unavailable('below_minimum');
+      if (fee.isZero()) return { available: true, gross: floor10(userGets), fee: null };
       return {
         available: true,
         gross: divFloor10(userGets.times(request.amount), request.amount.minus(fee)),
@@ -68,15 +67,14 @@ export class TradecraftVenue implements Venue {
 
   async probe(signal: AbortSignal): Promise<VenueProbe> {
     try {
-      await this.readPools(signal);
-      return { live: true, pairs: [...this.fees.keys()] };
+      return { live: true, pairs: [...(await this.readPools(signal)).keys()] };
     } catch (err) {
       if (err instanceof VenueTimeout || err instanceof VenueHttpError || err instanceof VenueUnreadable) return { live: false, pairs: [] };
       throw err;
     }
   }
 
-  private async readPools(signal: AbortSignal): Promise<void> {
+  private async readPools(signal: AbortSignal): Promise<Map<string, PoolFees>> {
     const answer = objectField(await this.http.getJson('/pools', signal), 'the pools answer');
     if (!Array.isArray(answer.pools)) throw new VenueUnreadable("'pools' is not a list");
     const fees = new Map<string, PoolFees>();
@@ -90,6 +88,7 @@ export class TradecraftVenue implements Venue {
       fees.set(pairKey(a, b), { rate: percent.div(100) });
     }
     this.fees = fees;
+    return fees;
   }
 }
 

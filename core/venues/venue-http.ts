@@ -8,12 +8,17 @@ import { Decimal } from '../decimal.js';
 /** The venue answered with an HTTP error status. */
 export class VenueHttpError extends Error {
   override readonly name = 'VenueHttpError';
+  /** The error body, parsed when it is JSON (numbers as text), else its text. */
+  declare readonly body: unknown;
+
   constructor(
     readonly status: number,
-    /** The error body, parsed when it is JSON (numbers as text), else its text. */
-    readonly body: unknown,
+    body: unknown,
   ) {
     super(`venue answered HTTP ${status}`);
+    // Not enumerable, so a logged error never carries it: a venue may echo a key or a party in
+    // its error body, or send a page of HTML.
+    Object.defineProperty(this, 'body', { value: body, enumerable: false });
   }
 }
 
@@ -85,7 +90,9 @@ export class VenueHttp {
       text = await response.text();
     } catch (err) {
       if (signal.aborted) throw new VenueTimeout(`no answer from ${method} ${path} in time`);
-      throw new VenueUnreadable(`${method} ${path} failed: ${(err as Error).message}`);
+      // The cause's code only: fetch's messages may quote the whole URL.
+      const code = (err as { cause?: { code?: unknown } }).cause?.code;
+      throw new VenueUnreadable(`${method} ${path} failed: ${typeof code === 'string' ? code : (err as Error).name}`);
     } finally {
       clearTimeout(timer);
     }
@@ -101,16 +108,25 @@ export class VenueHttp {
   }
 }
 
-const DECIMAL_TEXT = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/;
+const DECIMAL_TEXT = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]{1,3})?$/;
+/** Text longer than this is no amount any venue quotes. */
+const MAX_NUMBER_CHARS = 64;
+/**
+ * Amounts within 1e-30 to 1e30 only: a venue sending 1e9000000000 would otherwise have the
+ * service build a billion-digit string, synchronously, where no deadline can stop it.
+ */
+const MAX_EXPONENT = 30;
 
 /**
  * A venue's amount (a JSON number's text, or a decimal string) as an exact Decimal; throws
- * VenueUnreadable, naming `field`, for anything else or a negative amount.
+ * VenueUnreadable, naming `field`, for anything else, a negative amount, or one out of range.
  */
 export function decimalField(value: unknown, field: string): Decimal {
-  if (typeof value !== 'string' || !DECIMAL_TEXT.test(value.trim())) throw new VenueUnreadable(`'${field}' is not a number: ${JSON.stringify(value)}`);
-  const amount = new Decimal(value.trim());
-  if (amount.isNegative()) throw new VenueUnreadable(`'${field}' is negative: ${value}`);
+  const text = typeof value === 'string' ? value.trim() : '';
+  if (text.length > MAX_NUMBER_CHARS || !DECIMAL_TEXT.test(text)) throw new VenueUnreadable(`'${field}' is not a number: ${JSON.stringify(value)?.slice(0, MAX_NUMBER_CHARS)}`);
+  const amount = new Decimal(text);
+  if (amount.isNegative()) throw new VenueUnreadable(`'${field}' is negative: ${text}`);
+  if (!amount.isZero() && Math.abs(amount.e) > MAX_EXPONENT) throw new VenueUnreadable(`'${field}' is out of range: ${text}`);
   return amount;
 }
 
