@@ -4,10 +4,9 @@
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
-import type { VenueQuote } from '../core/venue.js';
 import { CANTEX_BASE_URL, CantexVenue } from '../core/venues/cantex.js';
 import { VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
-import { deadlineIn, fakeFetch, neverAborted, noDeadline, sentJson, type Reply, type SentRequest } from './helpers/venue-fetch.js';
+import { deadlineIn, fakeFetch, neverAborted, noDeadline, plainQuote, type Reply, sentJson, type SentRequest } from './helpers/venue-fetch.js';
 
 const ADMINS = {
   Amulet: 'DSO::1220aaaa',
@@ -59,19 +58,11 @@ function quoteBody(o: {
   }`;
 }
 
-/** An available quote as plain strings, or its rejection code. */
-function plain(q: VenueQuote) {
-  if (!q.available) return q.rejectionCode;
-  return {
-    gross: q.gross.toFixed(),
-    fee: q.fee && { amount: q.fee.amount.toFixed(), asset: q.fee.asset.symbol, appliedTo: q.fee.appliedTo },
-  };
-}
 
 t.test('"POST /v2/pools/quote with string fields; returned.amount is the output; the network fee is charged on top of the sell amount in the give token"', async (t) => {
   const { venue, calls } = cantex(() => ({ body: quoteBody({ returned: '"14.8871629596"', networkFee: '"0.79"' }) }));
   const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, open);
-  t.strictSame(plain(q), { gross: '14.8871629596', fee: { amount: '0.79', asset: 'CC', appliedTo: 'on_top' } });
+  t.strictSame(plainQuote(q), { gross: '14.8871629596', fee: { amount: '0.79', asset: 'CC', appliedTo: 'on_top' } });
   t.equal(calls.length, 1);
   const [call] = calls;
   t.equal(call?.method, 'POST');
@@ -89,12 +80,12 @@ t.test('"POST /v2/pools/quote with string fields; returned.amount is the output;
 
 t.test('"a zero network fee is no fee" (at or above 500 CC)', async (t) => {
   const { venue } = cantex(() => ({ body: quoteBody({ returned: '"74.4"', networkFee: '"0"' }) }));
-  t.strictSame(plain(await venue.quote({ give: CC, want: USDCX, amount: dec('500') }, open)), { gross: '74.4', fee: null });
+  t.strictSame(plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('500') }, open)), { gross: '74.4', fee: null });
 });
 
 t.test('"a network fee in the want instrument is a want-side fee" (selling USDCx for CC)', async (t) => {
   const { venue, calls } = cantex(() => ({ body: quoteBody({ give: USDCX, want: CC, returned: '"668.1"', networkFee: '"0.79"', feeInstrument: 'Amulet' }) }));
-  t.strictSame(plain(await venue.quote({ give: USDCX, want: CC, amount: dec('100') }, open)), {
+  t.strictSame(plainQuote(await venue.quote({ give: USDCX, want: CC, amount: dec('100') }, open)), {
     gross: '668.1',
     fee: { amount: '0.79', asset: 'CC', appliedTo: 'on_top' },
   });
@@ -104,18 +95,18 @@ t.test('"a network fee in the want instrument is a want-side fee" (selling USDCx
 t.test('"numbers kept as their source text": more digits than a float holds reach the result exactly', async (t) => {
   // As JSON numbers, not strings: a float would read 123456789.12345679 and 0.79000000000000004.
   const { venue } = cantex(() => ({ body: quoteBody({ returned: '123456789.1234567891', networkFee: '0.790000000000000000001' }) }));
-  t.strictSame(plain(await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, open)), {
+  t.strictSame(plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, open)), {
     gross: '123456789.1234567891',
     // "fees round up" to 10 fractional digits; "outputs round down".
     fee: { amount: '0.7900000001', asset: 'CC', appliedTo: 'on_top' },
   });
   const { venue: long } = cantex(() => ({ body: quoteBody({ returned: '14.887162959697779123', networkFee: '"0"' }) }));
-  t.strictSame(plain(await long.quote({ give: CC, want: USDCX, amount: dec('100') }, open)), { gross: '14.8871629596', fee: null });
+  t.strictSame(plainQuote(await long.quote({ give: CC, want: USDCX, amount: dec('100') }, open)), { gross: '14.8871629596', fee: null });
 });
 
 t.test('"a zero output is below_minimum"', async (t) => {
   const { venue } = cantex(() => ({ body: quoteBody({ returned: '"0"', networkFee: '"0.79"' }) }));
-  t.equal(plain(await venue.quote({ give: CC, want: USDCX, amount: dec('0.0000000001') }, open)), 'below_minimum');
+  t.equal(plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('0.0000000001') }, open)), 'below_minimum');
 });
 
 t.test('"a 400 or 404 saying a pool is not there is no_pool"', async (t) => {
@@ -125,7 +116,7 @@ t.test('"a 400 or 404 saying a pool is not there is no_pool"', async (t) => {
     [400, '{"message": "unknown pool"}'],
   ] as const) {
     const { venue } = cantex(() => ({ status, body }));
-    t.equal(plain(await venue.quote({ give: USDCX, want: CBTC, amount: dec('100') }, open)), 'no_pool', `${status} ${body}`);
+    t.equal(plainQuote(await venue.quote({ give: USDCX, want: CBTC, amount: dec('100') }, open)), 'no_pool', `${status} ${body}`);
   }
 });
 
@@ -177,7 +168,7 @@ t.test('"a hang past the deadline is timeout, promptly"', async (t) => {
   const { venue } = cantex(() => 'hang');
   const started = Date.now();
   const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, deadlineIn(50));
-  t.equal(plain(q), 'timeout');
+  t.equal(plainQuote(q), 'timeout');
   t.ok(Date.now() - started < 1000, `settled ${Date.now() - started} ms after the call, the deadline at 50 ms`);
 });
 

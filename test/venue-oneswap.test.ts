@@ -6,10 +6,9 @@ import { Decimal as DecimalJs } from 'decimal.js';
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
-import type { VenueQuote } from '../core/venue.js';
 import { ONESWAP_BASE_URL, OneSwapVenue } from '../core/venues/oneswap.js';
 import { VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
-import { deadlineIn, fakeFetch, neverAborted, noDeadline, type Reply, type SentRequest } from './helpers/venue-fetch.js';
+import { deadlineIn, fakeFetch, neverAborted, noDeadline, outcome, plainQuote, type Reply, type SentRequest } from './helpers/venue-fetch.js';
 
 const X = DecimalJs.clone({ precision: 200, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -300, toExpPos: 300 });
 const x = (v: string): InstanceType<typeof X> => new X(v);
@@ -41,28 +40,18 @@ function quoteBody(o: { input: string; output: string; give?: Token; want?: Toke
   }`;
 }
 
-/** An available quote as plain strings, or its rejection code. */
-function plain(q: VenueQuote) {
-  if (!q.available) return q.rejectionCode;
-  return {
-    gross: q.gross.toFixed(),
-    fee: q.fee && { amount: q.fee.amount.toFixed(), asset: q.fee.asset.symbol, appliedTo: q.fee.appliedTo },
-  };
-}
 
-/** The quote's failure, or its result when it did not fail. */
-const outcome = (p: Promise<VenueQuote>): Promise<unknown> => p.then((q) => q, (e: unknown) => e);
 
 const TRAFFIC = '"estimatedTrafficCost": {"bytes": 4096, "usd": "0.0118", "cc": "0.79"}, "trafficFeeInInput": "0.79", "inputAmountAfterTrafficFee": "99.21"';
 
 t.test('"the output is computed from the input net of the traffic fee": fee = trafficFeeInInput deducted from the give amount, gross = floor(output × amount / (amount − fee))', async (t) => {
   const { venue, calls } = oneswap(() => ({ body: quoteBody({ input: '"100"', output: '"14.7651282205"', extra: TRAFFIC }) }));
   const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, open);
-  t.strictSame(plain(q), {
+  t.strictSame(plainQuote(q), {
     gross: extrapolated('14.7651282205', '100', '0.79'),
     fee: { amount: '0.79', asset: 'CC', appliedTo: 'deducted_from_give' },
   });
-  t.match(plain(q), { gross: '14.8827015628' }, 'by hand: 14.7651282205 × 100 / 99.21 = 14.88270156284…');
+  t.match(plainQuote(q), { gross: '14.8827015628' }, 'by hand: 14.7651282205 × 100 / 99.21 = 14.88270156284…');
   t.equal(calls.length, 1);
   t.equal(calls[0]?.method, 'GET');
   t.equal(calls[0]?.url, 'https://api.oneswap.cc/api/v1/quote?from=Amulet&to=USDCx&amount=100', '"use Amulet for CC"');
@@ -72,7 +61,7 @@ t.test('"the output is computed from the input net of the traffic fee": fee = tr
 t.test('"without a traffic fee (absent or 0) there is no fee and gross is outputAmount"', async (t) => {
   for (const extra of [undefined, '"trafficFeeInInput": "0", "inputAmountAfterTrafficFee": "1000"', '"trafficFeeInInput": null']) {
     const { venue, calls } = oneswap(() => ({ body: quoteBody({ give: USDCX, want: CC, input: '"1000"', output: '"6650.9"', ...(extra ? { extra } : {}) }) }));
-    t.strictSame(plain(await venue.quote({ give: USDCX, want: CC, amount: dec('1000') }, open)), { gross: '6650.9', fee: null }, extra ?? 'absent');
+    t.strictSame(plainQuote(await venue.quote({ give: USDCX, want: CC, amount: dec('1000') }, open)), { gross: '6650.9', fee: null }, extra ?? 'absent');
     t.equal(calls[0]?.url, 'https://api.oneswap.cc/api/v1/quote?from=USDCx&to=Amulet&amount=1000');
   }
 });
@@ -86,7 +75,7 @@ t.test('"the larger of trafficFeeInInput and amount − inputAmountAfterTrafficF
   for (const [extra, fee] of cases) {
     const { venue } = oneswap(() => ({ body: quoteBody({ input: '"100"', output: '"14.8"', extra }) }));
     t.strictSame(
-      plain(await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, open)),
+      plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, open)),
       { gross: extrapolated('14.8', '100', fee), fee: { amount: fee, asset: 'CC', appliedTo: 'deducted_from_give' } },
       extra,
     );
@@ -96,11 +85,11 @@ t.test('"the larger of trafficFeeInInput and amount − inputAmountAfterTrafficF
 t.test('"numbers kept as their source text": more digits than a float holds reach the result exactly', async (t) => {
   // JSON numbers, not strings: a float would read 123456789.12345679 and 0.50000000000000000001 as 0.5.
   const { venue } = oneswap(() => ({ body: quoteBody({ input: '1000000', output: '123456789.1234567891' }) }));
-  t.strictSame(plain(await venue.quote({ give: CC, want: USDCX, amount: dec('1000000') }, open)), { gross: '123456789.1234567891', fee: null });
+  t.strictSame(plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('1000000') }, open)), { gross: '123456789.1234567891', fee: null });
   const { venue: withFee } = oneswap(() => ({
     body: quoteBody({ input: '"100"', output: '14.887162959697779123', extra: '"trafficFeeInInput": 0.50000000000000000001' }),
   }));
-  t.strictSame(plain(await withFee.quote({ give: CC, want: USDCX, amount: dec('100') }, open)), {
+  t.strictSame(plainQuote(await withFee.quote({ give: CC, want: USDCX, amount: dec('100') }, open)), {
     // "fees round up": 0.5000000001; the gross extrapolates the exact output with that fee.
     gross: extrapolated('14.887162959697779123', '100', '0.5000000001'),
     fee: { amount: '0.5000000001', asset: 'CC', appliedTo: 'deducted_from_give' },
@@ -114,19 +103,19 @@ t.test('"a zero output, or a traffic fee as large as the amount, is below_minimu
     ['"0.01"', '"trafficFeeInInput": "1.5"'],
   ] as const) {
     const { venue } = oneswap(() => ({ body: quoteBody({ input: '"1"', output, ...(extra ? { extra } : {}) }) }));
-    t.equal(plain(await venue.quote({ give: CC, want: USDCX, amount: dec('1') }, open)), 'below_minimum', `${output} ${extra ?? ''}`);
+    t.equal(plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('1') }, open)), 'below_minimum', `${output} ${extra ?? ''}`);
   }
 });
 
 t.test('"404 is no_pool"', async (t) => {
   const { venue } = oneswap(() => ({ status: 404, body: '{"error": "Pool not found"}' }));
-  t.equal(plain(await venue.quote({ give: USDCX, want: CBTC, amount: dec('100') }, open)), 'no_pool');
+  t.equal(plainQuote(await venue.quote({ give: USDCX, want: CBTC, amount: dec('100') }, open)), 'no_pool');
 });
 
 t.test('"400 over the 15 % price-impact cap is insufficient_liquidity"', async (t) => {
   for (const body of ['{"error": "Price impact 23.4% exceeds maximum of 15%"}', '{"error": "Bad request", "code": "PRICE_IMPACT_TOO_HIGH"}']) {
     const { venue } = oneswap(() => ({ status: 400, body }));
-    t.equal(plain(await venue.quote({ give: CC, want: USDCX, amount: dec('50000000') }, open)), 'insufficient_liquidity', body);
+    t.equal(plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('50000000') }, open)), 'insufficient_liquidity', body);
   }
 });
 
@@ -174,7 +163,7 @@ t.test('"a hang past the deadline is timeout, promptly"', async (t) => {
   const { venue } = oneswap(() => 'hang');
   const started = Date.now();
   const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, deadlineIn(50));
-  t.equal(plain(q), 'timeout');
+  t.equal(plainQuote(q), 'timeout');
   t.ok(Date.now() - started < 1000, `settled ${Date.now() - started} ms after the call, the deadline at 50 ms`);
 });
 

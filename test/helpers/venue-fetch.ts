@@ -4,6 +4,7 @@
 // a venue hang, all without a network. One fake for all venues, so that each behaves as a real
 // fetch does in the same way: in particular a hanging request settles only when its AbortSignal
 // aborts, which is what the adapters' timeout handling relies on.
+import type { VenueQuote } from '../../core/venue.js';
 
 /** One request an adapter made, as the fake saw it. */
 export interface SentRequest {
@@ -79,3 +80,15 @@ export function deadlineIn(ms: number): { readonly signal: AbortSignal } {
   setTimeout(() => controller.abort(), ms);
   return { signal: controller.signal };
 }
+
+/** An available quote as plain strings (the fee's asset by symbol), or its rejection code: what tests compare. */
+export function plainQuote(q: VenueQuote) {
+  if (!q.available) return q.rejectionCode;
+  return {
+    gross: q.gross.toFixed(),
+    fee: q.fee && { amount: q.fee.amount.toFixed(), asset: q.fee.asset.symbol, appliedTo: q.fee.appliedTo },
+  };
+}
+
+/** A quote's failure, or its result when it did not fail. */
+export const outcome = (p: Promise<VenueQuote>): Promise<unknown> => p.then((q) => q, (e: unknown) => e);
