@@ -32,7 +32,7 @@ export class PartnerQuotes {
   async quote(params: QuoteParams, partner: Partner): Promise<PartnerQuote> {
     const terms = this.termsFor(partner);
     checkIntegratorCap(params.integratorFee, terms);
-    const { json, cached } = await this.quotes.anyBaseQuote(params);
+    const { json, cached } = await this.quotes.baseQuote(params);
     return { body: withClientFees(JSON.parse(json) as QuoteResponse, terms, params, this.feeCollectionEnabled), cached };
   }
 }

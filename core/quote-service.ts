@@ -3,7 +3,7 @@
 // shared between instances (Redis), the shared one, so every instance serves the same bytes for a
 // combination within its window.
 import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from './quote-engine.js';
-import type { SharedState } from './shared-state.js';
+import type { SharedState, StoredValue } from './shared-state.js';
 import { SingleFlightCache } from './single-flight-cache.js';
 import { toWire } from './decimal.js';
 
@@ -42,60 +42,49 @@ export class QuoteService {
     this.cache = new SingleFlightCache(options.cacheTtlMs, options.cacheMaxEntries);
   }
 
+  /** The base quote at once, when this instance has it computed: the hot path takes no promise. */
+  ready({ cacheKey }: KeyedQuoteRequest): BaseQuote | undefined {
+    const ready = this.cache.peek(cacheKey);
+    return ready && { json: ready.value, cached: true };
+  }
+
   /**
-   * The base quote for `request`: at once when it is cached and computed (the hot path takes no
-   * promise), otherwise once the computation this call started or joined settles.
+   * The base quote from this instance's cache (computed or in flight), else from the cache shared
+   * with other instances (then kept here until it expires there), else computed here. Only in the
+   * last case does `beforeCompute` run first, and its rejection refuses the request: a quote
+   * another instance computed is no fresh quote for the caller.
    */
-  baseQuote({ request, cacheKey: key }: KeyedQuoteRequest, options: { sharedChecked?: boolean } = {}): BaseQuote | Promise<BaseQuote> {
+  async baseQuote({ request, cacheKey: key }: KeyedQuoteRequest, beforeCompute?: () => Promise<void>): Promise<BaseQuote> {
     const ready = this.cache.peek(key);
     if (ready) return { json: ready.value, cached: true };
-    const { value, hit } = this.cache.get(key, (expireIn) => this.compute(request, key, expireIn, options.sharedChecked === true));
-    return value.then((json) => ({ json, cached: hit }));
+    if (!this.cache.has(key)) {
+      const stored = await this.readShared(key);
+      if (stored) {
+        this.cache.get(key, async (expireIn) => {
+          if (stored.ttlMs !== null) expireIn(stored.ttlMs);
+          return stored.value;
+        });
+        return { json: stored.value, cached: true };
+      }
+      await beforeCompute?.();
+    }
+    const { value, hit } = this.cache.get(key, (expireIn) => this.compute(request, key, expireIn));
+    return { json: await value, cached: hit };
   }
 
-  /** Whether baseQuote(params) would be answered by this instance's cache, computed or in flight. */
-  isCached({ cacheKey }: KeyedQuoteRequest): boolean {
-    return this.cache.has(cacheKey);
+  /** The shared level is an optimisation: when it cannot be reached, the quote is computed here. */
+  private async readShared(key: string): Promise<StoredValue | null> {
+    return (await this.options.sharedCache?.get(`quote:${key}`).catch(() => null)) ?? null;
   }
 
-  /**
-   * The base quote from the cache shared with other instances, which this instance then keeps
-   * until it expires there; null when it is not there, or there is no shared cache. A caller that
-   * gets null and computes next passes `sharedChecked` to baseQuote, which then does not ask again.
-   */
-  async fromSharedCache({ cacheKey }: KeyedQuoteRequest): Promise<BaseQuote | null> {
-    const shared = this.options.sharedCache;
-    if (!shared) return null;
-    const stored = await shared.get(`quote:${cacheKey}`).catch(() => null);
-    if (!stored) return null;
-    this.cache.get(cacheKey, async (expireIn) => {
-      if (stored.ttlMs !== null) expireIn(stored.ttlMs);
-      return stored.value;
-    });
-    return { json: stored.value, cached: true };
-  }
-
-  /** The base quote from either cache level, or computed: what a caller exempt from the fresh-quote budget uses. */
-  async anyBaseQuote(params: KeyedQuoteRequest): Promise<BaseQuote> {
-    if (this.isCached(params)) return this.baseQuote(params);
-    return (await this.fromSharedCache(params)) ?? this.baseQuote(params, { sharedChecked: true });
-  }
-
-  private async compute(request: QuoteRequest, key: string, expireIn: (ms: number) => void, sharedChecked: boolean): Promise<string> {
-    const shared = this.options.sharedCache;
-    if (!shared) return JSON.stringify(await quoteAcrossVenues(request, this.options));
-    const sharedKey = `quote:${key}`;
-    // The shared level is an optimisation: when it cannot be reached, the quote is computed here.
-    const fromShared = async () => {
-      const stored = await shared.get(sharedKey).catch(() => null);
-      if (stored?.ttlMs != null) expireIn(stored.ttlMs);
-      return stored?.value;
-    };
-    const known = sharedChecked ? undefined : await fromShared();
-    if (known !== undefined) return known;
+  private async compute(request: QuoteRequest, key: string, expireIn: (ms: number) => void): Promise<string> {
     const json = JSON.stringify(await quoteAcrossVenues(request, this.options));
-    const stored = await shared.setIfAbsent(sharedKey, json, this.options.cacheTtlMs).catch(() => true);
+    const shared = this.options.sharedCache;
+    if (!shared) return json;
+    if (await shared.setIfAbsent(`quote:${key}`, json, this.options.cacheTtlMs).catch(() => true)) return json;
     // Another instance stored its body first: serve that one, so all instances agree byte for byte.
-    return stored ? json : ((await fromShared()) ?? json);
+    const winner = await this.readShared(key);
+    if (winner && winner.ttlMs !== null) expireIn(winner.ttlMs);
+    return winner?.value ?? json;
   }
 }

@@ -34,15 +34,10 @@ export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes)
         annotate({ quoteCache: cached ? 'hit' : 'miss' });
         return { status: 200, headers: KEYLESS_HEADERS, body: json };
       };
-      // A keyless quote that must be computed draws on its caller's fresh budget first.
-      if (!quotes.isCached(params)) {
-        return quotes
-          .fromSharedCache(params)
-          .then((shared) => shared ?? spendFreshQuote().then(() => quotes.baseQuote(params, { sharedChecked: true })))
-          .then(respond);
-      }
-      const base = quotes.baseQuote(params);
-      return base instanceof Promise ? base.then(respond) : respond(base);
+      const ready = quotes.ready(params);
+      if (ready) return respond(ready);
+      // A keyless quote computed for this request draws on its caller's fresh budget first.
+      return quotes.baseQuote(params, spendFreshQuote).then(respond);
     },
   };
 }
