@@ -2,6 +2,7 @@
 import t from 'tap';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { DomainError } from '../core/errors.js';
+import { PARTY_ID } from '../core/party.js';
 import { MAX_AMOUNT, parseAmount, parseIntegratorFee, parseQuoteParams } from '../core/quote-params.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
 import type { GetQuoteQuery } from '../core/wire.js';
@@ -352,3 +353,9 @@ t.test('parseQuoteParams: "feeBps and feeRecipient must be sent together" → ba
   t.equal(parseIntegratorFee(undefined, undefined), null);
 });
 
+
+t.test('core/party.ts checks party ids with exactly the spec\'s PartyId pattern', async (t) => {
+  const { loadSpec } = await import('./helpers/spec.js');
+  const schemas = (loadSpec().document.components as { schemas: Record<string, { pattern?: string }> }).schemas;
+  t.equal(PARTY_ID.source, schemas.PartyId!.pattern);
+});

@@ -266,7 +266,7 @@ t.test('"Every fee-parameter error of the spec": without a key missing_key; with
     [`feeBps=11&feeRecipient=${RECIPIENT}`, key, 'bad_fee_params', /'feeBps' must be an integer from 0 to 10/],
     [`feeBps=-1&feeRecipient=${RECIPIENT}`, key, 'bad_fee_params', /'feeBps' must be an integer/],
     [`feeBps=2.5&feeRecipient=${RECIPIENT}`, key, 'bad_fee_params', /'feeBps' must be an integer/],
-    [`feeBps=5&feeBps=6&feeRecipient=${RECIPIENT}`, key, 'bad_fee_params', /'feeBps' must be an integer/],
+    [`feeBps=5&feeBps=6&feeRecipient=${RECIPIENT}`, key, 'bad_fee_params', /'feeBps' must be given once/],
     ['feeBps=5&feeRecipient=wallet-co', key, 'bad_fee_params', /'feeRecipient' must be a ledger party id/],
     [`feeBps=5&feeRecipient=${RECIPIENT.toUpperCase()}`, key, 'bad_fee_params', /'feeRecipient' must be a ledger party id/],
   ];
