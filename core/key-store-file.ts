@@ -18,7 +18,7 @@ import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/pr
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KeyStoreUnavailable, parseKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
+import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
 
 export interface FileKeyStoreOptions {
   /** The least time between two looks at the file for changes, in ms (default 1000). */
@@ -76,8 +76,7 @@ export class FileKeyStore implements KeyStore {
   }
 
   async add(record: KeyRecord): Promise<void> {
-    const valid = parseKeyRecord(record);
-    if (!valid) throw new TypeError(`not a valid key record: ${record.id}`);
+    const valid = validKeyRecord(record);
     await this.update((records) => {
       if (records.some((r) => r.id === valid.id || r.hash === valid.hash)) {
         throw new Error(`a key with the id ${valid.id} or the same hash is already stored`);

@@ -2,7 +2,7 @@
 // balancer and the keys CLI see the same records at once. One map: field = the key's hash, value
 // = the record as JSON. A lookup is one field read; revoking by id and listing read the whole map,
 // which holds one field per partner key.
-import { KeyStoreEmpty, KeyStoreUnavailable, parseKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
+import { KeyStoreEmpty, KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
 import { SharedStateUnavailable, type SharedState } from './shared-state.js';
 
 export const KEYS_MAP = 'keys';
@@ -30,8 +30,7 @@ export class SharedStateKeyStore implements KeyStore {
   }
 
   async add(record: KeyRecord): Promise<void> {
-    const valid = parseKeyRecord(record);
-    if (!valid) throw new TypeError(`not a valid key record: ${record.id}`);
+    const valid = validKeyRecord(record);
     // Not atomic with the write below, which the port cannot offer; ids are 48 random bits, so this
     // only catches a caller that reuses one.
     if ((await this.all()).some((r) => r.id === valid.id)) throw new Error(`a key with the id ${valid.id} is already stored`);

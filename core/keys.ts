@@ -1,7 +1,7 @@
 // Partner keys: the key-store port (where hashed key records live), and the verifier that turns a
 // presented key into its partner. A store that cannot be read throws KeyStoreUnavailable, never a
 // silent "invalid".
-import { hashKey, isWellFormedKey, KEY_ID_SHAPE } from './api-key.js';
+import { generateKey, hashKey, isWellFormedKey, KEY_ID_SHAPE, newKeyId } from './api-key.js';
 import type { ComponentHealth } from './component-health.js';
 import { SharedStateUnavailable } from './shared-state.js';
 
@@ -48,6 +48,22 @@ export function parseKeyRecord(value: unknown): KeyRecord | null {
 
 const isTimestamp = (value: unknown): value is string =>
   typeof value === 'string' && TIMESTAMP_SHAPE.test(value) && !Number.isNaN(Date.parse(value));
+
+/** `record` checked before a store keeps it; a TypeError names it when it is not a valid record. */
+export function validKeyRecord(record: KeyRecord): KeyRecord {
+  const valid = parseKeyRecord(record);
+  if (!valid) throw new TypeError(`not a valid key record: ${record.id}`);
+  return valid;
+}
+
+/** A new active key and the record the store keeps of it: the key itself is shown once, by its issuer. */
+export function newKey(name: string, schemaId: string, createdAt = new Date()): { readonly key: string; readonly record: KeyRecord } {
+  const key = generateKey();
+  return {
+    key,
+    record: { id: newKeyId(), hash: hashKey(key), name, createdAt: createdAt.toISOString(), status: 'active', revokedAt: null, schemaId },
+  };
+}
 
 /** Which record a revocation names: by id, or by the hash of the key itself. */
 export type KeySelector = { readonly id: string } | { readonly hash: string };

@@ -6,11 +6,11 @@
 // key's hash, nor any other key: `revoke` takes a key but answers with its id. Exit codes: 0 done,
 // 1 failure (bad configuration, unreachable or broken store, no such key), 2 usage.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { generateKey, hashKey, isWellFormedKey, KEY_ID_SHAPE, KEY_PREFIX, newKeyId } from '../core/api-key.js';
+import { hashKey, isWellFormedKey, KEY_ID_SHAPE, KEY_PREFIX } from '../core/api-key.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { loadFeeSchemas } from '../core/fee-schemas.js';
 import { openKeyStore } from '../core/key-store.js';
-import { KeyStoreUnavailable, type KeyRecord, type KeySelector, type KeyStore } from '../core/keys.js';
+import { KeyStoreUnavailable, newKey, type KeySelector, type KeyStore } from '../core/keys.js';
 import type { SharedState } from '../core/shared-state.js';
 
 const USAGE = `usage: npm run -s keys -- <command>
@@ -60,16 +60,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     if (!schemas.has(schemaId)) {
       throw new UsageError(`--schema ${JSON.stringify(schemaId)} is not a configured fee schema or override (${config.feeSchemasFile ?? 'the built-in default'})`);
     }
-    const key = generateKey();
-    const record: KeyRecord = {
-      id: newKeyId(),
-      hash: hashKey(key),
-      name,
-      createdAt: new Date().toISOString(),
-      status: 'active',
-      revokedAt: null,
-      schemaId,
-    };
+    const { key, record } = newKey(name, schemaId);
     await store.add(record);
     console.error(`created ${record.id} for ${JSON.stringify(name)}, fee schema ${schemaId}`);
     console.error('the key follows on stdout; store it now: it will not be shown again');

@@ -11,7 +11,7 @@ import { loadConfig } from '../core/config.js';
 import { FileKeyStore } from '../core/key-store-file.js';
 import { SharedStateKeyStore } from '../core/key-store-shared.js';
 import { keysFile, openKeyStore } from '../core/key-store.js';
-import { KeyStoreUnavailable, PartnerKeys, type KeyRecord, type KeyStore } from '../core/keys.js';
+import { KeyStoreUnavailable, newKey, PartnerKeys, type KeyRecord, type KeyStore } from '../core/keys.js';
 import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/shared-state.js';
 import { runKeysCli } from './helpers/keys.js';
 
@@ -27,13 +27,7 @@ function tempDir(t: Test): string {
 }
 
 /** A new key and the record the CLI would store for it. */
-function issue(name: string, createdAt = new Date()): { key: string; record: KeyRecord } {
-  const key = generateKey();
-  return {
-    key,
-    record: { id: newKeyId(), hash: hashKey(key), name, createdAt: createdAt.toISOString(), status: 'active', revokedAt: null, schemaId: 'partner-default' },
-  };
-}
+const issue = (name: string, createdAt = new Date()) => newKey(name, 'partner-default', createdAt);
 
 /** The pid of a process that has ended. */
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '']).pid!;

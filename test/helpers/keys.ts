@@ -2,9 +2,8 @@
 // the CLI itself.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { generateKey, hashKey, newKeyId } from '../../core/api-key.js';
+import { newKey, type KeyRecord, type KeyStore } from '../../core/keys.js';
 import { repoRoot } from '../../handlers/app.js';
-import type { KeyRecord, KeyStore } from '../../core/keys.js';
 
 export interface IssuedKey {
   readonly key: string;
@@ -12,18 +11,9 @@ export interface IssuedKey {
 }
 
 export async function issueKey(store: KeyStore, options: { name?: string; schemaId?: string } = {}): Promise<IssuedKey> {
-  const key = generateKey();
-  const record: KeyRecord = {
-    id: newKeyId(),
-    hash: hashKey(key),
-    name: options.name ?? 'test-partner',
-    createdAt: new Date().toISOString(),
-    status: 'active',
-    revokedAt: null,
-    schemaId: options.schemaId ?? 'partner-default',
-  };
-  await store.add(record);
-  return { key, record };
+  const issued = newKey(options.name ?? 'test-partner', options.schemaId ?? 'partner-default');
+  await store.add(issued.record);
+  return issued;
 }
 
 export interface Run {
