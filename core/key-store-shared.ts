@@ -2,14 +2,16 @@
 // balancer and the keys CLI see the same records at once. One map: field = the key's hash, value
 // = the record as JSON. A lookup is one field read; revoking by id and listing read the whole map,
 // which holds one field per partner key.
-import { KeyStoreEmpty, KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
+import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
 import { SharedStateUnavailable, type SharedState } from './shared-state.js';
 
 export const KEYS_MAP = 'keys';
 /**
- * A field set with the first key, in the same map: a map without it has lost its data (a Redis
- * restarted without persistence, or one that evicted it), so every lookup is unavailable, a 503
- * that sends an operator to the data, not a 401 for every partner. Not a hash, so never a key's.
+ * A field set with the first key, in the same map: a map without it has issued no key yet, or has
+ * lost its data (a Redis restarted without persistence, or one that evicted it). Either way a
+ * lookup cannot tell a key is unknown, so it is unavailable, a 503, never a 401 for every
+ * partner. Neither the status nor the log shows it: before the first key nothing is broken, and
+ * the two cannot be told apart here. Not a hash, so never a key's.
  */
 const ISSUED_MARKER = 'keys-issued';
 
@@ -24,7 +26,7 @@ export class SharedStateKeyStore implements KeyStore {
     const value = await unavailableWhenShared(() => this.state.mapGet(this.map, hash));
     if (value !== null) return this.decode(hash, value);
     if ((await unavailableWhenShared(() => this.state.mapGet(this.map, ISSUED_MARKER))) === null) {
-      throw new KeyStoreEmpty(`the shared-state map "${this.map}" holds no keys: none was issued yet, or the store lost its data`);
+      throw new KeyStoreUnavailable(`the shared-state map "${this.map}" holds no keys: none was issued yet, or the store lost its data`, { storeFault: false });
     }
     return null;
   }
@@ -83,7 +85,8 @@ async function unavailableWhenShared<T>(operation: () => Promise<T>): Promise<T>
   try {
     return await operation();
   } catch (err) {
-    if (err instanceof SharedStateUnavailable) throw new KeyStoreUnavailable(`key store unavailable: ${err.message}`, { cause: err });
+    // The shared state's own health reports it.
+    if (err instanceof SharedStateUnavailable) throw new KeyStoreUnavailable(`key store unavailable: ${err.message}`, { cause: err, storeFault: false });
     throw err;
   }
 }

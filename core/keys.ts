@@ -3,7 +3,6 @@
 // silent "invalid".
 import { generateKey, hashKey, isWellFormedKey, KEY_ID_SHAPE, newKeyId } from './api-key.js';
 import type { ComponentHealth } from './component-health.js';
-import { SharedStateUnavailable } from './shared-state.js';
 
 export interface Partner {
   /** The key record's id (`key_...`): safe to log, used to attribute traffic and count its window. */
@@ -82,14 +81,18 @@ export interface KeyStore {
 
 export class KeyStoreUnavailable extends Error {
   override readonly name = 'KeyStoreUnavailable';
-}
+  /**
+   * Whether the key store's own health should record it (logged once, shown in the status). False
+   * where another component already reports the cause (an unreachable shared state), or where
+   * nothing may be broken (a store that holds no keys yet).
+   */
+  readonly storeFault: boolean;
 
-/**
- * A store that cannot tell a key is unknown because it holds none: before the first key is
- * issued, or after it lost its data. Unavailable (503) all the same, but nothing is broken that a
- * status should report.
- */
-export class KeyStoreEmpty extends KeyStoreUnavailable {}
+  constructor(message: string, options: ErrorOptions & { readonly storeFault?: boolean } = {}) {
+    super(message, options);
+    this.storeFault = options.storeFault ?? true;
+  }
+}
 
 export interface KeyVerifier {
   /** The key's partner, or null when the key is malformed, unknown or revoked. */
@@ -110,11 +113,7 @@ export class PartnerKeys implements KeyVerifier {
     try {
       record = await this.store.findByHash(hashKey(presentedKey));
     } catch (err) {
-      // The store's own health: an unreachable shared state, and an empty store, are reported
-      // elsewhere (the shared-state component) or not at all.
-      if (err instanceof KeyStoreUnavailable && !(err instanceof KeyStoreEmpty) && !(err.cause instanceof SharedStateUnavailable)) {
-        this.health?.down(err);
-      }
+      if (err instanceof KeyStoreUnavailable && err.storeFault) this.health?.down(err);
       throw err;
     }
     this.health?.up();
