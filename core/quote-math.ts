@@ -1,8 +1,8 @@
 // The quote's arithmetic, in one place so every figure a response shows can be recomputed from
 // the others exactly as documented in openapi/v1.yaml (QuoteVenue, QuoteResponse.edgeBps).
-import { Decimal, ZERO, ceil10, divFloor10, floor10, smallQuotient, toWire } from './decimal.js';
+import { BPS, Decimal, ZERO, ceil10, divFloor10, floor10, smallQuotient, toWire } from './decimal.js';
 import type { Token } from './tokens.js';
-import type { VenueFeeQuote, VenueQuote } from './venue.js';
+import { unavailable, type VenueFeeQuote, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import type { QuoteVenue } from './wire.js';
 
 const TEN_THOUSAND = new Decimal(10_000);
@@ -31,6 +31,24 @@ export function feeCostBps(gross: Decimal, net: Decimal): number {
 /** Edge of the best over the next, floor(10000 × (best - next) / next). */
 export function edgeBps(best: Decimal, next: Decimal): number {
   return smallQuotient(best.minus(next).times(TEN_THOUSAND), next);
+}
+
+/** A proportional fee taken out of the give amount, rounded up. */
+export function proportionalGiveFee(bps: number): (request: VenueQuoteRequest) => VenueFeeQuote {
+  const rate = BPS.times(bps);
+  return ({ give, amount }) => ({ amount: ceil10(amount.times(rate)), asset: give, appliedTo: 'deducted_from_give' });
+}
+
+/**
+ * The quote of a venue that answers with its output after a fee taken from the give amount: gross
+ * is that output at the quote's average rate for the whole amount, floor(output x amount /
+ * (amount - fee)), so the net netAfterFee derives from it never exceeds what the venue said. No
+ * output, or a fee of the whole amount, is below_minimum; `fee` null or 0 is no fee.
+ */
+export function quoteFromOutputAfterGiveFee(output: Decimal, amount: Decimal, fee: Decimal | null, give: Token): VenueQuote {
+  if (output.isZero() || (fee && fee.gte(amount))) return unavailable('below_minimum');
+  if (!fee || fee.isZero()) return { available: true, gross: floor10(output), fee: null };
+  return { available: true, gross: divFloor10(output.times(amount), amount.minus(fee)), fee: { amount: fee, asset: give, appliedTo: 'deducted_from_give' } };
 }
 
 export function constantProductOut(reserveIn: Decimal, reserveOut: Decimal, amountIn: Decimal): Decimal {

@@ -4,7 +4,8 @@
 import { dec } from '../decimal.js';
 import { CBTC, CC, USDCX } from '../tokens.js';
 import type { VenueFeeQuote, VenueQuoteRequest } from '../venue.js';
-import { SandboxVenue, proportionalGiveFee, type PricedTrade } from './sandbox-venue.js';
+import { proportionalGiveFee } from '../quote-math.js';
+import { SandboxVenue, type PricedTrade } from './sandbox-venue.js';
 
 const levels = (rows: Array<[string, string]>) => rows.map(([price, quantity]) => ({ price: dec(price), quantity: dec(quantity) }));
 

@@ -1,6 +1,6 @@
 // An in-process venue over the sandbox market's pools or books. Each venue's pricing and fee
 // mechanics are its own; the quote engine treats them all through the venue port.
-import { BPS, ceil10, type Decimal } from '../decimal.js';
+import { BPS, type Decimal } from '../decimal.js';
 import { constantProductOut, walkBook, type BookLevel } from '../quote-math.js';
 import { CC, pairKey, type Token } from '../tokens.js';
 import { unavailable, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
@@ -89,9 +89,4 @@ export class SandboxVenue implements Venue {
   }
 }
 
-/** A proportional fee taken out of the give amount, rounded up. */
-export function proportionalGiveFee(bps: number): (request: VenueQuoteRequest) => VenueFeeQuote {
-  const rate = BPS.times(bps);
-  return ({ give, amount }) => ({ amount: ceil10(amount.times(rate)), asset: give, appliedTo: 'deducted_from_give' });
-}
 

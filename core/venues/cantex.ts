@@ -47,7 +47,7 @@ import {
   type VenueQuote,
   type VenueQuoteRequest,
 } from '../venue.js';
-import { decimalField, errorBodyText, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
+import { decimalField, errorBodyText, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const CANTEX_BASE_URL = 'https://api.cantex.io';
 
@@ -99,7 +99,7 @@ export class CantexVenue implements Venue {
     try {
       answer = await this.http.getJson('/v2/pools/info', signal);
     } catch (err) {
-      if (err instanceof VenueTimeout || err instanceof VenueHttpError || err instanceof VenueUnreadable) return { live: false, pairs: [] };
+      if (err instanceof VenueFailure) return { live: false, pairs: [] };
       throw err;
     }
     const { pairs, otherAdmins } = this.readPairs(answer);

@@ -33,7 +33,7 @@
 import { type Decimal } from '../decimal.js';
 import { CC, pairKey, TOKENS, type Token } from '../tokens.js';
 import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
-import { decimalField, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
+import { decimalField, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const NIGHTLY_BASE_URL = 'https://mainnet.rpc.canton.nightly.app';
 
@@ -97,7 +97,7 @@ export class NightlyVenue implements Venue {
       return { live: true, pairs };
     } catch (err) {
       // Maintenance reads the venue dead until it lists its tokens again.
-      if (err instanceof VenueTimeout || err instanceof VenueHttpError || err instanceof VenueUnreadable || err instanceof NightlyMaintenance) return { live: false, pairs: [] };
+      if (err instanceof VenueFailure) return { live: false, pairs: [] };
       throw err;
     }
   }
@@ -129,7 +129,7 @@ export class NightlyVenue implements Venue {
 }
 
 /** The venue says it is under maintenance (an answer other than the one asked for). */
-class NightlyMaintenance extends Error {
+class NightlyMaintenance extends VenueFailure {
   override readonly name = 'NightlyMaintenance';
 }
 

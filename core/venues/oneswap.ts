@@ -36,10 +36,11 @@
 //   rate limit). The venue is live when any of them gets an answer OneSwap documents for a working
 //   API: 2xx, or 400, 409 or a no-pool 404 about the request. A pair is served unless that answer was a no-pool 404 or
 //   the pair's probe failed (timeout, 401, 429, 5xx, unreadable).
-import { ceil10, dec, divFloor10, floor10, type Decimal } from '../decimal.js';
+import { ceil10, dec, type Decimal } from '../decimal.js';
+import { quoteFromOutputAfterGiveFee } from '../quote-math.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
 import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
-import { decimalField, errorBodyText, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
+import { decimalField, errorBodyText, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const ONESWAP_BASE_URL = 'https://api.oneswap.cc';
 
@@ -77,7 +78,7 @@ export class OneSwapVenue implements Venue {
           if (err instanceof VenueHttpError && (err.status === 400 || err.status === 409 || isNoPool(err))) {
             return { pair: pairKey(give, want), answered: true, served: !isNoPool(err) };
           }
-          if (err instanceof VenueTimeout || err instanceof VenueHttpError || err instanceof VenueUnreadable) {
+          if (err instanceof VenueFailure) {
             return { pair: pairKey(give, want), answered: false, served: false };
           }
           throw err;
@@ -96,14 +97,7 @@ export class OneSwapVenue implements Venue {
       throw new VenueUnreadable(`'inputAmount' ${String(answer.inputAmount)} is not the amount asked for, ${amount.toFixed()}`);
     }
     const output = decimalField(answer.outputAmount, 'outputAmount');
-    const fee = trafficFee(answer, amount);
-    if (output.isZero() || (fee && fee.gte(amount))) return unavailable('below_minimum');
-    if (!fee) return { available: true, gross: floor10(output), fee: null };
-    return {
-      available: true,
-      gross: divFloor10(output.times(amount), amount.minus(fee)),
-      fee: { amount: fee, asset: give, appliedTo: 'deducted_from_give' },
-    };
+    return quoteFromOutputAfterGiveFee(output, amount, trafficFee(answer, amount), give);
   }
 }
 

@@ -22,11 +22,11 @@
 // - The symbol goes in the query as written in the SDK (`Amulet/USDCx`, slash unescaped).
 // - No error body is documented: only the venue's own timeout becomes a rejection; anything else,
 //   a 429 included, is thrown, so the quote engine logs it and reports venue_error.
-import { BPS, ceil10, dec, type Decimal } from '../decimal.js';
-import { walkBook, type BookLevel } from '../quote-math.js';
+import { dec, type Decimal } from '../decimal.js';
+import { proportionalGiveFee, walkBook, type BookLevel } from '../quote-math.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
 import { unavailable, type Deadline, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
-import { decimalField, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
+import { decimalField, objectField, VenueFailure, VenueHttp, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export interface TempleVenueOptions extends VenueHttpOptions {
   /** Sent as `X-API-Key`; never logged. */
@@ -56,8 +56,8 @@ export class TempleVenue implements Venue {
   readonly id = 'temple';
   readonly settlementMode = 'managed-deposit' as const;
   private readonly http: VenueHttp;
-  /** The fee's share of the give amount; null without a fee. */
-  private readonly feeRate: Decimal | null;
+  /** The taker fee; null without one. */
+  private readonly fee: ((request: VenueQuoteRequest) => VenueFeeQuote) | null;
   private readonly minCc: Decimal;
   private readonly levels: number;
 
@@ -66,7 +66,7 @@ export class TempleVenue implements Venue {
     if (!Number.isInteger(takerFeeBps) || takerFeeBps < 0 || takerFeeBps >= 10_000) throw new Error('takerFeeBps must be an integer from 0 to 9999');
     if (!Number.isInteger(levels) || levels < 1) throw new Error('levels must be a positive integer');
     this.http = new VenueHttp({ ...http, headers: { ...http.headers, 'X-API-Key': apiKey } });
-    this.feeRate = takerFeeBps === 0 ? null : BPS.times(takerFeeBps);
+    this.fee = takerFeeBps === 0 ? null : proportionalGiveFee(takerFeeBps);
     this.minCc = minCc;
     this.levels = levels;
   }
@@ -83,7 +83,7 @@ export class TempleVenue implements Venue {
       if (!gross) return unavailable('insufficient_liquidity');
       const ccSize = sellingCc ? amount : gross;
       if (ccSize.lt(this.minCc) || gross.isZero()) return unavailable('below_minimum');
-      return { available: true, gross, fee: this.fee(request) };
+      return { available: true, gross, fee: this.fee?.(request) ?? null };
     } catch (err) {
       if (err instanceof VenueTimeout) return unavailable('timeout');
       throw err;
@@ -97,7 +97,7 @@ export class TempleVenue implements Venue {
           await this.readBook(symbol, 1, signal);
           return pairKey(CC, token);
         } catch (err) {
-          if (err instanceof VenueTimeout || err instanceof VenueHttpError || err instanceof VenueUnreadable) return null;
+          if (err instanceof VenueFailure) return null;
           throw err;
         }
       }),
@@ -106,10 +106,6 @@ export class TempleVenue implements Venue {
     return { live: pairs.length > 0, pairs };
   }
 
-  private fee({ give, amount }: VenueQuoteRequest): VenueFeeQuote | null {
-    if (!this.feeRate) return null;
-    return { amount: ceil10(amount.times(this.feeRate)), asset: give, appliedTo: 'deducted_from_give' };
-  }
 
   private async readBook(symbol: string, levels: number, signal: AbortSignal): Promise<Book> {
     const answer = objectField(await this.http.getJson(`/api/v1/market/orderbook?symbol=${symbol}&levels=${levels}`, signal), 'the order book');

@@ -15,10 +15,11 @@
 // (amount - fee)), so that net = floor(gross x (amount - fee) / amount) never exceeds what the
 // venue said. A third-party note says the fee applies on both legs; if so, `user_gets` already
 // includes it and the disclosed fee understates it, never the net.
-import { ceil10, divFloor10, floor10, type Decimal } from '../decimal.js';
+import { ceil10, type Decimal } from '../decimal.js';
+import { quoteFromOutputAfterGiveFee } from '../quote-math.js';
 import { pairKey, TOKENS, type Token } from '../tokens.js';
 import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
-import { decimalField, objectField, VenueHttp, VenueHttpError, VenueTimeout, VenueUnreadable, type VenueHttpOptions } from './venue-http.js';
+import { decimalField, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const TRADECRAFT_BASE_URL = 'https://api.tradecraft.fi/v1';
 
@@ -52,14 +53,7 @@ export class TradecraftVenue implements Venue {
       const path = `/quoteForFixedInput/${PATH_TOKEN[request.give.symbol]}/${PATH_TOKEN[request.want.symbol]}?givingAmount=${request.amount.toFixed()}`;
       const answer = objectField(await this.http.getJson(path, deadline.signal), 'the quote');
       const userGets = decimalField(answer.user_gets, 'user_gets');
-      const fee = ceil10(request.amount.times(fees.rate));
-      if (userGets.isZero() || fee.gte(request.amount)) return unavailable('below_minimum');
-      if (fee.isZero()) return { available: true, gross: floor10(userGets), fee: null };
-      return {
-        available: true,
-        gross: divFloor10(userGets.times(request.amount), request.amount.minus(fee)),
-        fee: { amount: fee, asset: request.give, appliedTo: 'deducted_from_give' },
-      };
+      return quoteFromOutputAfterGiveFee(userGets, request.amount, ceil10(request.amount.times(fees.rate)), request.give);
     } catch (err) {
       return rejection(err);
     }
@@ -69,7 +63,7 @@ export class TradecraftVenue implements Venue {
     try {
       return { live: true, pairs: [...(await this.readPools(signal)).keys()] };
     } catch (err) {
-      if (err instanceof VenueTimeout || err instanceof VenueHttpError || err instanceof VenueUnreadable) return { live: false, pairs: [] };
+      if (err instanceof VenueFailure) return { live: false, pairs: [] };
       throw err;
     }
   }

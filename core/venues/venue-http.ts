@@ -5,8 +5,11 @@
 import { parse } from 'lossless-json';
 import { Decimal } from '../decimal.js';
 
+/** Any way a venue can fail a request: what a probe reads as "not live" and a quote may map to a rejection. */
+export class VenueFailure extends Error {}
+
 /** The venue answered with an HTTP error status. */
-export class VenueHttpError extends Error {
+export class VenueHttpError extends VenueFailure {
   override readonly name = 'VenueHttpError';
   /** The error body, parsed when it is JSON (numbers as text), else its text. */
   declare readonly body: unknown;
@@ -23,12 +26,12 @@ export class VenueHttpError extends Error {
 }
 
 /** The venue's answer could not be read: not JSON, or not the documented shape. */
-export class VenueUnreadable extends Error {
+export class VenueUnreadable extends VenueFailure {
   override readonly name = 'VenueUnreadable';
 }
 
 /** The venue did not answer within its timeout or the quote's deadline. */
-export class VenueTimeout extends Error {
+export class VenueTimeout extends VenueFailure {
   override readonly name = 'VenueTimeout';
 }
 
