@@ -5,7 +5,8 @@
 import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
 import { SharedStateUnavailable, type SharedState } from './shared-state.js';
 
-export const KEYS_MAP = 'keys';
+/** The one map every key lives in: field = the key's hash. */
+const MAP = 'keys';
 /**
  * A field set with the first key, in the same map: a map without it has issued no key yet, or has
  * lost its data (a Redis restarted without persistence, or one that evicted it). Either way a
@@ -17,16 +18,13 @@ const ISSUED_MARKER = 'keys-issued';
 
 export class SharedStateKeyStore implements KeyStore {
   /** `state` stays the caller's: this store does not close it. */
-  constructor(
-    private readonly state: SharedState,
-    private readonly map: string = KEYS_MAP,
-  ) {}
+  constructor(private readonly state: SharedState) {}
 
   async findByHash(hash: string): Promise<KeyRecord | null> {
-    const value = await unavailableWhenShared(() => this.state.mapGet(this.map, hash));
+    const value = await unavailableWhenShared(() => this.state.mapGet(MAP, hash));
     if (value !== null) return this.decode(hash, value);
-    if ((await unavailableWhenShared(() => this.state.mapGet(this.map, ISSUED_MARKER))) === null) {
-      throw new KeyStoreUnavailable(`the shared-state map "${this.map}" holds no keys: none was issued yet, or the store lost its data`, { storeFault: false });
+    if ((await unavailableWhenShared(() => this.state.mapGet(MAP, ISSUED_MARKER))) === null) {
+      throw new KeyStoreUnavailable(`the shared-state map "${MAP}" holds no keys: none was issued yet, or the store lost its data`, { storeFault: false });
     }
     return null;
   }
@@ -37,8 +35,8 @@ export class SharedStateKeyStore implements KeyStore {
     // only catches a caller that reuses one.
     if ((await this.all()).some((r) => r.id === valid.id)) throw new Error(`a key with the id ${valid.id} is already stored`);
     // The marker first: a record stored without it would read as a store that lost its data.
-    await unavailableWhenShared(() => this.state.mapSetIfAbsent(this.map, ISSUED_MARKER, new Date().toISOString()));
-    const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(this.map, valid.hash, JSON.stringify(valid)));
+    await unavailableWhenShared(() => this.state.mapSetIfAbsent(MAP, ISSUED_MARKER, new Date().toISOString()));
+    const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(MAP, valid.hash, JSON.stringify(valid)));
     if (!added) throw new Error(`a key with the same hash as ${valid.id} is already stored`);
   }
 
@@ -48,7 +46,7 @@ export class SharedStateKeyStore implements KeyStore {
     const record = 'hash' in selector ? await this.findByHash(selector.hash) : ((await this.all()).find((r) => r.id === selector.id) ?? null);
     if (!record || record.status === 'revoked') return record;
     const revoked: KeyRecord = { ...record, status: 'revoked', revokedAt: at.toISOString() };
-    await unavailableWhenShared(() => this.state.mapSet(this.map, record.hash, JSON.stringify(revoked)));
+    await unavailableWhenShared(() => this.state.mapSet(MAP, record.hash, JSON.stringify(revoked)));
     return revoked;
   }
 
@@ -57,7 +55,7 @@ export class SharedStateKeyStore implements KeyStore {
   }
 
   private async all(): Promise<KeyRecord[]> {
-    const entries = await unavailableWhenShared(() => this.state.mapEntries(this.map));
+    const entries = await unavailableWhenShared(() => this.state.mapEntries(MAP));
     return [...entries].filter(([field]) => field !== ISSUED_MARKER).map(([hash, value]) => this.decode(hash, value));
   }
 
@@ -75,7 +73,7 @@ export class SharedStateKeyStore implements KeyStore {
     }
     const record = parseKeyRecord(parsed);
     if (!record || record.hash !== field) {
-      throw new KeyStoreUnavailable(`a record in the shared-state map "${this.map}" is not a valid key record, or is stored under another key's hash`);
+      throw new KeyStoreUnavailable(`a record in the shared-state map "${MAP}" is not a valid key record, or is stored under another key's hash`);
     }
     return record;
   }

@@ -76,7 +76,6 @@ export interface KeyStore {
   revoke(selector: KeySelector, at: Date): Promise<KeyRecord | null>;
   /** Every record, oldest first. */
   list(): Promise<KeyRecord[]>;
-  close?(): Promise<void>;
 }
 
 export class KeyStoreUnavailable extends Error {

@@ -23,7 +23,7 @@ export class PartnerQuotes {
   ) {}
 
   /** The terms that apply to `partner`; a key naming a schema no longer configured is a server fault. */
-  termsFor(partner: Partner): FeeTerms {
+  private termsFor(partner: Partner): FeeTerms {
     const terms = this.schemas.termsOf(partner.schemaId);
     if (!terms) throw new Error(`key ${partner.id} names fee schema '${partner.schemaId}', which FEE_SCHEMAS_FILE does not define`);
     return terms;

@@ -7,11 +7,8 @@ import { InProcessSharedState, SharedStateUnavailable, type SharedState, type Wi
 export class RateWindows {
   private readonly local: InProcessSharedState;
 
-  constructor(
-    private readonly state: SharedState,
-    now?: () => number,
-  ) {
-    this.local = state instanceof InProcessSharedState ? state : new InProcessSharedState(now);
+  constructor(private readonly state: SharedState) {
+    this.local = state instanceof InProcessSharedState ? state : new InProcessSharedState();
   }
 
   /**

@@ -9,7 +9,7 @@ import { LivenessMonitor } from './liveness.js';
 import type { HealthOptions } from './health.js';
 import { PartnerQuotes } from './partner-quote.js';
 import { QuoteService } from './quote-service.js';
-import { ComponentHealth } from './component-health.js';
+import { ComponentHealth, type HealthLog } from './component-health.js';
 import { RateWindows } from './rate-windows.js';
 import { GuardedSharedState } from './shared-state-guard.js';
 import { createSandboxVenues } from './sandbox/market.js';
@@ -29,10 +29,7 @@ const SHARED_STATE_TIMEOUT_MS = 300;
 export const SUPPORTED_VENUE_ID = 'tradecraft';
 
 /** Core's view of a logger: pino-compatible, and nothing else of it. */
-export interface CoreLog {
-  warn(fields: Record<string, unknown>, message: string): void;
-  info(fields: Record<string, unknown>, message: string): void;
-}
+export type CoreLog = HealthLog;
 
 export interface CoreOverrides {
   readonly venues?: readonly Venue[];
@@ -128,7 +125,6 @@ export function createServices(config: Config, log: CoreLog, overrides: CoreOver
       }
     },
     close: async () => {
-      await keyStore.close?.();
       await sharedState.close();
     },
   };

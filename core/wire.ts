@@ -5,7 +5,6 @@ type Schemas = components['schemas'];
 export type QuoteResponse = Schemas['QuoteResponse'];
 export type QuoteVenue = Schemas['QuoteVenue'];
 export type ClientFees = Schemas['ClientFees'];
-export type AppliedSchema = Schemas['AppliedSchema'];
 export type RejectionCode = Schemas['RejectionCode'];
 export type Liveness = Schemas['Liveness'];
 export type LivenessState = Liveness['state'];

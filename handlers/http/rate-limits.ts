@@ -10,7 +10,7 @@ import { DomainError } from '../../core/errors.js';
 import type { Partner } from '../../core/keys.js';
 import type { RateWindows } from '../../core/rate-windows.js';
 
-export const RATE_WINDOW_MS = 60_000;
+const RATE_WINDOW_MS = 60_000;
 
 export interface RateLimitSettings {
   readonly keylessPerMinute: number;

@@ -10,7 +10,7 @@ import { validationError } from './validation-error.js';
 export type Query = Readonly<Record<string, unknown>>;
 
 /** Distinct URLs remembered per operation; the memo starts over when full. */
-export const VALIDATED_QUERIES_MAX = 10_000;
+const VALIDATED_QUERIES_MAX = 10_000;
 
 export class ValidatedQueries {
   private readonly byUrl = new Map<string, Query>();
