@@ -11,6 +11,7 @@ import type { KeyVerifier, Partner } from '../core/keys.js';
 import { DomainError } from '../core/errors.js';
 import { presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
 import { errorReply, sendError } from './http/error-reply.js';
+import type { AccessLogFields } from './http/access-log.js';
 import type { RateLimiter } from './http/rate-limits.js';
 import { ValidatedQueries, type Query } from './http/validated-queries.js';
 import { validationError } from './http/validation-error.js';
@@ -89,8 +90,9 @@ function operationRoute(
   validateQuery: ValidateFunction | undefined,
   validateBody: ValidateFunction | undefined,
 ): RouteHandler {
-  // Not async: fastify sends a synchronous throw, or a rejected promise returned on the slower
-  // paths, to the error handler.
+  // Not async: an operation without rate limits or a key (the status) is answered within this
+  // call, with no promise to settle; fastify sends a synchronous throw, or a rejected promise from
+  // the other paths, to the error handler.
   const queries = validateQuery && handler.rememberQueries ? new ValidatedQueries(validateQuery) : undefined;
   const run = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): Promise<void> | undefined => {
     // Guards read the query as sent; the handler gets it validated (and coerced).
@@ -98,9 +100,7 @@ function operationRoute(
       query: request.query as Query,
       body: request.body,
       partner,
-      annotate: (fields) => {
-        Object.assign((request.logFields ??= {}), fields);
-      },
+      annotate: (fields) => annotate(request, fields),
       spendFreshQuote: () => limits.spendFreshQuote(request, reply),
     };
     handler.guard?.(context);
@@ -127,12 +127,17 @@ function operationRoute(
     if (key === null) return admitted(request, reply, null);
     return verifyKey(key, keys).then(
       (partner) => {
-        request.logFields = { ...request.logFields, partnerId: partner.id };
+        annotate(request, { partnerId: partner.id });
         return admitted(request, reply, partner);
       },
       (err: unknown) => refused(request, reply, err),
     );
   };
+}
+
+/** Adds fields to the request's access-log line. */
+function annotate(request: FastifyRequest, fields: AccessLogFields): void {
+  Object.assign((request.logFields ??= {}), fields);
 }
 
 function send(reply: FastifyReply, result: OperationResult): void {

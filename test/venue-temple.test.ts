@@ -34,7 +34,7 @@ function setup(onBook?: (symbol: string | null, call: Call) => Reply, options: {
     return book ? { body: bookJson(book) } : { status: 404, body: '{"error":"unknown symbol"}' };
   });
   const fake = fakeFetch((call) => route(new URL(call.url).searchParams.get('symbol'), call));
-  const venue = new TempleVenue({ baseUrl: BASE, timeoutMs: options.timeoutMs ?? 10_000, fetch: fake.fetch, apiKey: KEY, ...(options.takerFeeBps === undefined ? {} : { takerFeeBps: options.takerFeeBps }) });
+  const venue = new TempleVenue({ baseUrl: BASE, timeoutMs: options.timeoutMs ?? 10_000, fetch: fake.fetch, headers: { 'X-API-Key': KEY }, ...(options.takerFeeBps === undefined ? {} : { takerFeeBps: options.takerFeeBps }) });
   return { venue, calls: fake.calls };
 }
 
@@ -107,7 +107,7 @@ t.test('temple: "a configured minimum size → below_minimum" (default 1 CC)', a
   t.has(plainQuote(await ask(venue, CC, USDCX, '1')), { gross: '0.15' }, 'exactly 1 CC');
   t.strictSame(plainQuote(await ask(venue, USDCX, CC, '0.15')), 'below_minimum', 'buying ~0.998 CC');
   const fake = fakeFetch((call) => ({ body: bookJson(bookFor(new URL(call.url).searchParams.get('symbol'))!) }));
-  const big = new TempleVenue({ baseUrl: BASE, timeoutMs: 1000, fetch: fake.fetch, apiKey: KEY, minCc: dec('100') });
+  const big = new TempleVenue({ baseUrl: BASE, timeoutMs: 1000, fetch: fake.fetch, headers: { 'X-API-Key': KEY }, minCc: dec('100') });
   t.strictSame(plainQuote(await ask(big, CC, USDCX, '99.9999999999')), 'below_minimum', 'a configured 100 CC');
   t.ok((await ask(big, CC, USDCX, '100')).available);
 });

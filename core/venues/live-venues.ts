@@ -63,7 +63,7 @@ export function createLiveVenues(config: LiveVenuesConfig): Venue[] {
     cantex: () => new CantexVenue({ ...http('cantex', { authorization: `Bearer ${key('cantex')}` }), instrumentAdmins: config.cantexInstrumentAdmins! }),
     oneswap: () => new OneSwapVenue(http('oneswap', { 'x-api-key': key('oneswap') })),
     nightly: () => new NightlyVenue({ ...http('nightly'), recipient: config.nightlyRecipient! }),
-    temple: () => new TempleVenue({ ...http('temple'), apiKey: key('temple') }),
+    temple: () => new TempleVenue(http('temple', { 'x-api-key': key('temple') })),
   };
   return LIVE_VENUE_IDS.filter((id) => venues[id].enabled).map((id) => build[id]());
 }

@@ -29,8 +29,6 @@ import { unavailable, type Deadline, type Venue, type VenueFeeQuote, type VenueP
 import { decimalField, objectField, VenueFailure, VenueHttp, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export interface TempleVenueOptions extends VenueHttpOptions {
-  /** Sent as `X-API-Key`; never logged. */
-  readonly apiKey: string;
   /** The taker fee in bps of the give amount; default 1 (reported, unverified). */
   readonly takerFeeBps?: number;
   /** Orders smaller than this many CC are refused; default 1. */
@@ -62,10 +60,10 @@ export class TempleVenue implements Venue {
   private readonly levels: number;
 
   constructor(options: TempleVenueOptions) {
-    const { apiKey, takerFeeBps = 1, minCc = dec('1'), levels = 100, ...http } = options;
+    const { takerFeeBps = 1, minCc = dec('1'), levels = 100, ...http } = options;
     if (!Number.isInteger(takerFeeBps) || takerFeeBps < 0 || takerFeeBps >= 10_000) throw new Error('takerFeeBps must be an integer from 0 to 9999');
     if (!Number.isInteger(levels) || levels < 1) throw new Error('levels must be a positive integer');
-    this.http = new VenueHttp({ ...http, headers: { ...http.headers, 'X-API-Key': apiKey } });
+    this.http = new VenueHttp(http);
     this.fee = takerFeeBps === 0 ? null : proportionalGiveFee(takerFeeBps);
     this.minCc = minCc;
     this.levels = levels;
