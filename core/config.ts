@@ -2,6 +2,8 @@
 // is listed in the README's configuration table; a bad value stops start-up with a message that
 // names it.
 import { isPartyId } from './party.js';
+import { SANDBOX_POOL_PARTIES } from './sandbox/market.js';
+import { CC, pairKey, resolveToken } from './tokens.js';
 import { DEFAULT_BASE_URLS, KEYED_VENUES, LIVE_VENUE_IDS, missingLiveVenueConfig, type LiveVenueConfig, type LiveVenueId, type LiveVenuesConfig } from './venues/live-venues.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -38,6 +40,12 @@ export interface Config {
   readonly venuesMode: 'sandbox' | 'live';
   /** The real venues' settings, used with `venuesMode: live`. */
   readonly liveVenues: LiveVenuesConfig;
+  /** The execution venue's pool party per pair (by pairKey): where a plan's deposit goes. */
+  readonly poolParties: Readonly<Record<string, string>>;
+  /** Receives the service's fee leg of a partner plan; required while fees are collected. */
+  readonly serviceFeeParty: string | null;
+  /** Receives the service's fee leg of a keyless plan; without it a collecting keyless plan is refused (503). */
+  readonly b2cFeeParty: string | null;
 }
 
 export class ConfigError extends Error {
@@ -113,6 +121,21 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     nightlyRecipient: read<string | null>('NIGHTLY_RECIPIENT', null, (raw) => (isPartyId(raw) ? raw : undefined), 'a ledger party id <hint>::1220<64 hex>'),
   };
   if (venuesMode === 'live') problems.push(...missingLiveVenueConfig(liveVenues));
+  const party = (raw: string) => (isPartyId(raw) ? raw : undefined);
+  const poolParties = read<Record<string, string> | null>(
+    'TRADECRAFT_POOL_PARTIES',
+    venuesMode === 'sandbox' ? SANDBOX_POOL_PARTIES : null,
+    parsePoolParties,
+    '"CC/USDCx=<party>,CC/CBTC=<party>": one or more pairs with a CC leg, each a ledger party id',
+  );
+  if (poolParties === null) problems.push('TRADECRAFT_POOL_PARTIES is required with VENUES=live: plans deposit to the pool party of their pair');
+  const feeCollectionEnabled = read('FEE_COLLECTION_ENABLED', false, boolean, '"true" or "false"');
+  const serviceFeeParty = read<string | null>('SERVICE_FEE_PARTY', null, party, 'a ledger party id <hint>::1220<64 hex>');
+  const b2cFeeParty = read<string | null>('B2C_FEE_PARTY', null, party, 'a ledger party id <hint>::1220<64 hex>');
+  if (feeCollectionEnabled && serviceFeeParty === null) problems.push('SERVICE_FEE_PARTY is required with FEE_COLLECTION_ENABLED=true: partner plans pay the service fee to it');
+  for (const [name, feeParty] of [['SERVICE_FEE_PARTY', serviceFeeParty], ['B2C_FEE_PARTY', b2cFeeParty]] as const) {
+    if (feeParty !== null && Object.values(poolParties ?? {}).includes(feeParty)) problems.push(`${name} must not be a pool party: a fee leg and a deposit must never share a receiver`);
+  }
   const config: Config = {
     host: read('HOST', '127.0.0.1', (raw) => (/^[A-Za-z0-9.:\-[\]]+$/.test(raw) ? raw : undefined), 'a host name or IP address'),
     port: read('PORT', 8080, int(0, 65535), 'an integer from 0 to 65535'),
@@ -126,14 +149,37 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     shutdownGraceMs: read('SHUTDOWN_GRACE_MS', 10_000, int(0, 600_000), 'an integer from 0 to 600000'),
     dataDir: read('DATA_DIR', './data', (raw) => raw, 'a directory path'),
     redisUrl: read<string | null>('REDIS_URL', null, (raw) => (/^rediss?:\/\/\S+$/.test(raw) ? raw : undefined), 'a redis:// or rediss:// URL', true),
-    feeCollectionEnabled: read('FEE_COLLECTION_ENABLED', false, boolean, '"true" or "false"'),
+    feeCollectionEnabled,
     feeSchemasFile: read<string | null>('FEE_SCHEMAS_FILE', null, (raw) => raw, 'a file path'),
     rateLimitKeylessPerMinute: read('RATE_LIMIT_KEYLESS_PER_MINUTE', 120, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     rateLimitKeyedPerMinute: read('RATE_LIMIT_KEYED_PER_MINUTE', 1200, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     rateLimitFreshQuotesPerMinute: read('RATE_LIMIT_FRESH_QUOTES_PER_MINUTE', 30, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     venuesMode,
     liveVenues,
+    poolParties: poolParties ?? {},
+    serviceFeeParty,
+    b2cFeeParty,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** `CC/USDCx=<party>,...`: each pair has a CC leg and is named once; tokens as the API accepts them. */
+function parsePoolParties(raw: string): Record<string, string> | undefined {
+  const parties: Record<string, string> = {};
+  for (const entry of raw.split(',')) {
+    const match = /^\s*([^/=\s]+)\s*\/\s*([^/=\s]+)\s*=\s*(\S+)\s*$/.exec(entry);
+    if (!match) return undefined;
+    let pair: string;
+    try {
+      const [a, b] = [resolveToken(match[1]!, 'TRADECRAFT_POOL_PARTIES'), resolveToken(match[2]!, 'TRADECRAFT_POOL_PARTIES')];
+      if (a === b || (a !== CC && b !== CC)) return undefined;
+      pair = pairKey(a, b);
+    } catch {
+      return undefined;
+    }
+    if (!isPartyId(match[3]) || pair in parties) return undefined;
+    parties[pair] = match[3];
+  }
+  return parties;
 }

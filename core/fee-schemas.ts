@@ -1,4 +1,5 @@
-// Fee schemas: the terms a partner's keyed quotes and plans disclose. A schema sets the service's
+// Fee schemas: the terms a partner's keyed quotes and plans disclose, and those of the keyless
+// (first-party, B2C) plans. A schema sets the service's
 // rate and the cap on an integrator's fee; an override is one partner's negotiated terms on top of
 // a schema (a different service rate, a lower cap), and is what `appliedSchema.overrideId` names.
 // A key records the id of the schema or override that applies to it. The set is operator data: a
@@ -23,6 +24,8 @@ export interface FeeTerms {
 
 export interface FeeSchemaFile {
   readonly defaultSchemaId: string;
+  /** The schema of keyless plans; `defaultSchemaId` when omitted. Its integrator cap is unused. */
+  readonly b2cSchemaId?: string;
   readonly schemas: ReadonlyArray<{ readonly id: string; readonly serviceBps: number; readonly integratorCapBps: number }>;
   readonly overrides?: ReadonlyArray<{
     readonly id: string;
@@ -34,7 +37,11 @@ export interface FeeSchemaFile {
 
 export const DEFAULT_FEE_SCHEMAS: FeeSchemaFile = {
   defaultSchemaId: 'partner-default',
-  schemas: [{ id: 'partner-default', serviceBps: 5, integratorCapBps: MAX_INTEGRATOR_BPS }],
+  b2cSchemaId: 'b2c-default',
+  schemas: [
+    { id: 'partner-default', serviceBps: 5, integratorCapBps: MAX_INTEGRATOR_BPS },
+    { id: 'b2c-default', serviceBps: 5, integratorCapBps: 0 },
+  ],
   overrides: [],
 };
 
@@ -43,6 +50,8 @@ const ID = /^[a-z0-9][a-z0-9-]{0,63}$/;
 export class FeeSchemas {
   /** The schema a key gets when its creator names none. */
   readonly defaultSchemaId: string;
+  /** The terms of keyless plans. */
+  readonly b2c: FeeTerms;
   private readonly terms = new Map<string, FeeTerms>();
 
   /** Validates `file`; throws a list of every problem found. */
@@ -84,13 +93,26 @@ export class FeeSchemas {
     }
     const fallback = this.terms.get(file.defaultSchemaId);
     if (!fallback || fallback.overrideId !== null) problems.push(`defaultSchemaId ${JSON.stringify(file.defaultSchemaId)} must name a schema`);
+    const b2c = this.terms.get(file.b2cSchemaId ?? file.defaultSchemaId);
+    if (file.b2cSchemaId !== undefined && (!b2c || b2c.overrideId !== null)) problems.push(`b2cSchemaId ${JSON.stringify(file.b2cSchemaId)} must name a schema`);
     if (problems.length > 0) throw new ConfigError(problems);
     this.defaultSchemaId = file.defaultSchemaId;
+    this.b2c = b2c!;
   }
 
   /** Whether `id` names a schema or an override. */
   has(id: string): boolean {
     return this.terms.has(id);
+  }
+
+  /**
+   * The terms that apply to a partner, by its key's schema id. A key naming a schema no longer
+   * configured is a server fault (500), never a quote or plan under other terms.
+   */
+  termsOfPartner(partner: { readonly id: string; readonly schemaId: string }): FeeTerms {
+    const terms = this.terms.get(partner.schemaId);
+    if (!terms) throw new Error(`key ${partner.id} names fee schema '${partner.schemaId}', which FEE_SCHEMAS_FILE does not define`);
+    return terms;
   }
 
   /** The terms of a schema or override id; undefined when it is not configured. */

@@ -9,8 +9,8 @@ export interface HealthOptions {
   readonly venueIds: readonly string[];
   /** The v1 execution venue, the default subject of a liveness read. */
   readonly supportedVenueId: string;
-  /** Whether this build serves the plan endpoints. */
-  readonly plansServed: boolean;
+  /** Whether plans can be made now. */
+  readonly plansServed: () => boolean;
   /** The shared state: this process's memory, a shared store that answers, or one that does not. */
   readonly sharedState: () => 'in-process' | 'shared' | 'unreachable';
   /** Whether the last key lookup could read the key store. */
@@ -35,6 +35,7 @@ export function statusSummary(options: HealthOptions): StatusSummary {
   const supportedLive = options.monitor.stateOf(options.supportedVenueId) === 'live';
   const shared = options.sharedState();
   const keyStore = options.keyStore();
+  const plansServed = options.plansServed();
   const venueState: StatusSummary['state'] =
     live === venues.length ? 'ok' : dead === 0 ? 'starting' : live === 0 ? 'down' : 'degraded';
   // Without its shared state or key store the service still quotes, but keyed requests get 503
@@ -42,11 +43,11 @@ export function statusSummary(options: HealthOptions): StatusSummary {
   const impaired = shared === 'unreachable' || keyStore === 'unreadable';
   const state = impaired && venueState !== 'down' ? 'degraded' : venueState;
   return {
-    mode: options.plansServed && supportedLive ? 'live' : 'monitor',
+    mode: plansServed && supportedLive ? 'live' : 'monitor',
     state,
     components: [
       ...venues.map((v) => ({ component: `venue:${v.venue}`, state: v.state })),
-      { component: 'plans', state: options.plansServed ? 'served' : 'not_served' },
+      { component: 'plans', state: plansServed ? 'served' : 'not_served' },
       { component: 'shared-state', state: shared },
       { component: 'key-store', state: keyStore },
       { component: 'rate-limits', state: shared === 'shared' ? 'shared' : 'per-instance' },

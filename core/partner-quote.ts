@@ -22,15 +22,8 @@ export class PartnerQuotes {
     private readonly feeCollectionEnabled: boolean,
   ) {}
 
-  /** The terms that apply to `partner`; a key naming a schema no longer configured is a server fault. */
-  private termsFor(partner: Partner): FeeTerms {
-    const terms = this.schemas.termsOf(partner.schemaId);
-    if (!terms) throw new Error(`key ${partner.id} names fee schema '${partner.schemaId}', which FEE_SCHEMAS_FILE does not define`);
-    return terms;
-  }
-
   async quote(params: QuoteParams, partner: Partner): Promise<PartnerQuote> {
-    const terms = this.termsFor(partner);
+    const terms = this.schemas.termsOfPartner(partner);
     checkIntegratorCap(params.integratorFee, terms);
     const { json, cached } = await this.quotes.baseQuote(params);
     return { body: withClientFees(JSON.parse(json) as QuoteResponse, terms, params, this.feeCollectionEnabled), cached };

@@ -33,6 +33,14 @@ export function edgeBps(best: Decimal, next: Decimal): number {
   return smallQuotient(best.minus(next).times(TEN_THOUSAND), next);
 }
 
+/**
+ * A plan's minimum-receive floor, floor(net × (1 - slippageBps/10000)) to 10 fractional digits:
+ * rounded down, so the floor never asks the venue for more than the quote's net allows.
+ */
+export function minReceive(net: Decimal, slippageBps: number): Decimal {
+  return floor10(net.times(10_000 - slippageBps).times(BPS));
+}
+
 /** A proportional fee taken out of the give amount, rounded up. */
 export function proportionalGiveFee(bps: number): (request: VenueQuoteRequest) => VenueFeeQuote {
   const rate = BPS.times(bps);

@@ -12,6 +12,8 @@ import { QuoteService } from './quote-service.js';
 import { ComponentHealth, type HealthLog } from './component-health.js';
 import { RateWindows } from './rate-windows.js';
 import { GuardedSharedState } from './shared-state-guard.js';
+import { IdempotencyRecords } from './idempotency.js';
+import { PlanService } from './plans.js';
 import { createSandboxVenues } from './sandbox/market.js';
 import { createLiveVenues } from './venues/live-venues.js';
 import { InProcessSharedState, type SharedState } from './shared-state.js';
@@ -29,7 +31,9 @@ const SHARED_STATE_TIMEOUT_MS = 300;
 export const SUPPORTED_VENUE_ID = 'tradecraft';
 
 /** Core's view of a logger: pino-compatible, and nothing else of it. */
-export type CoreLog = HealthLog;
+export interface CoreLog extends HealthLog {
+  error(fields: Record<string, unknown>, message: string): void;
+}
 
 export interface CoreOverrides {
   readonly venues?: readonly Venue[];
@@ -42,6 +46,7 @@ export interface CoreOverrides {
 export interface CoreServices {
   readonly quotes: QuoteService;
   readonly partnerQuotes: PartnerQuotes;
+  readonly plans: PlanService;
   readonly monitor: LivenessMonitor;
   readonly health: HealthOptions;
   readonly keys: KeyVerifier;
@@ -94,17 +99,33 @@ export function createServices(config: Config, log: CoreLog, overrides: CoreOver
     onVenueError: (venueId, err) => log.warn({ venueId, err }, 'venue quote failed'),
     now: overrides.now ?? (() => new Date()),
   });
+  const venueIds = venues.map((v) => v.id);
+  const plans = new PlanService({
+    quotes,
+    schemas,
+    collecting: config.feeCollectionEnabled,
+    supportedVenueId: SUPPORTED_VENUE_ID,
+    venueIds,
+    poolParties: config.poolParties,
+    serviceFeeParty: config.serviceFeeParty,
+    b2cFeeParty: config.b2cFeeParty,
+    records: new IdempotencyRecords(sharedState),
+    log,
+    now: overrides.now ?? (() => new Date()),
+  });
   const health: HealthOptions = {
     monitor,
-    venueIds: venues.map((v) => v.id),
+    venueIds,
     supportedVenueId: SUPPORTED_VENUE_ID,
-    plansServed: false,
+    // Plans need their idempotency records: none is made while the shared state is unreachable.
+    plansServed: () => !sharedState.shared || sharedHealth.isUp,
     sharedState: () => (!sharedState.shared ? 'in-process' : sharedHealth.isUp ? 'shared' : 'unreachable'),
     keyStore: () => (keyStoreHealth.isUp ? 'ok' : 'unreadable'),
   };
   return {
     quotes,
     partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled),
+    plans,
     monitor,
     health,
     keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),

@@ -12,3 +12,10 @@ export type StatusSummary = Schemas['StatusSummary'];
 
 export type GetQuoteQuery = NonNullable<operations['getQuote']['parameters']['query']>;
 export type GetLivenessQuery = NonNullable<operations['getLiveness']['parameters']['query']>;
+export type PlanRequest = Schemas['PlanRequest'];
+export type ExecutionPlan = Schemas['ExecutionPlan'];
+export type AppPlan = Schemas['AppPlan'];
+export type PlanStep = Schemas['PlanStep'];
+export type QuoteRef = Schemas['QuoteRef'];
+export type AppliedSchema = Schemas['AppliedSchema'];
+export type B2cFee = Schemas['B2cFee'];

@@ -3,13 +3,14 @@
 import type { CoreServices } from '../core/services.js';
 import { livenessHandler, statusHandler } from './health.js';
 import { NOT_IMPLEMENTED, type HandlerMap } from './operation.js';
+import { appPlanHandler, executePlanHandler } from './plan.js';
 import { quoteHandler } from './quote.js';
 
 export function createHandlers(core: CoreServices): HandlerMap {
   return {
     getQuote: quoteHandler(core.quotes, core.partnerQuotes),
-    createAppPlan: NOT_IMPLEMENTED,
-    createExecutePlan: NOT_IMPLEMENTED,
+    createAppPlan: appPlanHandler(core.plans),
+    createExecutePlan: executePlanHandler(core.plans),
     getOutcome: NOT_IMPLEMENTED,
     getLiveness: livenessHandler(core.health),
     getStatus: statusHandler(core.health),

@@ -1,12 +1,15 @@
 // What a handler is: read the validated request, call one core function, shape the response.
 import type { Partner } from '../core/keys.js';
 import type { AccessLogFields } from './http/access-log.js';
+import type { FieldCodes } from './http/validation-error.js';
 
 export interface OperationContext<Query = unknown, Body = unknown> {
   /** Schema-valid once `handle` runs; raw in `guard`. */
   readonly query: Query;
   readonly body: Body;
   readonly partner: Partner | null;
+  /** The client's IP (behind TRUST_PROXY, the address the outermost proxy saw). */
+  readonly clientIp: string;
   /** Adds fields to this request's access-log line. */
   annotate(fields: AccessLogFields): void;
   /** Counts a keyless fresh quote (a cache miss) in its caller's budget; rejects with rate_limited over it. */
@@ -27,8 +30,16 @@ export interface OperationHandler<Query = unknown, Body = unknown> {
    * keep beyond the request, such as the party of an outcome query.
    */
   readonly rememberQueries?: boolean;
+  /** Query parameters or body fields whose validation failures have their own code (default: bad_request). */
+  readonly fieldCodes?: FieldCodes;
   /** Rules that must answer before schema validation (for example, key-only parameters). */
   guard?(context: OperationContext<Record<string, unknown>, unknown>): void;
+  /**
+   * The stored answer to this very request (an idempotent replay), or null: looked up once the
+   * request is valid and before it is counted in a rate-limit window, so a replay is never counted
+   * and carries no rate-limit headers. Only for operations that document a 429.
+   */
+  replay?(context: OperationContext<Query, Body>): Promise<OperationResult | null>;
   handle(context: OperationContext<Query, Body>): Promise<OperationResult> | OperationResult;
 }
 

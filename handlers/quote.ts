@@ -2,6 +2,7 @@ import type { PartnerQuotes } from '../core/partner-quote.js';
 import { checkFeeParams, memoizedQuoteParams } from '../core/quote-params.js';
 import type { BaseQuote, QuoteService } from '../core/quote-service.js';
 import type { GetQuoteQuery } from '../core/wire.js';
+import type { FieldCodes } from './http/validation-error.js';
 import { JSON_TEXT, type OperationHandler, type OperationResult } from './operation.js';
 
 // A shared cache keeps keyless bodies by URL; a keyed request for the same URL must not be
@@ -12,12 +13,19 @@ const KEYLESS_HEADERS = Object.freeze({ 'cache-control': 'public, s-maxage=10', 
 // A keyed body holds one partner's fee lines: no shared cache may keep it.
 const KEYED_HEADERS = Object.freeze({ 'cache-control': 'private, no-store', vary: VARY });
 
+/** The integrator's fee parameters answer bad_fee_params when malformed, on quotes and partner plans. */
+export const FEE_FIELD_CODES: FieldCodes = new Map([
+  ['feeBps', 'bad_fee_params'],
+  ['feeRecipient', 'bad_fee_params'],
+]);
+
 export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes): OperationHandler<GetQuoteQuery> {
   const parseParams = memoizedQuoteParams();
   return {
     // A quote's query holds tokens, an amount, a ref and an integrator's fee parameters: no secret
     // and no taker's party, so it may be kept by URL.
     rememberQueries: true,
+    fieldCodes: FEE_FIELD_CODES,
     guard({ query, partner }) {
       checkFeeParams(query, partner !== null);
     },

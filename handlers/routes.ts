@@ -12,7 +12,7 @@ import { DomainError } from '../core/errors.js';
 import { presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
 import { errorReply, sendError } from './http/error-reply.js';
 import type { AccessLogFields } from './http/access-log.js';
-import type { RateLimiter } from './http/rate-limits.js';
+import { clientIp, type RateLimiter } from './http/rate-limits.js';
 import { ValidatedQueries, type Query } from './http/validated-queries.js';
 import { validationError } from './http/validation-error.js';
 import { NOT_IMPLEMENTED, type HandlerMap, type OperationContext, type OperationHandler, type OperationResult } from './operation.js';
@@ -93,33 +93,58 @@ function operationRoute(
   // Not async: an operation without rate limits or a key (the status) is answered within this
   // call, with no promise to settle; fastify sends a synchronous throw, or a rejected promise from
   // the other paths, to the error handler.
-  const queries = validateQuery && handler.rememberQueries ? new ValidatedQueries(validateQuery) : undefined;
-  const run = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): Promise<void> | undefined => {
+  const { fieldCodes } = handler;
+  const queries = validateQuery && handler.rememberQueries ? new ValidatedQueries(validateQuery, fieldCodes) : undefined;
+  /** The handler's context, its guard run and its input validated: throws the request's 4xx. */
+  const prepare = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): OperationContext<never, never> => {
     // Guards read the query as sent; the handler gets it validated (and coerced).
     const context: { -readonly [K in keyof OperationContext<Query>]: OperationContext<Query>[K] } = {
       query: request.query as Query,
       body: request.body,
       partner,
+      clientIp: clientIp(request),
       annotate: (fields) => annotate(request, fields),
       spendFreshQuote: () => limits.spendFreshQuote(request, reply),
     };
     handler.guard?.(context);
     if (queries) context.query = queries.get(request.url, request.query as Record<string, unknown>);
-    else if (validateQuery && !validateQuery(context.query)) throw validationError(validateQuery.errors, 'query');
-    if (validateBody && !validateBody(context.body)) throw validationError(validateBody.errors, 'body');
-    const result = handler.handle(context as OperationContext<never, never>);
+    else if (validateQuery && !validateQuery(context.query)) throw validationError(validateQuery.errors, 'query', fieldCodes);
+    if (validateBody && !validateBody(context.body)) throw validationError(validateBody.errors, 'body', fieldCodes);
+    return context as OperationContext<never, never>;
+  };
+  const execute = (reply: FastifyReply, context: OperationContext<never, never>): Promise<void> | undefined => {
+    const result = handler.handle(context);
     if (result instanceof Promise) return result.then((r) => send(reply, r));
     send(reply, result);
     return undefined;
   };
+  const run = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => execute(reply, prepare(request, reply, partner));
   // The key is verified first, so a keyed caller is counted in its key's window. An invalid key
   // counts in its IP's keyless window, so guessing keys is limited like any keyless traffic; a
   // key that could not be verified (503) or a fault (500) is answered as it is.
-  const admitted = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) =>
-    rateLimited ? limits.admit(request, reply, partner).then(() => run(request, reply, partner)) : run(request, reply, partner);
+  const count = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => limits.admit(request, reply, partner);
+  // With a replay, the request is validated and looked up before it is counted: a replay is not
+  // counted, while every other answer, a 4xx included, is counted as it would be without.
+  const replayFirst = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): Promise<void> => {
+    let context: OperationContext<never, never>;
+    try {
+      context = prepare(request, reply, partner);
+    } catch (err) {
+      return count(request, reply, partner).then(() => Promise.reject(err));
+    }
+    return handler.replay!(context).then(
+      (stored) => (stored ? send(reply, stored) : count(request, reply, partner).then(() => execute(reply, context))),
+      (err: unknown) => count(request, reply, partner).then(() => Promise.reject(err)),
+    );
+  };
+  const admitted = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => {
+    if (!rateLimited) return run(request, reply, partner);
+    if (handler.replay) return replayFirst(request, reply, partner);
+    return count(request, reply, partner).then(() => run(request, reply, partner));
+  };
   const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown): Promise<never> =>
     rateLimited && err instanceof DomainError && err.code === 'invalid_key'
-      ? limits.admit(request, reply, null).then(() => Promise.reject(err))
+      ? count(request, reply, null).then(() => Promise.reject(err))
       : Promise.reject(err);
   return (request, reply) => {
     const key = requirement === 'none' ? null : presentedKey(request.headers);

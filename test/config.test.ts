@@ -37,6 +37,12 @@ const DEFAULTS: Config = {
     cantexInstrumentAdmins: null,
     nightlyRecipient: null,
   },
+  poolParties: {
+    'CC/USDCx': `tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`,
+    'CC/CBTC': `tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`,
+  },
+  serviceFeeParty: null,
+  b2cFeeParty: null,
 };
 
 /** The ConfigError loadConfig throws for `env`, or a test failure. */
@@ -80,6 +86,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     DATA_DIR: '/var/lib/bestex',
     REDIS_URL: 'redis://:secret@redis.internal:6380/2',
     FEE_COLLECTION_ENABLED: 'true',
+    SERVICE_FEE_PARTY: `bestex-fees::1220${'e'.repeat(64)}`,
     FEE_SCHEMAS_FILE: '/etc/bestex/fees.json',
     RATE_LIMIT_KEYLESS_PER_MINUTE: '60',
     RATE_LIMIT_KEYED_PER_MINUTE: '6000',
@@ -106,6 +113,9 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     rateLimitKeylessPerMinute: 60,
     rateLimitKeyedPerMinute: 6000,
     rateLimitFreshQuotesPerMinute: 10,
+    poolParties: DEFAULTS.poolParties,
+    serviceFeeParty: `bestex-fees::1220${'e'.repeat(64)}`,
+    b2cFeeParty: null,
   });
   t.equal(loadConfig({ PORT: '0' }).port, 0, 'PORT 0 (an ephemeral port) is allowed');
   t.equal(loadConfig({ PORT: '65535' }).port, 65535, 'the top of the range');
@@ -167,6 +177,7 @@ const LIVE = {
   NIGHTLY_RECIPIENT: PARTY('bestex-quotes'),
   TEMPLE_URL: 'https://api.temple.example/',
   TEMPLE_API_KEY: 'temple-secret',
+  TRADECRAFT_POOL_PARTIES: `CC/USDCx=${PARTY('tc-pool-usdcx')}`,
 };
 
 t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the environment, timeout, instrument admins" (VENUES=live)', async (t) => {
@@ -182,12 +193,31 @@ t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the e
 t.test('loadConfig: VENUES=live without what an enabled venue needs stops start-up, naming each variable and never showing a key', async (t) => {
   const err = configError(t, { VENUES: 'live' });
   const text = err.problems.join('\n');
-  for (const name of ['CANTEX_API_KEY', 'ONESWAP_API_KEY', 'TEMPLE_API_KEY', 'TEMPLE_URL', 'CANTEX_INSTRUMENT_ADMINS', 'NIGHTLY_RECIPIENT']) t.match(text, name);
-  t.doesNotThrow(() => loadConfig({ VENUES: 'live', CANTEX_ENABLED: 'false', ONESWAP_ENABLED: 'false', TEMPLE_ENABLED: 'false', NIGHTLY_ENABLED: 'false' }), 'a venue turned off needs nothing');
+  for (const name of ['CANTEX_API_KEY', 'ONESWAP_API_KEY', 'TEMPLE_API_KEY', 'TEMPLE_URL', 'CANTEX_INSTRUMENT_ADMINS', 'NIGHTLY_RECIPIENT', 'TRADECRAFT_POOL_PARTIES']) t.match(text, name);
+  const tradecraftOnly = { VENUES: 'live', CANTEX_ENABLED: 'false', ONESWAP_ENABLED: 'false', TEMPLE_ENABLED: 'false', NIGHTLY_ENABLED: 'false' };
+  t.doesNotThrow(() => loadConfig({ ...tradecraftOnly, TRADECRAFT_POOL_PARTIES: LIVE.TRADECRAFT_POOL_PARTIES }), 'a venue turned off needs nothing');
   t.match(configError(t, { ...LIVE, CANTEX_INSTRUMENT_ADMINS: 'Amulet=dso' }).message, /CANTEX_INSTRUMENT_ADMINS must be "Amulet=<party>,USDCx=<party>,CBTC=<party>"/);
   t.match(configError(t, { ...LIVE, TRADECRAFT_URL: 'ftp://x' }).message, /TRADECRAFT_URL must be an http\(s\):\/\/ URL without credentials, query or fragment/);
   t.match(configError(t, { VENUES: 'staging' }).message, /VENUES must be "sandbox" or "live"/);
   t.doesNotThrow(() => loadConfig({}), 'the sandbox needs none of it');
+});
+
+t.test('loadConfig: "the venue\'s pool party per pair is configuration" (TRADECRAFT_POOL_PARTIES; sandbox pools by default)', async (t) => {
+  t.strictSame(loadConfig({}).poolParties, DEFAULTS.poolParties, 'the sandbox pools without configuration');
+  t.strictSame(loadConfig({ ...LIVE, TRADECRAFT_POOL_PARTIES: `usdcx / cc=${PARTY('a')}, Amulet/CBTC=${PARTY('b')}` }).poolParties, { 'CC/USDCx': PARTY('a'), 'CC/CBTC': PARTY('b') }, 'pairs named as the API accepts tokens, in either order');
+  for (const bad of [`USDCx/CBTC=${PARTY('a')}`, `CC/CC=${PARTY('a')}`, 'CC/USDCx=alice', `CC/USDCx=${PARTY('a')},USDCx/CC=${PARTY('b')}`, `CC/ETH=${PARTY('a')}`, 'CC-USDCx']) {
+    t.match(configError(t, { TRADECRAFT_POOL_PARTIES: bad }).message, /TRADECRAFT_POOL_PARTIES must be "CC\/USDCx=<party>,CC\/CBTC=<party>"/, bad);
+  }
+});
+
+t.test('loadConfig: fee parties: SERVICE_FEE_PARTY is required while fees are collected; no fee party is a pool party', async (t) => {
+  t.match(configError(t, { FEE_COLLECTION_ENABLED: 'true' }).message, /SERVICE_FEE_PARTY is required with FEE_COLLECTION_ENABLED=true/);
+  const config = loadConfig({ FEE_COLLECTION_ENABLED: 'true', SERVICE_FEE_PARTY: PARTY('svc'), B2C_FEE_PARTY: PARTY('b2c') });
+  t.equal(config.serviceFeeParty, PARTY('svc'));
+  t.equal(config.b2cFeeParty, PARTY('b2c'));
+  t.equal(loadConfig({ FEE_COLLECTION_ENABLED: 'true', SERVICE_FEE_PARTY: PARTY('svc') }).b2cFeeParty, null, 'B2C_FEE_PARTY may be left unset: keyless collecting plans then answer 503');
+  t.match(configError(t, { B2C_FEE_PARTY: 'nope' }).message, /B2C_FEE_PARTY must be a ledger party id/);
+  t.match(configError(t, { SERVICE_FEE_PARTY: DEFAULTS.poolParties['CC/USDCx']! }).message, /SERVICE_FEE_PARTY must not be a pool party/);
 });
 
 t.test('loadConfig: venue URLs and keys are refused without being shown: credentials or a query in a URL, a key sent over plain http, a blank key', async (t) => {

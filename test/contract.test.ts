@@ -7,7 +7,10 @@
 import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import { keysFile } from '../core/key-store.js';
-import { listen, testApp, type TestApp } from './helpers/app.js';
+import { createSandboxVenues } from '../core/sandbox/market.js';
+import type { CoreOverrides } from '../core/services.js';
+import type { Venue } from '../core/venue.js';
+import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
 import { loadSpec, pointerExists, withoutPointers, type SpecExample } from './helpers/spec.js';
 
@@ -34,6 +37,7 @@ interface Observed {
  */
 interface Condition {
   readonly env?: Record<string, string>;
+  readonly overrides?: () => CoreOverrides;
   prepare?(app: TestApp, request: Outgoing): Promise<void>;
 }
 
@@ -42,6 +46,26 @@ const sendRaw = async (request: Outgoing): Promise<Observed> => {
   return { status: response.status, headers: response.headers, text: await response.text() };
 };
 
+/** The sandbox venues, with tradecraft answering every quote with an error (its probe still live). */
+function tradecraftFailing(): Venue[] {
+  return createSandboxVenues().map((venue): Venue =>
+    venue.id !== 'tradecraft'
+      ? venue
+      : { id: venue.id, settlementMode: venue.settlementMode, probe: () => venue.probe(), quote: () => Promise.reject(new Error('upstream answered 500')) },
+  );
+}
+
+/**
+ * The same request under another idempotencyKey, when it has one: sent first, it is counted in the
+ * window like the example, where the example's own request would make a plan the example then
+ * replays (and a replay is not counted).
+ */
+function another(request: Outgoing): Outgoing {
+  const body = request.body === undefined ? undefined : (JSON.parse(request.body) as Record<string, unknown>);
+  if (typeof body?.idempotencyKey !== 'string') return request;
+  return { ...request, body: JSON.stringify({ ...body, idempotencyKey: `${body.idempotencyKey}-first` }) };
+}
+
 const CONDITIONS: Record<string, Condition> = {
   // A partner key issued into the app's key store, sent as x-api-key unless the example sends its own.
   'partner-key': {
@@ -49,15 +73,33 @@ const CONDITIONS: Record<string, Condition> = {
       request.headers['x-api-key'] ??= (await issueKey(app.core.keyStore, { name: 'contract-partner' })).key;
     },
   },
-  // A one-request window, used up by sending the example's own request once.
+  // A one-request window, used up by sending the example's request once.
   'keyless-window-exhausted': {
     env: { RATE_LIMIT_KEYLESS_PER_MINUTE: '1' },
-    prepare: async (_app, request) => void (await sendRaw(request)),
+    prepare: async (_app, request) => void (await sendRaw(another(request))),
   },
   'keyed-window-exhausted': {
     env: { RATE_LIMIT_KEYED_PER_MINUTE: '1' },
-    prepare: async (_app, request) => void (await sendRaw(request)),
+    prepare: async (_app, request) => void (await sendRaw(another(request))),
   },
+  // A key whose record names a fee schema the configuration does not define.
+  'partner-key-retired-schema': {
+    prepare: async (app, request) => {
+      request.headers['x-api-key'] ??= (await issueKey(app.core.keyStore, { name: 'retired-partner', schemaId: 'retired-2025' })).key;
+    },
+  },
+  'fees-collected': { env: COLLECTING },
+  'fees-collected-without-b2c-party': { env: { FEE_COLLECTION_ENABLED: 'true', SERVICE_FEE_PARTY: FEE_PARTIES.SERVICE_FEE_PARTY } },
+  // The example's idempotencyKey, used a moment before by the same caller for another amount.
+  'idempotency-key-used': {
+    prepare: async (_app, request) => {
+      const first = await sendRaw({ ...request, body: JSON.stringify({ ...(JSON.parse(request.body ?? '{}') as object), amount: '1' }) });
+      if (first.status !== 200) throw new Error(`the first use of the idempotencyKey answered ${first.status}: ${first.text}`);
+    },
+  },
+  // Shared state in a Redis that is not there (nothing listens on port 1).
+  'shared-state-unreachable': { env: { REDIS_URL: 'redis://127.0.0.1:1' } },
+  'tradecraft-failing': { overrides: () => ({ venues: tradecraftFailing() }) },
   // keys.json overwritten with something that is not a key file, once the service has read it.
   'key-store-unreadable': {
     prepare: async (app) => {
@@ -107,7 +149,10 @@ for (const example of spec.examples) {
     runs.push(outcome(example, await sendRaw(outgoing(base, example))));
   } else {
     const conditions = given.map((g) => CONDITIONS[g]!);
-    const own = await testApp({ env: Object.assign({}, ...conditions.map((c) => c.env)) as Record<string, string> });
+    const own = await testApp({
+      env: Object.assign({}, ...conditions.map((c) => c.env)) as Record<string, string>,
+      overrides: Object.assign({}, ...conditions.map((c) => c.overrides?.())) as CoreOverrides,
+    });
     const request = outgoing(await listen(own.server), example);
     for (const condition of conditions) await condition.prepare?.(own, request);
     runs.push(outcome(example, await sendRaw(request)));

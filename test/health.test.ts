@@ -71,20 +71,20 @@ t.test('status is down when no venue is live', async (t) => {
   t.equal((await app.server.inject('/api/status')).json().state, 'down');
 });
 
-t.test('status: monitor mode while plans are not served, a component per venue, the shared state, key store and rate limits, edge-cached about 60 s', async (t) => {
+t.test('status: "mode is live when the service can issue execution plans now (plans are served and the supported venue is live)", a component per venue, the shared state, key store and rate limits, edge-cached about 60 s', async (t) => {
   const app = await testApp();
   t.teardown(app.close);
   const res = await app.server.inject('/api/status');
   t.equal(res.headers['cache-control'], 'public, s-maxage=60');
   t.same(res.json(), {
-    mode: 'monitor',
+    mode: 'live',
     state: 'ok',
     components: [
       { component: 'venue:tradecraft', state: 'live' },
       { component: 'venue:cantex', state: 'live' },
       { component: 'venue:oneswap', state: 'live' },
       { component: 'venue:temple', state: 'live' },
-      { component: 'plans', state: 'not_served' },
+      { component: 'plans', state: 'served' },
       { component: 'shared-state', state: 'in-process' },
       { component: 'key-store', state: 'ok' },
       { component: 'rate-limits', state: 'per-instance' },

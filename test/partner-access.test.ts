@@ -10,7 +10,7 @@ import { KeyStoreUnavailable, type KeyStore } from '../core/keys.js';
 import { InProcessSharedState } from '../core/shared-state.js';
 import { SharedStateKeyStore } from '../core/key-store-shared.js';
 import type { QuoteResponse } from '../core/wire.js';
-import { testApp, type TestApp } from './helpers/app.js';
+import { COLLECTING, testApp, type TestApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
@@ -153,7 +153,7 @@ t.test('"A key created or revoked while the service runs takes effect within 5 s
 });
 
 t.test('"A key adds, on each available venue, the clientFees block … and appliedSchema. All fee amounts are exact Canton Decimals that add up"', async (t) => {
-  const app = await testApp({ env: { FEE_COLLECTION_ENABLED: 'true' } });
+  const app = await testApp({ env: COLLECTING });
   t.teardown(app.close);
   const { key } = await issueKey(app.core.keyStore);
   const res = await keyed(app, `/api/quote?from=CC&to=CBTC&amount=5000&feeBps=7&feeRecipient=${RECIPIENT}`, key);
@@ -180,7 +180,7 @@ t.test('"A key adds, on each available venue, the clientFees block … and appli
 });
 
 t.test('"The key never changes the ranking": a keyed body is the keyless body plus the fee blocks and appliedSchema', async (t) => {
-  const app = await testApp({ env: { FEE_COLLECTION_ENABLED: 'true' } });
+  const app = await testApp({ env: COLLECTING });
   t.teardown(app.close);
   const { key } = await issueKey(app.core.keyStore);
   const keyless = (await app.server.inject(QUOTE)).json<QuoteResponse>();
@@ -214,7 +214,7 @@ t.test('"per-partner negotiated overrides (a different service bps, a lower inte
       overrides: [{ id: 'wallet-co-2026', schemaId: 'partner-default', serviceBps: 2, integratorCapBps: 4 }],
     }),
   );
-  const app = await testApp({ env: { FEE_COLLECTION_ENABLED: 'true', FEE_SCHEMAS_FILE: file } });
+  const app = await testApp({ env: { ...COLLECTING, FEE_SCHEMAS_FILE: file } });
   t.teardown(app.close);
   const { key } = await issueKey(app.core.keyStore, { schemaId: 'wallet-co-2026' });
   const body = (await keyed(app, `${QUOTE}&feeBps=4&feeRecipient=${RECIPIENT}`, key)).json<QuoteResponse>();
@@ -281,7 +281,7 @@ t.test('"Every fee-parameter error of the spec": without a key missing_key; with
 });
 
 t.test('"Keyed fee lines are computed per response and never enter the shared cache"; keyed responses are private, no-store', async (t) => {
-  const app = await testApp({ env: { FEE_COLLECTION_ENABLED: 'true' } });
+  const app = await testApp({ env: COLLECTING });
   t.teardown(app.close);
   const first = await issueKey(app.core.keyStore);
   const res = await keyed(app, WITH_FEE, first.key);

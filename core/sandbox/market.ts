@@ -7,6 +7,15 @@ import type { VenueFeeQuote, VenueQuoteRequest } from '../venue.js';
 import { proportionalGiveFee } from '../quote-math.js';
 import { SandboxVenue, type PricedTrade } from './sandbox-venue.js';
 
+/**
+ * The sandbox tradecraft pools' parties, by pair: where a sandbox plan's deposit goes (the
+ * TRADECRAFT_POOL_PARTIES default in sandbox mode).
+ */
+export const SANDBOX_POOL_PARTIES: Readonly<Record<string, string>> = {
+  'CC/USDCx': `tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`,
+  'CC/CBTC': `tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`,
+};
+
 const levels = (rows: Array<[string, string]>) => rows.map(([price, quantity]) => ({ price: dec(price), quantity: dec(quantity) }));
 
 const CANTEX_FEE_FREE_FROM_CC = dec('500');

@@ -10,6 +10,8 @@ export interface AccessLogFields {
   quoteCache?: 'hit' | 'miss';
   /** The caller's attribution slug (schema-checked). */
   ref?: string;
+  /** On plans: `created` when this request made the plan, `replayed` when it got a plan made before under its idempotencyKey. */
+  plan?: 'created' | 'replayed';
   /** The verified key's record id (`key_...`, never the key): attributes a keyed request's traffic. */
   partnerId?: string;
 }

@@ -43,7 +43,8 @@ function windowsStore(windows: RateWindows): new () => FastifyRateLimitStore {
   };
 }
 
-const clientIp = (request: FastifyRequest): string => normalizeIP(request.ip);
+/** The client's IP as its keyless window and its plans' idempotency records know it. */
+export const clientIp = (request: FastifyRequest): string => normalizeIP(request.ip);
 
 export async function registerRateLimits(app: FastifyInstance, windows: RateWindows, settings: RateLimitSettings): Promise<RateLimiter> {
   await app.register(rateLimit, { global: false, store: windowsStore(windows), timeWindow: RATE_WINDOW_MS });

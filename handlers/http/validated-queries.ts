@@ -5,7 +5,7 @@
 // the key-building it replaced cost a cached quote ~3,500 of its ~100,000 instructions. URLs are
 // kept, so only operations whose queries may outlive their request opt in (rememberQueries).
 import type { ValidateFunction } from 'ajv';
-import { validationError } from './validation-error.js';
+import { validationError, type FieldCodes } from './validation-error.js';
 
 export type Query = Readonly<Record<string, unknown>>;
 
@@ -17,6 +17,7 @@ export class ValidatedQueries {
 
   constructor(
     private readonly validate: ValidateFunction,
+    private readonly fieldCodes?: FieldCodes,
     private readonly max = VALIDATED_QUERIES_MAX,
   ) {}
 
@@ -28,7 +29,7 @@ export class ValidatedQueries {
   get(url: string, parsed: Record<string, unknown>): Query {
     let query = this.byUrl.get(url);
     if (query === undefined) {
-      if (!this.validate(parsed)) throw validationError(this.validate.errors, 'query');
+      if (!this.validate(parsed)) throw validationError(this.validate.errors, 'query', this.fieldCodes);
       query = Object.freeze(parsed);
       // Clearing, not evicting one by one: a Map emptied from the front keeps its deleted slots
       // until it rehashes, and every lookup steps over them.

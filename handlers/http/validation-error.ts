@@ -6,13 +6,14 @@ import { DomainError, type DomainErrorCode } from '../../core/errors.js';
 
 export type InputLocation = 'query' | 'body';
 
-// Fields whose failures have their own code in the spec. A Map, because the field name comes from
-// the request: a plain object would answer `__proto__` with Object.prototype.
-const FIELD_CODES: ReadonlyMap<string, DomainErrorCode> = new Map([
-  ['takerParty', 'bad_party'],
-  ['feeBps', 'bad_fee_params'],
-  ['feeRecipient', 'bad_fee_params'],
-]);
+/**
+ * Fields whose failures have their own code in an operation's contract; the rest are bad_request.
+ * A Map, because the field name comes from the request: a plain object would answer `__proto__`
+ * with Object.prototype.
+ */
+export type FieldCodes = ReadonlyMap<string, DomainErrorCode>;
+
+const NO_FIELD_CODES: FieldCodes = new Map();
 
 const noun = (location: InputLocation) => (location === 'query' ? 'query parameter' : 'body field');
 
@@ -57,11 +58,11 @@ function sentence(error: ErrorObject, name: string, location: InputLocation): st
   }
 }
 
-export function validationError(errors: readonly ErrorObject[] | null | undefined, location: InputLocation): DomainError {
+export function validationError(errors: readonly ErrorObject[] | null | undefined, location: InputLocation, fieldCodes: FieldCodes = NO_FIELD_CODES): DomainError {
   // oneOf reports its branches' errors first; the oneOf error itself describes the field as a whole.
   const error = errors?.find((e) => e.keyword === 'oneOf') ?? errors?.[0];
   if (!error) return new DomainError('bad_request', `the request ${location} is invalid`);
   const name = fieldName(error);
   const topField = name.split('.')[0] ?? '';
-  return new DomainError(FIELD_CODES.get(topField) ?? 'bad_request', sentence(error, name, location));
+  return new DomainError(fieldCodes.get(topField) ?? 'bad_request', sentence(error, name, location));
 }

@@ -24,6 +24,15 @@ export interface TestAppOptions {
   readonly probed?: boolean;
 }
 
+/** The fee parties of a collecting service: collection needs at least the service's. */
+export const FEE_PARTIES = {
+  SERVICE_FEE_PARTY: `bestex-fees::1220${'e'.repeat(64)}`,
+  B2C_FEE_PARTY: `bestex-app-fees::1220${'f'.repeat(64)}`,
+} as const;
+
+/** Environment of a service that collects fees, with its fee parties. */
+export const COLLECTING: Record<string, string> = { FEE_COLLECTION_ENABLED: 'true', ...FEE_PARTIES };
+
 /**
  * The default config, but with a private DATA_DIR, and rate limits no test reaches unless it sets
  * them: tests from one loopback IP would otherwise share one keyless window.

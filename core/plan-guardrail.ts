@@ -1,0 +1,85 @@
+// The party-isolation guardrail: before a plan leaves the server, every step is checked against
+// the plan's inputs, independently of how the plan was assembled. Funds may move only from the
+// taker to the venue's pool for the pair or to a configured fee party (or the integrator's
+// recipient), in the amounts the quote gives, with the floor the memo carries, in a plan bound to
+// the caller that asked. A violation names the rule, never a party.
+import { isDeepStrictEqual } from 'node:util';
+import { toWire } from './decimal.js';
+import { planFigures, type PlanInputs } from './plan-assembly.js';
+import type { AppPlan } from './wire.js';
+
+/** Fee-leg kinds each route may carry, and whose fee each pays. */
+const FEE_LEGS = {
+  app: { 'b2c-fee-transfer': 'service' },
+  partner: { 'fee-escrow-lock': 'service', 'fee-transfer': 'integrator' },
+} as const;
+
+/**
+ * Every rule `plan` breaks, as sentences free of party ids; empty when it may be returned.
+ * `boundTo` is the caller the plan is stored for, `caller` the one asking.
+ */
+export function planViolations(plan: AppPlan, inputs: PlanInputs, binding: { readonly boundTo: string; readonly caller: string }): string[] {
+  const { route, params, parties, collecting } = inputs;
+  const { give, want, amount } = params.request;
+  const figures = planFigures(inputs);
+  const violations: string[] = [];
+  const rule = (holds: boolean, violation: string) => {
+    if (!holds) violations.push(violation);
+  };
+
+  rule(binding.boundTo === binding.caller, 'the plan is bound to a caller other than the one asking');
+  const ref = plan.quoteRef;
+  rule(ref.venueId === params.venueId, 'quoteRef.venueId is not the chosen venue');
+  rule(ref.pair.give === give.instrument && ref.pair.want === want.instrument, 'quoteRef.pair is not the requested pair');
+  rule(ref.amount === toWire(amount), 'quoteRef.amount is not the requested amount');
+  rule(ref.net === toWire(inputs.net), "quoteRef.net is not the venue's quoted net");
+  rule(ref.minReceive === figures.minReceive, 'quoteRef.minReceive is not floor(net × (1 - slippageBps/10000))');
+  rule(isDeepStrictEqual(ref.clientFees, figures.fees), "quoteRef.clientFees is not the applied schema's disclosure");
+  rule(ref.appliedSchema.schemaId === inputs.terms.schemaId && ref.appliedSchema.overrideId === inputs.terms.overrideId, 'quoteRef.appliedSchema is not the terms applied');
+  rule(plan.expiry === figures.expiry, 'expiry is not 90 seconds after creation');
+  rule(plan.mode === 'managed-deposit', 'mode is not managed-deposit');
+  rule(plan.idempotencyKey === params.idempotencyKey, 'idempotencyKey is not the request\'s');
+
+  const [deposit, ...legs] = plan.steps;
+  rule(deposit?.kind === 'venue-deposit', 'the first step is not the venue deposit');
+  if (deposit?.kind === 'venue-deposit') {
+    rule(deposit.target === parties.pool, "the deposit's target is not the venue's pool party for the pair");
+    rule(deposit.instrument === give.instrument, "the deposit's instrument is not the give instrument");
+    rule(deposit.amount === toWire(amount), "the deposit's amount is not the give amount");
+    rule(deposit.memo === ref.minReceive && deposit.memo === figures.minReceive, "the deposit's memo is not the pinned floor");
+  }
+
+  const allowedLegs: Readonly<Record<string, string>> = FEE_LEGS[route];
+  const paid = new Set<string>();
+  for (const [i, step] of plan.steps.entries()) {
+    const at = `step ${i} (${step.kind})`;
+    rule(step.target !== params.takerParty, `${at} sends funds back to the taker`);
+    rule(step.expiresAt === figures.expiry, `${at} does not expire with the plan`);
+    if (i === 0) continue;
+    const beneficiary = allowedLegs[step.kind];
+    if (beneficiary === undefined) {
+      violations.push(`${at} is not a fee leg this route may carry`);
+      continue;
+    }
+    rule(collecting, `${at} collects a fee while fee collection is off`);
+    rule(!paid.has(beneficiary), `${at} pays the ${beneficiary} fee a second time`);
+    paid.add(beneficiary);
+    rule(step.instrument === want.instrument, `${at} is not in the want instrument`);
+    rule(route === 'app' ? step.beneficiary === undefined : step.beneficiary === beneficiary, `${at} does not name its beneficiary as its kind says`);
+    const [target, expected] =
+      beneficiary === 'service'
+        ? [route === 'app' ? parties.b2cFee : parties.serviceFee, figures.fees.service.amount]
+        : [figures.fees.integrator?.recipient ?? null, figures.fees.integrator?.amount];
+    rule(target !== null && step.target === target, `${at} does not go to the configured ${beneficiary} fee party`);
+    rule(step.amount === expected && expected !== '0', `${at} does not pay the disclosed ${beneficiary} fee`);
+  }
+  if (collecting) {
+    rule(figures.fees.service.amount === '0' || paid.has('service'), 'a disclosed service fee has no leg');
+    rule((figures.fees.integrator?.amount ?? '0') === '0' || paid.has('integrator'), 'a disclosed integrator fee has no leg');
+  }
+  rule(plan.collectsFees === legs.length > 0, 'collectsFees does not say whether the plan has fee legs');
+  rule(route === 'app' || plan.b2cFee === undefined, 'a partner plan carries a b2cFee block');
+  rule(route === 'partner' || (plan.b2cFee !== undefined) === plan.collectsFees, 'the b2cFee block is not present exactly when fees are collected');
+  if (plan.b2cFee) rule(isDeepStrictEqual(plan.b2cFee, figures.b2cFee), "the b2cFee block is not the service line's rate and the fee's size in CC on the swap's CC leg");
+  return violations;
+}

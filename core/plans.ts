@@ -1,0 +1,160 @@
+// The plan use case, one core for both routes: the chosen venue's quote comes from the same base
+// quote a quote request gets (never from the client), the plan is assembled from it, checked by the
+// party-isolation guardrail, and kept under the caller's idempotencyKey so a retry gets it again.
+import { randomBytes } from 'node:crypto';
+import { checkIntegratorCap } from './client-fees.js';
+import { dec, type Decimal } from './decimal.js';
+import { badRequest, DomainError } from './errors.js';
+import type { FeeSchemas } from './fee-schemas.js';
+import { callerDigest, IdempotencyRecords, type IdempotencyRecord } from './idempotency.js';
+import type { Partner } from './keys.js';
+import { assemblePlan, type PlanInputs, type PlanParties } from './plan-assembly.js';
+import { planViolations } from './plan-guardrail.js';
+import type { PlanParams, PlanRoute } from './plan-params.js';
+import type { QuoteService } from './quote-service.js';
+import type { CoreLog } from './services.js';
+import { CC, pairKey } from './tokens.js';
+import type { AppPlan, QuoteResponse } from './wire.js';
+
+/** Who asks for a plan: a partner (keyed route), or a keyless caller known by its IP. */
+export type PlanCaller = { readonly route: 'partner'; readonly partner: Partner } | { readonly route: 'app'; readonly ip: string };
+
+export interface PlanServiceOptions {
+  readonly quotes: QuoteService;
+  readonly schemas: FeeSchemas;
+  readonly collecting: boolean;
+  /** The venue v1 plans, and every venue a quote lists. */
+  readonly supportedVenueId: string;
+  readonly venueIds: readonly string[];
+  /** The supported venue's pool party per pair (by pairKey). */
+  readonly poolParties: Readonly<Record<string, string>>;
+  readonly serviceFeeParty: string | null;
+  readonly b2cFeeParty: string | null;
+  readonly records: IdempotencyRecords;
+  readonly log: CoreLog;
+  readonly now: () => Date;
+  /** Assembles the plan the guardrail then checks (core/plan-assembly.ts). */
+  readonly assemble?: (inputs: PlanInputs) => AppPlan;
+}
+
+export interface MadePlan {
+  /** The plan's JSON text: the same bytes on every replay. */
+  readonly json: string;
+  /** False when this request made the plan. */
+  readonly replayed: boolean;
+}
+
+const callerId = (caller: PlanCaller): string => (caller.route === 'partner' ? `partner:${caller.partner.id}` : `app:${caller.ip}`);
+
+export class PlanService {
+  private trips = 0;
+
+  constructor(private readonly options: PlanServiceOptions) {}
+
+  /** How many plans the guardrail has stopped since start. */
+  get guardrailTrips(): number {
+    return this.trips;
+  }
+
+  /** The plan this caller already made for this very request under its idempotencyKey, or null. */
+  async replay(params: PlanParams, caller: PlanCaller): Promise<string | null> {
+    const boundTo = callerDigest(callerId(caller));
+    const held = await this.options.records.find(boundTo, params.idempotencyKey);
+    return held !== null && held.fingerprint === params.fingerprint ? this.checkedReplay(held, boundTo, caller.route, params.venueId) : null;
+  }
+
+  async create(params: PlanParams, caller: PlanCaller): Promise<MadePlan> {
+    const { options } = this;
+    const { route } = caller;
+    const terms = caller.route === 'partner' ? options.schemas.termsOfPartner(caller.partner) : options.schemas.b2c;
+    checkIntegratorCap(params.integratorFee, terms);
+    if (!options.venueIds.includes(params.venueId)) {
+      throw badRequest(`unknown venue '${params.venueId}': integrated venues are ${[...options.venueIds].sort().join(', ')}`);
+    }
+    const boundTo = callerDigest(callerId(caller));
+    const held = await options.records.find(boundTo, params.idempotencyKey);
+    if (held !== null) return { json: this.sameRequest(held, params, boundTo, route), replayed: true };
+
+    const { give, want } = params.request;
+    if (give !== CC && want !== CC) {
+      throw new DomainError('unsupported_pair', `the pair ${give.symbol}/${want.symbol} is not executable: every v1 swap has a CC leg`);
+    }
+    if (params.venueId !== options.supportedVenueId) {
+      throw new DomainError('venue_unavailable', `venue ${params.venueId} is not executable in v1: plans are built for ${options.supportedVenueId} only`);
+    }
+    const pool = options.poolParties[pairKey(give, want)];
+    if (pool === undefined) throw new DomainError('no_pool', `venue ${params.venueId} has no pool configured for ${pairKey(give, want)}`);
+    if (route === 'app' && options.collecting && options.b2cFeeParty === null) {
+      throw new DomainError('fee_unconfigured', 'fees are collected but no fee destination is configured for keyless plans; nothing was created');
+    }
+
+    const { net, asOf } = await this.venueQuote(params, route);
+    const inputs: PlanInputs = {
+      route,
+      params,
+      net,
+      asOf,
+      terms,
+      collecting: options.collecting,
+      parties: { pool, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty } satisfies PlanParties,
+      planId: `pl_${randomBytes(16).toString('base64url')}`,
+      createdAt: options.now(),
+    };
+    const plan = (options.assemble ?? assemblePlan)(inputs);
+    this.guard(planViolations(plan, inputs, { boundTo, caller: boundTo }), route, params.venueId);
+    const record: IdempotencyRecord = { fingerprint: params.fingerprint, boundTo, plan: JSON.stringify(plan) };
+    const kept = await options.records.claim(params.idempotencyKey, record);
+    return kept === record ? { json: record.plan, replayed: false } : { json: this.sameRequest(kept, params, boundTo, route), replayed: true };
+  }
+
+  /** The chosen venue's net in the base quote, the one a quote request for the same parameters gets. */
+  private async venueQuote(params: PlanParams, route: PlanRoute): Promise<{ net: Decimal; asOf: string }> {
+    let quote: QuoteResponse;
+    try {
+      quote = JSON.parse((await this.options.quotes.baseQuote(params)).json) as QuoteResponse;
+    } catch (err) {
+      this.options.log.warn({ venueId: params.venueId, err }, 'the quote for a plan could not be built');
+      // The keyed route documents 502 for this; the keyless one, 500.
+      throw new DomainError(route === 'partner' ? 'quote_failed' : 'internal', 'the quote for this plan could not be built; nothing was created; retry');
+    }
+    const entry = quote.venues.find((v) => v.venueId === params.venueId);
+    const { give, want } = params.request;
+    if (entry?.available !== true || entry.net === null) {
+      const reason = entry?.rejectionCode ?? 'no answer';
+      if (reason === 'no_pool') throw new DomainError('no_pool', `venue ${params.venueId} has no pool for ${pairKey(give, want)}`);
+      // The venue did not answer, or answered with an error: on the keyed route that is the
+      // upstream quote failing (502, retry); the keyless route's contract knows it as a venue not
+      // quoting now (409).
+      if (route === 'partner' && (reason === 'timeout' || reason === 'venue_error')) {
+        throw new DomainError('quote_failed', `venue ${params.venueId} did not quote this plan (${reason}); nothing was created; retry`);
+      }
+      throw new DomainError('venue_unavailable', `venue ${params.venueId} cannot quote ${quote.amount} ${give.symbol} for ${want.symbol} now (${reason})`);
+    }
+    return { net: dec(entry.net), asOf: quote.asOf };
+  }
+
+  /** The held plan when the request is the one it was made for; a different one is a conflict. */
+  private sameRequest(held: IdempotencyRecord, params: PlanParams, boundTo: string, route: PlanRoute): string {
+    if (held.fingerprint !== params.fingerprint) {
+      throw new DomainError(
+        'idempotency_conflict',
+        `idempotencyKey '${params.idempotencyKey}' was already used for a different plan request in the last 5 minutes; send a new idempotencyKey`,
+      );
+    }
+    return this.checkedReplay(held, boundTo, route, params.venueId);
+  }
+
+  /** A held plan goes only to the caller it was made for. */
+  private checkedReplay(held: IdempotencyRecord, boundTo: string, route: PlanRoute, venueId: string): string {
+    this.guard(held.boundTo === boundTo ? [] : ['a stored plan is bound to a caller other than the one asking'], route, venueId);
+    return held.plan;
+  }
+
+  /** Stops a plan that breaks a guardrail rule: logged (never with a party), counted, never returned. */
+  private guard(violations: readonly string[], route: PlanRoute, venueId: string): void {
+    if (violations.length === 0) return;
+    this.trips += 1;
+    this.options.log.error({ route, venueId, violations, guardrailTrips: this.trips }, 'plan guardrail tripped: the plan was not returned or stored');
+    throw new DomainError('guardrail', 'the plan failed a party-isolation check; nothing was created');
+  }
+}

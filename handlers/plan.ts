@@ -1,0 +1,39 @@
+// The two plan routes, over one core (core/plans.ts): the keyless first-party route, known by its
+// caller's IP, and the keyed partner route. A replay of a plan already made is answered before
+// the request is counted in a rate-limit window (handlers/routes.ts).
+import type { FieldCodes } from './http/validation-error.js';
+import { parsePlanRequest, refuseFeeParams } from '../core/plan-params.js';
+import type { PlanCaller, PlanService } from '../core/plans.js';
+import type { PlanRequest } from '../core/wire.js';
+import { FEE_FIELD_CODES } from './quote.js';
+import { JSON_TEXT, type OperationContext, type OperationHandler, type OperationResult } from './operation.js';
+
+// A plan is one caller's: no shared cache may keep it.
+const PLAN_HEADERS = Object.freeze({ 'cache-control': 'no-store', 'content-type': JSON_TEXT });
+
+const PARTNER_FIELD_CODES: FieldCodes = new Map([...FEE_FIELD_CODES, ['takerParty', 'bad_party']]);
+
+const planResult = (json: string): OperationResult => ({ status: 200, headers: PLAN_HEADERS, body: json });
+
+function planHandler(plans: PlanService, route: PlanCaller['route']): OperationHandler<unknown, PlanRequest> {
+  const caller = ({ partner, clientIp }: OperationContext<unknown, PlanRequest>): PlanCaller =>
+    route === 'partner' ? { route, partner: partner! } : { route, ip: clientIp };
+  return {
+    fieldCodes: route === 'partner' ? PARTNER_FIELD_CODES : undefined,
+    guard: route === 'app' ? ({ body }) => refuseFeeParams(body) : undefined,
+    async replay(context) {
+      const json = await plans.replay(parsePlanRequest(context.body, route), caller(context));
+      if (json === null) return null;
+      context.annotate({ plan: 'replayed' });
+      return planResult(json);
+    },
+    async handle(context) {
+      const { json, replayed } = await plans.create(parsePlanRequest(context.body, route), caller(context));
+      context.annotate({ plan: replayed ? 'replayed' : 'created' });
+      return planResult(json);
+    },
+  };
+}
+
+export const appPlanHandler = (plans: PlanService) => planHandler(plans, 'app');
+export const executePlanHandler = (plans: PlanService) => planHandler(plans, 'partner');

@@ -1,0 +1,350 @@
+// The plan core without HTTP: the floor (core/quote-math.ts), the pure assembler
+// (core/plan-assembly.ts), the party-isolation guardrail (core/plan-guardrail.ts), the plan service
+// stopping a tampered plan (core/plans.ts) and the request fingerprint (core/plan-params.ts),
+// against the rules openapi/v1.yaml states for PlanStep, B2cFee and the two plan operations.
+// Expected figures are written out by hand or computed independently in integer arithmetic.
+import fc from 'fast-check';
+import t from 'tap';
+import { dec, toWire } from '../core/decimal.js';
+import { DomainError } from '../core/errors.js';
+import { DEFAULT_FEE_SCHEMAS, FeeSchemas } from '../core/fee-schemas.js';
+import { callerDigest, IdempotencyRecords } from '../core/idempotency.js';
+import { assemblePlan, PLAN_VALIDITY_MS, type PlanInputs } from '../core/plan-assembly.js';
+import { planViolations } from '../core/plan-guardrail.js';
+import { parsePlanRequest, type PlanRoute } from '../core/plan-params.js';
+import { PlanService } from '../core/plans.js';
+import { QuoteService } from '../core/quote-service.js';
+import { minReceive } from '../core/quote-math.js';
+import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../core/sandbox/market.js';
+import { InProcessSharedState } from '../core/shared-state.js';
+import type { AppPlan, PlanRequest, PlanStep } from '../core/wire.js';
+
+const party = (hint: string, digit: string): string => `${hint}::1220${digit.repeat(64)}`;
+const TAKER = party('taker', 'a');
+const POOL = party('pool', '1');
+const SERVICE = party('service-fee', '2');
+const B2C = party('b2c-fee', '3');
+const RECIPIENT = party('wallet-co', '4');
+const STRANGER = party('stranger', '5');
+const ALL_PARTIES = [TAKER, POOL, SERVICE, B2C, RECIPIENT, STRANGER];
+/** A party's fingerprint part, which alone would identify it too. */
+const fingerprintOf = (p: string): string => p.slice(p.indexOf('::') + 2);
+
+const schemas = new FeeSchemas(DEFAULT_FEE_SCHEMAS);
+const CREATED_AT = new Date('2026-11-22T12:00:00.000Z');
+/** Written out, not derived from PLAN_VALIDITY_MS: the spec's 90 seconds after creation. */
+const EXPIRY = '2026-11-22T12:01:30.000Z';
+
+// ---------------------------------------------------------------------------------------------
+// An independent floor: integers of 1e-10, BigInt division (floors for non-negative operands).
+const SCALE = 10n ** 10n;
+const toUnits = (text: string): bigint => {
+  const [whole, frac = ''] = text.split('.');
+  return BigInt(whole!) * SCALE + BigInt(frac.padEnd(10, '0'));
+};
+const fromUnits = (units: bigint): string => {
+  const frac = (units % SCALE).toString().padStart(10, '0').replace(/0+$/, '');
+  return frac === '' ? (units / SCALE).toString() : `${units / SCALE}.${frac}`;
+};
+const floorOracle = (net: string, slippageBps: number): string => fromUnits((toUnits(net) * BigInt(10_000 - slippageBps)) / 10_000n);
+
+t.test('"minReceive = floor(net × (1 − slippageBps/10000)) to 10 fractional digits" (property, against integer arithmetic)', async (t) => {
+  // 0 < net < 1e9 with 0-10 fractional digits, trailing zeros allowed ("1.50"): the text a venue may give.
+  const net = fc.integer({ min: 0, max: 10 }).chain((digits) =>
+    fc.bigInt({ min: 1n, max: 10n ** BigInt(9 + digits) - 1n }).map((n) => {
+      if (digits === 0) return n.toString();
+      const text = n.toString().padStart(digits + 1, '0');
+      return `${text.slice(0, -digits)}.${text.slice(-digits)}`;
+    }),
+  );
+  fc.assert(
+    fc.property(net, fc.integer({ min: 0, max: 5000 }), (n, s) => toWire(minReceive(dec(n), s)) === floorOracle(n, s)),
+    { numRuns: 3000 },
+  );
+  // The spec's example: 14.9549252252 × 0.995 = 14.88015059907…, floored, never rounded up to …0599 1.
+  t.equal(toWire(minReceive(dec('14.9549252252'), 50)), '14.880150599');
+  t.equal(floorOracle('14.9549252252', 50), '14.880150599', 'the oracle agrees with the spec example');
+  t.equal(toWire(minReceive(dec('14.9549252252'), 0)), '14.9549252252', 'no slippage: the floor is net itself');
+  t.equal(toWire(minReceive(dec('123.4500'), 0)), '123.45', 'and in canonical form');
+  t.equal(toWire(minReceive(dec('14.9549252253'), 5000)), '7.4774626126', 'half of …253 is …1265, floored');
+  t.equal(toWire(minReceive(dec('0.0000000003'), 5000)), '0.0000000001', 'half of 3e-10 floors to 1e-10');
+  t.equal(toWire(minReceive(dec('0.0000000001'), 5000)), '0', 'half of the smallest unit floors to 0');
+});
+
+// ---------------------------------------------------------------------------------------------
+interface Case {
+  readonly route: PlanRoute;
+  readonly collecting: boolean;
+  readonly from?: string;
+  readonly to?: string;
+  readonly amount?: string;
+  readonly net?: string;
+  readonly feeBps?: number;
+}
+
+/** Plan inputs built by hand, as PlanService would build them from a quote. */
+function inputsFor({ route, collecting, from = 'CC', to = 'USDCx', amount = '100', net = '14.9549252252', feeBps }: Case): PlanInputs {
+  const body: PlanRequest = { from, to, amount, venueId: 'tradecraft', takerParty: TAKER, idempotencyKey: 'key-1' };
+  const params = parsePlanRequest(feeBps === undefined ? body : { ...body, feeBps, feeRecipient: RECIPIENT }, route);
+  return {
+    route,
+    params,
+    net: dec(net),
+    asOf: '2026-11-22T11:59:59.500Z',
+    terms: route === 'app' ? schemas.b2c : schemas.termsOf('partner-default')!,
+    collecting,
+    parties: { pool: POOL, serviceFee: SERVICE, b2cFee: B2C },
+    planId: 'pl_test',
+    createdAt: CREATED_AT,
+  };
+}
+const planFor = (c: Case) => assemblePlan(inputsFor(c));
+const feeLegsOf = (plan: AppPlan): PlanStep[] => plan.steps.slice(1);
+
+t.test('assemblePlan: "venue-deposit (always, first: the give amount in the give instrument to the venue\'s pool party for the pair; memo is the floor)", expiring with the plan 90 s after creation', async (t) => {
+  t.equal(PLAN_VALIDITY_MS, 90_000);
+  for (const c of [{ route: 'app', collecting: true }, { route: 'partner', collecting: false, from: 'USDCx', to: 'CC', amount: '15' }] as const) {
+    const plan = planFor(c);
+    const [deposit] = plan.steps;
+    t.same(deposit, { kind: 'venue-deposit', target: POOL, instrument: c.from === 'USDCx' ? 'USDCx' : 'Amulet', amount: c.amount ?? '100', memo: '14.880150599', expiresAt: EXPIRY }, `${c.route} deposit`);
+    t.equal(plan.quoteRef.minReceive, '14.880150599', 'the memo is quoteRef.minReceive');
+    t.equal(plan.expiry, EXPIRY);
+    t.equal(plan.steps.filter((s) => s.kind === 'venue-deposit').length, 1, 'one deposit only');
+  }
+});
+
+t.test('assemblePlan: "While fee collection is paused: collectsFees: false, zeroed disclosure, no fee step"', async (t) => {
+  for (const c of [{ route: 'app', collecting: false }, { route: 'partner', collecting: false, feeBps: 10 }] as const) {
+    const plan = planFor(c);
+    t.equal(plan.collectsFees, false);
+    t.equal(plan.steps.length, 1, 'the deposit alone');
+    t.same(plan.quoteRef.clientFees.service, { bps: 0, amount: '0' });
+    t.same(plan.quoteRef.clientFees.integrator, c.route === 'partner' ? { bps: 0, amount: '0', recipient: RECIPIENT } : null);
+    t.equal(plan.quoteRef.clientFees.userReceives, '14.9549252252', 'the whole net');
+    t.equal(plan.b2cFee, undefined);
+  }
+});
+
+t.test('assemblePlan: keyless "b2c-fee-transfer (the service fee, in the want instrument, to the service\'s keyless fee party)" and "B2cFee … ccAmount"', async (t) => {
+  // CC given: floor(14.9549252252 × 5/10000) = 0.0074774626 USDCx; ccAmount floor(100 × 5/10000) CC.
+  const input = planFor({ route: 'app', collecting: true });
+  t.equal(input.collectsFees, true);
+  t.same(feeLegsOf(input), [{ kind: 'b2c-fee-transfer', target: B2C, instrument: 'USDCx', amount: '0.0074774626', expiresAt: EXPIRY }]);
+  t.equal(input.quoteRef.clientFees.service.amount, '0.0074774626');
+  t.same(input.b2cFee, { direction: 'input-cc', bps: 5, ccAmount: '0.05' });
+  // ccAmount floors too: 5 bps of this amount has 11 fractional digits.
+  t.same(planFor({ route: 'app', collecting: true, amount: '123.4567891' }).b2cFee?.ccAmount, '0.0617283945', '123.4567891 × 0.0005 = 0.06172839455, floored');
+  // CC wanted: the fee is the leg itself, in CC.
+  const output = planFor({ route: 'app', collecting: true, from: 'USDCx', to: 'CC', amount: '15', net: '99.6503497' });
+  t.same(feeLegsOf(output), [{ kind: 'b2c-fee-transfer', target: B2C, instrument: 'Amulet', amount: '0.0498251748', expiresAt: EXPIRY }]);
+  t.same(output.b2cFee, { direction: 'output-cc', bps: 5, ccAmount: '0.0498251748' });
+});
+
+t.test('assemblePlan: partner "service\'s flat fee to the service fee party (fee-escrow-lock) and the full integrator fee to feeRecipient (fee-transfer)"', async (t) => {
+  const plan = planFor({ route: 'partner', collecting: true, feeBps: 10 });
+  t.same(feeLegsOf(plan), [
+    { kind: 'fee-escrow-lock', target: SERVICE, instrument: 'USDCx', amount: '0.0074774626', expiresAt: EXPIRY, beneficiary: 'service' },
+    { kind: 'fee-transfer', target: RECIPIENT, instrument: 'USDCx', amount: '0.0149549252', expiresAt: EXPIRY, beneficiary: 'integrator' },
+  ]);
+  t.same(plan.quoteRef.clientFees, { service: { bps: 5, amount: '0.0074774626' }, integrator: { bps: 10, amount: '0.0149549252', recipient: RECIPIENT }, userReceives: '14.9324928374' });
+  t.equal(plan.collectsFees, true);
+  t.equal(plan.b2cFee, undefined, 'b2cFee is the keyless plan\'s block');
+  t.same(feeLegsOf(planFor({ route: 'partner', collecting: true, feeBps: 0 })).map((s) => s.kind), ['fee-escrow-lock'], 'feeBps 0: no integrator leg');
+  t.same(feeLegsOf(planFor({ route: 'partner', collecting: true })).map((s) => s.kind), ['fee-escrow-lock'], 'no integrator fee: no integrator leg');
+});
+
+t.test('assemblePlan: "A leg whose fee is zero is left out" (a fee that floors to 0), and collectsFees is false when no leg remains', async (t) => {
+  // 9e-8 × 5/10000 = 4.5e-11 and 9e-8 × 10/10000 = 9e-11: both floor to 0.
+  for (const c of [{ route: 'app', collecting: true, net: '0.00000009' }, { route: 'partner', collecting: true, feeBps: 10, net: '0.00000009' }] as const) {
+    const plan = planFor(c);
+    t.equal(plan.steps.length, 1, `${c.route}: no fee leg`);
+    t.equal(plan.collectsFees, false);
+    t.equal(plan.b2cFee, undefined);
+  }
+  // 1.5e-7: the service's 7.5e-11 floors to 0, the integrator's 1.5e-10 to 1e-10; one leg remains.
+  const one = planFor({ route: 'partner', collecting: true, feeBps: 10, net: '0.00000015' });
+  t.same(feeLegsOf(one).map((s) => [s.kind, s.amount]), [['fee-transfer', '0.0000000001']]);
+  t.equal(one.collectsFees, true);
+});
+
+t.test('assemblePlan: the trustWindow names "the give amount, instrument and the expiry", and one sentence per fee leg', async (t) => {
+  for (const c of [{ route: 'app', collecting: false }, { route: 'app', collecting: true }, { route: 'partner', collecting: true, feeBps: 10, from: 'USDCx', to: 'CC', amount: '15.5' }] as const) {
+    const plan = planFor(c);
+    const deposit = plan.steps[0]!;
+    t.match(plan.trustWindow, `Your ${deposit.amount} ${deposit.instrument} stay locked`, `${c.route}: the give amount and instrument`);
+    t.match(plan.trustWindow, `by ${EXPIRY}`);
+    const legs = feeLegsOf(plan);
+    t.equal(plan.trustWindow.split('The fee of ').length - 1, legs.length, 'one fee sentence per leg');
+    for (const leg of legs) t.match(plan.trustWindow, `The fee of ${leg.amount} ${leg.instrument} to ${leg.beneficiary === 'integrator' ? 'your integrator' : 'the service'}`);
+    for (const p of ALL_PARTIES) t.notMatch(plan.trustWindow, p, 'no party in the text');
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+const HONEST: readonly Case[] = [
+  { route: 'app', collecting: false },
+  { route: 'app', collecting: true },
+  { route: 'app', collecting: true, from: 'USDCx', to: 'CC', amount: '15', net: '99.6503497' },
+  { route: 'app', collecting: true, net: '0.00000009' },
+  { route: 'partner', collecting: false, feeBps: 10 },
+  { route: 'partner', collecting: true },
+  { route: 'partner', collecting: true, feeBps: 10 },
+  { route: 'partner', collecting: true, feeBps: 0, from: 'USDCx', to: 'CC', amount: '15', net: '99.6503497' },
+  { route: 'partner', collecting: true, feeBps: 10, net: '0.00000015' },
+];
+const BOUND = { boundTo: 'caller-x', caller: 'caller-x' };
+
+t.test('planViolations: an honestly assembled plan "may be returned" (no violation) on every route and fee setting', async (t) => {
+  for (const c of HONEST) t.same(planViolations(assemblePlan(inputsFor(c)), inputsFor(c), BOUND), [], JSON.stringify(c));
+});
+
+type Tamper = readonly [name: string, c: Case, change: (plan: AppPlan) => void, expected: RegExp];
+const APP: Case = { route: 'app', collecting: true };
+const PARTNER: Case = { route: 'partner', collecting: true, feeBps: 10 };
+const step = (plan: AppPlan, i: number): PlanStep => plan.steps[i]!;
+const TAMPERINGS: readonly Tamper[] = [
+  ['deposit sent to the taker', APP, (p) => void (step(p, 0).target = TAKER), /step 0 \(venue-deposit\) sends funds back to the taker/],
+  ['deposit sent to another party', PARTNER, (p) => void (step(p, 0).target = STRANGER), /deposit's target is not the venue's pool party/],
+  ['memo changed', APP, (p) => void (step(p, 0).memo = '14.9'), /deposit's memo is not the pinned floor/],
+  ['deposit amount changed', APP, (p) => void (step(p, 0).amount = '1000'), /deposit's amount is not the give amount/],
+  ['deposit instrument changed', APP, (p) => void (step(p, 0).instrument = 'USDCx'), /deposit's instrument is not the give instrument/],
+  ['b2c fee leg redirected', APP, (p) => void (step(p, 1).target = STRANGER), /step 1 \(b2c-fee-transfer\) does not go to the configured service fee party/],
+  ['integrator leg redirected to the service party', PARTNER, (p) => void (step(p, 2).target = SERVICE), /step 2 \(fee-transfer\) does not go to the configured integrator fee party/],
+  ['service fee raised', PARTNER, (p) => void (step(p, 1).amount = '0.0074774627'), /step 1 \(fee-escrow-lock\) does not pay the disclosed service fee/],
+  [
+    'an extra step to an unknown party',
+    { route: 'partner', collecting: true },
+    (p) => void p.steps.push({ kind: 'fee-transfer', target: STRANGER, instrument: 'USDCx', amount: '1', expiresAt: EXPIRY, beneficiary: 'integrator' }),
+    /step 2 \(fee-transfer\) does not go to the configured integrator fee party/,
+  ],
+  [
+    'a fee leg on a non-collecting plan',
+    { route: 'app', collecting: false },
+    (p) => void p.steps.push({ kind: 'b2c-fee-transfer', target: B2C, instrument: 'USDCx', amount: '0.0074774626', expiresAt: EXPIRY }),
+    /step 1 \(b2c-fee-transfer\) collects a fee while fee collection is off/,
+  ],
+  ['a partner-only kind on an app plan', APP, (p) => void Object.assign(step(p, 1), { kind: 'fee-escrow-lock', target: SERVICE, beneficiary: 'service' }), /step 1 \(fee-escrow-lock\) is not a fee leg this route may carry/],
+  ['quoteRef.net changed', APP, (p) => void (p.quoteRef.net = '15'), /quoteRef\.net is not the venue's quoted net/],
+  ['expiry changed', PARTNER, (p) => void (p.expiry = '2026-11-22T13:00:00.000Z'), /expiry is not 90 seconds after creation/],
+  ['b2cFee direction flipped', APP, (p) => void (p.b2cFee!.direction = 'output-cc'), /the b2cFee block is not/],
+  ['b2cFee ccAmount understated', APP, (p) => void (p.b2cFee!.ccAmount = '0.01'), /the b2cFee block is not/],
+  ['a beneficiary on a keyless fee leg', APP, (p) => void (step(p, 1).beneficiary = 'integrator'), /step 1 \(b2c-fee-transfer\) does not name its beneficiary as its kind says/],
+  ['a partner leg naming the wrong beneficiary', PARTNER, (p) => void (step(p, 1).beneficiary = 'integrator'), /step 1 \(fee-escrow-lock\) does not name its beneficiary as its kind says/],
+  ['mode changed', APP, (p) => void ((p as { mode: string }).mode = 'direct'), /mode is not managed-deposit/],
+  ['every expiry moved together', APP, (p) => { p.expiry = '2026-11-22T13:00:00.000Z'; for (const s of p.steps) s.expiresAt = p.expiry; }, /step 0 \(venue-deposit\) does not expire with the plan/],
+];
+
+t.test('planViolations: "Funds may move only from the taker to the venue\'s pool … or to a configured fee party … A violation names the rule, never a party"', async (t) => {
+  const noParty = (violations: readonly string[], name: string) => {
+    for (const v of violations) {
+      for (const p of ALL_PARTIES) t.notOk(v.includes(p) || v.includes(fingerprintOf(p)), `${name}: "${v}" names no party`);
+    }
+  };
+  for (const [name, c, change, expected] of TAMPERINGS) {
+    const inputs = inputsFor(c);
+    const plan = structuredClone(assemblePlan(inputs));
+    change(plan);
+    const violations = planViolations(plan, inputs, BOUND);
+    t.ok(violations.some((v) => expected.test(v)), `${name}: caught (${JSON.stringify(violations)})`);
+    noParty(violations, name);
+  }
+  const honest = planFor(APP);
+  const crossed = planViolations(honest, inputsFor(APP), { boundTo: 'a', caller: 'b' });
+  t.same(crossed, ['the plan is bound to a caller other than the one asking'], 'a plan bound to another caller');
+});
+
+// ---------------------------------------------------------------------------------------------
+t.test('PlanService: "A violation is 500 guardrail, logged (without the taker party) and counted; nothing is returned or stored"', async (t) => {
+  const now = () => CREATED_AT;
+  const venues = createSandboxVenues();
+  const quotes = new QuoteService({ venues, venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 100, isVenueDown: () => false, onVenueError: () => {}, now });
+  const records = new IdempotencyRecords(new InProcessSharedState());
+  const logged: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
+  const entry = (level: string) => (fields: Record<string, unknown>, message: string) => void logged.push({ level, fields, message });
+  const log = { info: entry('info'), warn: entry('warn'), error: entry('error') };
+  const serviceWith = (assemble?: (inputs: PlanInputs) => AppPlan) =>
+    new PlanService({
+      quotes,
+      schemas,
+      collecting: true,
+      supportedVenueId: 'tradecraft',
+      venueIds: venues.map((v) => v.id),
+      poolParties: SANDBOX_POOL_PARTIES,
+      serviceFeeParty: SERVICE,
+      b2cFeeParty: B2C,
+      records,
+      log,
+      now,
+      assemble,
+    });
+  // The tampering assembler sends the deposit back to the taker.
+  const tampering = serviceWith((inputs) => {
+    const plan = assemblePlan(inputs);
+    plan.steps[0] = { ...plan.steps[0]!, target: inputs.params.takerParty };
+    return plan;
+  });
+  const params = parsePlanRequest({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: TAKER, idempotencyKey: 'retry-me' }, 'app');
+  const caller = { route: 'app', ip: '127.0.0.1' } as const;
+
+  t.equal(tampering.guardrailTrips, 0);
+  for (const trips of [1, 2]) {
+    const err = await tampering.create(params, caller).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    t.ok(err instanceof DomainError && err.code === 'guardrail', `attempt ${trips}: 500 guardrail`);
+    t.notMatch(String(err), TAKER, 'the error names no party');
+    t.equal(tampering.guardrailTrips, trips, 'counted');
+  }
+  const errors = logged.filter((l) => l.level === 'error');
+  t.equal(errors.length, 2, 'each trip is logged at error');
+  t.match(errors[0]!.fields, { route: 'app', venueId: 'tradecraft', guardrailTrips: 1 });
+  t.ok((errors[0]!.fields.violations as string[]).some((v) => /sends funds back to the taker/.test(v)), 'the log names the rule');
+  const text = JSON.stringify(logged);
+  t.notOk(text.includes(TAKER), 'the log never holds the taker party');
+  t.notOk(text.includes(fingerprintOf(TAKER)), "nor its fingerprint part");
+  t.equal(await records.find(callerDigest('app:127.0.0.1'), 'retry-me'), null, 'nothing stored under the key');
+
+  // Nothing was stored, so the same key makes a plan, not a replay or a conflict.
+  const honest = serviceWith();
+  const made = await honest.create(params, caller);
+  t.equal(made.replayed, false);
+  const plan = JSON.parse(made.json) as AppPlan;
+  t.equal(plan.steps[0]!.target, SANDBOX_POOL_PARTIES['CC/USDCx'], 'the deposit goes to the sandbox pool');
+  t.equal(plan.idempotencyKey, 'retry-me');
+  t.not(await records.find(callerDigest('app:127.0.0.1'), 'retry-me'), null, 'the honest plan is stored');
+  t.equal(honest.guardrailTrips, 0);
+});
+
+// ---------------------------------------------------------------------------------------------
+t.test('parsePlanRequest: the fingerprint is "equal for the same request however it is spelt … different for any other", and never holds the taker', async (t) => {
+  const BASE: PlanRequest = { from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: TAKER, idempotencyKey: 'k' };
+  const fp = (change: Partial<PlanRequest>, route: PlanRoute = 'app') => parsePlanRequest({ ...BASE, ...change }, route).fingerprint;
+  const base = fp({});
+  t.equal(fp({ slippageBps: 50 }), base, 'slippageBps 50 is the default');
+  t.equal(fp({ slippageBps: '50' }), base, '"50" is 50');
+  t.equal(fp({ from: 'cc' }), base, 'cc is CC');
+  t.equal(fp({ from: 'Amulet' }), base, 'Amulet is CC');
+  t.equal(fp({ amount: '100.0' }), base, '100.0 is 100');
+  t.equal(fp({ quoteRef: { venueId: 'tradecraft' } }), base, 'quoteRef is not part of the meaning');
+
+  const others: Array<[string, string]> = [
+    ['another amount', fp({ amount: '100.0000000001' })],
+    ['another pair', fp({ to: 'CBTC' })],
+    ['another venue', fp({ venueId: 'cantex' })],
+    ['another taker', fp({ takerParty: STRANGER })],
+    ['another slippage', fp({ slippageBps: 51 })],
+    ['the partner route', fp({}, 'partner')],
+    ['an integrator fee', fp({ feeBps: 10, feeRecipient: RECIPIENT }, 'partner')],
+    ['another integrator rate', fp({ feeBps: 9, feeRecipient: RECIPIENT }, 'partner')],
+    ['a zero integrator rate', fp({ feeBps: 0, feeRecipient: RECIPIENT }, 'partner')],
+    ['another integrator recipient', fp({ feeBps: 10, feeRecipient: STRANGER }, 'partner')],
+  ];
+  const all = [base, ...others.map(([, f]) => f)];
+  t.equal(new Set(all).size, all.length, 'all pairwise different');
+  t.not(fp({}, 'partner'), base, 'app and partner differ');
+  t.equal(fp({ feeBps: '10', feeRecipient: RECIPIENT }, 'partner'), fp({ feeBps: 10, feeRecipient: RECIPIENT }, 'partner'), 'feeBps "10" is 10');
+  for (const f of all) {
+    t.notOk(f.includes(TAKER) || f.includes(fingerprintOf(TAKER)) || f.includes('taker'), 'no taker in the fingerprint');
+  }
+});

@@ -1,0 +1,321 @@
+// The plan routes over HTTP: POST /api/app/plan (keyless) and POST /api/execute/plan (keyed), as
+// the spec and the plans issue state them. The arithmetic, the assembly and the guardrail are
+// tested on their own in plan-core.test.ts.
+import t from 'tap';
+import type { LightMyRequestResponse } from 'fastify';
+import { callerDigest, IdempotencyRecords } from '../core/idempotency.js';
+import { InProcessSharedState } from '../core/shared-state.js';
+import { createSandboxVenues } from '../core/sandbox/market.js';
+import type { Venue } from '../core/venue.js';
+import type { AppPlan, QuoteResponse } from '../core/wire.js';
+import { COLLECTING, FEE_PARTIES, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { issueKey } from './helpers/keys.js';
+
+const TAKER = `alice::1220${'b'.repeat(64)}`;
+const RECIPIENT = `wallet-co::1220${'a'.repeat(64)}`;
+const POOL_USDCX = `tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`;
+const POOL_CBTC = `tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`;
+
+let keys = 0;
+const body = (overrides: Record<string, unknown> = {}) => ({
+  from: 'CC',
+  to: 'USDCx',
+  amount: '100',
+  venueId: 'tradecraft',
+  takerParty: TAKER,
+  idempotencyKey: `key-${++keys}`,
+  ...overrides,
+});
+
+const appPlan = (app: TestApp, payload: unknown, headers: Record<string, string> = {}) =>
+  app.server.inject({ method: 'POST', url: '/api/app/plan', payload: payload as object, headers });
+const partnerPlan = (app: TestApp, key: string, payload: unknown) =>
+  app.server.inject({ method: 'POST', url: '/api/execute/plan', payload: payload as object, headers: { 'x-api-key': key } });
+const quote = async (app: TestApp, query: string, key?: string) =>
+  (await app.server.inject({ url: `/api/quote?${query}`, headers: key ? { 'x-api-key': key } : {} })).json<QuoteResponse>();
+
+async function started(t: { teardown: (fn: () => Promise<void>) => void }, options: TestAppOptions = {}): Promise<{ app: TestApp; key: string }> {
+  const app = await testApp(options);
+  t.teardown(app.close);
+  return { app, key: (await issueKey(app.core.keyStore)).key };
+}
+
+function plan(res: LightMyRequestResponse): AppPlan {
+  if (res.statusCode !== 200) throw new Error(`expected a plan, got ${res.statusCode}: ${res.body}`);
+  return res.json<AppPlan>();
+}
+
+t.test('"Both routes build the plan through the same core as the quote, with the same numbers"', async (t) => {
+  const { app, key } = await started(t, { env: COLLECTING });
+  const keyless = await quote(app, 'from=CC&to=USDCx&amount=100');
+  const keyed = await quote(app, `from=CC&to=USDCx&amount=100&feeBps=5&feeRecipient=${RECIPIENT}`, key);
+  const venue = keyed.venues.find((v) => v.venueId === 'tradecraft')!;
+  const fromApp = plan(await appPlan(app, body()));
+  const fromPartner = plan(await partnerPlan(app, key, body({ feeBps: 5, feeRecipient: RECIPIENT })));
+  for (const p of [fromApp, fromPartner]) {
+    t.equal(p.quoteRef.net, keyless.venues.find((v) => v.venueId === 'tradecraft')!.net, "the venue's net in the quote");
+    t.equal(p.quoteRef.asOf, keyless.asOf, 'from the same base quote');
+  }
+  t.strictSame(fromPartner.quoteRef.clientFees, venue.clientFees, "the keyed plan discloses the keyed quote's fee block");
+  t.strictSame(fromPartner.quoteRef.appliedSchema, keyed.appliedSchema);
+  t.strictSame(fromApp.quoteRef.appliedSchema, { schemaId: 'b2c-default', overrideId: null }, 'the keyless plan, the B2C schema');
+});
+
+t.test('"minReceive = floor(net × (1 − slippageBps/10000)) to 10 fractional digits, pinned in quoteRef.minReceive and carried in the deposit memo"', async (t) => {
+  const { app, key } = await started(t);
+  for (const [slippageBps, expected] of [[undefined, '14.880150599'], [0, '14.9549252252'], ['75', '14.842763286'], [5000, '7.4774626126']] as const) {
+    const request = body(slippageBps === undefined ? {} : { slippageBps });
+    for (const p of [plan(await appPlan(app, request)), plan(await partnerPlan(app, key, request))]) {
+      t.equal(p.quoteRef.minReceive, expected, `slippageBps ${String(slippageBps)}`);
+      t.equal(p.steps[0]!.memo, p.quoteRef.minReceive, 'the memo carries the floor');
+    }
+  }
+});
+
+t.test('"steps: one venue-deposit (target = the venue\'s pool party for the pair, instrument = the give instrument, amount = the give amount, memo = the floor, expiresAt)"', async (t) => {
+  const { app } = await started(t);
+  for (const [from, to, amount, pool, instrument] of [
+    ['CC', 'USDCx', '100', POOL_USDCX, 'Amulet'],
+    ['USDCx', 'CC', '12.5', POOL_USDCX, 'USDCx'],
+    ['Amulet', 'CBTC', '5000', POOL_CBTC, 'Amulet'],
+    ['CBTC', 'cc', '0.001', POOL_CBTC, 'CBTC'],
+  ] as const) {
+    const p = plan(await appPlan(app, body({ from, to, amount })));
+    t.equal(p.steps.length, 1, `${from}->${to}: no fee step while fees are paused`);
+    t.strictSame(p.steps[0], { kind: 'venue-deposit', target: pool, instrument, amount, memo: p.quoteRef.minReceive, expiresAt: p.expiry }, `${from}->${to}`);
+    t.equal(p.mode, 'managed-deposit');
+  }
+});
+
+t.test('"expiry is 90 s after creation"; trustWindow says what the user trusts and until when; planId is unguessable', async (t) => {
+  const created = new Date('2026-11-22T12:00:00.000Z');
+  const { app } = await started(t, { overrides: { now: () => created } });
+  const p = plan(await appPlan(app, body()));
+  t.equal(p.expiry, '2026-11-22T12:01:30.000Z');
+  t.equal(
+    p.trustWindow,
+    'Your 100 Amulet stay locked in a transfer offer in your own wallet until the venue accepts it; if the venue does not accept by 2026-11-22T12:01:30.000Z the offer expires and the funds stay yours.',
+  );
+  const ids = new Set<string>();
+  for (let i = 0; i < 50; i++) ids.add(plan(await appPlan(app, body())).planId);
+  t.equal(ids.size, 50, 'every plan its own id');
+  for (const id of ids) t.match(id, /^pl_[A-Za-z0-9_-]{22}$/, '128 random bits');
+});
+
+t.test('"While FEE_COLLECTION_ENABLED is false: collectsFees: false, zeroed disclosure, no fee step"', async (t) => {
+  const { app, key } = await started(t);
+  for (const p of [plan(await appPlan(app, body())), plan(await partnerPlan(app, key, body({ feeBps: 7, feeRecipient: RECIPIENT })))]) {
+    t.equal(p.collectsFees, false);
+    t.equal(p.steps.length, 1);
+    t.equal(p.b2cFee, undefined);
+    t.equal(p.quoteRef.clientFees.service.amount, '0');
+    t.equal(p.quoteRef.clientFees.userReceives, p.quoteRef.net);
+  }
+});
+
+t.test('collecting: "keyless adds a b2c-fee-transfer step and the b2cFee block (direction, bps, ccAmount)"', async (t) => {
+  const { app } = await started(t, { env: COLLECTING });
+  const sell = plan(await appPlan(app, body()));
+  t.equal(sell.collectsFees, true);
+  t.strictSame(sell.steps[1], { kind: 'b2c-fee-transfer', target: FEE_PARTIES.B2C_FEE_PARTY, instrument: 'USDCx', amount: sell.quoteRef.clientFees.service.amount, expiresAt: sell.expiry });
+  t.strictSame(sell.b2cFee, { direction: 'input-cc', bps: 5, ccAmount: '0.05' }, '5 bps of the 100 CC given');
+  const buy = plan(await appPlan(app, body({ from: 'USDCx', to: 'CC' })));
+  t.equal(buy.steps[1]!.instrument, 'Amulet', 'a fee leg is in the want instrument');
+  t.strictSame(buy.b2cFee, { direction: 'output-cc', bps: 5, ccAmount: buy.steps[1]!.amount });
+});
+
+t.test('collecting: "keyed adds the fee legs — the service\'s flat fee to the service fee party and the full integrator fee to feeRecipient, each with beneficiary"', async (t) => {
+  const { app, key } = await started(t, { env: COLLECTING });
+  const p = plan(await partnerPlan(app, key, body({ feeBps: '10', feeRecipient: RECIPIENT })));
+  const fees = p.quoteRef.clientFees;
+  t.strictSame(p.steps.slice(1), [
+    { kind: 'fee-escrow-lock', target: FEE_PARTIES.SERVICE_FEE_PARTY, instrument: 'USDCx', amount: fees.service.amount, expiresAt: p.expiry, beneficiary: 'service' },
+    { kind: 'fee-transfer', target: RECIPIENT, instrument: 'USDCx', amount: fees.integrator!.amount, expiresAt: p.expiry, beneficiary: 'integrator' },
+  ]);
+  t.equal(fees.integrator!.bps, 10);
+  t.equal(p.b2cFee, undefined, 'no B2C block on the partner route');
+  const noIntegrator = plan(await partnerPlan(app, key, body()));
+  t.strictSame(noIntegrator.steps.map((s) => s.kind), ['venue-deposit', 'fee-escrow-lock'], 'no integrator fee, no integrator leg');
+  const zero = plan(await partnerPlan(app, key, body({ feeBps: 0, feeRecipient: RECIPIENT })));
+  t.strictSame(zero.steps.map((s) => s.kind), ['venue-deposit', 'fee-escrow-lock'], 'a zero integrator fee has no leg');
+});
+
+t.test('"A collecting keyless plan with no configured fee destination is 503 fee_unconfigured", and stores nothing', async (t) => {
+  const state = new InProcessSharedState();
+  const { app } = await started(t, { env: { FEE_COLLECTION_ENABLED: 'true', SERVICE_FEE_PARTY: FEE_PARTIES.SERVICE_FEE_PARTY }, overrides: { sharedState: state } });
+  const request = body();
+  const res = await appPlan(app, request);
+  t.equal(res.statusCode, 503);
+  t.match(res.json(), { code: 'fee_unconfigured' });
+  t.equal(await new IdempotencyRecords(state).find(callerDigest('app:127.0.0.1'), request.idempotencyKey), null);
+});
+
+t.test('"v1 plans only the supported venue tradecraft; any other venue from the quote gets 409 venue_unavailable"; a pair with no CC leg is 409 unsupported_pair', async (t) => {
+  const { app, key } = await started(t);
+  for (const send of [(p: unknown) => appPlan(app, p), (p: unknown) => partnerPlan(app, key, p)]) {
+    for (const venueId of ['cantex', 'oneswap', 'temple']) {
+      const res = await send(body({ venueId }));
+      t.equal(res.statusCode, 409, venueId);
+      t.match(res.json(), { code: 'venue_unavailable', error: `venue ${venueId} is not executable in v1: plans are built for tradecraft only` });
+    }
+    t.match((await send(body({ venueId: 'nope' }))).json(), { code: 'bad_request', error: "unknown venue 'nope': integrated venues are cantex, oneswap, temple, tradecraft" });
+    const pair = await send(body({ from: 'USDCx', to: 'CBTC' }));
+    t.equal(pair.statusCode, 409);
+    t.match(pair.json(), { code: 'unsupported_pair' });
+  }
+});
+
+t.test('"as does the supported venue when it cannot currently quote the pair"; no pool is 400 no_pool; a failing venue is 502 quote_failed on the keyed route', async (t) => {
+  const { app, key } = await started(t, { env: { TRADECRAFT_POOL_PARTIES: `CC/USDCx=${POOL_USDCX}` } });
+  const dust = await appPlan(app, body({ amount: '0.0000000001' }));
+  t.equal(dust.statusCode, 409, 'an amount whose output rounds to nothing');
+  t.match(dust.json(), { code: 'venue_unavailable', error: 'venue tradecraft cannot quote 0.0000000001 CC for USDCx now (below_minimum)' });
+  const noPool = await partnerPlan(app, key, body({ to: 'CBTC' }));
+  t.equal(noPool.statusCode, 400, 'a pair without a configured pool party');
+  t.match(noPool.json(), { code: 'no_pool' });
+
+  const failing: Venue[] = createSandboxVenues().map((v): Venue =>
+    v.id === 'tradecraft' ? { id: v.id, settlementMode: v.settlementMode, probe: () => v.probe(), quote: () => Promise.reject(new Error('boom')) } : v,
+  );
+  const { app: broken, key: brokenKey } = await started(t, { overrides: { venues: failing } });
+  const keyed = await partnerPlan(broken, brokenKey, body());
+  t.equal(keyed.statusCode, 502);
+  t.match(keyed.json(), { code: 'quote_failed', action: 'retry' });
+  const keyless = await appPlan(broken, body());
+  t.equal(keyless.statusCode, 409, 'the keyless contract knows no 502: the venue is not quoting now');
+  t.match(keyless.json(), { code: 'venue_unavailable', error: /\(venue_error\)/ });
+});
+
+t.test('validation: "slippageBps 0–5000, integer or its string form; default 50"; takerParty format-checked; fee params; quoteRef; a body that is not JSON', async (t) => {
+  const { app, key } = await started(t);
+  const refused = async (res: LightMyRequestResponse, code: string, error: RegExp, what: string) => {
+    t.equal(res.statusCode, 400, what);
+    t.match(res.json(), { code, error }, what);
+  };
+  for (const slippageBps of [5001, -1, 50.5, '5001', '050', 'fifty', null]) {
+    await refused(await appPlan(app, body({ slippageBps })), 'bad_request', /slippageBps/, `slippageBps ${JSON.stringify(slippageBps)}`);
+  }
+  for (const slippageBps of [0, 5000, '0', '5000']) t.equal((await appPlan(app, body({ slippageBps }))).statusCode, 200, `slippageBps ${JSON.stringify(slippageBps)}`);
+  for (const takerParty of ['alice', `alice::1220${'B'.repeat(64)}`, `::1220${'b'.repeat(64)}`, 'x'.repeat(300)]) {
+    await refused(await partnerPlan(app, key, body({ takerParty })), 'bad_party', /takerParty/, `keyed takerParty ${takerParty.slice(0, 20)}`);
+    await refused(await appPlan(app, body({ takerParty })), 'bad_request', /takerParty/, `keyless takerParty ${takerParty.slice(0, 20)}`);
+  }
+  await refused(await appPlan(app, body({ feeBps: 5 })), 'bad_request', /not accepted on the keyless plan route/, 'keyless feeBps');
+  await refused(await appPlan(app, body({ feeRecipient: 'junk', feeBps: 'junk' })), 'bad_request', /not accepted on the keyless plan route/, 'keyless fee params, whatever their values');
+  const missing = await app.server.inject({ method: 'POST', url: '/api/execute/plan', payload: body() });
+  t.equal(missing.statusCode, 400);
+  t.match(missing.json(), { code: 'missing_key' });
+  await refused(await partnerPlan(app, key, body({ feeBps: 5 })), 'bad_fee_params', /must be sent together/, 'only feeBps');
+  await refused(await partnerPlan(app, key, body({ feeRecipient: RECIPIENT })), 'bad_fee_params', /must be sent together/, 'only feeRecipient');
+  await refused(await partnerPlan(app, key, body({ feeBps: 11, feeRecipient: RECIPIENT })), 'bad_fee_params', /feeBps/, 'over the cap');
+  await refused(await partnerPlan(app, key, body({ feeBps: 5, feeRecipient: 'wallet-co' })), 'bad_fee_params', /feeRecipient/, 'a bad recipient');
+  await refused(await appPlan(app, body({ quoteRef: { venueId: 'cantex' } })), 'bad_request', /'quoteRef.venueId' \(cantex\) must equal 'venueId' \(tradecraft\)/, 'quoteRef disagreeing');
+  t.equal((await appPlan(app, body({ quoteRef: { venueId: 'tradecraft' } }))).statusCode, 200, 'quoteRef agreeing');
+  await refused(await appPlan(app, body({ extra: 1 })), 'bad_request', /unknown body field 'extra'/, 'an unknown field');
+  await refused(await appPlan(app, body({ amount: '0' })), 'bad_request', /'amount' must be greater than 0/, 'a zero amount');
+  await refused(await appPlan(app, body({ to: 'ETH' })), 'unknown_token', /known symbols are CC, USDCx, CBTC/, 'an unknown token');
+  const notJson = await app.server.inject({ method: 'POST', url: '/api/app/plan', payload: 'from=CC', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  t.equal(notJson.statusCode, 400);
+  t.match(notJson.json(), { code: 'bad_request', error: /must be JSON/ });
+});
+
+t.test('"Every 4xx changes nothing and stores nothing": the idempotencyKey of a refused request is still free', async (t) => {
+  const { app, key } = await started(t);
+  const request = body({ feeBps: 5, feeRecipient: RECIPIENT });
+  for (const bad of [{ ...request, feeBps: 11 }, { ...request, venueId: 'cantex' }, { ...request, from: 'USDCx', to: 'CBTC' }, { ...request, takerParty: 'x' }]) {
+    t.ok((await partnerPlan(app, key, bad)).statusCode >= 400);
+  }
+  t.equal((await partnerPlan(app, key, request)).statusCode, 200, 'the same key then makes a plan, not a conflict');
+});
+
+t.test('idempotency: "The same idempotencyKey from the same caller returns the same plan — same planId, numbers and expiry — for 5 minutes, even after the plan itself expired"', async (t) => {
+  let clock = Date.parse('2026-11-22T12:00:00.000Z');
+  const state = new InProcessSharedState(() => clock);
+  const { app, key } = await started(t, { overrides: { sharedState: state, now: () => new Date(clock) } });
+  for (const send of [(p: unknown) => appPlan(app, p), (p: unknown) => partnerPlan(app, key, p)]) {
+    const request = body();
+    const first = await send(request);
+    clock += 120_000;
+    const replay = await send({ ...request, slippageBps: '50', from: 'amulet' });
+    t.equal(replay.body, first.body, 'byte for byte, after the plan expired, however the same request is spelt');
+    clock += 179_000;
+    t.equal((await send(request)).body, first.body, 'still at 4 min 59 s');
+    clock += 2_000;
+    t.not(plan(await send(request)).planId, plan(first).planId, 'after 5 minutes the key is free again');
+  }
+});
+
+t.test('idempotency: "A replay carries no rate-limit headers and does not consume the window"', async (t) => {
+  const { app, key } = await started(t, { env: { RATE_LIMIT_KEYED_PER_MINUTE: '3', RATE_LIMIT_KEYLESS_PER_MINUTE: '3' } });
+  const request = body();
+  const first = await partnerPlan(app, key, request);
+  t.equal(first.headers['x-ratelimit-remaining'], '2');
+  for (let i = 0; i < 5; i++) {
+    const replay = await partnerPlan(app, key, request);
+    t.equal(replay.statusCode, 200);
+    t.equal(replay.headers['x-ratelimit-limit'], undefined, 'no X-RateLimit-Limit');
+    t.equal(replay.headers['x-ratelimit-remaining'], undefined, 'no X-RateLimit-Remaining');
+  }
+  t.equal((await partnerPlan(app, key, body())).headers['x-ratelimit-remaining'], '1', 'the replays took nothing from the window');
+  const keyless = body();
+  t.equal((await appPlan(app, keyless)).statusCode, 200);
+  for (let i = 0; i < 5; i++) t.equal((await appPlan(app, keyless)).statusCode, 200, 'keyless replays are not counted either');
+  t.equal((await appPlan(app, body())).statusCode, 200);
+  t.equal((await appPlan(app, body())).statusCode, 200, 'the third keyless plan of the window');
+  t.equal((await appPlan(app, body())).statusCode, 429, 'the fourth is over the window');
+  t.equal((await appPlan(app, keyless)).statusCode, 200, 'a replay still answers over the limit');
+  const replays = app.logs().filter((l) => l.plan === 'replayed');
+  t.ok(replays.length >= 11, 'replays are marked in the access log');
+});
+
+t.test('idempotency: "The same idempotencyKey with a different body is a clear 409 error", per caller and per route', async (t) => {
+  const { app, key } = await started(t, { env: { TRUST_PROXY: '1' } });
+  const other = (await issueKey(app.core.keyStore, { name: 'other' })).key;
+  const request = body();
+  const first = plan(await partnerPlan(app, key, request));
+  for (const changed of [{ amount: '101' }, { slippageBps: 51 }, { takerParty: `bob::1220${'b'.repeat(64)}` }, { feeBps: 1, feeRecipient: RECIPIENT }, { from: 'USDCx', to: 'CC' }]) {
+    const res = await partnerPlan(app, key, { ...request, ...changed });
+    t.equal(res.statusCode, 409, JSON.stringify(changed));
+    t.match(res.json(), { code: 'idempotency_conflict', error: `idempotencyKey '${request.idempotencyKey}' was already used for a different plan request in the last 5 minutes; send a new idempotencyKey`, action: 'send a new idempotencyKey' });
+  }
+  t.equal(plan(await partnerPlan(app, key, request)).planId, first.planId, 'the original request still replays');
+  t.not(plan(await partnerPlan(app, other, request)).planId, first.planId, 'another key has its own idempotencyKeys');
+  t.not(plan(await appPlan(app, request)).planId, first.planId, 'the keyless route has its own');
+  const fromIp = (ip: string) => appPlan(app, request, { 'x-forwarded-for': ip });
+  t.not(plan(await fromIp('203.0.113.7')).planId, plan(await fromIp('203.0.113.8')).planId, 'each client IP has its own');
+  t.equal((await fromIp('203.0.113.7')).statusCode, 200);
+});
+
+t.test('idempotency: "Concurrent identical requests produce exactly one plan", on one instance and across two sharing their state', async (t) => {
+  const shared = new InProcessSharedState();
+  const { app: one, key } = await started(t, { overrides: { sharedState: shared } });
+  const { app: two } = await started(t, { overrides: { sharedState: shared, keyStore: one.core.keyStore } });
+  const request = body();
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => partnerPlan(i % 2 ? one : two, key, request)));
+  t.strictSame([...new Set(answers.map((r) => r.statusCode))], [200]);
+  t.equal(new Set(answers.map((r) => plan(r).planId)).size, 1, 'one planId');
+  t.equal(new Set(answers.map((r) => r.body)).size, 1, 'one body, byte for byte');
+  const keyless = body();
+  const keylessAnswers = await Promise.all(Array.from({ length: 20 }, (_, i) => appPlan(i % 2 ? one : two, keyless)));
+  t.equal(new Set(keylessAnswers.map((r) => plan(r).planId)).size, 1, 'one keyless planId');
+});
+
+t.test('plans never log the taker party, the key or the fee recipient', async (t) => {
+  const { app, key } = await started(t, { env: COLLECTING });
+  await appPlan(app, body());
+  const request = body({ feeBps: 5, feeRecipient: RECIPIENT });
+  await partnerPlan(app, key, request);
+  await partnerPlan(app, key, request);
+  await partnerPlan(app, key, { ...request, amount: '5' });
+  await partnerPlan(app, key, body({ takerParty: 'alice::1220' }));
+  const raw = app.rawLogs();
+  t.match(raw, /"plan":"created"/, 'the plans were logged');
+  for (const secret of [TAKER, '1220bbbb', key, RECIPIENT]) t.notMatch(raw, secret);
+});
+
+t.test('status: "mode is live when the service can issue execution plans now"; plans: served', async (t) => {
+  const { app } = await started(t);
+  const status = (await app.server.inject('/api/status')).json<{ mode: string; components: Array<{ component: string; state: string }> }>();
+  t.equal(status.mode, 'live');
+  t.strictSame(status.components.find((c) => c.component === 'plans'), { component: 'plans', state: 'served' });
+});
