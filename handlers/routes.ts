@@ -102,7 +102,10 @@ function operationRoute(
       query: request.query as Query,
       body: request.body,
       partner,
-      clientIp: clientIp(request),
+      // Read only by the operations that need it: resolving it costs every quote otherwise.
+      get clientIp() {
+        return clientIp(request);
+      },
       annotate: (fields) => annotate(request, fields),
       spendFreshQuote: () => limits.spendFreshQuote(request, reply),
     };

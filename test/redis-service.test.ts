@@ -62,6 +62,25 @@ async function get(instance: Instance, url: string, key?: string): Promise<Reply
   return { status: res.status, headers: res.headers, text, body };
 }
 
+async function post(instance: Instance, url: string, body: unknown, key?: string): Promise<Reply> {
+  const res = await fetch(instance.base + url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { 'x-api-key': key }) },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, body: JSON.parse(text) as Record<string, unknown> };
+}
+
+const planBody = (idempotencyKey: string, amount = '100') => ({
+  from: 'CC',
+  to: 'USDCx',
+  amount,
+  venueId: 'tradecraft',
+  takerParty: `alice::1220${'b'.repeat(64)}`,
+  idempotencyKey,
+});
+
 /** Polls `check` every 100 ms until it holds or `ms` pass; returns whether it held. */
 async function within(ms: number, check: () => boolean | Promise<boolean>): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -277,6 +296,8 @@ t.test(
       const components = new Map((res.body.components as Array<{ component: string; state: string }>).map((c) => [c.component, c.state]));
       t.equal(components.get('shared-state'), 'unreachable');
       t.equal(components.get('rate-limits'), 'per-instance');
+      t.equal(components.get('plans'), 'not_served', 'no plan can be made without its idempotency records');
+      t.match(res.body, { mode: 'monitor' });
     });
 
     t.test('rate limiting keeps working, per instance', async (t) => {
@@ -287,6 +308,12 @@ t.test(
       assertRateLimited(t, await get(a, url), 3, 'A: 4th keyless quote');
       // B counts its own window: A's requests are not in it while Redis is away.
       t.equal((await get(b, url)).status, 200, 'B: its 1st keyless request is allowed');
+    });
+
+    t.test('a plan is refused with 500 internal, nothing created, rather than made without its idempotency record', async (t) => {
+      const res = await post(b, '/api/app/plan', planBody('during-outage'));
+      t.equal(res.status, 500);
+      t.match(res.body, { code: 'internal', error: 'plans cannot be made right now: the shared state is unreachable; nothing was created' });
     });
 
     t.test('the logs say the shared state is unreachable and rate limits are counted per instance', async (t) => {
@@ -334,3 +361,24 @@ t.test(
     });
   },
 );
+
+t.test('plans on two instances: "Records live in the shared-state port, so replay works across instances"; "Concurrent identical requests produce exactly one plan"', redisSkip(redis), async (t) => {
+  const [a, b] = await twoInstances(t, nextRedisUrl());
+  const { key } = await issueKey(a.app.core.keyStore, { name: 'plans' });
+  for (const [route, send] of [
+    ['/api/execute/plan', (i: Instance, body: unknown) => post(i, '/api/execute/plan', body, key)],
+    ['/api/app/plan', (i: Instance, body: unknown) => post(i, '/api/app/plan', body)],
+  ] as const) {
+    const made = await send(a, planBody(`${route}-1`));
+    t.equal(made.status, 200, `${route}: made on A`);
+    const replayed = await send(b, planBody(`${route}-1`));
+    t.equal(replayed.text, made.text, `${route}: replayed on B, byte for byte`);
+    t.equal(replayed.headers.get('x-ratelimit-remaining'), null, `${route}: a replay carries no rate-limit headers`);
+    const conflict = await send(b, planBody(`${route}-1`, '5'));
+    t.equal(conflict.status, 409, `${route}: another amount under the key, on B`);
+    t.match(conflict.body, { code: 'idempotency_conflict' });
+    const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => send(i % 2 ? a : b, planBody(`${route}-2`))));
+    t.strictSame([...new Set(racing.map((r) => r.status))], [200], `${route}: all answered`);
+    t.equal(new Set(racing.map((r) => r.text)).size, 1, `${route}: concurrent identical requests on both instances get one plan`);
+  }
+});
