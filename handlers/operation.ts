@@ -8,8 +8,8 @@ export interface OperationContext<Query = unknown, Body = unknown> {
   readonly query: Query;
   readonly body: Body;
   readonly partner: Partner | null;
-  /** The client's IP (behind TRUST_PROXY, the address the outermost proxy saw). */
-  readonly clientIp: string;
+  /** The client's IP (behind TRUST_PROXY, the address the outermost proxy saw); resolved when asked. */
+  clientIp(): string;
   /** Adds fields to this request's access-log line. */
   annotate(fields: AccessLogFields): void;
   /** Counts a keyless fresh quote (a cache miss) in its caller's budget; rejects with rate_limited over it. */

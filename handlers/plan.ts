@@ -17,7 +17,7 @@ const planResult = (json: string): OperationResult => ({ status: 200, headers: P
 
 function planHandler(plans: PlanService, route: PlanCaller['route']): OperationHandler<unknown, PlanRequest> {
   const caller = ({ partner, clientIp }: OperationContext<unknown, PlanRequest>): PlanCaller =>
-    route === 'partner' ? { route, partner: partner! } : { route, ip: clientIp };
+    route === 'partner' ? { route, partner: partner! } : { route, ip: clientIp() };
   return {
     fieldCodes: route === 'partner' ? PARTNER_FIELD_CODES : undefined,
     guard: route === 'app' ? ({ body }) => refuseFeeParams(body) : undefined,

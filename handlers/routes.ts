@@ -102,10 +102,7 @@ function operationRoute(
       query: request.query as Query,
       body: request.body,
       partner,
-      // Read only by the operations that need it: resolving it costs every quote otherwise.
-      get clientIp() {
-        return clientIp(request);
-      },
+      clientIp: () => clientIp(request),
       annotate: (fields) => annotate(request, fields),
       spendFreshQuote: () => limits.spendFreshQuote(request, reply),
     };
