@@ -40,6 +40,8 @@ export interface Config {
   readonly venuesMode: 'sandbox' | 'live';
   /** The real venues' settings, used with `venuesMode: live`. */
   readonly liveVenues: LiveVenuesConfig;
+  /** The loopback port the sandbox venues' server listens on (0: any free port), in sandbox mode. */
+  readonly sandboxVenuesPort: number;
   /** The execution venue's pool party per pair (by pairKey): where a plan's deposit goes. */
   readonly poolParties: Readonly<Record<string, string>>;
   /** Receives the service's fee leg of a partner plan; required while fees are collected. */
@@ -156,6 +158,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     rateLimitFreshQuotesPerMinute: read('RATE_LIMIT_FRESH_QUOTES_PER_MINUTE', 30, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     venuesMode,
     liveVenues,
+    sandboxVenuesPort: read('SANDBOX_VENUES_PORT', 0, int(0, 65535), 'an integer from 0 to 65535'),
     poolParties: poolParties ?? {},
     serviceFeeParty,
     b2cFeeParty,

@@ -16,6 +16,7 @@ import { IdempotencyRecords } from './idempotency.js';
 import { PlanService } from './plans.js';
 import { createSandboxVenues } from './sandbox/market.js';
 import { createLiveVenues } from './venues/live-venues.js';
+import { startSandboxVenueServer } from './sandbox/venue-server.js';
 import { InProcessSharedState, type SharedState } from './shared-state.js';
 import { RedisSharedState } from './shared-state-redis.js';
 import type { Venue } from './venue.js';
@@ -62,9 +63,21 @@ export interface CoreServices {
   close(): Promise<void>;
 }
 
-export function createServices(config: Config, log: CoreLog, overrides: CoreOverrides = {}): CoreServices {
+/**
+ * The venues quotes go to: the real venues' adapters (`VENUES=live`), or, for the embedded
+ * sandbox, the same adapters pointed at the sandbox venues' server on loopback.
+ */
+async function openVenues(config: Config, log: CoreLog): Promise<{ venues: readonly Venue[]; close: () => Promise<void> }> {
+  if (config.venuesMode === 'live') return { venues: createLiveVenues(config.liveVenues), close: async () => {} };
+  const server = await startSandboxVenueServer(createSandboxVenues(), { host: '127.0.0.1', port: config.sandboxVenuesPort, timeoutMs: config.venueTimeoutMs });
+  log.info({ url: server.url }, 'sandbox venues listening');
+  return server;
+}
+
+export async function createServices(config: Config, log: CoreLog, overrides: CoreOverrides = {}): Promise<CoreServices> {
   const schemas = loadFeeSchemas(config);
-  const venues = overrides.venues ?? (config.venuesMode === 'live' ? createLiveVenues(config.liveVenues) : createSandboxVenues());
+  const opened = overrides.venues ? { venues: overrides.venues, close: async () => {} } : await openVenues(config, log);
+  const { venues } = opened;
   const sharedHealth = new ComponentHealth('shared-state', log, {
     down: 'shared state unreachable: rate limits are counted per instance until it is back; keyed requests get 503',
     up: 'shared state reachable again: rate limits are counted across instances',
@@ -146,7 +159,7 @@ export function createServices(config: Config, log: CoreLog, overrides: CoreOver
       }
     },
     close: async () => {
-      await sharedState.close();
+      await Promise.all([sharedState.close(), opened.close()]);
     },
   };
 }

@@ -64,7 +64,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Every request body in the contract is JSON: anything else is refused, never parsed as text.
   server.removeAllContentTypeParsers();
   server.addContentTypeParser('application/json', { parseAs: 'string' }, server.getDefaultJsonParser('error', 'error'));
-  const core = createServices(config, logger, options.overrides);
+  const core = await createServices(config, logger, options.overrides);
 
   server.addHook('onRequest', (_request, reply, done) => {
     reply.header('x-service-api-version', API_VERSION);

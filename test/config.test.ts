@@ -37,6 +37,7 @@ const DEFAULTS: Config = {
     cantexInstrumentAdmins: null,
     nightlyRecipient: null,
   },
+  sandboxVenuesPort: 0,
   poolParties: {
     'CC/USDCx': `tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`,
     'CC/CBTC': `tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`,
@@ -113,6 +114,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     rateLimitKeylessPerMinute: 60,
     rateLimitKeyedPerMinute: 6000,
     rateLimitFreshQuotesPerMinute: 10,
+    sandboxVenuesPort: 0,
     poolParties: DEFAULTS.poolParties,
     serviceFeeParty: `bestex-fees::1220${'e'.repeat(64)}`,
     b2cFeeParty: null,

@@ -37,7 +37,7 @@ t.test('liveness rejects an unknown venue, a lone from or to, and unknown tokens
   const app = await testApp();
   t.teardown(app.close);
   const cases: Array<[string, string, RegExp]> = [
-    ['venue=nope', 'bad_request', /unknown venue 'nope': integrated venues are cantex, oneswap, temple, tradecraft/],
+    ['venue=nope', 'bad_request', /unknown venue 'nope': integrated venues are cantex, nightly, oneswap, temple, tradecraft/],
     ['to=CC', 'bad_request', /'from' and 'to' must be sent together/],
     ['from=CC&to=XRP', 'unknown_token', /known symbols are CC, USDCx, CBTC/],
     ['from=CC&to=cc', 'bad_request', /must be different/],
@@ -83,6 +83,7 @@ t.test('status: "mode is live when the service can issue execution plans now (pl
       { component: 'venue:tradecraft', state: 'live' },
       { component: 'venue:cantex', state: 'live' },
       { component: 'venue:oneswap', state: 'live' },
+      { component: 'venue:nightly', state: 'live' },
       { component: 'venue:temple', state: 'live' },
       { component: 'plans', state: 'served' },
       { component: 'shared-state', state: 'in-process' },

@@ -118,7 +118,7 @@ t.test('"When the key store cannot be read, a keyed request gets 503 key_verific
   t.equal(keyless.statusCode, 200, 'keyless requests keep working');
   const status = (await app.server.inject('/api/status')).json<{ state: string; components: Array<{ component: string; state: string }> }>();
   t.equal(status.state, 'degraded', 'the status says so');
-  t.match(status.components, [{}, {}, {}, {}, {}, {}, { component: 'key-store', state: 'unreadable' }]);
+  t.match(status.components.find((c) => c.component === 'key-store'), { state: 'unreadable' });
   const warned = app.logs().filter((l) => l.msg === 'key store unreadable: keyed requests get 503 key_verification_unavailable');
   t.equal(warned.length, 1, 'logged once, at warn, with its cause');
   t.match(warned[0], { level: 40, component: 'key-store', reason: /keys\.json/ });

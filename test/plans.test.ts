@@ -61,12 +61,23 @@ t.test('"Both routes build the plan through the same core as the quote, with the
   t.strictSame(fromApp.quoteRef.appliedSchema, { schemaId: 'b2c-default', overrideId: null }, 'the keyless plan, the B2C schema');
 });
 
+/** floor(net × (10000 − s) / 10000) in integer units of 1e-10, independently of decimal.js. */
+function floorOf(net: string, slippageBps: number): string {
+  const [whole, fraction = ''] = net.split('.');
+  const units = (BigInt(whole! + fraction.padEnd(10, '0')) * BigInt(10_000 - slippageBps)) / 10_000n;
+  const digits = units.toString().padStart(11, '0');
+  const tail = digits.slice(-10).replace(/0+$/, '');
+  return tail ? `${digits.slice(0, -10)}.${tail}` : digits.slice(0, -10);
+}
+
 t.test('"minReceive = floor(net × (1 − slippageBps/10000)) to 10 fractional digits, pinned in quoteRef.minReceive and carried in the deposit memo"', async (t) => {
   const { app, key } = await started(t);
-  for (const [slippageBps, expected] of [[undefined, '14.880150599'], [0, '14.9549252252'], ['75', '14.842763286'], [5000, '7.4774626126']] as const) {
+  const net = (await quote(app, 'from=CC&to=USDCx&amount=100')).venues.find((v) => v.venueId === 'tradecraft')!.net!;
+  t.equal(floorOf('14.9549252252', 50), '14.880150599', 'the independent floor on the spec example');
+  for (const [slippageBps, bps] of [[undefined, 50], [0, 0], ['75', 75], [5000, 5000]] as const) {
     const request = body(slippageBps === undefined ? {} : { slippageBps });
     for (const p of [plan(await appPlan(app, request)), plan(await partnerPlan(app, key, request))]) {
-      t.equal(p.quoteRef.minReceive, expected, `slippageBps ${String(slippageBps)}`);
+      t.equal(p.quoteRef.minReceive, floorOf(net, bps), `slippageBps ${String(slippageBps)}`);
       t.equal(p.steps[0]!.memo, p.quoteRef.minReceive, 'the memo carries the floor');
     }
   }
@@ -153,12 +164,12 @@ t.test('"A collecting keyless plan with no configured fee destination is 503 fee
 t.test('"v1 plans only the supported venue tradecraft; any other venue from the quote gets 409 venue_unavailable"; a pair with no CC leg is 409 unsupported_pair', async (t) => {
   const { app, key } = await started(t);
   for (const send of [(p: unknown) => appPlan(app, p), (p: unknown) => partnerPlan(app, key, p)]) {
-    for (const venueId of ['cantex', 'oneswap', 'temple']) {
+    for (const venueId of ['cantex', 'oneswap', 'nightly', 'temple']) {
       const res = await send(body({ venueId }));
       t.equal(res.statusCode, 409, venueId);
       t.match(res.json(), { code: 'venue_unavailable', error: `venue ${venueId} is not executable in v1: plans are built for tradecraft only` });
     }
-    t.match((await send(body({ venueId: 'nope' }))).json(), { code: 'bad_request', error: "unknown venue 'nope': integrated venues are cantex, oneswap, temple, tradecraft" });
+    t.match((await send(body({ venueId: 'nope' }))).json(), { code: 'bad_request', error: "unknown venue 'nope': integrated venues are cantex, nightly, oneswap, temple, tradecraft" });
     const pair = await send(body({ from: 'USDCx', to: 'CBTC' }));
     t.equal(pair.statusCode, 409);
     t.match(pair.json(), { code: 'unsupported_pair' });

@@ -34,7 +34,7 @@ t.test('one entry per integrated venue, ranked by net receive after all fees, be
   const res = await app.server.inject(QUOTE);
   t.equal(res.statusCode, 200);
   const body = res.json<QuoteResponse>();
-  t.same(body.venues.map((v) => v.venueId).sort(), ['cantex', 'oneswap', 'temple', 'tradecraft']);
+  t.same(body.venues.map((v) => v.venueId).sort(), ['cantex', 'nightly', 'oneswap', 'temple', 'tradecraft']);
   const nets = body.venues.filter((v) => v.available).map((v) => dec(v.net!));
   for (let i = 1; i < nets.length; i++) t.ok(nets[i - 1]!.gte(nets[i]!), `venue ${i - 1} nets at least venue ${i}`);
   t.same(body.best, { venueId: body.venues[0]!.venueId, gross: body.venues[0]!.gross, net: body.venues[0]!.net });
@@ -108,7 +108,7 @@ t.test('all venues failing is still 200 with best: null and every venue unavaila
   const body = res.json<QuoteResponse>();
   t.equal(body.best, null);
   t.equal(body.edgeBps, null);
-  t.equal(body.venues.length, 4);
+  t.equal(body.venues.length, 5);
   t.ok(body.venues.every((v) => !v.available && v.rejectionCode === 'venue_error'));
 });
 
@@ -121,7 +121,7 @@ t.test('a venue that does not answer within its deadline does not hold the respo
   t.equal(res.statusCode, 200);
   const body = res.json<QuoteResponse>();
   t.equal(body.venues.find((v) => v.venueId === 'tradecraft')?.rejectionCode, 'timeout');
-  t.equal(body.venues.filter((v) => v.available).length, 3, 'the other venues still quote');
+  t.equal(body.venues.filter((v) => v.available).length, 4, 'the other venues still quote');
   t.ok(hanging.signals[0]?.aborted, 'the hanging venue was told to give up');
 });
 

@@ -57,8 +57,8 @@ function plain(q: VenueQuote) {
 }
 
 // ---------------------------------------------------------------------------------------------
-t.test('the sandbox market has four venues: tradecraft, cantex, oneswap, temple', async (t) => {
-  t.strictSame(createSandboxVenues().map((v) => v.id), ['tradecraft', 'cantex', 'oneswap', 'temple']);
+t.test('the sandbox market has five venues: tradecraft, cantex, oneswap, nightly, temple', async (t) => {
+  t.strictSame(createSandboxVenues().map((v) => v.id), ['tradecraft', 'cantex', 'oneswap', 'nightly', 'temple']);
   for (const v of createSandboxVenues()) t.equal(v.settlementMode, 'managed-deposit');
 });
 
@@ -138,7 +138,7 @@ t.test('oneswap: "No CBTC pool: CC/CBTC quotes come back `no_pool`"', async (t) 
 });
 
 t.test('every venue: a pair without CC (USDCx/CBTC) → no_pool', async (t) => {
-  for (const id of ['tradecraft', 'cantex', 'oneswap', 'temple']) {
+  for (const id of ['tradecraft', 'cantex', 'oneswap', 'nightly', 'temple']) {
     t.strictSame(plain(await quote(id, USDCX, CBTC, '100')), { rejectionCode: 'no_pool' }, `${id} USDCx→CBTC`);
     t.strictSame(plain(await quote(id, CBTC, USDCX, '1')), { rejectionCode: 'no_pool' }, `${id} CBTC→USDCx`);
   }
@@ -191,6 +191,7 @@ t.test('probes: "every venue reports live and the pairs it serves" (CC first, by
     tradecraft: ['CC/USDCx', 'CC/CBTC'],
     cantex: ['CC/USDCx', 'CC/CBTC'],
     oneswap: ['CC/USDCx'],
+    nightly: ['CC/USDCx', 'CC/CBTC'],
     temple: ['CC/USDCx', 'CC/CBTC'],
   };
   for (const v of createSandboxVenues()) {

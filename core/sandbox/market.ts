@@ -1,4 +1,4 @@
-// The embedded sandbox market: four venues with distinct mechanics over seeded, plausible
+// The embedded sandbox market: five venues with distinct mechanics over seeded, plausible
 // CC-paired liquidity (CC ~ 0.15 USDCx, CBTC ~ 100,000 USDCx). Deterministic on every start, so
 // the spec's examples are reproducible. The README's "Sandbox market" section mirrors these seeds.
 import { dec } from '../decimal.js';
@@ -6,6 +6,7 @@ import { CBTC, CC, USDCX } from '../tokens.js';
 import type { VenueFeeQuote, VenueQuoteRequest } from '../venue.js';
 import { proportionalGiveFee } from '../quote-math.js';
 import { SandboxVenue, type PricedTrade } from './sandbox-venue.js';
+import { createNightlySpec } from './wire/nightly.js';
 
 /**
  * The sandbox tradecraft pools' parties, by pair: where a sandbox plan's deposit goes (the
@@ -74,6 +75,9 @@ export function createSandboxVenues(): SandboxVenue[] {
       },
       fee: oneswapTrafficFee,
     }),
+    // Nightly CantonSwap: constant-product AMM, 0.20 % inside the price, minimum 25 CC (seeds in
+    // its wire's module, which also states its 50,000 USD cap).
+    new SandboxVenue(createNightlySpec()),
     // Temple: central limit order book walked level by level, 1 bp taker fee deducted from the
     // give amount, minimum order 1 CC.
     new SandboxVenue({

@@ -1,0 +1,33 @@
+// The sandbox venues' wire: each real venue's documented HTTP API, answered from the sandbox
+// market's pools and books, so the embedded default quotes through the same adapters
+// (core/venues/) a deployment against the real venues runs. One handler per venue; the venue
+// server (core/sandbox/venue-server.ts) serves them all on loopback, each under its own prefix.
+import type { IncomingHttpHeaders } from 'node:http';
+import { toWire, type Decimal } from '../../decimal.js';
+
+export interface WireRequest {
+  readonly method: string;
+  /** The path under the venue's base URL, e.g. `/pools` for Tradecraft's `<base>/pools`. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  /** Lower-case names, as node:http gives them. */
+  readonly headers: IncomingHttpHeaders;
+  /** The request body's text; empty when there is none. */
+  readonly body: string;
+}
+
+export interface WireResponse {
+  readonly status: number;
+  /** JSON text, written by hand where the venue sends JSON numbers, so no float ever carries an amount. */
+  readonly body: string;
+}
+
+export type WireHandler = (request: WireRequest) => WireResponse;
+
+/** The credential the sandbox's keyed venues (Cantex, OneSwap, Temple) accept; any other is refused as the venue refuses it. */
+export const SANDBOX_VENUE_KEY = 'sandbox-venue-key';
+
+export const jsonReply = (status: number, body: unknown): WireResponse => ({ status, body: JSON.stringify(body) });
+
+/** A decimal as a JSON number's text: plain notation, at most 10 fractional digits. */
+export const jsonNumber = (x: Decimal): string => toWire(x);

@@ -1,0 +1,86 @@
+// The sandbox venues on loopback (core/sandbox/venue-server.ts): "the sandbox serves each venue's
+// documented wire shape on loopback, backed by the sandbox market, and the embedded default
+// routes every quote through the real adapters". Each venue's wire is tested on its own in
+// sandbox-wire-<venue>.test.ts; this is the server, and the wiring.
+import t from 'tap';
+import { dec } from '../core/decimal.js';
+import { createSandboxVenues } from '../core/sandbox/market.js';
+import { startSandboxVenueServer } from '../core/sandbox/venue-server.js';
+import { CC, USDCX } from '../core/tokens.js';
+import { CantexVenue } from '../core/venues/cantex.js';
+import { NightlyVenue } from '../core/venues/nightly.js';
+import { OneSwapVenue } from '../core/venues/oneswap.js';
+import { TempleVenue } from '../core/venues/temple.js';
+import { TradecraftVenue } from '../core/venues/tradecraft.js';
+import type { QuoteResponse } from '../core/wire.js';
+import { testApp } from './helpers/app.js';
+
+const deadline = { signal: new AbortController().signal };
+
+t.test('every sandbox venue answers its documented API over real HTTP on loopback, each under its own prefix', async (t) => {
+  const server = await startSandboxVenueServer(createSandboxVenues(), { host: '127.0.0.1', port: 0, timeoutMs: 800 });
+  t.teardown(server.close);
+  t.match(server.url, /^http:\/\/127\.0\.0\.1:[0-9]+$/);
+  const get = async (path: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(server.url + path, { headers });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  t.match(await get('/tradecraft/v1/quoteForFixedInput/CC/USDCx?givingAmount=100'), { status: 200, body: { user_gets: Number } });
+  t.match(await get('/oneswap/api/v1/quote?from=Amulet&to=USDCx&amount=100', { 'x-api-key': 'sandbox-venue-key' }), { status: 200, body: { outputAmount: String } });
+  t.match(await get('/oneswap/api/v1/quote?from=Amulet&to=USDCx&amount=100'), { status: 401 }, 'a keyed venue refuses a request without its key');
+  t.match(await get('/temple/api/v1/market/orderbook?symbol=Amulet/USDCx&levels=1', { 'x-api-key': 'sandbox-venue-key' }), { status: 200, body: { bids: [{ price: '0.15' }] } });
+  t.match(await get('/nightly/nswap/tokens'), { status: 200, body: { tokens: Array } });
+  t.match(await get('/elsewhere/x'), { status: 404, body: { error: String } }, 'an unknown prefix is a JSON 404');
+  t.match(await get('/tradecraftx/v1/pools'), { status: 404 }, 'a prefix matches whole path segments only');
+  const big = await fetch(`${server.url}/cantex/v2/pools/quote`, { method: 'POST', body: 'x'.repeat(20_000), headers: { authorization: 'Bearer sandbox-venue-key' } });
+  t.equal(big.status, 413, 'a body over 16 KiB is refused');
+});
+
+t.test('the adapters built for the server are the real ones, with the sandbox\'s credentials, and quote the market', async (t) => {
+  const market = createSandboxVenues();
+  const server = await startSandboxVenueServer(market, { host: '127.0.0.1', port: 0, timeoutMs: 800 });
+  t.teardown(server.close);
+  t.strictSame(
+    server.venues.map((v) => v.constructor),
+    [TradecraftVenue, CantexVenue, OneSwapVenue, NightlyVenue, TempleVenue],
+  );
+  for (const venue of server.venues) {
+    t.match(await venue.probe(deadline.signal), { live: true }, `${venue.id} probes live`);
+    const quote = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, deadline);
+    t.equal(quote.available, true, `${venue.id} quotes 100 CC for USDCx through its key and wire`);
+  }
+  // The server answers from the market's pools as they are: moving one moves the next quote.
+  const tradecraft = server.venues[0]!;
+  const before = await tradecraft.quote({ give: CC, want: USDCX, amount: dec('100') }, deadline);
+  const pricing = market[0]!.spec.pricing;
+  if (pricing.kind !== 'amm') throw new Error('tradecraft is an AMM');
+  pricing.pools[0]!.quoteReserve = pricing.pools[0]!.quoteReserve.times(dec('0.97'));
+  const after = await tradecraft.quote({ give: CC, want: USDCX, amount: dec('100') }, deadline);
+  t.ok(before.available && after.available && after.gross.lt(before.gross), 'a 3 % smaller USDCx reserve pays less');
+});
+
+t.test('the embedded default: "routes every quote through the real adapters", so make run runs the code a real deployment runs', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const listening = app.logs().find((l) => l.msg === 'sandbox venues listening');
+  t.match(listening, { url: /^http:\/\/127\.0\.0\.1:[0-9]+$/ }, 'the server\'s URL is logged at start');
+  const body = (await app.server.inject('/api/quote?from=CC&to=USDCx&amount=100')).json<QuoteResponse>();
+  t.strictSame(body.venues.map((v) => v.venueId).sort(), ['cantex', 'nightly', 'oneswap', 'temple', 'tradecraft']);
+  t.ok(body.venues.every((v) => v.available), 'every venue quotes through its adapter');
+  await app.close();
+  const closed = await fetch(`${String(listening?.url)}/nightly/nswap/tokens`).then(
+    () => 'answered',
+    () => 'refused',
+  );
+  t.equal(closed, 'refused', 'closing the service closes the sandbox venues\' server');
+});
+
+t.test('SANDBOX_VENUES_PORT: the sandbox venues listen where it says', async (t) => {
+  const probe = await startSandboxVenueServer(createSandboxVenues(), { host: '127.0.0.1', port: 0, timeoutMs: 800 });
+  const port = new URL(probe.url).port;
+  await probe.close();
+  const app = await testApp({ env: { SANDBOX_VENUES_PORT: port } });
+  t.teardown(app.close);
+  t.match(app.logs().find((l) => l.msg === 'sandbox venues listening'), { url: `http://127.0.0.1:${port}` });
+  t.equal((await fetch(`http://127.0.0.1:${port}/nightly/nswap/tokens`)).status, 200);
+});
