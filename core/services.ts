@@ -78,88 +78,94 @@ export async function createServices(config: Config, log: CoreLog, overrides: Co
   const schemas = loadFeeSchemas(config);
   const opened = overrides.venues ? { venues: overrides.venues, close: async () => {} } : await openVenues(config, log);
   const { venues } = opened;
-  const sharedHealth = new ComponentHealth('shared-state', log, {
-    down: 'shared state unreachable: rate limits are counted per instance until it is back; keyed requests get 503',
-    up: 'shared state reachable again: rate limits are counted across instances',
-  });
-  const keyStoreHealth = new ComponentHealth('key-store', log, {
-    down: 'key store unreadable: keyed requests get 503 key_verification_unavailable',
-    up: 'key store readable again',
-  });
-  const store: SharedState =
-    overrides.sharedState ??
-    (config.redisUrl === null
-      ? new InProcessSharedState()
-      : new RedisSharedState(config.redisUrl, {
-          commandTimeoutMs: SHARED_STATE_TIMEOUT_MS,
-          onConnectionChange: (up, err) => (up ? sharedHealth.up() : sharedHealth.down(err)),
-        }));
-  // This process's memory always answers; only a store shared over the network needs watching.
-  const sharedState = store.shared ? new GuardedSharedState(store, sharedHealth) : store;
-  const keyStore = overrides.keyStore ?? openKeyStore(config, sharedState);
-  const monitor = new LivenessMonitor(venues, {
-    intervalMs: config.livenessProbeIntervalMs,
-    probeTimeoutMs: config.venueTimeoutMs,
-    onProbeError: (venueId, err) => log.warn({ venueId, err }, 'venue probe failed'),
-  });
-  const quotes = new QuoteService({
-    venues,
-    venueTimeoutMs: config.venueTimeoutMs,
-    cacheTtlMs: config.quoteCacheTtlMs,
-    cacheMaxEntries: config.quoteCacheMaxEntries,
-    sharedCache: sharedState.shared ? sharedState : undefined,
-    isVenueDown: (venueId) => monitor.isDown(venueId),
-    onVenueError: (venueId, err) => log.warn({ venueId, err }, 'venue quote failed'),
-    now: overrides.now ?? (() => new Date()),
-  });
-  const venueIds = venues.map((v) => v.id);
-  const plans = new PlanService({
-    quotes,
-    schemas,
-    collecting: config.feeCollectionEnabled,
-    supportedVenueId: SUPPORTED_VENUE_ID,
-    venueIds,
-    poolParties: config.poolParties,
-    serviceFeeParty: config.serviceFeeParty,
-    b2cFeeParty: config.b2cFeeParty,
-    records: new IdempotencyRecords(sharedState),
-    log,
-    now: overrides.now ?? (() => new Date()),
-  });
-  const health: HealthOptions = {
-    monitor,
-    venueIds,
-    supportedVenueId: SUPPORTED_VENUE_ID,
-    // Plans need their idempotency records: none is made while the shared state is unreachable.
-    plansServed: () => !sharedState.shared || sharedHealth.isUp,
-    sharedState: () => (!sharedState.shared ? 'in-process' : sharedHealth.isUp ? 'shared' : 'unreachable'),
-    keyStore: () => (keyStoreHealth.isUp ? 'ok' : 'unreadable'),
-  };
-  return {
-    quotes,
-    partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled),
-    plans,
-    monitor,
-    health,
-    keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),
-    keyStore,
-    rateWindows: new RateWindows(sharedState),
-    auditKeys: async () => {
-      let records: KeyRecord[];
-      try {
-        records = await keyStore.list();
-      } catch (err) {
-        log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'could not read the key store to check its keys\' fee schemas');
-        return;
-      }
-      for (const record of records) {
-        if (record.status === 'active' && !schemas.has(record.schemaId)) {
-          log.warn({ keyId: record.id, schemaId: record.schemaId }, 'key names a fee schema that is not configured: its requests answer 500 until FEE_SCHEMAS_FILE defines it');
+  // From here on a failure must close the venues just opened (the sandbox's listening port).
+  try {
+    const sharedHealth = new ComponentHealth('shared-state', log, {
+      down: 'shared state unreachable: rate limits are counted per instance until it is back; keyed requests get 503',
+      up: 'shared state reachable again: rate limits are counted across instances',
+    });
+    const keyStoreHealth = new ComponentHealth('key-store', log, {
+      down: 'key store unreadable: keyed requests get 503 key_verification_unavailable',
+      up: 'key store readable again',
+    });
+    const store: SharedState =
+      overrides.sharedState ??
+      (config.redisUrl === null
+        ? new InProcessSharedState()
+        : new RedisSharedState(config.redisUrl, {
+            commandTimeoutMs: SHARED_STATE_TIMEOUT_MS,
+            onConnectionChange: (up, err) => (up ? sharedHealth.up() : sharedHealth.down(err)),
+          }));
+    // This process's memory always answers; only a store shared over the network needs watching.
+    const sharedState = store.shared ? new GuardedSharedState(store, sharedHealth) : store;
+    const keyStore = overrides.keyStore ?? openKeyStore(config, sharedState);
+    const monitor = new LivenessMonitor(venues, {
+      intervalMs: config.livenessProbeIntervalMs,
+      probeTimeoutMs: config.venueTimeoutMs,
+      onProbeError: (venueId, err) => log.warn({ venueId, err }, 'venue probe failed'),
+    });
+    const quotes = new QuoteService({
+      venues,
+      venueTimeoutMs: config.venueTimeoutMs,
+      cacheTtlMs: config.quoteCacheTtlMs,
+      cacheMaxEntries: config.quoteCacheMaxEntries,
+      sharedCache: sharedState.shared ? sharedState : undefined,
+      isVenueDown: (venueId) => monitor.isDown(venueId),
+      onVenueError: (venueId, err) => log.warn({ venueId, err }, 'venue quote failed'),
+      now: overrides.now ?? (() => new Date()),
+    });
+    const venueIds = venues.map((v) => v.id);
+    const plans = new PlanService({
+      quotes,
+      schemas,
+      collecting: config.feeCollectionEnabled,
+      supportedVenueId: SUPPORTED_VENUE_ID,
+      venueIds,
+      poolParties: config.poolParties,
+      serviceFeeParty: config.serviceFeeParty,
+      b2cFeeParty: config.b2cFeeParty,
+      records: new IdempotencyRecords(sharedState),
+      log,
+      now: overrides.now ?? (() => new Date()),
+    });
+    const health: HealthOptions = {
+      monitor,
+      venueIds,
+      supportedVenueId: SUPPORTED_VENUE_ID,
+      // Plans need their idempotency records: none is made while the shared state is unreachable.
+      plansServed: () => !sharedState.shared || sharedHealth.isUp,
+      sharedState: () => (!sharedState.shared ? 'in-process' : sharedHealth.isUp ? 'shared' : 'unreachable'),
+      keyStore: () => (keyStoreHealth.isUp ? 'ok' : 'unreadable'),
+    };
+    return {
+      quotes,
+      partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled),
+      plans,
+      monitor,
+      health,
+      keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),
+      keyStore,
+      rateWindows: new RateWindows(sharedState),
+      auditKeys: async () => {
+        let records: KeyRecord[];
+        try {
+          records = await keyStore.list();
+        } catch (err) {
+          log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'could not read the key store to check its keys\' fee schemas');
+          return;
         }
-      }
-    },
-    close: async () => {
-      await Promise.all([sharedState.close(), opened.close()]);
-    },
-  };
+        for (const record of records) {
+          if (record.status === 'active' && !schemas.has(record.schemaId)) {
+            log.warn({ keyId: record.id, schemaId: record.schemaId }, 'key names a fee schema that is not configured: its requests answer 500 until FEE_SCHEMAS_FILE defines it');
+          }
+        }
+      },
+      close: async () => {
+        await Promise.all([sharedState.close(), opened.close()]);
+      },
+    };
+  } catch (err) {
+    await opened.close();
+    throw err;
+  }
 }

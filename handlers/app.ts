@@ -66,51 +66,57 @@ export async function buildApp(options: AppOptions): Promise<App> {
   server.addContentTypeParser('application/json', { parseAs: 'string' }, server.getDefaultJsonParser('error', 'error'));
   const core = await createServices(config, logger, options.overrides);
 
-  server.addHook('onRequest', (_request, reply, done) => {
-    reply.header('x-service-api-version', API_VERSION);
-    reply.header('x-service-build', config.serviceBuild);
-    done();
-  });
-  server.setErrorHandler(async (err, request, reply) => {
-    let outcome: ReturnType<typeof replyForError>;
-    try {
-      outcome = replyForError(err);
-    } catch (shapingError) {
-      // Shaping must never fail into fastify's own error body, which would leak its message.
-      request.log.error({ err: shapingError, cause: err }, 'error while shaping an error reply');
-      outcome = { reply: internalErrorReply(), unexpected: false };
-    }
-    if (outcome.unexpected) request.log.error({ err, route: request.routeOptions.url }, 'unexpected error');
-    return sendError(reply, outcome.reply);
-  });
-  server.setNotFoundHandler(async (request, reply) => {
-    return sendError(reply, errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`));
-  });
-
-  server.get('/openapi/v1.yaml', async (_request, reply) =>
-    reply.type('application/yaml; charset=utf-8').header('cache-control', 'public, max-age=300').send(specText),
-  );
-  const limits = await registerRateLimits(server, core.rateWindows, {
-    keylessPerMinute: config.rateLimitKeylessPerMinute,
-    keyedPerMinute: config.rateLimitKeyedPerMinute,
-    freshQuotesPerMinute: config.rateLimitFreshQuotesPerMinute,
-  });
-  await registerOperations(server, definition, createHandlers(core), { keys: core.keys, limits });
-
-  // Not awaited by start-up, which a slow store must not hold; closing waits for it.
-  let audit: Promise<void> = Promise.resolve();
-  server.addHook('onReady', async () => {
-    audit = core.auditKeys();
-  });
-  if (options.probes !== false) {
-    server.addHook('onReady', async () => {
-      void core.monitor.start();
+  // From here on a failure must close what the core opened (the sandbox venues' listening port).
+  try {
+    server.addHook('onRequest', (_request, reply, done) => {
+      reply.header('x-service-api-version', API_VERSION);
+      reply.header('x-service-build', config.serviceBuild);
+      done();
     });
-  }
-  server.addHook('onClose', async () => {
-    core.monitor.stop();
-    await audit;
+    server.setErrorHandler(async (err, request, reply) => {
+      let outcome: ReturnType<typeof replyForError>;
+      try {
+        outcome = replyForError(err);
+      } catch (shapingError) {
+        // Shaping must never fail into fastify's own error body, which would leak its message.
+        request.log.error({ err: shapingError, cause: err }, 'error while shaping an error reply');
+        outcome = { reply: internalErrorReply(), unexpected: false };
+      }
+      if (outcome.unexpected) request.log.error({ err, route: request.routeOptions.url }, 'unexpected error');
+      return sendError(reply, outcome.reply);
+    });
+    server.setNotFoundHandler(async (request, reply) => {
+      return sendError(reply, errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`));
+    });
+
+    server.get('/openapi/v1.yaml', async (_request, reply) =>
+      reply.type('application/yaml; charset=utf-8').header('cache-control', 'public, max-age=300').send(specText),
+    );
+    const limits = await registerRateLimits(server, core.rateWindows, {
+      keylessPerMinute: config.rateLimitKeylessPerMinute,
+      keyedPerMinute: config.rateLimitKeyedPerMinute,
+      freshQuotesPerMinute: config.rateLimitFreshQuotesPerMinute,
+    });
+    await registerOperations(server, definition, createHandlers(core), { keys: core.keys, limits });
+
+    // Not awaited by start-up, which a slow store must not hold; closing waits for it.
+    let audit: Promise<void> = Promise.resolve();
+    server.addHook('onReady', async () => {
+      audit = core.auditKeys();
+    });
+    if (options.probes !== false) {
+      server.addHook('onReady', async () => {
+        void core.monitor.start();
+      });
+    }
+    server.addHook('onClose', async () => {
+      core.monitor.stop();
+      await audit;
+      await core.close();
+    });
+  } catch (err) {
     await core.close();
-  });
+    throw err;
+  }
   return { server, core };
 }

@@ -84,3 +84,10 @@ t.test('SANDBOX_VENUES_PORT: the sandbox venues listen where it says', async (t)
   t.match(app.logs().find((l) => l.msg === 'sandbox venues listening'), { url: `http://127.0.0.1:${port}` });
   t.equal((await fetch(`http://127.0.0.1:${port}/nightly/nswap/tokens`)).status, 200);
 });
+
+t.test('a SANDBOX_VENUES_PORT already taken stops start-up with a message that says what to do', async (t) => {
+  const taken = await startSandboxVenueServer(createSandboxVenues(), { host: '127.0.0.1', port: 0, timeoutMs: 800 });
+  t.teardown(taken.close);
+  const port = new URL(taken.url).port;
+  await t.rejects(testApp({ env: { SANDBOX_VENUES_PORT: port } }), { message: new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\); set SANDBOX_VENUES_PORT to a free port, or 0 for any`) });
+});

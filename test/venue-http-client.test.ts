@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { nodeFetch, VenueHttp, VenueTimeout, VenueUnreadable } from '../core/venues/venue-http.js';
+import { nodeFetch, VenueHttp, VenueTimeout } from '../core/venues/venue-http.js';
 
 type Handler = (request: IncomingMessage, body: string, response: ServerResponse) => void;
 
@@ -54,11 +54,16 @@ t.test('nodeFetch follows no redirect: a 3xx is the answer, so no credential goe
 
 t.test('through VenueHttp: an abort is a timeout, a refused connection and an oversized answer are unreadable', async (t) => {
   const { url } = await serve(t, (request, _body, response) => {
-    if (request.url === '/big') return void response.end('x'.repeat(2 * 1024 * 1024));
+    if (request.url === '/big') return void response.end(`{"padding":"${'x'.repeat(2 * 1024 * 1024)}"}`);
+    if (request.url === '/moved') {
+      response.writeHead(301, { location: '/elsewhere', 'content-type': 'application/json' });
+      return void response.end('{"user_gets":5}');
+    }
     // /slow never answers.
   });
   const http = new VenueHttp({ baseUrl: url, timeoutMs: 50 });
   await t.rejects(http.getJson('/slow', never), VenueTimeout, 'no answer within the venue\'s timeout');
-  await t.rejects(new VenueHttp({ baseUrl: url, timeoutMs: 5000 }).getJson('/big', never), VenueUnreadable, 'an answer over 1 MiB is not read to its end');
+  await t.rejects(new VenueHttp({ baseUrl: url, timeoutMs: 5000 }).getJson('/big', never), { name: 'VenueUnreadable', message: /ERR_RESPONSE_TOO_LARGE/ }, 'a JSON answer over 1 MiB is not read to its end');
+  await t.rejects(new VenueHttp({ baseUrl: url, timeoutMs: 5000 }).getJson('/moved', never), { name: 'VenueHttpError', status: 301 }, 'a 3xx is an error, whatever its body says');
   await t.rejects(new VenueHttp({ baseUrl: 'http://127.0.0.1:1', timeoutMs: 5000 }).getJson('/x', never), { name: 'VenueUnreadable', message: /ECONNREFUSED/ }, 'the error names its code, not the URL');
 });

@@ -74,12 +74,12 @@ export async function startSandboxVenueServer(market: readonly SandboxVenue[], o
   const handlers = wireHandlers(market);
   const routes = LIVE_VENUE_IDS.map((id) => [PREFIXES[id], handlers[id]] as const);
   const server = createServer((request, response) => void serve(routes, request, response));
-  // Idle keep-alive connections from the adapters' fetch must not hold a closing service open.
-  server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(`the sandbox venues cannot listen on ${options.host}:${options.port} (${err.code ?? err.message}); set SANDBOX_VENUES_PORT to a free port, or 0 for any`)),
+    );
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.removeAllListeners('error');
       resolve();
     });
   });
@@ -110,8 +110,11 @@ async function serve(routes: ReadonlyArray<readonly [string, WireHandler]>, requ
       ({ status, body } = answer);
     }
   } catch (err) {
-    status = err instanceof BodyTooLarge ? 413 : 400;
-    body = JSON.stringify({ error: err instanceof Error ? err.message : 'bad request' });
+    // A request the server cannot take apart is the caller's fault; anything else is the sandbox's.
+    [status, body] =
+      err instanceof BodyTooLarge ? [413, JSON.stringify({ error: 'request body too large' })]
+      : err instanceof URIError ? [400, JSON.stringify({ error: 'malformed request path' })]
+      : [500, JSON.stringify({ error: 'the sandbox venue failed' })];
   }
   response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   response.end(body);
@@ -120,12 +123,15 @@ async function serve(routes: ReadonlyArray<readonly [string, WireHandler]>, requ
 class BodyTooLarge extends Error {}
 
 async function readBody(request: IncomingMessage): Promise<string> {
-  let text = '';
+  const chunks: Buffer[] = [];
+  let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
-    text += chunk.toString('utf8');
-    if (text.length > MAX_BODY_BYTES) throw new BodyTooLarge('request body too large');
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
+    chunks.push(chunk);
   }
-  return text;
+  // Decoded whole: a character split across chunks stays one character.
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function closeServer(server: Server): Promise<void> {

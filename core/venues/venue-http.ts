@@ -58,7 +58,15 @@ export type VenueFetch = (
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 // Kept-alive connections per origin, as fetch keeps them: a quote then costs no TCP handshake.
-const AGENTS = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
+// An idle one is dropped after 4 s (fetch's default), before a server or load balancer that
+// closes idle connections without saying so could leave a dead one to be reused.
+const IDLE_MS = 4_000;
+const AGENTS = { 'http:': new HttpAgent({ keepAlive: true, timeout: IDLE_MS }), 'https:': new HttpsAgent({ keepAlive: true, timeout: IDLE_MS }) };
+
+/** An answer longer than MAX_RESPONSE_BYTES; its code is what a VenueUnreadable names. */
+class ResponseTooLarge extends Error {
+  readonly code = 'ERR_RESPONSE_TOO_LARGE';
+}
 
 /**
  * That part of fetch over node:http(s), with kept-alive connections. fetch's streams, signal
@@ -77,7 +85,7 @@ export const nodeFetch: VenueFetch = (url, init) =>
       let size = 0;
       response.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) request.destroy(new Error('the answer is too large'));
+        if (size > MAX_RESPONSE_BYTES) request.destroy(new ResponseTooLarge('the answer is too large'));
         else chunks.push(chunk);
       });
       response.on('end', () => {
@@ -147,10 +155,10 @@ export class VenueHttp {
     try {
       parsed = parseJsonKeepingNumbers(text);
     } catch {
-      if (status >= 400) throw new VenueHttpError(status, text);
+      if (status < 200 || status > 299) throw new VenueHttpError(status, text);
       throw new VenueUnreadable(`${method} ${path} answered ${status} with a body that is not JSON`);
     }
-    if (status >= 400) throw new VenueHttpError(status, parsed);
+    if (status < 200 || status > 299) throw new VenueHttpError(status, parsed);
     return parsed;
   }
 }

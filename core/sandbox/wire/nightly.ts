@@ -80,7 +80,8 @@ const LISTING: Readonly<Record<Token['symbol'], { name: string; symbol: string; 
 const DECIMALS = 10;
 const DEFAULT_SLIPPAGE = dec('0.005');
 const ONE = dec('1');
-const AMOUNT = /^(0|[1-9][0-9]*)(\.[0-9]{1,10})?$/;
+// At most 20 integer digits: past ~40, arithmetic at 50 significant digits would round the answer.
+const AMOUNT = /^(0|[1-9][0-9]{0,19})(\.[0-9]{1,10})?$/;
 const FRACTION = /^0(\.[0-9]{1,10})?$/;
 
 const error = (status: number, message: string): WireResponse => jsonReply(status, { message });

@@ -45,7 +45,8 @@ import { SANDBOX_INSTRUMENT_ADMINS } from './cantex.js';
 import { jsonNumber, jsonReply, SANDBOX_VENUE_KEY, type WireHandler, type WireResponse } from './wire.js';
 
 const QUOTE_PATH = '/api/v1/quote';
-const AMOUNT = /^(0|[1-9][0-9]*)(\.[0-9]{1,10})?$/;
+// At most 20 integer digits: past ~40, arithmetic at 50 significant digits would round the answer.
+const AMOUNT = /^(0|[1-9][0-9]{0,19})(\.[0-9]{1,10})?$/;
 /** How long a quote is good for; the adapter does not read it. */
 const EXPIRES_IN_SECONDS = 30;
 
