@@ -2,7 +2,6 @@
 // figure recomputed from the pool reserves with an independent decimal.js instance, and the real
 // adapter (core/venues/cantex.ts) run against it through wireFetch, next to the in-process
 // sandbox venue it must be economically the same as.
-import { Decimal as DecimalJs } from 'decimal.js';
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { toQuoteVenue } from '../core/quote-math.js';
@@ -14,14 +13,9 @@ import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { CANTEX_BASE_URL, CantexVenue } from '../core/venues/cantex.js';
 import { VenueHttpError } from '../core/venues/venue-http.js';
 import { neverAborted, noDeadline, outcome, plainQuote } from './helpers/venue-fetch.js';
+import { ceil10, floor10, s, x, X } from './helpers/exact.js';
 import { wireFetch } from './helpers/wire-fetch.js';
 
-const X = DecimalJs.clone({ precision: 200, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -300, toExpPos: 300 });
-type X = InstanceType<typeof X>;
-const x = (v: string | X): X => new X(v);
-const s = (v: X): string => (v.isZero() ? '0' : v.toFixed());
-const floor10 = (v: X): X => v.toDecimalPlaces(10, X.ROUND_FLOOR);
-const ceil10 = (v: X): X => v.toDecimalPlaces(10, X.ROUND_CEIL);
 
 /** Constant product, the 0.05 % LP fee inside the price unless `lpFee` is false. */
 function cpOut(reserveIn: string, reserveOut: string, amount: string, lpFee = true): X {

@@ -2,7 +2,6 @@
 // /nswap/tokens and POST /nswap/quote read directly, and the real Nightly adapter
 // (core/venues/nightly.ts) quoting through it, with every figure recomputed from the spec's pools
 // by an independent decimal.js instance.
-import { Decimal as DecimalJs } from 'decimal.js';
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { toQuoteVenue } from '../core/quote-math.js';
@@ -14,14 +13,9 @@ import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { NightlyVenue } from '../core/venues/nightly.js';
 import { VenueHttpError } from '../core/venues/venue-http.js';
 import { neverAborted, noDeadline, plainQuote } from './helpers/venue-fetch.js';
+import { ceil10, floor10, s, x, X } from './helpers/exact.js';
 import { wireFetch } from './helpers/wire-fetch.js';
 
-const X = DecimalJs.clone({ precision: 200, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -300, toExpPos: 300 });
-type X = InstanceType<typeof X>;
-const x = (v: string): X => new X(v);
-const s = (v: X): string => (v.isZero() ? '0' : v.toFixed());
-const floor10 = (v: X): X => v.toDecimalPlaces(10, X.ROUND_FLOOR);
-const ceil10 = (v: X): X => v.toDecimalPlaces(10, X.ROUND_CEIL);
 const TENTH_NANO = x('0.0000000001');
 
 const FEE_BPS = 20;

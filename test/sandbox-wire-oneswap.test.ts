@@ -3,7 +3,6 @@
 // figure recomputed from the pool's reserves by an independent decimal.js instance. The traffic
 // fees (0.5 CC, 0.075 USDCx) and the 0.30 % pool fee are the README's, written out here; the
 // instrument admins are the sandbox's, as Cantex's sandbox wire serves them.
-import { Decimal as DecimalJs } from 'decimal.js';
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { toQuoteVenue } from '../core/quote-math.js';
@@ -17,14 +16,9 @@ import { OneSwapVenue } from '../core/venues/oneswap.js';
 import { VenueHttpError } from '../core/venues/venue-http.js';
 import type { VenueQuote } from '../core/venue.js';
 import { neverAborted, noDeadline, plainQuote } from './helpers/venue-fetch.js';
+import { ceil10, floor10, s, x, X } from './helpers/exact.js';
 import { wireFetch } from './helpers/wire-fetch.js';
 
-const X = DecimalJs.clone({ precision: 200, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -300, toExpPos: 300 });
-type X = InstanceType<typeof X>;
-const x = (v: string): X => new X(v);
-const s = (v: X): string => (v.isZero() ? '0' : v.toFixed());
-const floor10 = (v: X): X => v.toDecimalPlaces(10, X.ROUND_FLOOR);
-const ceil10 = (v: X): X => v.toDecimalPlaces(10, X.ROUND_CEIL);
 
 const TRAFFIC_FEE = { CC: '0.5', USDCx: '0.075' } as const;
 const POOL_SHARE = '0.997';

@@ -1,7 +1,6 @@
 // Temple's sandbox wire (core/sandbox/wire/temple.ts): its answers to GET /api/v1/market/orderbook
 // read directly, and the real Temple adapter (core/venues/temple.ts) quoting through it, with every
 // figure recomputed from the spec's books by an independent decimal.js instance.
-import { Decimal as DecimalJs } from 'decimal.js';
 import t from 'tap';
 import { dec, type Decimal } from '../core/decimal.js';
 import { netAfterFee, type BookLevel } from '../core/quote-math.js';
@@ -13,14 +12,9 @@ import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { TempleVenue } from '../core/venues/temple.js';
 import { VenueHttpError } from '../core/venues/venue-http.js';
 import { neverAborted, noDeadline, plainQuote } from './helpers/venue-fetch.js';
+import { ceil10, floor10, s, x, X } from './helpers/exact.js';
 import { wireFetch } from './helpers/wire-fetch.js';
 
-const X = DecimalJs.clone({ precision: 200, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -300, toExpPos: 300 });
-type X = InstanceType<typeof X>;
-const x = (v: string): X => new X(v);
-const s = (v: X): string => (v.isZero() ? '0' : v.toFixed());
-const floor10 = (v: X): X => v.toDecimalPlaces(10, X.ROUND_FLOOR);
-const ceil10 = (v: X): X => v.toDecimalPlaces(10, X.ROUND_CEIL);
 
 /** A fresh sandbox temple: its books are mutable state, so each test takes its own. */
 function freshTemple(): SandboxVenue {

@@ -1,7 +1,6 @@
 // The sandbox's Tradecraft wire (core/sandbox/wire/tradecraft.ts): its answers recomputed from the
 // pool reserves with an independent decimal.js instance, and the real adapter
 // (core/venues/tradecraft.ts) quoting through it as it quotes the real venue.
-import { Decimal as DecimalJs } from 'decimal.js';
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { createSandboxVenues } from '../core/sandbox/market.js';
@@ -11,15 +10,10 @@ import type { WireHandler, WireResponse } from '../core/sandbox/wire/wire.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { TRADECRAFT_BASE_URL, TradecraftVenue } from '../core/venues/tradecraft.js';
 import { parseJsonKeepingNumbers } from '../core/venues/venue-http.js';
+import { ceil10, floor10, s, x, X } from './helpers/exact.js';
 import { wireFetch } from './helpers/wire-fetch.js';
 import { neverAborted, noDeadline, plainQuote } from './helpers/venue-fetch.js';
 
-const X = DecimalJs.clone({ precision: 200, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -300, toExpPos: 300 });
-type X = InstanceType<typeof X>;
-const x = (v: string | { toFixed(): string }): X => new X(typeof v === 'string' ? v : v.toFixed());
-const s = (v: X): string => (v.isZero() ? '0' : v.toFixed());
-const floor10 = (v: X): X => v.toDecimalPlaces(10, X.ROUND_FLOOR);
-const ceil10 = (v: X): X => v.toDecimalPlaces(10, X.ROUND_CEIL);
 
 /** The sandbox market's tradecraft venue, fresh: its pools are mutable state. */
 function sandboxTradecraft(): SandboxVenue {
