@@ -2,7 +2,7 @@
 // the plan's inputs, independently of how the plan was assembled. Funds may move only from the
 // taker to the venue's pool for the pair or to a configured fee party (or the integrator's
 // recipient), in the amounts the quote gives, with the floor the memo carries, in a plan bound to
-// the caller that asked. A violation names the rule, never a party.
+// the caller that asked (its record, core/idempotency.ts). A violation names the rule, never a party.
 import { isDeepStrictEqual } from 'node:util';
 import { toWire } from './decimal.js';
 import { planFigures, type PlanInputs } from './plan-assembly.js';
@@ -15,10 +15,11 @@ const FEE_LEGS = {
 } as const;
 
 /**
- * Every rule `plan` breaks, as sentences free of party ids; empty when it may be returned.
- * `boundTo` is the caller the plan is stored for, `caller` the one asking.
+ * Every rule `plan` breaks, as sentences free of party ids; empty when it may be stored and
+ * returned. (Its binding to the caller is its record's: kept under the caller's digest and naming
+ * it, checked on every read, core/plans.ts.)
  */
-export function planViolations(plan: AppPlan, inputs: PlanInputs, binding: { readonly boundTo: string; readonly caller: string }): string[] {
+export function planViolations(plan: AppPlan, inputs: PlanInputs): string[] {
   const { route, params, parties, collecting } = inputs;
   const { give, want, amount } = params.request;
   const figures = planFigures(inputs);
@@ -27,7 +28,6 @@ export function planViolations(plan: AppPlan, inputs: PlanInputs, binding: { rea
     if (!holds) violations.push(violation);
   };
 
-  rule(binding.boundTo === binding.caller, 'the plan is bound to a caller other than the one asking');
   const ref = plan.quoteRef;
   rule(ref.venueId === params.venueId, 'quoteRef.venueId is not the chosen venue');
   rule(ref.pair.give === give.instrument && ref.pair.want === want.instrument, 'quoteRef.pair is not the requested pair');

@@ -84,6 +84,7 @@ export class PlanService {
     }
     const pool = options.poolParties[pairKey(give, want)];
     if (pool === undefined) throw new DomainError('no_pool', `venue ${params.venueId} has no pool configured for ${pairKey(give, want)}`);
+    this.checkParties(params, route, pool);
     if (route === 'app' && options.collecting && options.b2cFeeParty === null) {
       throw new DomainError('fee_unconfigured', 'fees are collected but no fee destination is configured for keyless plans; nothing was created');
     }
@@ -101,10 +102,26 @@ export class PlanService {
       createdAt: options.now(),
     };
     const plan = (options.assemble ?? assemblePlan)(inputs);
-    this.guard(planViolations(plan, inputs, { boundTo, caller: boundTo }), route, params.venueId);
+    this.guard(planViolations(plan, inputs), route, params.venueId);
     const record: IdempotencyRecord = { fingerprint: params.fingerprint, boundTo, plan: JSON.stringify(plan) };
     const kept = await options.records.claim(params.idempotencyKey, record);
     return kept === record ? { json: record.plan, replayed: false } : { json: this.sameRequest(kept, params, boundTo, route), replayed: true };
+  }
+
+  /**
+   * A taker or recipient that is itself one of the plan's receivers would send funds back where
+   * they came from: the request is refused as bad input, before the guardrail would have to stop
+   * the plan (a trip is kept for plans this service got wrong, not for requests).
+   */
+  private checkParties(params: PlanParams, route: PlanRoute, pool: string): void {
+    const { serviceFeeParty, b2cFeeParty } = this.options;
+    const receivers = [pool, serviceFeeParty, b2cFeeParty];
+    if (receivers.includes(params.takerParty) || params.integratorFee?.recipient === params.takerParty) {
+      throw new DomainError(route === 'partner' ? 'bad_party' : 'bad_request', "'takerParty' is one of the plan's receivers (the venue's pool, a fee party or the fee recipient); send the taker's own party");
+    }
+    if (params.integratorFee && receivers.includes(params.integratorFee.recipient)) {
+      throw new DomainError('bad_fee_params', "'feeRecipient' is the venue's pool or a fee party of this service; send the integrator's own party");
+    }
   }
 
   /** The chosen venue's net in the base quote, the one a quote request for the same parameters gets. */

@@ -230,6 +230,20 @@ t.test('validation: "slippageBps 0–5000, integer or its string form; default 5
   t.match(notJson.json(), { code: 'bad_request', error: /must be JSON/ });
 });
 
+t.test('a taker or fee recipient that is one of the plan\'s receivers is refused as bad input (400), never built into a plan the guardrail must stop', async (t) => {
+  const { app, key } = await started(t, { env: COLLECTING });
+  const refused = async (res: LightMyRequestResponse, code: string, what: string) => {
+    t.equal(res.statusCode, 400, what);
+    t.match(res.json(), { code }, what);
+  };
+  await refused(await appPlan(app, body({ takerParty: POOL_USDCX })), 'bad_request', 'keyless taker = the pool party');
+  await refused(await appPlan(app, body({ takerParty: FEE_PARTIES.B2C_FEE_PARTY })), 'bad_request', 'keyless taker = the B2C fee party');
+  await refused(await partnerPlan(app, key, body({ takerParty: FEE_PARTIES.SERVICE_FEE_PARTY })), 'bad_party', 'keyed taker = the service fee party');
+  await refused(await partnerPlan(app, key, body({ feeBps: 5, feeRecipient: TAKER })), 'bad_party', 'the recipient is the taker');
+  await refused(await partnerPlan(app, key, body({ feeBps: 5, feeRecipient: POOL_USDCX })), 'bad_fee_params', 'the recipient is the pool');
+  t.equal(app.core.plans.guardrailTrips, 0, 'no guardrail trip');
+});
+
 t.test('"Every 4xx changes nothing and stores nothing": the idempotencyKey of a refused request is still free', async (t) => {
   const { app, key } = await started(t);
   const request = body({ feeBps: 5, feeRecipient: RECIPIENT });
@@ -318,7 +332,7 @@ t.test('plans never log the taker party, the key or the fee recipient', async (t
   await partnerPlan(app, key, request);
   await partnerPlan(app, key, request);
   await partnerPlan(app, key, { ...request, amount: '5' });
-  await partnerPlan(app, key, body({ takerParty: 'alice::1220' }));
+  await partnerPlan(app, key, body({ takerParty: `${TAKER}B` }));
   const raw = app.rawLogs();
   t.match(raw, /"plan":"created"/, 'the plans were logged');
   for (const secret of [TAKER, '1220bbbb', key, RECIPIENT]) t.notMatch(raw, secret);
