@@ -8,12 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { createLiveVenues, LIVE_VENUE_IDS, type LiveVenueId, type LiveVenuesConfig } from '../venues/live-venues.js';
 import type { Venue } from '../venue.js';
 import type { SandboxVenue } from './sandbox-venue.js';
-import { cantexWire, SANDBOX_INSTRUMENT_ADMINS } from './wire/cantex.js';
+import { cantexWire } from './wire/cantex.js';
 import { nightlyWire } from './wire/nightly.js';
 import { oneswapWire } from './wire/oneswap.js';
 import { templeWire } from './wire/temple.js';
 import { tradecraftWire } from './wire/tradecraft.js';
-import { SANDBOX_VENUE_KEY, type WireHandler } from './wire/wire.js';
+import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type WireHandler } from './wire/wire.js';
 
 /** Each venue's path on the server: its base URL is the server's URL and this. */
 const PREFIXES: Readonly<Record<LiveVenueId, string>> = {

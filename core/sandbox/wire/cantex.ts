@@ -31,13 +31,6 @@ import { jsonReply, SANDBOX_VENUE_KEY, type WireHandler, type WireRequest, type 
 
 type Admins = Readonly<Record<Token['instrument'], string>>;
 
-/** The sandbox's instrument admins (token registry parties): hints as on the real network, made-up fingerprints. */
-export const SANDBOX_INSTRUMENT_ADMINS: Admins = {
-  Amulet: `DSO::1220${'0a'.repeat(32)}`,
-  USDCx: `decentralized-usdc-interchain-rep::1220${'0b'.repeat(32)}`,
-  CBTC: `cbtc-network::1220${'0c'.repeat(32)}`,
-};
-
 const ROUTES: Readonly<Record<string, string>> = { '/v2/pools/quote': 'POST', '/v2/pools/info': 'GET' };
 const ADMIN_SHARE = dec('0.05');
 const ONE = dec('1');

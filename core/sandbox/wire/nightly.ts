@@ -46,8 +46,7 @@ import { constantProductOut } from '../../quote-math.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../tokens.js';
 import { parseJsonKeepingNumbers } from '../../venues/venue-http.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from './cantex.js';
-import { jsonReply, type WireHandler, type WireResponse } from './wire.js';
+import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type WireHandler, type WireResponse } from './wire.js';
 
 /** Nightly's cap on what is given, in USD at the give token's listed price. */
 export const NIGHTLY_MAX_SWAP_USD = dec('50000');

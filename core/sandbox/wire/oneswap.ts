@@ -41,8 +41,7 @@ import { BPS, ceil10, dec, divFloor10, ZERO, type Decimal } from '../../decimal.
 import { constantProductOut } from '../../quote-math.js';
 import { CC, USDCX, type Token } from '../../tokens.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from './cantex.js';
-import { jsonNumber, jsonReply, SANDBOX_VENUE_KEY, type WireHandler, type WireResponse } from './wire.js';
+import { jsonNumber, jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type WireHandler, type WireResponse } from './wire.js';
 
 const QUOTE_PATH = '/api/v1/quote';
 // At most 20 integer digits: past ~40, arithmetic at 50 significant digits would round the answer.

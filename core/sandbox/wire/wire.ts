@@ -4,6 +4,7 @@
 // server (core/sandbox/venue-server.ts) serves them all on loopback, each under its own prefix.
 import type { IncomingHttpHeaders } from 'node:http';
 import { toWire, type Decimal } from '../../decimal.js';
+import type { Token } from '../../tokens.js';
 
 export interface WireRequest {
   readonly method: string;
@@ -26,6 +27,16 @@ export type WireHandler = (request: WireRequest) => WireResponse;
 
 /** The credential the sandbox's keyed venues (Cantex, OneSwap, Temple) accept; any other is refused as the venue refuses it. */
 export const SANDBOX_VENUE_KEY = 'sandbox-venue-key';
+
+/**
+ * The sandbox's instrument admins (token registry parties), as the venues that name instruments
+ * by admin show them: hints as on the real network, made-up fingerprints.
+ */
+export const SANDBOX_INSTRUMENT_ADMINS: Readonly<Record<Token['instrument'], string>> = {
+  Amulet: `DSO::1220${'0a'.repeat(32)}`,
+  USDCx: `decentralized-usdc-interchain-rep::1220${'0b'.repeat(32)}`,
+  CBTC: `cbtc-network::1220${'0c'.repeat(32)}`,
+};
 
 export const jsonReply = (status: number, body: unknown): WireResponse => ({ status, body: JSON.stringify(body) });
 
