@@ -37,6 +37,14 @@ export interface PlanServiceOptions {
   readonly assemble?: (inputs: PlanInputs) => AppPlan;
 }
 
+/** What a caller holds under a request's idempotencyKey, read once per request. */
+export interface HeldPlan {
+  /** The plan made before for this very request, to replay; null when there is none. */
+  readonly replay: string | null;
+  /** The record held under the key (for another request when `replay` is null), or null. */
+  readonly record: IdempotencyRecord | null;
+}
+
 export interface MadePlan {
   /** The plan's JSON text: the same bytes on every replay. */
   readonly json: string;
@@ -56,14 +64,16 @@ export class PlanService {
     return this.trips;
   }
 
-  /** The plan this caller already made for this very request under its idempotencyKey, or null. */
-  async replay(params: PlanParams, caller: PlanCaller): Promise<string | null> {
+  /** What this caller holds under the request's idempotencyKey: a plan to replay, or what create() is given. */
+  async lookup(params: PlanParams, caller: PlanCaller): Promise<HeldPlan> {
     const boundTo = callerDigest(callerId(caller));
-    const held = await this.options.records.find(boundTo, params.idempotencyKey);
-    return held !== null && held.fingerprint === params.fingerprint ? this.checkedReplay(held, boundTo, caller.route, params.venueId) : null;
+    const record = await this.options.records.find(boundTo, params.idempotencyKey);
+    const same = record !== null && record.fingerprint === params.fingerprint;
+    return { replay: same ? this.checkedReplay(record, boundTo, caller.route, params.venueId) : null, record };
   }
 
-  async create(params: PlanParams, caller: PlanCaller): Promise<MadePlan> {
+  /** A plan for a request that is no replay; `held` is what lookup() found under its key. */
+  async create(params: PlanParams, caller: PlanCaller, held: IdempotencyRecord | null): Promise<MadePlan> {
     const { options } = this;
     const { route } = caller;
     const terms = caller.route === 'partner' ? options.schemas.termsOfPartner(caller.partner) : options.schemas.b2c;
@@ -72,7 +82,6 @@ export class PlanService {
       throw badRequest(`unknown venue '${params.venueId}': integrated venues are ${[...options.venueIds].sort().join(', ')}`);
     }
     const boundTo = callerDigest(callerId(caller));
-    const held = await options.records.find(boundTo, params.idempotencyKey);
     if (held !== null) return { json: this.sameRequest(held, params, boundTo, route), replayed: true };
 
     const { give, want } = params.request;

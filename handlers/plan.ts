@@ -2,8 +2,8 @@
 // caller's IP, and the keyed partner route. A replay of a plan already made is answered before
 // the request is counted in a rate-limit window (handlers/routes.ts).
 import type { FieldCodes } from './http/validation-error.js';
-import { parsePlanRequest, refuseFeeParams } from '../core/plan-params.js';
-import type { PlanCaller, PlanService } from '../core/plans.js';
+import { parsePlanRequest, refuseFeeParams, type PlanParams } from '../core/plan-params.js';
+import type { HeldPlan, PlanCaller, PlanService } from '../core/plans.js';
 import type { PlanRequest } from '../core/wire.js';
 import { FEE_FIELD_CODES } from './quote.js';
 import { JSON_TEXT, type OperationContext, type OperationHandler, type OperationResult } from './operation.js';
@@ -15,20 +15,33 @@ const PARTNER_FIELD_CODES: FieldCodes = new Map([...FEE_FIELD_CODES, ['takerPart
 
 const planResult = (json: string): OperationResult => ({ status: 200, headers: PLAN_HEADERS, body: json });
 
+type Context = OperationContext<unknown, PlanRequest>;
+
 function planHandler(plans: PlanService, route: PlanCaller['route']): OperationHandler<unknown, PlanRequest> {
-  const caller = ({ partner, clientIp }: OperationContext<unknown, PlanRequest>): PlanCaller =>
-    route === 'partner' ? { route, partner: partner! } : { route, ip: clientIp() };
+  const callerOf = ({ partner, clientIp }: Context): PlanCaller => (route === 'partner' ? { route, partner: partner! } : { route, ip: clientIp() });
+  // The request as parsed and looked up by `replay`, which the route runs first, for `handle`: the
+  // body is parsed and the idempotency record read once per request.
+  const looked = new WeakMap<Context, { params: PlanParams; caller: PlanCaller; held: HeldPlan }>();
+  const lookUp = async (context: Context) => {
+    const params = parsePlanRequest(context.body, route);
+    const caller = callerOf(context);
+    return { params, caller, held: await plans.lookup(params, caller) };
+  };
   return {
     fieldCodes: route === 'partner' ? PARTNER_FIELD_CODES : undefined,
     guard: route === 'app' ? ({ body }) => refuseFeeParams(body) : undefined,
     async replay(context) {
-      const json = await plans.replay(parsePlanRequest(context.body, route), caller(context));
-      if (json === null) return null;
+      const request = await lookUp(context);
+      if (request.held.replay === null) {
+        looked.set(context, request);
+        return null;
+      }
       context.annotate({ plan: 'replayed' });
-      return planResult(json);
+      return planResult(request.held.replay);
     },
     async handle(context) {
-      const { json, replayed } = await plans.create(parsePlanRequest(context.body, route), caller(context));
+      const { params, caller, held } = looked.get(context) ?? (await lookUp(context));
+      const { json, replayed } = await plans.create(params, caller, held.record);
       context.annotate({ plan: replayed ? 'replayed' : 'created' });
       return planResult(json);
     },

@@ -171,6 +171,13 @@ t.test('every operation has a success example and one example for each documente
   }
 });
 
+t.test('plans: "the contract examples cover every plan status code"', async (t) => {
+  for (const operationId of ['createAppPlan', 'createExecutePlan']) {
+    const exampled = new Set(spec.examples.filter((e) => e.operationId === operationId).map((e) => e.status));
+    for (const status of spec.statuses.get(operationId) ?? []) t.ok(exampled.has(status), `${operationId} has a ${status} example`);
+  }
+});
+
 for (const { example, pending, observed } of runs) {
   const name = `${example.operationId} ${example.status} ${example.name}`;
   if (pending !== null || observed === null) {

@@ -284,7 +284,7 @@ t.test('PlanService: "A violation is 500 guardrail, logged (without the taker pa
 
   t.equal(tampering.guardrailTrips, 0);
   for (const trips of [1, 2]) {
-    const err = await tampering.create(params, caller).then(
+    const err = await tampering.create(params, caller, (await tampering.lookup(params, caller)).record).then(
       () => null,
       (e: unknown) => e,
     );
@@ -303,7 +303,9 @@ t.test('PlanService: "A violation is 500 guardrail, logged (without the taker pa
 
   // Nothing was stored, so the same key makes a plan, not a replay or a conflict.
   const honest = serviceWith();
-  const made = await honest.create(params, caller);
+  const looked = await honest.lookup(params, caller);
+  t.strictSame(looked, { replay: null, record: null }, 'nothing held under the key');
+  const made = await honest.create(params, caller, looked.record);
   t.equal(made.replayed, false);
   const plan = JSON.parse(made.json) as AppPlan;
   t.equal(plan.steps[0]!.target, SANDBOX_POOL_PARTIES['CC/USDCx'], 'the deposit goes to the sandbox pool');
@@ -344,16 +346,20 @@ t.test('parsePlanRequest: the fingerprint is "equal for the same request however
 
 t.test('PlanService: "the plan is bound to the caller that asked": a held record naming another caller is never replayed', async (t) => {
   const params = parsePlanRequest({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: TAKER, idempotencyKey: 'k' }, 'app');
-  // A store that answers every read with a record made for another client: as a key-derivation
-  // fault or a tampered store would.
+  // A store that answers every read with a record made for another client, and never takes a
+  // new one: as a key-derivation fault or a tampered store would.
   class ForeignRecords extends InProcessSharedState {
     override async get() {
       return { value: JSON.stringify({ fingerprint: params.fingerprint, boundTo: callerDigest('app:203.0.113.9'), plan: '{"planId":"pl_theirs"}' }), ttlMs: 60_000 };
     }
+
+    override async setIfAbsent() {
+      return false;
+    }
   }
   const logged: unknown[] = [];
   const service = new PlanService({
-    quotes: new QuoteService({ venues: [], venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 10, isVenueDown: () => false, onVenueError: () => {}, now: () => CREATED_AT }),
+    quotes: new QuoteService({ venues: createSandboxVenues(), venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 10, isVenueDown: () => false, onVenueError: () => {}, now: () => CREATED_AT }),
     schemas,
     collecting: false,
     supportedVenueId: 'tradecraft',
@@ -366,8 +372,8 @@ t.test('PlanService: "the plan is bound to the caller that asked": a held record
     now: () => CREATED_AT,
   });
   const caller = { route: 'app', ip: '127.0.0.1' } as const;
-  await t.rejects(service.replay(params, caller), { code: 'guardrail' }, 'a replay');
-  await t.rejects(service.create(params, caller), { code: 'guardrail' }, 'a create that finds it');
+  await t.rejects(service.lookup(params, caller), { code: 'guardrail' }, 'a replay');
+  await t.rejects(service.create(params, caller, null), { code: 'guardrail' }, 'a create whose record lost to it');
   t.equal(service.guardrailTrips, 2);
   t.notMatch(JSON.stringify(logged), 'pl_theirs', 'the other caller\'s plan is not logged either');
 });
