@@ -3,6 +3,7 @@
 // names it.
 import { isPartyId } from './party.js';
 import { SANDBOX_POOL_PARTIES } from './sandbox/market.js';
+import { SANDBOX_LEDGER_TOKEN } from './sandbox/ledger/sandbox-ledger.js';
 import { CC, pairKey, resolveToken } from './tokens.js';
 import { DEFAULT_BASE_URLS, KEYED_VENUES, LIVE_VENUE_IDS, missingLiveVenueConfig, type LiveVenueConfig, type LiveVenueId, type LiveVenuesConfig } from './venues/live-venues.js';
 
@@ -48,6 +49,15 @@ export interface Config {
   readonly serviceFeeParty: string | null;
   /** Receives the service's fee leg of a keyless plan; without it a collecting keyless plan is refused (503). */
   readonly b2cFeeParty: string | null;
+  /** Where outcomes are read: a participant's JSON Ledger API v2 (live), or where the sandbox ledger listens (sandbox; port 0: any free port). */
+  readonly ledgerUrl: string;
+  /** The bearer token sent to the ledger; null for a participant without auth. */
+  readonly ledgerToken: string | null;
+  /** The parties whose view outcomes are read from: the venue's pool parties. */
+  readonly ledgerReadAs: readonly string[];
+  readonly ledgerTimeoutMs: number;
+  /** Transactions asked for per request to the ledger. */
+  readonly ledgerPageSize: number;
 }
 
 export class ConfigError extends Error {
@@ -138,6 +148,20 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
   for (const [name, feeParty] of [['SERVICE_FEE_PARTY', serviceFeeParty], ['B2C_FEE_PARTY', b2cFeeParty]] as const) {
     if (feeParty !== null && Object.values(poolParties ?? {}).includes(feeParty)) problems.push(`${name} must not be a pool party: a fee leg and a deposit must never share a receiver`);
   }
+  const ledgerUrl = read<string | null>(
+    'LEDGER_URL',
+    venuesMode === 'sandbox' ? 'http://127.0.0.1:7575' : null,
+    venuesMode === 'sandbox' ? sandboxLedgerUrl : url(false),
+    venuesMode === 'sandbox'
+      ? 'an http:// URL on this machine (127.0.0.1, localhost or [::1]) with a port and no path: the sandbox ledger listens there (port 0: any free port)'
+      : 'an http(s):// URL without credentials, query or fragment',
+    true,
+  );
+  if (ledgerUrl === null) problems.push('LEDGER_URL is required with VENUES=live: outcomes are read from a participant\'s JSON Ledger API v2');
+  const ledgerReadAs = read<readonly string[] | null>('LEDGER_READ_AS', null, (raw) => {
+    const parties = raw.split(',').map((p) => p.trim());
+    return parties.length > 0 && parties.every(isPartyId) && new Set(parties).size === parties.length ? parties : undefined;
+  }, 'one or more ledger party ids, comma-separated, each once');
   const config: Config = {
     host: read('HOST', '127.0.0.1', (raw) => (/^[A-Za-z0-9.:\-[\]]+$/.test(raw) ? raw : undefined), 'a host name or IP address'),
     port: read('PORT', 8080, int(0, 65535), 'an integer from 0 to 65535'),
@@ -162,9 +186,30 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     poolParties: poolParties ?? {},
     serviceFeeParty,
     b2cFeeParty,
+    ledgerUrl: ledgerUrl ?? '',
+    ledgerToken: read<string | null>('LEDGER_TOKEN', venuesMode === 'sandbox' ? SANDBOX_LEDGER_TOKEN : null, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces', true),
+    // By default the pool parties plans deposit to: the receivers of every deposit offer.
+    ledgerReadAs: ledgerReadAs ?? [...new Set(Object.values(poolParties ?? {}))],
+    ledgerTimeoutMs: read('LEDGER_TIMEOUT_MS', 5_000, int(1, 120_000), 'an integer from 1 to 120000'),
+    ledgerPageSize: read('LEDGER_PAGE_SIZE', 200, int(1, 10_000), 'an integer from 1 to 10000'),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** The sandbox ledger's address: plain http on a loopback host, with a port, nothing after it. */
+function sandboxLedgerUrl(raw: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname);
+  const bare = parsed.pathname === '/' && !parsed.search && !parsed.hash && !parsed.username && !parsed.password;
+  // `new URL` drops a port that is the scheme's default; the sandbox needs it said, 0 included.
+  if (parsed.protocol !== 'http:' || !loopback || !bare || !/:[0-9]{1,5}\/?$/.test(raw)) return undefined;
+  return raw.replace(/\/+$/, '');
 }
 
 /** `CC/USDCx=<party>,...`: each pair has a CC leg and is named once; tokens as the API accepts them. */

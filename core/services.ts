@@ -18,6 +18,14 @@ import { createSandboxVenues } from './sandbox/market.js';
 import { createLiveVenues } from './venues/live-venues.js';
 import { startSandboxVenueServer } from './sandbox/venue-server.js';
 import { InProcessSharedState, type SharedState } from './shared-state.js';
+import { JsonApiLedger } from './ledger/json-api-ledger.js';
+import type { Ledger } from './ledger/ledger.js';
+import { OutcomeService, poolTokens } from './outcome.js';
+import { SandboxLedger, type SandboxPool } from './sandbox/ledger/sandbox-ledger.js';
+import { startSandboxLedgerServer } from './sandbox/ledger/ledger-server.js';
+import { SANDBOX_INSTRUMENT_ADMINS } from './sandbox/wire/wire.js';
+import type { SandboxVenue } from './sandbox/sandbox-venue.js';
+import { CC, resolveToken } from './tokens.js';
 import { RedisSharedState } from './shared-state-redis.js';
 import type { Venue } from './venue.js';
 
@@ -41,13 +49,24 @@ export interface CoreOverrides {
   readonly sharedState?: SharedState;
   readonly keyStore?: KeyStore;
   readonly keys?: KeyVerifier;
+  /** The ledger outcomes are read from, instead of LEDGER_URL's (no sandbox ledger is started). */
+  readonly ledger?: Ledger;
   readonly now?: () => Date;
+}
+
+/** The embedded sandbox ledger, in sandbox mode: its state and where it listens. */
+export interface SandboxLedgerHandle {
+  readonly ledger: SandboxLedger;
+  readonly url: string;
 }
 
 export interface CoreServices {
   readonly quotes: QuoteService;
   readonly partnerQuotes: PartnerQuotes;
   readonly plans: PlanService;
+  readonly outcomes: OutcomeService;
+  /** The embedded sandbox ledger, when this service runs one. */
+  readonly sandboxLedger: SandboxLedgerHandle | null;
   readonly monitor: LivenessMonitor;
   readonly health: HealthOptions;
   readonly keys: KeyVerifier;
@@ -63,22 +82,68 @@ export interface CoreServices {
   close(): Promise<void>;
 }
 
+interface Opened {
+  readonly venues: readonly Venue[];
+  readonly ledger: Ledger;
+  readonly sandboxLedger: SandboxLedgerHandle | null;
+  close(): Promise<void>;
+}
+
 /**
- * The venues quotes go to: the real venues' adapters (`VENUES=live`), or, for the embedded
- * sandbox, the same adapters pointed at the sandbox venues' server on loopback.
+ * The venues quotes go to and the ledger outcomes are read from: the real venues' adapters and a
+ * participant's JSON Ledger API (`VENUES=live`), or, for the embedded sandbox, the same adapters
+ * pointed at the sandbox venues' server and the sandbox ledger, both on loopback, over one sandbox
+ * market, so a swap on the ledger moves the next quote.
  */
-async function openVenues(config: Config, log: CoreLog): Promise<{ venues: readonly Venue[]; close: () => Promise<void> }> {
-  if (config.venuesMode === 'live') return { venues: createLiveVenues(config.liveVenues), close: async () => {} };
-  const server = await startSandboxVenueServer(createSandboxVenues(), { host: '127.0.0.1', port: config.sandboxVenuesPort, timeoutMs: config.venueTimeoutMs });
-  log.info({ url: server.url }, 'sandbox venues listening');
-  return server;
+async function openEdges(config: Config, log: CoreLog, overrides: CoreOverrides, now: () => Date): Promise<Opened> {
+  const jsonApi = (baseUrl: string) =>
+    new JsonApiLedger({ baseUrl, token: config.ledgerToken, readAs: config.ledgerReadAs, timeoutMs: config.ledgerTimeoutMs, pageSize: config.ledgerPageSize });
+  if (config.venuesMode === 'live') {
+    return { venues: overrides.venues ?? createLiveVenues(config.liveVenues), ledger: overrides.ledger ?? jsonApi(config.ledgerUrl), sandboxLedger: null, close: async () => {} };
+  }
+  const market = createSandboxVenues();
+  const closers: Array<() => Promise<void>> = [];
+  const close = () => Promise.all(closers.map((c) => c())).then(() => undefined);
+  try {
+    let venues = overrides.venues;
+    if (!venues) {
+      const server = await startSandboxVenueServer(market, { host: '127.0.0.1', port: config.sandboxVenuesPort, timeoutMs: config.venueTimeoutMs });
+      closers.push(server.close);
+      log.info({ url: server.url }, 'sandbox venues listening');
+      venues = server.venues;
+    }
+    if (overrides.ledger) return { venues, ledger: overrides.ledger, sandboxLedger: null, close };
+    const ledger = new SandboxLedger({ admins: SANDBOX_INSTRUMENT_ADMINS, ...sandboxPools(market, config.poolParties), now });
+    const address = new URL(config.ledgerUrl);
+    const server = await startSandboxLedgerServer(ledger, { host: address.hostname.replace(/^\[|\]$/g, ''), port: Number(address.port), token: config.ledgerToken ?? '' });
+    closers.push(server.close);
+    log.info({ url: server.url }, 'sandbox ledger listening');
+    return { venues, ledger: jsonApi(server.url), sandboxLedger: { ledger, url: server.url }, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** The sandbox market's tradecraft pools, each under the pool party plans deposit to for its pair. */
+function sandboxPools(market: readonly SandboxVenue[], poolParties: Readonly<Record<string, string>>): { tradecraft: SandboxVenue['spec']; pools: SandboxPool[] } {
+  const tradecraft = market.find((v) => v.id === SUPPORTED_VENUE_ID)!.spec;
+  if (tradecraft.pricing.kind !== 'amm') throw new Error('the sandbox tradecraft venue is not an AMM');
+  const { pools: amm } = tradecraft.pricing;
+  const pools = Object.entries(poolParties).flatMap(([pair, party]) => {
+    const other = pair.split('/').map((symbol) => resolveToken(symbol, 'pair')).find((t) => t !== CC)!;
+    const pool = amm.find((p) => p.quote === other);
+    return pool ? [{ party, pool, tokens: [CC, other] as const }] : [];
+  });
+  return { tradecraft, pools };
 }
 
 export async function createServices(config: Config, log: CoreLog, overrides: CoreOverrides = {}): Promise<CoreServices> {
   const schemas = loadFeeSchemas(config);
-  const opened = overrides.venues ? { venues: overrides.venues, close: async () => {} } : await openVenues(config, log);
+  const now = overrides.now ?? (() => new Date());
+  const opened = await openEdges(config, log, overrides, now);
   const { venues } = opened;
-  // From here on a failure must close the venues just opened (the sandbox's listening port).
+  // From here on a failure must close what was just opened (the sandbox's listening ports).
   try {
     const sharedHealth = new ComponentHealth('shared-state', log, {
       down: 'shared state unreachable: rate limits are counted per instance until it is back; keyed requests get 503',
@@ -112,7 +177,7 @@ export async function createServices(config: Config, log: CoreLog, overrides: Co
       sharedCache: sharedState.shared ? sharedState : undefined,
       isVenueDown: (venueId) => monitor.isDown(venueId),
       onVenueError: (venueId, err) => log.warn({ venueId, err }, 'venue quote failed'),
-      now: overrides.now ?? (() => new Date()),
+      now,
     });
     const venueIds = venues.map((v) => v.id);
     const plans = new PlanService({
@@ -126,8 +191,9 @@ export async function createServices(config: Config, log: CoreLog, overrides: Co
       b2cFeeParty: config.b2cFeeParty,
       records: new IdempotencyRecords(sharedState),
       log,
-      now: overrides.now ?? (() => new Date()),
+      now,
     });
+    const outcomes = new OutcomeService({ ledger: opened.ledger, pools: poolTokens(config.poolParties), log, now });
     const health: HealthOptions = {
       monitor,
       venueIds,
@@ -141,6 +207,8 @@ export async function createServices(config: Config, log: CoreLog, overrides: Co
       quotes,
       partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled),
       plans,
+      outcomes,
+      sandboxLedger: opened.sandboxLedger,
       monitor,
       health,
       keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),

@@ -19,3 +19,6 @@ export type PlanStep = Schemas['PlanStep'];
 export type QuoteRef = Schemas['QuoteRef'];
 export type AppliedSchema = Schemas['AppliedSchema'];
 export type B2cFee = Schemas['B2cFee'];
+export type GetOutcomeQuery = operations['getOutcome']['parameters']['query'];
+export type Outcome = Schemas['Outcome'];
+export type OutcomeStatus = Outcome['status'];

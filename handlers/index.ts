@@ -2,7 +2,8 @@
 // start otherwise.
 import type { CoreServices } from '../core/services.js';
 import { livenessHandler, statusHandler } from './health.js';
-import { NOT_IMPLEMENTED, type HandlerMap } from './operation.js';
+import type { HandlerMap } from './operation.js';
+import { outcomeHandler } from './outcome.js';
 import { appPlanHandler, executePlanHandler } from './plan.js';
 import { quoteHandler } from './quote.js';
 
@@ -11,7 +12,7 @@ export function createHandlers(core: CoreServices): HandlerMap {
     getQuote: quoteHandler(core.quotes, core.partnerQuotes),
     createAppPlan: appPlanHandler(core.plans),
     createExecutePlan: executePlanHandler(core.plans),
-    getOutcome: NOT_IMPLEMENTED,
+    getOutcome: outcomeHandler(core.outcomes),
     getLiveness: livenessHandler(core.health),
     getStatus: statusHandler(core.health),
   };

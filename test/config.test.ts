@@ -44,6 +44,11 @@ const DEFAULTS: Config = {
   },
   serviceFeeParty: null,
   b2cFeeParty: null,
+  ledgerUrl: 'http://127.0.0.1:7575',
+  ledgerToken: 'sandbox-ledger-token',
+  ledgerReadAs: [`tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`, `tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`],
+  ledgerTimeoutMs: 5_000,
+  ledgerPageSize: 200,
 };
 
 /** The ConfigError loadConfig throws for `env`, or a test failure. */

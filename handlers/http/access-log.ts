@@ -3,6 +3,7 @@
 // hold a party id) and never headers (they may hold a key).
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
+import type { OutcomeStatus } from '../../core/wire.js';
 
 /** What a handler may add to its request's access-log line: a closed set, so no secret or party id can be. */
 export interface AccessLogFields {
@@ -12,6 +13,8 @@ export interface AccessLogFields {
   ref?: string;
   /** On plans: `created` when this request made the plan, `replayed` when it got a plan made before under its idempotencyKey. */
   plan?: 'created' | 'replayed';
+  /** On outcomes: the status answered (never the party asked about). */
+  outcome?: OutcomeStatus;
   /** The verified key's record id (`key_...`, never the key): attributes a keyed request's traffic. */
   partnerId?: string;
 }

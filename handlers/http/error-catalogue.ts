@@ -21,6 +21,7 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   rate_limited: { status: 429, action: 'back off until Retry-After' },
   guardrail: { status: 500, action: 'contact support' },
   internal: { status: 500, action: 'retry' },
+  ledger_unavailable: { status: 500, action: 'retry' },
   not_implemented: { status: 501, action: 'use a build that serves this operation' },
   quote_failed: { status: 502, action: 'retry' },
   key_verification_unavailable: { status: 503, action: 'retry after Retry-After' },

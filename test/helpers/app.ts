@@ -34,7 +34,7 @@ export const FEE_PARTIES = {
 export const COLLECTING: Record<string, string> = { FEE_COLLECTION_ENABLED: 'true', ...FEE_PARTIES };
 
 /**
- * The default config, but with a private DATA_DIR, and rate limits no test reaches unless it sets
+ * The default config, but with a private DATA_DIR, the sandbox ledger on any free port, and rate limits no test reaches unless it sets
  * them: tests from one loopback IP would otherwise share one keyless window.
  */
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -44,6 +44,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     RATE_LIMIT_KEYLESS_PER_MINUTE: '1000000',
     RATE_LIMIT_KEYED_PER_MINUTE: '1000000',
     RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '1000000',
+    // Tests run side by side: each sandbox ledger listens on a port of its own.
+    LEDGER_URL: 'http://127.0.0.1:0',
     ...env,
   });
 }

@@ -33,6 +33,25 @@ const HUNDRED = new Decimal(100);
 /** The pool's reserves as [in, out] for a trade giving `give`. */
 const reserves = (pool: AmmPool, give: Token): [Decimal, Decimal] => (give === CC ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve]);
 
+/** The spec's fee for giving `amount` of `give` for `want` on `pool`, as the in-process venue charges it. */
+function poolGiveFee(spec: SandboxVenueSpec, pool: AmmPool, give: Token, want: Token, amount: Decimal): Decimal {
+  const gross = constantProductOut(...reserves(pool, give), amount);
+  const fee = spec.fee({ give, want, amount }, { gross, ccSize: give === CC ? amount : gross });
+  if (!fee) return ZERO;
+  if (fee.asset !== give || fee.appliedTo !== 'deducted_from_give') throw new Error(`${spec.id}: Tradecraft's wire states only a fee deducted from the give amount`);
+  return fee.amount;
+}
+
+/**
+ * What the pool pays for `amount` (> 0) of `give`: the curve's output for the amount less the
+ * pool fee, rounded down. The quote's `user_gets`, and the sandbox ledger's payout on accepting a
+ * deposit, so a deposit is paid exactly what a quote at the same reserves said.
+ */
+export function poolUserGets(spec: SandboxVenueSpec, pool: AmmPool, give: Token, want: Token, amount: Decimal): Decimal {
+  const afterFee = amount.minus(poolGiveFee(spec, pool, give, want, amount));
+  return afterFee.gt(0) ? constantProductOut(...reserves(pool, give), afterFee) : ZERO;
+}
+
 export function tradecraftWire(spec: SandboxVenueSpec): WireHandler {
   const { pricing } = spec;
   // Tradecraft states one pool fee, taken from the give amount before the curve: a fee inside the
@@ -41,19 +60,10 @@ export function tradecraftWire(spec: SandboxVenueSpec): WireHandler {
   // The pools' list and reserves are read on every request: the market moves them.
   const { pools } = pricing;
 
-  /** The spec's fee for giving `amount` of `give` for `want` on `pool`, as the in-process venue charges it. */
-  function giveFee(pool: AmmPool, give: Token, want: Token, amount: Decimal): Decimal {
-    const gross = constantProductOut(...reserves(pool, give), amount);
-    const fee = spec.fee({ give, want, amount }, { gross, ccSize: give === CC ? amount : gross });
-    if (!fee) return ZERO;
-    if (fee.asset !== give || fee.appliedTo !== 'deducted_from_give') throw new Error(`${spec.id}: Tradecraft's wire states only a fee deducted from the give amount`);
-    return fee.amount;
-  }
-
   function poolsAnswer(): WireResponse {
     const entries = pools.map((pool) => {
       const name = `TC ${CC.symbol}/${pool.quote.symbol} LP`;
-      const feePercent = giveFee(pool, CC, pool.quote, HUNDRED);
+      const feePercent = poolGiveFee(spec, pool, CC, pool.quote, HUNDRED);
       return (
         `{"token1":${JSON.stringify(CC.symbol)},"token2":${JSON.stringify(pool.quote.symbol)},"lp_token_name":${JSON.stringify(name)},` +
         `"token1_holdings":${jsonNumber(pool.baseReserve)},"token2_holdings":${jsonNumber(pool.quoteReserve)},` +
@@ -74,8 +84,7 @@ export function tradecraftWire(spec: SandboxVenueSpec): WireHandler {
     const amount = new Decimal(givingAmount);
     // Kept from the fee and the curve, whose arithmetic is for positive amounts.
     if (!amount.gt(0)) return { status: 200, body: '{"user_gets":0}' };
-    const afterFee = amount.minus(giveFee(pool, give, want, amount));
-    const userGets = afterFee.gt(0) ? constantProductOut(...reserves(pool, give), afterFee) : ZERO;
+    const userGets = poolUserGets(spec, pool, give, want, amount);
     return { status: 200, body: `{"user_gets":${jsonNumber(userGets)}}` };
   }
 

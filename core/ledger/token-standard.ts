@@ -1,0 +1,43 @@
+// The Canton Network Token Standard (CIP-0056) as this service reads it off the ledger: the
+// interfaces, choices and result tags of a two-step transfer, and where a transfer's memo rides.
+// Events name an interface by package id (`<hash>:Module:Entity`); filters may name it by package
+// name (`#<package-name>:Module:Entity`). Both end in the same `Module:Entity`, which is what
+// events are matched on.
+
+export const TRANSFER_INSTRUCTION = {
+  filterId: '#splice-api-token-transfer-instruction-v1:Splice.Api.Token.TransferInstructionV1:TransferInstruction',
+  entity: 'Splice.Api.Token.TransferInstructionV1:TransferInstruction',
+} as const;
+
+export const TRANSFER_FACTORY = {
+  filterId: '#splice-api-token-transfer-instruction-v1:Splice.Api.Token.TransferInstructionV1:TransferFactory',
+  entity: 'Splice.Api.Token.TransferInstructionV1:TransferFactory',
+} as const;
+
+export const HOLDING = {
+  filterId: '#splice-api-token-holding-v1:Splice.Api.Token.HoldingV1:Holding',
+  entity: 'Splice.Api.Token.HoldingV1:Holding',
+} as const;
+
+export const CHOICES = {
+  transfer: 'TransferFactory_Transfer',
+  accept: 'TransferInstruction_Accept',
+  reject: 'TransferInstruction_Reject',
+  withdraw: 'TransferInstruction_Withdraw',
+} as const;
+
+export const RESULTS = {
+  completed: 'TransferInstructionResult_Completed',
+  failed: 'TransferInstructionResult_Failed',
+  pending: 'TransferInstructionResult_Pending',
+} as const;
+
+/** The metadata key of a transfer's memo (CIP-0056): a plan's deposit carries its floor here. */
+export const REASON_KEY = 'splice.lfdecentralizedtrust.org/reason';
+
+/** Whether an event's interface or template id names `entity`, by package id or package name. */
+export function namesEntity(id: string | null | undefined, entity: string): boolean {
+  if (!id) return false;
+  const at = id.indexOf(':');
+  return at >= 0 && id.slice(at + 1) === entity;
+}

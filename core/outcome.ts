@@ -1,0 +1,289 @@
+// A swap's outcome, derived from the ledger as the venue's pool parties see it: the taker's
+// deposit offer (a CIP-0056 TransferInstruction from the taker to a pool party) created in the
+// window [since, deadline], and what became of it. The taker's party is a parameter of one call:
+// it is never logged, stored, or made part of anything that outlives the request.
+import { Decimal } from './decimal.js';
+import { badRequest, DomainError } from './errors.js';
+import { LedgerFailure, type Ledger, type LedgerTransaction } from './ledger/ledger.js';
+import { CHOICES, HOLDING, namesEntity, REASON_KEY, RESULTS, TRANSFER_INSTRUCTION } from './ledger/token-standard.js';
+import { resolveToken, type Token } from './tokens.js';
+import type { GetOutcomeQuery, Outcome, OutcomeStatus } from './wire.js';
+
+/** The longest window a query may span: a plan lives 90 seconds, and a wider window only costs reading more. */
+export const MAX_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface OutcomeQuery {
+  readonly party: string;
+  readonly since: Date;
+  readonly deadline: Date;
+  readonly escrow: string | null;
+  readonly amount: Decimal | null;
+  readonly minReceive: Decimal | null;
+  readonly want: Token | null;
+}
+
+/** The schema-valid query as the derivation reads it; 400 for what the schema cannot say. */
+export function parseOutcomeQuery(query: GetOutcomeQuery): OutcomeQuery {
+  const since = new Date(query.since);
+  const deadline = new Date(query.deadline);
+  if (since.getTime() > deadline.getTime()) throw badRequest('since must not be after deadline');
+  if (deadline.getTime() - since.getTime() > MAX_WINDOW_MS) throw badRequest('the window from since to deadline must not be longer than 24 hours');
+  const positive = (value: string | undefined, name: string): Decimal | null => {
+    if (value === undefined) return null;
+    const amount = new Decimal(value);
+    if (!amount.gt(0)) throw badRequest(`query parameter '${name}' must be a positive decimal string`);
+    return amount;
+  };
+  return {
+    party: query.party,
+    since,
+    deadline,
+    escrow: query.escrow ?? null,
+    amount: positive(query.amount, 'amount'),
+    minReceive: positive(query.minReceive, 'minReceive'),
+    want: query.want === undefined ? null : resolveToken(query.want, 'want'),
+  };
+}
+
+/** A pool party and the two tokens of its pair. */
+export type PoolTokens = ReadonlyMap<string, readonly [Token, Token]>;
+
+/** `{'CC/USDCx': party}` (the configuration's form) as pool party -> its pair's tokens. */
+export function poolTokens(poolParties: Readonly<Record<string, string>>): PoolTokens {
+  return new Map(
+    Object.entries(poolParties).map(([pair, party]) => {
+      const [a, b] = pair.split('/') as [string, string];
+      return [party, [resolveToken(a, 'pair'), resolveToken(b, 'pair')]] as const;
+    }),
+  );
+}
+
+interface Fate {
+  readonly choice: 'accept' | 'reject' | 'withdraw';
+  readonly updateId: string;
+  readonly recordTimeMs: number;
+}
+
+interface Offer {
+  readonly receiver: string;
+  readonly amount: Decimal;
+  /** The memo's floor, when the memo is a decimal. */
+  readonly floor: Decimal | null;
+  /** The instrument the pool pays out, when the deposit is one of its pair's. */
+  readonly want: Token | null;
+  readonly executeBeforeMs: number;
+  fate: Fate | null;
+  paidOut: boolean;
+}
+
+const record = (value: unknown): Record<string, unknown> | null =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+
+const DAML_DECIMAL = /^-?[0-9]{1,28}(\.[0-9]{1,10})?$/;
+const decimal = (value: unknown): Decimal | null => (typeof value === 'string' && DAML_DECIMAL.test(value) ? new Decimal(value) : null);
+
+function viewOf(event: { interfaceViews: ReadonlyArray<{ interfaceId: string; view: unknown }> }, entity: string): Record<string, unknown> | null {
+  const found = event.interfaceViews.find((v) => namesEntity(v.interfaceId, entity));
+  return found ? record(found.view) : null;
+}
+
+const resultTag = (exerciseResult: unknown): string | null => {
+  const output = record(record(exerciseResult)?.output);
+  return typeof output?.tag === 'string' ? output.tag : null;
+};
+
+/**
+ * Folds the transactions of a range, oldest first, into the taker's deposit offers in the window
+ * and their fates. Holds only what one query needs, for as long as the query runs.
+ */
+export class OutcomeTracker {
+  private readonly offers = new Map<string, Offer>();
+  /** Contract ids by which an offer continues (a TransferInstructionResult_Pending's new instruction). */
+  private readonly aliases = new Map<string, Offer>();
+  private readonly sinceMs: number;
+  private readonly deadlineMs: number;
+
+  constructor(
+    private readonly query: OutcomeQuery,
+    private readonly pools: PoolTokens,
+  ) {
+    this.sinceMs = query.since.getTime();
+    this.deadlineMs = query.deadline.getTime();
+  }
+
+  observe(tx: LedgerTransaction): void {
+    const timeMs = Date.parse(tx.recordTime);
+    const acceptedHere = new Set<Offer>();
+    const payouts: Array<{ instrument: string; amount: Decimal }> = [];
+    for (const event of tx.events) {
+      if (event.kind === 'created') {
+        const instruction = viewOf(event, TRANSFER_INSTRUCTION.entity);
+        if (instruction) this.offerCreated(event.contractId, instruction, timeMs);
+        const holding = viewOf(event, HOLDING.entity);
+        if (holding && holding.owner === this.query.party) {
+          const instrument = record(holding.instrumentId)?.id;
+          const amount = decimal(holding.amount);
+          if (typeof instrument === 'string' && amount) payouts.push({ instrument, amount });
+        }
+      } else if (event.kind === 'exercised') {
+        const offer = this.offers.get(event.contractId) ?? this.aliases.get(event.contractId);
+        if (!offer || offer.fate) continue;
+        const tag = resultTag(event.exerciseResult);
+        if (tag === RESULTS.pending) {
+          // The instruction continues as a new contract (an internal workflow step of the registry).
+          const next = record(record(record(event.exerciseResult)?.output)?.value)?.transferInstructionCid;
+          if (typeof next === 'string') this.aliases.set(next, offer);
+          continue;
+        }
+        const choice = event.choice === CHOICES.accept ? 'accept' : event.choice === CHOICES.reject ? 'reject' : event.choice === CHOICES.withdraw ? 'withdraw' : null;
+        if (!choice) continue;
+        // An accept whose result is not Completed moved nothing to the venue: the funds went back.
+        const settled: Fate['choice'] = choice === 'accept' && tag !== RESULTS.completed ? 'reject' : choice;
+        offer.fate = { choice: settled, updateId: tx.updateId, recordTimeMs: timeMs };
+        if (settled === 'accept') acceptedHere.add(offer);
+      }
+    }
+    if (payouts.length > 0) this.payoutsSeen(payouts, acceptedHere);
+  }
+
+  private offerCreated(contractId: string, view: Record<string, unknown>, timeMs: number): void {
+    const original = view.originalInstructionCid;
+    if (typeof original === 'string') {
+      const offer = this.offers.get(original) ?? this.aliases.get(original);
+      if (offer) this.aliases.set(contractId, offer);
+      return;
+    }
+    const transfer = record(view.transfer);
+    if (!transfer || transfer.sender !== this.query.party || timeMs < this.sinceMs || timeMs > this.deadlineMs) return;
+    const receiver = transfer.receiver;
+    const pair = typeof receiver === 'string' ? this.pools.get(receiver) : undefined;
+    const amount = decimal(transfer.amount);
+    const executeBeforeMs = typeof transfer.executeBefore === 'string' ? Date.parse(transfer.executeBefore) : NaN;
+    if (!pair || !amount || Number.isNaN(executeBeforeMs)) return;
+    const instrument = record(transfer.instrumentId)?.id;
+    const giveIndex = pair.findIndex((t) => t.instrument === instrument);
+    const memo = record(record(transfer.meta)?.values)?.[REASON_KEY];
+    this.offers.set(contractId, {
+      receiver: receiver as string,
+      amount,
+      floor: decimal(memo),
+      want: giveIndex < 0 ? null : pair[1 - giveIndex]!,
+      executeBeforeMs,
+      fate: null,
+      paidOut: false,
+    });
+  }
+
+  /**
+   * Holdings created for the taker pay out accepted offers of their instrument: first those
+   * accepted in the same transaction, then the oldest accepted and still unpaid. A payout in the
+   * accepting transaction of another offer is that offer's.
+   */
+  private payoutsSeen(payouts: ReadonlyArray<{ instrument: string }>, acceptedHere: ReadonlySet<Offer>): void {
+    const waiting = [...acceptedHere, ...[...this.offers.values()].filter((o) => !acceptedHere.has(o) && o.fate?.choice === 'accept')];
+    for (const payout of payouts) {
+      const offer = waiting.find((o) => !o.paidOut && o.want?.instrument === payout.instrument);
+      if (offer) offer.paidOut = true;
+    }
+  }
+
+  /** The outcome as of `nowMs`, from what was observed. */
+  outcome(nowMs: number): Outcome {
+    const { escrow, amount, minReceive, want } = this.query;
+    const matching = [...this.offers.values()].filter(
+      (o) =>
+        (escrow === null || o.receiver === escrow) &&
+        (amount === null || o.amount.eq(amount)) &&
+        (minReceive === null || (o.floor !== null && o.floor.eq(minReceive))) &&
+        (want === null || o.want === want),
+    );
+    if (matching.length === 0) return { status: 'not_found', depositUpdateId: null };
+    if (matching.length > 1) return { status: 'ambiguous', depositUpdateId: null };
+    return statusOf(matching[0]!, nowMs);
+  }
+}
+
+function statusOf(offer: Offer, nowMs: number): Outcome {
+  const { fate } = offer;
+  if (!fate) return { status: nowMs > offer.executeBeforeMs ? 'expired' : 'pending', depositUpdateId: null };
+  // The offer was settled after its deadline: only a return of the funds can happen then.
+  const late = fate.recordTimeMs > offer.executeBeforeMs;
+  const status: OutcomeStatus =
+    fate.choice === 'accept' ? (offer.paidOut ? 'completed' : 'pending')
+    : late ? 'expired'
+    : fate.choice === 'reject' ? 'slippage_failed'
+    : 'withdrawn';
+  return { status, depositUpdateId: status === 'pending' ? null : fate.updateId };
+}
+
+export interface OutcomeLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * Remembers, for no party, at which offset the ledger reached a record time, so a query starts
+ * reading near its window instead of at the ledger's beginning. One sample a minute of ledger time,
+ * at most MAX_SAMPLES (the oldest are dropped).
+ */
+export class OffsetTimeIndex {
+  private static readonly MAX_SAMPLES = 50_000;
+  private static readonly SAMPLE_EVERY_MS = 60_000;
+  /**
+   * Record times of different synchronizers interleave in a participant's offsets without strict
+   * order: a query starts this much before its window, so none of its transactions is skipped.
+   */
+  static readonly SKEW_MS = 5 * 60_000;
+  private readonly samples: Array<{ offset: number; timeMs: number }> = [];
+
+  add(offset: number, timeMs: number): void {
+    const last = this.samples.at(-1);
+    if (last && (offset <= last.offset || timeMs < last.timeMs + OffsetTimeIndex.SAMPLE_EVERY_MS)) return;
+    this.samples.push({ offset, timeMs });
+    if (this.samples.length > OffsetTimeIndex.MAX_SAMPLES) this.samples.shift();
+  }
+
+  /** An offset after which every transaction recorded at `sinceMs` or later lies. */
+  startFor(sinceMs: number): number {
+    const before = sinceMs - OffsetTimeIndex.SKEW_MS;
+    let start = 0;
+    for (const sample of this.samples) {
+      if (sample.timeMs >= before) break;
+      start = sample.offset;
+    }
+    return start;
+  }
+}
+
+export interface OutcomeServiceOptions {
+  readonly ledger: Ledger;
+  /** The venue's pool parties and their pairs: the receivers of a deposit offer. */
+  readonly pools: PoolTokens;
+  readonly log: OutcomeLog;
+  readonly now: () => Date;
+}
+
+export class OutcomeService {
+  private readonly index = new OffsetTimeIndex();
+
+  constructor(private readonly options: OutcomeServiceOptions) {}
+
+  async outcome(query: OutcomeQuery): Promise<Outcome> {
+    const { ledger, pools, log, now } = this.options;
+    const tracker = new OutcomeTracker(query, pools);
+    const signal = new AbortController().signal;
+    try {
+      const end = await ledger.ledgerEnd(signal);
+      const beginExclusive = Math.min(this.index.startFor(query.since.getTime()), end);
+      for await (const tx of ledger.transactions({ beginExclusive, endInclusive: end }, signal)) {
+        this.index.add(tx.offset, Date.parse(tx.recordTime));
+        tracker.observe(tx);
+      }
+    } catch (err) {
+      if (!(err instanceof LedgerFailure)) throw err;
+      // The failure's message names no party (core/ledger/ledger.ts).
+      log.warn({ reason: err.reason, detail: err.message }, 'ledger read failed');
+      throw new DomainError('ledger_unavailable', 'the ledger could not be read right now; nothing was changed');
+    }
+    return tracker.outcome(now().getTime());
+  }
+}
