@@ -1,0 +1,299 @@
+// `npm run -s sandbox -- <command>`: a wallet for the embedded sandbox, talking to the sandbox
+// ledger the running service (`make run`) serves at LEDGER_URL, so a person can run a swap by
+// hand: fund a party, execute a plan as the party's own wallet would, and move a pool's price.
+// It signs nothing and holds no key: the sandbox ledger lets any holder of its token act as any
+// party. Exit codes: 0 done, 1 refused or failed (the message says why), 2 usage.
+import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { Decimal } from '../core/decimal.js';
+import { CHOICES, HOLDING, REASON_KEY, TRANSFER_FACTORY, namesEntity } from '../core/ledger/token-standard.js';
+import { isPartyId } from '../core/party.js';
+import { SANDBOX_LEDGER_TOKEN } from '../core/sandbox/ledger/sandbox-ledger.js';
+import { SANDBOX_INSTRUMENT_ADMINS } from '../core/sandbox/wire/wire.js';
+import { resolveToken, TOKENS, type Token } from '../core/tokens.js';
+
+const USAGE = `usage: npm run -s sandbox -- <command>
+  fund --party P --token T --amount N   give party P a new holding of N of token T (CC, USDCx, CBTC)
+  balance --party P                     P's holdings per instrument: spendable, and locked in offers
+  execute --plan FILE --party P         perform a plan (the JSON a plan endpoint answered) as P's
+                                        wallet: its deposit and fee legs as one atomic batch;
+                                        refuses an expired plan
+  move --pair A/B --bps N               move the tradecraft pool so A's price in B changes by N bps
+                                        (-300: falls by 3 %)
+  pause | resume                        stop or restart the tradecraft pools' answers to deposits
+                                        (a paused pool lets offers expire)
+environment: LEDGER_URL (default http://127.0.0.1:7575), LEDGER_TOKEN (default the sandbox's),
+             BESTEX_URL (default http://127.0.0.1:8080; only printed, in the outcome command)`;
+
+class UsageError extends Error {}
+class Failure extends Error {}
+
+const ledgerUrl = (process.env.LEDGER_URL || 'http://127.0.0.1:7575').replace(/\/+$/, '');
+const ledgerToken = process.env.LEDGER_TOKEN || SANDBOX_LEDGER_TOKEN;
+const serviceUrl = (process.env.BESTEX_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
+
+/** One request to the sandbox ledger; a refusal becomes a Failure with the ledger's own cause. */
+async function ledger(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(`${ledgerUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ledgerToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (err) {
+    const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    throw new Failure(`cannot reach the sandbox ledger at ${ledgerUrl} (${code}): is the service running (make run), and LEDGER_URL the same as its?`);
+  }
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Failure(`the ledger at ${ledgerUrl} answered HTTP ${response.status} with something that is not JSON: is LEDGER_URL the sandbox ledger's?`);
+  }
+  if (!response.ok) {
+    const { code, cause } = (parsed ?? {}) as { code?: string; cause?: string };
+    if (response.status === 401) throw new Failure(`the sandbox ledger refused the token: set LEDGER_TOKEN to the service's`);
+    throw new Failure(`the ledger refused: ${cause ?? `HTTP ${response.status}`}${code ? ` (${code})` : ''}`);
+  }
+  return parsed;
+}
+
+function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: T) {
+  // `--bps -300` as the README writes it: node's parser would read -300 as an option of its own.
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const name = args[i]!.startsWith('--') ? args[i]!.slice(2) : null;
+    const next = args[i + 1];
+    if (name !== null && options[name]?.type === 'string' && next !== undefined && /^-[0-9]/.test(next)) {
+      joined.push(`--${name}=${next}`);
+      i++;
+    } else joined.push(args[i]!);
+  }
+  try {
+    return parseArgs({ args: joined, options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+function partyArg(value: string | undefined): string {
+  if (!value) throw new UsageError('--party P is required');
+  if (!isPartyId(value)) throw new UsageError('--party must be a ledger party id <hint>::1220<64 hex digits>');
+  return value;
+}
+
+function tokenArg(value: string | undefined, flag: string): Token {
+  if (!value) throw new UsageError(`${flag} is required`);
+  try {
+    return resolveToken(value, flag);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+interface OwnHolding {
+  readonly contractId: string;
+  readonly instrument: string;
+  readonly amount: Decimal;
+  readonly locked: boolean;
+}
+
+/** The party's holdings, as its wallet reads them: the active contracts implementing Holding. */
+async function holdingsOf(party: string): Promise<OwnHolding[]> {
+  const { offset } = (await ledger('GET', '/v2/state/ledger-end')) as { offset: number };
+  const filter = { cumulative: [{ identifierFilter: { InterfaceFilter: { value: { interfaceId: HOLDING.filterId, includeInterfaceView: true, includeCreatedEventBlob: false } } } }] };
+  const entries = (await ledger('POST', '/v2/state/active-contracts', { activeAtOffset: offset, eventFormat: { filtersByParty: { [party]: filter }, verbose: false } })) as Array<{
+    contractEntry: { JsActiveContract?: { createdEvent: { contractId: string; interfaceViews: Array<{ interfaceId: string; viewValue: { owner: string; instrumentId: { id: string }; amount: string; lock: unknown } }> } } };
+  }>;
+  return entries.flatMap((entry) => {
+    const created = entry.contractEntry.JsActiveContract?.createdEvent;
+    const view = created?.interfaceViews.find((v) => namesEntity(v.interfaceId, HOLDING.entity))?.viewValue;
+    if (!created || !view || view.owner !== party) return [];
+    return [{ contractId: created.contractId, instrument: view.instrumentId.id, amount: new Decimal(view.amount), locked: view.lock !== null }];
+  });
+}
+
+interface PlanStep {
+  readonly kind: string;
+  readonly target: string;
+  readonly instrument: string;
+  readonly amount: string;
+  readonly memo?: string;
+  readonly expiresAt: string;
+}
+
+interface Plan {
+  readonly planId: string;
+  readonly expiry: string;
+  readonly steps: readonly PlanStep[];
+  readonly quoteRef: { readonly pair: { readonly give: string; readonly want: string }; readonly amount: string; readonly minReceive: string };
+}
+
+/** The plan in `file`, checked for what executing it reads. */
+function readPlan(file: string): Plan {
+  let plan: Plan;
+  try {
+    plan = JSON.parse(readFileSync(file, 'utf8')) as Plan;
+  } catch (err) {
+    throw new Failure(`cannot read the plan ${file}: ${(err as Error).message}`);
+  }
+  const instruments = new Set<string>(TOKENS.map((t) => t.instrument));
+  const valid =
+    typeof plan?.planId === 'string' &&
+    typeof plan.expiry === 'string' && !Number.isNaN(Date.parse(plan.expiry)) &&
+    Array.isArray(plan.steps) && plan.steps.length > 0 &&
+    plan.steps.every((s) => isPartyId(s?.target) && instruments.has(s.instrument) && typeof s.amount === 'string' && /^[0-9]+(\.[0-9]{1,10})?$/.test(s.amount) && !Number.isNaN(Date.parse(s.expiresAt))) &&
+    plan.steps.filter((s) => s.kind === 'venue-deposit').length === 1 &&
+    typeof plan.quoteRef?.minReceive === 'string';
+  if (!valid) throw new Failure(`${file} is not an execution plan as POST /api/app/plan or /api/execute/plan answers it`);
+  return plan;
+}
+
+/** Holdings for each step, disjoint: a transfer spends its inputs whole, so two legs cannot share one. */
+function chooseInputs(steps: readonly PlanStep[], holdings: readonly OwnHolding[]): string[][] {
+  const free = holdings.filter((h) => !h.locked).sort((a, b) => b.amount.comparedTo(a.amount));
+  return steps.map((step) => {
+    const needed = new Decimal(step.amount);
+    const chosen: OwnHolding[] = [];
+    let total = new Decimal(0);
+    for (const holding of free) {
+      if (total.gte(needed)) break;
+      if (holding.instrument !== step.instrument || chosen.includes(holding)) continue;
+      chosen.push(holding);
+      total = total.plus(holding.amount);
+    }
+    if (total.lt(needed)) {
+      const held = holdings.filter((h) => h.instrument === step.instrument && !h.locked).reduce((sum, h) => sum.plus(h.amount), new Decimal(0));
+      throw new Failure(
+        `the party cannot cover the ${step.kind} step: it needs ${step.amount} ${step.instrument} from holdings no other step of the batch spends; ` +
+          `it holds ${held.toFixed()} ${step.instrument} spendable (fund it: npm run -s sandbox -- fund --party <party> --token ${step.instrument === 'Amulet' ? 'CC' : step.instrument} --amount <n>)`,
+      );
+    }
+    for (const holding of chosen) free.splice(free.indexOf(holding), 1);
+    return chosen.map((h) => h.contractId);
+  });
+}
+
+type Command = (args: readonly string[]) => Promise<void>;
+
+const COMMANDS: Readonly<Record<string, Command>> = {
+  async fund(args) {
+    const values = parse(args, { party: { type: 'string' }, token: { type: 'string' }, amount: { type: 'string' } });
+    const party = partyArg(values.party);
+    const token = tokenArg(values.token, '--token');
+    if (!values.amount) throw new UsageError('--amount N is required');
+    const answer = (await ledger('POST', '/sandbox/v1/fund', { party, token: token.symbol, amount: values.amount })) as { updateId: string };
+    console.log(`funded ${values.amount} ${token.instrument} (update ${answer.updateId})`);
+  },
+
+  async balance(args) {
+    const party = partyArg(parse(args, { party: { type: 'string' } }).party);
+    const holdings = await holdingsOf(party);
+    for (const token of TOKENS) {
+      const mine = holdings.filter((h) => h.instrument === token.instrument);
+      const sum = (locked: boolean) => mine.filter((h) => h.locked === locked).reduce((s, h) => s.plus(h.amount), new Decimal(0)).toFixed();
+      console.log(`${token.instrument.padEnd(7)} spendable ${sum(false)}, locked in offers ${sum(true)}`);
+    }
+  },
+
+  async execute(args) {
+    const values = parse(args, { plan: { type: 'string' }, party: { type: 'string' } });
+    if (!values.plan) throw new UsageError('--plan FILE is required');
+    const party = partyArg(values.party);
+    const plan = readPlan(values.plan);
+    const now = new Date();
+    const expiry = new Date(plan.expiry);
+    if (now.getTime() >= expiry.getTime()) {
+      throw new Failure(`the plan expired at ${plan.expiry}, ${Math.ceil((now.getTime() - expiry.getTime()) / 1000)} s ago; its floor no longer matches the market: re-plan with a new idempotencyKey`);
+    }
+    const holdings = await holdingsOf(party);
+    const inputs = chooseInputs(plan.steps, holdings);
+    const commands = [];
+    for (const [i, step] of plan.steps.entries()) {
+      const admin = SANDBOX_INSTRUMENT_ADMINS[step.instrument as Token['instrument']];
+      const transfer = {
+        sender: party,
+        receiver: step.target,
+        amount: step.amount,
+        instrumentId: { admin, id: step.instrument },
+        requestedAt: now.toISOString(),
+        executeBefore: step.expiresAt,
+        inputHoldingCids: inputs[i],
+        meta: { values: { [REASON_KEY]: step.memo ?? `${plan.planId} ${step.kind}` } },
+      };
+      const factory = (await ledger('POST', '/registry/transfer-instruction/v1/transfer-factory', {
+        choiceArguments: { expectedAdmin: admin, transfer, extraArgs: { context: { values: {} }, meta: { values: {} } } },
+        excludeDebugFields: true,
+      })) as { factoryId: string; choiceContext: { choiceContextData: unknown } };
+      commands.push({
+        ExerciseCommand: {
+          templateId: TRANSFER_FACTORY.filterId,
+          contractId: factory.factoryId,
+          choice: CHOICES.transfer,
+          choiceArgument: { expectedAdmin: admin, transfer, extraArgs: { context: factory.choiceContext.choiceContextData, meta: { values: {} } } },
+        },
+      });
+    }
+    // One submission is one transaction: the deposit and its fee legs happen together or not at all.
+    const { transaction } = (await ledger('POST', '/v2/commands/submit-and-wait-for-transaction', {
+      commands: { commands, commandId: plan.planId, actAs: [party], userId: 'bestex-sandbox-wallet' },
+    })) as { transaction: { updateId: string } };
+    const deposit = plan.steps.find((s) => s.kind === 'venue-deposit')!;
+    console.log(`executed ${plan.planId}: ${deposit.amount} ${deposit.instrument} offered to the venue with floor ${deposit.memo ?? '(none)'}` +
+      `${plan.steps.length > 1 ? `, with ${plan.steps.length - 1} fee leg(s)` : ''} (update ${transaction.updateId})`);
+    const since = new Date(expiry.getTime() - 90_000).toISOString();
+    const query = new URLSearchParams({ party, since, deadline: plan.expiry, escrow: deposit.target, amount: deposit.amount, minReceive: plan.quoteRef.minReceive, want: plan.quoteRef.pair.want });
+    console.log(`outcome: curl '${serviceUrl}/api/outcome?${query.toString()}'`);
+  },
+
+  async move(args) {
+    const values = parse(args, { pair: { type: 'string' }, bps: { type: 'string' } });
+    if (!values.pair) throw new UsageError('--pair A/B is required');
+    if (!values.bps || !/^-?[0-9]{1,6}$/.test(values.bps)) throw new UsageError('--bps N must be a whole number, such as -300');
+    const answer = (await ledger('POST', '/sandbox/v1/move', { pair: values.pair, bps: Number(values.bps) })) as { pair: string; priceBefore: string; priceAfter: string };
+    const [first, second] = answer.pair.split('/');
+    console.log(`moved the tradecraft ${answer.pair} pool: 1 ${first} was ${answer.priceBefore} ${second}, is ${answer.priceAfter} ${second}`);
+  },
+
+  async pause(args) {
+    parse(args, {});
+    await ledger('POST', '/sandbox/v1/operator', { paused: true });
+    console.log('the tradecraft pools no longer answer deposits: offers to them wait, and expire at their executeBefore');
+  },
+
+  async resume(args) {
+    parse(args, {});
+    await ledger('POST', '/sandbox/v1/operator', { paused: false });
+    console.log('the tradecraft pools answer deposits again: open offers are answered now (expired ones are rejected, returning the funds)');
+  },
+};
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === 'help' || command === '--help' || command === '-h') {
+    console.log(USAGE);
+    return 0;
+  }
+  if (command === undefined) throw new UsageError('no command');
+  const run = COMMANDS[command];
+  if (!run) throw new UsageError(`unknown command "${command}"`);
+  await run(rest);
+  return 0;
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof UsageError) {
+    console.error(`sandbox: ${err.message}\n${USAGE}`);
+    process.exitCode = 2;
+  } else if (err instanceof Failure) {
+    console.error(`sandbox: ${err.message}`);
+    process.exitCode = 1;
+  } else {
+    throw err;
+  }
+}
