@@ -148,13 +148,14 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
   for (const [name, feeParty] of [['SERVICE_FEE_PARTY', serviceFeeParty], ['B2C_FEE_PARTY', b2cFeeParty]] as const) {
     if (feeParty !== null && Object.values(poolParties ?? {}).includes(feeParty)) problems.push(`${name} must not be a pool party: a fee leg and a deposit must never share a receiver`);
   }
+  const ledgerToken = read<string | null>('LEDGER_TOKEN', venuesMode === 'sandbox' ? SANDBOX_LEDGER_TOKEN : null, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces', true);
   const ledgerUrl = read<string | null>(
     'LEDGER_URL',
     venuesMode === 'sandbox' ? 'http://127.0.0.1:7575' : null,
-    venuesMode === 'sandbox' ? sandboxLedgerUrl : url(false),
+    venuesMode === 'sandbox' ? sandboxLedgerUrl : url(ledgerToken !== null),
     venuesMode === 'sandbox'
       ? 'an http:// URL on this machine (127.0.0.1, localhost or [::1]) with a port and no path: the sandbox ledger listens there (port 0: any free port)'
-      : 'an http(s):// URL without credentials, query or fragment',
+      : `an http(s):// URL without credentials, query or fragment${ledgerToken !== null ? ', https unless on this machine (it is sent LEDGER_TOKEN)' : ''}`,
     true,
   );
   if (ledgerUrl === null) problems.push('LEDGER_URL is required with VENUES=live: outcomes are read from a participant\'s JSON Ledger API v2');
@@ -187,7 +188,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     serviceFeeParty,
     b2cFeeParty,
     ledgerUrl: ledgerUrl ?? '',
-    ledgerToken: read<string | null>('LEDGER_TOKEN', venuesMode === 'sandbox' ? SANDBOX_LEDGER_TOKEN : null, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces', true),
+    ledgerToken,
     // By default the pool parties plans deposit to: the receivers of every deposit offer.
     ledgerReadAs: ledgerReadAs ?? [...new Set(Object.values(poolParties ?? {}))],
     ledgerTimeoutMs: read('LEDGER_TIMEOUT_MS', 5_000, int(1, 120_000), 'an integer from 1 to 120000'),

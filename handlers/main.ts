@@ -15,10 +15,14 @@ function buildStamp(): string {
   }
 }
 
-/** Stops start-up on bad configuration (the environment, or a file it names) with its message. */
+/**
+ * Stops start-up on bad configuration (the environment, or a file it names), or on a port the
+ * sandbox cannot listen on, with its message.
+ */
 function configFailure(err: unknown): never {
-  if (!(err instanceof ConfigError)) throw err;
-  console.error(`bestex: ${err.message}\nSee the configuration table in README.md.`);
+  if (err instanceof ConfigError) console.error(`bestex: ${err.message}\nSee the configuration table in README.md.`);
+  else if (err instanceof Error && /cannot listen on/.test(err.message)) console.error(`bestex: ${err.message}`);
+  else throw err;
   process.exit(1);
 }
 

@@ -428,6 +428,7 @@ async function main(): Promise<number> {
           LOG_LEVEL: 'info',
           DATA_DIR: tmp,
           REDIS_URL: '',
+          LEDGER_URL: `http://${HOST}:0`,
           RATE_LIMIT_KEYLESS_PER_MINUTE: String(UNLIMITED),
           RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: String(UNLIMITED),
         },

@@ -97,6 +97,11 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     RATE_LIMIT_KEYLESS_PER_MINUTE: '60',
     RATE_LIMIT_KEYED_PER_MINUTE: '6000',
     RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '10',
+    LEDGER_URL: 'http://localhost:7000/',
+    LEDGER_TOKEN: 'eyJhbGciOi.sandbox.jwt',
+    LEDGER_READ_AS: `pool-a::1220${'a'.repeat(64)}, pool-b::1220${'b'.repeat(64)}`,
+    LEDGER_TIMEOUT_MS: '1500',
+    LEDGER_PAGE_SIZE: '50',
   });
   const { venuesMode, liveVenues, ...rest } = config;
   t.equal(venuesMode, 'sandbox');
@@ -123,6 +128,11 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     poolParties: DEFAULTS.poolParties,
     serviceFeeParty: `bestex-fees::1220${'e'.repeat(64)}`,
     b2cFeeParty: null,
+    ledgerUrl: 'http://localhost:7000',
+    ledgerToken: 'eyJhbGciOi.sandbox.jwt',
+    ledgerReadAs: [`pool-a::1220${'a'.repeat(64)}`, `pool-b::1220${'b'.repeat(64)}`],
+    ledgerTimeoutMs: 1500,
+    ledgerPageSize: 50,
   });
   t.equal(loadConfig({ PORT: '0' }).port, 0, 'PORT 0 (an ephemeral port) is allowed');
   t.equal(loadConfig({ PORT: '65535' }).port, 65535, 'the top of the range');
@@ -185,6 +195,7 @@ const LIVE = {
   TEMPLE_URL: 'https://api.temple.example/',
   TEMPLE_API_KEY: 'temple-secret',
   TRADECRAFT_POOL_PARTIES: `CC/USDCx=${PARTY('tc-pool-usdcx')}`,
+  LEDGER_URL: 'https://participant.example/',
 };
 
 t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the environment, timeout, instrument admins" (VENUES=live)', async (t) => {
@@ -200,9 +211,9 @@ t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the e
 t.test('loadConfig: VENUES=live without what an enabled venue needs stops start-up, naming each variable and never showing a key', async (t) => {
   const err = configError(t, { VENUES: 'live' });
   const text = err.problems.join('\n');
-  for (const name of ['CANTEX_API_KEY', 'ONESWAP_API_KEY', 'TEMPLE_API_KEY', 'TEMPLE_URL', 'CANTEX_INSTRUMENT_ADMINS', 'NIGHTLY_RECIPIENT', 'TRADECRAFT_POOL_PARTIES']) t.match(text, name);
+  for (const name of ['CANTEX_API_KEY', 'ONESWAP_API_KEY', 'TEMPLE_API_KEY', 'TEMPLE_URL', 'CANTEX_INSTRUMENT_ADMINS', 'NIGHTLY_RECIPIENT', 'TRADECRAFT_POOL_PARTIES', 'LEDGER_URL']) t.match(text, name);
   const tradecraftOnly = { VENUES: 'live', CANTEX_ENABLED: 'false', ONESWAP_ENABLED: 'false', TEMPLE_ENABLED: 'false', NIGHTLY_ENABLED: 'false' };
-  t.doesNotThrow(() => loadConfig({ ...tradecraftOnly, TRADECRAFT_POOL_PARTIES: LIVE.TRADECRAFT_POOL_PARTIES }), 'a venue turned off needs nothing');
+  t.doesNotThrow(() => loadConfig({ ...tradecraftOnly, TRADECRAFT_POOL_PARTIES: LIVE.TRADECRAFT_POOL_PARTIES, LEDGER_URL: LIVE.LEDGER_URL }), 'a venue turned off needs nothing');
   t.match(configError(t, { ...LIVE, CANTEX_INSTRUMENT_ADMINS: 'Amulet=dso' }).message, /CANTEX_INSTRUMENT_ADMINS must be "Amulet=<party>,USDCx=<party>,CBTC=<party>"/);
   t.match(configError(t, { ...LIVE, TRADECRAFT_URL: 'ftp://x' }).message, /TRADECRAFT_URL must be an http\(s\):\/\/ URL without credentials, query or fragment/);
   t.match(configError(t, { VENUES: 'staging' }).message, /VENUES must be "sandbox" or "live"/);
@@ -215,6 +226,27 @@ t.test('loadConfig: "the venue\'s pool party per pair is configuration" (TRADECR
   for (const bad of [`USDCx/CBTC=${PARTY('a')}`, `CC/CC=${PARTY('a')}`, 'CC/USDCx=alice', `CC/USDCx=${PARTY('a')},USDCx/CC=${PARTY('b')}`, `CC/ETH=${PARTY('a')}`, 'CC-USDCx']) {
     t.match(configError(t, { TRADECRAFT_POOL_PARTIES: bad }).message, /TRADECRAFT_POOL_PARTIES must be "CC\/USDCx=<party>,CC\/CBTC=<party>"/, bad);
   }
+});
+
+t.test('loadConfig: the ledger outcomes are read from: the sandbox ledger on loopback by default; VENUES=live needs LEDGER_URL; the token is never shown nor sent in the clear', async (t) => {
+  t.match(configError(t, { LEDGER_URL: 'http://10.0.0.5:7575' }).message, /LEDGER_URL must be an http:\/\/ URL on this machine/, 'the sandbox ledger listens on loopback only');
+  t.match(configError(t, { LEDGER_URL: 'http://127.0.0.1' }).message, /LEDGER_URL must be/, 'the sandbox ledger needs a port said');
+  t.match(configError(t, { LEDGER_URL: 'http://127.0.0.1:7575/v2' }).message, /LEDGER_URL must be/, 'and no path');
+  t.equal(loadConfig({ LEDGER_URL: 'http://127.0.0.1:0' }).ledgerUrl, 'http://127.0.0.1:0', 'port 0: any free port');
+  const live = loadConfig(LIVE);
+  t.equal(live.ledgerUrl, 'https://participant.example');
+  t.equal(live.ledgerToken, null, 'a participant without auth needs no token');
+  t.strictSame(live.ledgerReadAs, [PARTY('tc-pool-usdcx')], 'the pool parties are read as by default');
+  const tokenInClear = configError(t, { ...LIVE, LEDGER_URL: 'http://participant.example', LEDGER_TOKEN: 'hunter2-jwt' });
+  t.match(tokenInClear.message, /LEDGER_URL must be an http\(s\):\/\/ URL .*https unless on this machine/);
+  t.notMatch(tokenInClear.message, /participant\.example|hunter2/, 'neither the URL nor the token is shown');
+  t.equal(loadConfig({ ...LIVE, LEDGER_URL: 'http://127.0.0.1:7575', LEDGER_TOKEN: 'jwt' }).ledgerUrl, 'http://127.0.0.1:7575', 'plain http on this machine is fine');
+  const badToken = configError(t, { LEDGER_TOKEN: 'has hunter2 space' });
+  t.match(badToken.message, /LEDGER_TOKEN must be printable ASCII without spaces/);
+  t.notMatch(badToken.message, /hunter2/);
+  for (const bad of ['alice', `${PARTY('a')},${PARTY('a')}`, `${PARTY('a')},`]) t.match(configError(t, { LEDGER_READ_AS: bad }).message, /LEDGER_READ_AS must be one or more ledger party ids/, bad);
+  t.match(configError(t, { LEDGER_PAGE_SIZE: '0' }).message, /LEDGER_PAGE_SIZE must be an integer from 1 to 10000/);
+  t.match(configError(t, { LEDGER_TIMEOUT_MS: 'soon' }).message, /LEDGER_TIMEOUT_MS must be an integer from 1 to 120000/);
 });
 
 t.test('loadConfig: fee parties: SERVICE_FEE_PARTY is required while fees are collected; no fee party is a pool party', async (t) => {

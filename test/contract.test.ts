@@ -7,7 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import { keysFile } from '../core/key-store.js';
-import { createSandboxVenues } from '../core/sandbox/market.js';
+import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
+import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../core/sandbox/market.js';
 import type { CoreOverrides } from '../core/services.js';
 import type { Venue } from '../core/venue.js';
 import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from './helpers/app.js';
@@ -100,6 +101,10 @@ const CONDITIONS: Record<string, Condition> = {
   // Shared state in a Redis that is not there (nothing listens on port 1).
   'shared-state-unreachable': { env: { REDIS_URL: 'redis://127.0.0.1:1' } },
   'tradecraft-failing': { overrides: () => ({ venues: tradecraftFailing() }) },
+  // Outcomes read from a participant that is not there (nothing listens on port 1).
+  'ledger-unreachable': {
+    overrides: () => ({ ledger: new JsonApiLedger({ baseUrl: 'http://127.0.0.1:1', token: null, readAs: Object.values(SANDBOX_POOL_PARTIES), timeoutMs: 2000, pageSize: 100 }) }),
+  },
   // keys.json overwritten with something that is not a key file, once the service has read it.
   'key-store-unreadable': {
     prepare: async (app) => {

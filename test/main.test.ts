@@ -12,7 +12,8 @@ const MAIN = fileURLToPath(new URL('../handlers/main.js', import.meta.url));
 function start(env: Record<string, string>) {
   // SERVICE_BUILD unset: the entry point must fall back to the stamp make build wrote.
   const { SERVICE_BUILD: _unset, ...inherited } = process.env;
-  const child = spawn(process.execPath, [MAIN], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The sandbox ledger on any free port, unless a test says where: a service already running (make run) holds 7575.
+  const child = spawn(process.execPath, [MAIN], { env: { ...inherited, LEDGER_URL: 'http://127.0.0.1:0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -58,4 +59,15 @@ t.test('a port already in use stops the process with a fatal log line naming the
   const [code] = (await once(run.child, 'exit')) as [number];
   t.equal(code, 1);
   t.match(run.stdout(), new RegExp(`"level":60.*"msg":"cannot listen on 127\\.0\\.0\\.1:${port}"`));
+});
+
+t.test('a sandbox ledger port already in use stops the process with a message naming LEDGER_URL', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => blocker.close());
+  const { port } = blocker.address() as { port: number };
+  const run = start({ HOST: '127.0.0.1', PORT: '0', LEDGER_URL: `http://127.0.0.1:${port}` });
+  const [code] = (await once(run.child, 'exit')) as [number];
+  t.equal(code, 1);
+  t.match(run.stdout() + run.stderr(), new RegExp(`the sandbox ledger cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\); set LEDGER_URL`));
 });
