@@ -1,0 +1,61 @@
+// A sandbox ledger of its own for a test: the sandbox market's tradecraft pools under the sandbox
+// pool parties, served on an ephemeral loopback port, and a deposit sent the way a wallet sends it.
+import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../../core/sandbox/market.js';
+import { SandboxLedger, SANDBOX_LEDGER_TOKEN } from '../../core/sandbox/ledger/sandbox-ledger.js';
+import { startSandboxLedgerServer } from '../../core/sandbox/ledger/ledger-server.js';
+import { SANDBOX_INSTRUMENT_ADMINS } from '../../core/sandbox/wire/wire.js';
+import { CBTC, CC, USDCX } from '../../core/tokens.js';
+import { CHOICES, REASON_KEY, TRANSFER_FACTORY } from '../../core/ledger/token-standard.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export const POOL_USDCX = SANDBOX_POOL_PARTIES['CC/USDCx']!;
+
+export async function sandboxLedger(t: Teardown, now: () => Date = () => new Date()) {
+  const tradecraft = createSandboxVenues().find((v) => v.id === 'tradecraft')!.spec;
+  if (tradecraft.pricing.kind !== 'amm') throw new Error('tradecraft is an AMM');
+  const [usdcx, cbtc] = [USDCX, CBTC].map((q) => tradecraft.pricing.kind === 'amm' && tradecraft.pricing.pools.find((p) => p.quote === q)!);
+  const ledger = new SandboxLedger({
+    admins: SANDBOX_INSTRUMENT_ADMINS,
+    tradecraft,
+    pools: [
+      { party: POOL_USDCX, pool: usdcx as never, tokens: [CC, USDCX] },
+      { party: SANDBOX_POOL_PARTIES['CC/CBTC']!, pool: cbtc as never, tokens: [CC, CBTC] },
+    ],
+    now,
+  });
+  const server = await startSandboxLedgerServer(ledger, { host: '127.0.0.1', port: 0, token: SANDBOX_LEDGER_TOKEN });
+  t.teardown(() => server.close());
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${SANDBOX_LEDGER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  return {
+    ledger,
+    url: server.url,
+    token: SANDBOX_LEDGER_TOKEN,
+    post,
+    /** The pool's operator runs after the commit that woke it: this waits for it. */
+    settled: () => new Promise((resolve) => setImmediate(resolve)),
+    /** `party` offers `amount` CC to the CC/USDCx pool with `memo`, spending all its unlocked CC holdings. */
+    async deposit(party: string, amount: string, memo: string, executeBefore = new Date(now().getTime() + 90_000)) {
+      const inputs = ledger.activeHoldings(party).filter((h) => (h.event.views as Record<string, { instrumentId: { id: string }; lock: unknown }>)[Object.keys(h.event.views!)[0]!]!.lock === null).map((h) => h.contractId);
+      const admin = SANDBOX_INSTRUMENT_ADMINS.Amulet;
+      const transfer = {
+        sender: party, receiver: POOL_USDCX, amount, instrumentId: { admin, id: 'Amulet' }, requestedAt: now().toISOString(),
+        executeBefore: executeBefore.toISOString(), inputHoldingCids: inputs, meta: { values: { [REASON_KEY]: memo } },
+      };
+      const answer = await post('/v2/commands/submit-and-wait-for-transaction', {
+        commands: {
+          commands: [{ ExerciseCommand: { templateId: TRANSFER_FACTORY.filterId, contractId: ledger.factories.get(admin)!, choice: CHOICES.transfer, choiceArgument: { expectedAdmin: admin, transfer, extraArgs: {} } } }],
+          commandId: `test-${Math.random()}`,
+          actAs: [party],
+        },
+      });
+      if (answer.status !== 200) throw new Error(`the deposit was refused: ${JSON.stringify(answer.body)}`);
+      return (answer.body as { transaction: { updateId: string } }).transaction;
+    },
+  };
+}
