@@ -1,0 +1,228 @@
+// GET /api/outcome over HTTP, end to end on the embedded sandbox: quote -> plan -> the sandbox
+// wallet executes it -> the outcome read from the sandbox ledger through the JSON Ledger API.
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { Decimal } from '../core/decimal.js';
+import type { SandboxTransaction } from '../core/sandbox/ledger/sandbox-ledger.js';
+import type { AppPlan, Outcome, QuoteResponse } from '../core/wire.js';
+import { testApp, type TestApp } from './helpers/app.js';
+import { sandboxCli } from './helpers/sandbox-cli.js';
+
+const FINGERPRINT = `1220${'9e'.repeat(32)}`;
+let takers = 0;
+/** A taker of its own per test, all sharing one fingerprint that no log may show. */
+const newTaker = () => `taker-${++takers}::${FINGERPRINT}`;
+const dir = mkdtempSync(path.join(tmpdir(), 'bestex-outcome-'));
+
+interface Flow {
+  readonly app: TestApp;
+  /** Moves the service's and the sandbox ledger's clock forward. */
+  advance(ms: number): void;
+  cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  plan(taker: string, amount: string, idempotencyKey: string): Promise<{ plan: AppPlan; file: string }>;
+  outcome(query: Record<string, string>): Promise<{ status: number; body: Outcome }>;
+  /** The outcome once it is no longer pending (the pool's operator answers right after a deposit commits). */
+  settled(query: Record<string, string>): Promise<Outcome>;
+  quoteNet(amount: string): Promise<string>;
+  transactions(): readonly SandboxTransaction[];
+  balance(party: string, instrument: string): Decimal;
+}
+
+async function flow(t: { teardown(fn: () => Promise<void>): void }): Promise<Flow> {
+  let skew = 0;
+  // No quote is reused: each shows the pool as it stands.
+  const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' }, overrides: { now: () => new Date(Date.now() + skew) } });
+  t.teardown(app.close);
+  const sandbox = app.core.sandboxLedger!;
+  const outcome = async (query: Record<string, string>) => {
+    const res = await app.server.inject({ url: `/api/outcome?${new URLSearchParams(query).toString()}` });
+    return { status: res.statusCode, body: res.json<Outcome>() };
+  };
+  return {
+    app,
+    advance: (ms) => void (skew += ms),
+    cli: (...args) => sandboxCli(args, { LEDGER_URL: sandbox.url }),
+    async plan(taker, amount, idempotencyKey) {
+      const res = await app.server.inject({ method: 'POST', url: '/api/app/plan', payload: { from: 'CC', to: 'USDCx', amount, venueId: 'tradecraft', takerParty: taker, idempotencyKey } });
+      if (res.statusCode !== 200) throw new Error(`plan: ${res.statusCode} ${res.body}`);
+      const file = path.join(dir, `${idempotencyKey}.json`);
+      writeFileSync(file, res.body);
+      return { plan: res.json<AppPlan>(), file };
+    },
+    outcome,
+    async settled(query) {
+      for (let i = 0; i < 200; i++) {
+        const { body } = await outcome(query);
+        if (body.status !== 'pending') return body;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error('the outcome stayed pending');
+    },
+    async quoteNet(amount) {
+      const res = await app.server.inject({ url: `/api/quote?from=CC&to=USDCx&amount=${amount}` });
+      return res.json<QuoteResponse>().venues.find((v) => v.venueId === 'tradecraft')!.net!;
+    },
+    transactions: () => sandbox.ledger.transactions(0, sandbox.ledger.ledgerEnd),
+    balance(party, instrument) {
+      return sandbox.ledger
+        .activeHoldings(party)
+        .map((h) => Object.values(h.event.views!)[0] as { instrumentId: { id: string }; amount: string; lock: unknown })
+        .filter((v) => v.instrumentId.id === instrument && v.lock === null)
+        .reduce((sum, v) => sum.plus(v.amount), new Decimal(0));
+    },
+  };
+}
+
+/** The outcome query a plan's own figures make. */
+const queryFor = (taker: string, plan: AppPlan, extra: Record<string, string> = {}) => ({
+  party: taker,
+  since: new Date(Date.parse(plan.expiry) - 90_000).toISOString(),
+  deadline: plan.expiry,
+  ...extra,
+});
+
+/** The update in which `choice` was exercised on an instruction. */
+const updateWith = (transactions: readonly SandboxTransaction[], choice: string) => transactions.find((tx) => tx.events.some((e) => e.kind === 'exercised' && e.choice === choice));
+
+function noPartyLogged(t: { notOk(value: unknown, message: string): void }, app: TestApp): void {
+  t.notOk(app.rawLogs().includes(FINGERPRINT), 'no log line holds the taker\'s party');
+}
+
+t.test('"quote -> plan -> execute -> outcome completed with the real depositUpdateId"; the swap moves the next quote', async (t) => {
+  const f = await flow(t);
+  const taker = newTaker();
+  t.equal((await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', '1000')).code, 0);
+  const netBefore = await f.quoteNet('100');
+  const { plan, file } = await f.plan(taker, '100', 'completed-1');
+  t.equal(plan.quoteRef.net, netBefore, 'the plan is built from the quote');
+  const executed = await f.cli('execute', '--plan', file, '--party', taker);
+  t.equal(executed.code, 0, executed.stderr);
+  t.match(executed.stdout, /executed pl_.*100 Amulet offered to the venue with floor/);
+  const outcome = await f.settled(queryFor(taker, plan));
+  const accept = updateWith(f.transactions(), 'TransferInstruction_Accept')!;
+  t.strictSame(outcome, { status: 'completed', depositUpdateId: accept.updateId }, 'the update in which the pool accepted the deposit');
+  t.match(outcome.depositUpdateId, /^1220[0-9a-f]{64}$/);
+  const received = f.balance(taker, 'USDCx');
+  t.ok(received.gte(plan.quoteRef.minReceive), `received ${received.toFixed()} >= the floor ${plan.quoteRef.minReceive}`);
+  t.ok(received.gte(plan.quoteRef.net), 'and at least the quoted net, the pool standing where it was quoted');
+  t.equal(f.balance(taker, 'Amulet').toFixed(), '900');
+  t.ok(new Decimal(await f.quoteNet('100')).lt(netBefore), 'selling CC into the pool lowered the next quote');
+  noPartyLogged(t, f.app);
+});
+
+t.test('"a price move between plan and execution -> slippage failure with refund"', async (t) => {
+  const f = await flow(t);
+  const taker = newTaker();
+  await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', '500');
+  const { plan, file } = await f.plan(taker, '200', 'slippage-1');
+  const moved = await f.cli('move', '--pair', 'CC/USDCx', '--bps', '-300');
+  t.equal(moved.code, 0, moved.stderr);
+  t.equal(moved.stdout, 'moved the tradecraft CC/USDCx pool: 1 CC was 0.15 USDCx, is 0.1455 USDCx\n', 'the price of CC in USDCx fell by 3 %');
+  t.ok(new Decimal(await f.quoteNet('200')).lt(plan.quoteRef.minReceive), 'the quote now pays less than the plan\'s floor');
+  t.equal((await f.cli('execute', '--plan', file, '--party', taker)).code, 0, 'the wallet executes: the venue decides');
+  const outcome = await f.settled(queryFor(taker, plan));
+  const reject = updateWith(f.transactions(), 'TransferInstruction_Reject')!;
+  t.strictSame(outcome, { status: 'slippage_failed', depositUpdateId: reject.updateId }, 'the update that refunded the deposit');
+  t.equal(f.balance(taker, 'Amulet').toFixed(), '500', 'the deposit came back whole');
+  t.equal(f.balance(taker, 'USDCx').toFixed(), '0');
+  noPartyLogged(t, f.app);
+});
+
+t.test('"no execution before the deadline -> expired": pending while the venue does not answer, expired after, refunded when it answers late', async (t) => {
+  const f = await flow(t);
+  const taker = newTaker();
+  await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', '100');
+  t.equal((await f.cli('pause')).code, 0);
+  const { plan, file } = await f.plan(taker, '100', 'expired-1');
+  t.equal((await f.cli('execute', '--plan', file, '--party', taker)).code, 0);
+  t.strictSame((await f.outcome(queryFor(taker, plan))).body, { status: 'pending', depositUpdateId: null }, 'the offer is open');
+  t.equal(f.balance(taker, 'Amulet').toFixed(), '0', 'its funds are locked in the offer');
+  f.advance(91_000);
+  t.strictSame((await f.outcome(queryFor(taker, plan))).body, { status: 'expired', depositUpdateId: null }, 'past executeBefore, nothing settled');
+  t.equal((await f.cli('resume')).code, 0);
+  const outcome = await f.settled(queryFor(taker, plan));
+  const returned = updateWith(f.transactions(), 'TransferInstruction_Reject')!;
+  t.strictSame(outcome, { status: 'expired', depositUpdateId: returned.updateId }, 'the late answer returns the funds; the swap stays expired');
+  t.equal(f.balance(taker, 'Amulet').toFixed(), '100');
+  t.equal(f.balance(taker, 'USDCx').toFixed(), '0', 'an expired offer is never paid out');
+  const noDeposit = (await f.plan(newTaker(), '100', 'expired-2')).plan;
+  f.advance(91_000);
+  t.strictSame((await f.outcome(queryFor(taker, noDeposit))).body, { status: 'not_found', depositUpdateId: null }, 'a plan never executed: no offer in its window');
+  noPartyLogged(t, f.app);
+});
+
+t.test('"two concurrent swaps disambiguated by escrow/amount"', async (t) => {
+  const f = await flow(t);
+  const taker = newTaker();
+  await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', '100');
+  await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', '200');
+  await f.cli('pause');
+  const first = await f.plan(taker, '100', 'concurrent-1');
+  const second = await f.plan(taker, '200', 'concurrent-2');
+  t.equal((await f.cli('execute', '--plan', first.file, '--party', taker)).code, 0);
+  t.equal((await f.cli('execute', '--plan', second.file, '--party', taker)).code, 0);
+  await f.cli('resume');
+  const window = { since: new Date(Date.parse(first.plan.expiry) - 90_000).toISOString(), deadline: second.plan.expiry };
+  await f.settled({ party: taker, ...window, amount: '200' });
+  t.strictSame((await f.outcome({ party: taker, ...window })).body, { status: 'ambiguous', depositUpdateId: null }, 'both match');
+  t.strictSame((await f.outcome({ party: taker, ...window, escrow: first.plan.steps[0]!.target })).body.status, 'ambiguous', 'both went to the same pool');
+  const accepts = f.transactions().filter((tx) => tx.events.some((e) => e.kind === 'exercised' && e.choice === 'TransferInstruction_Accept'));
+  t.equal(accepts.length, 2);
+  const one = (await f.outcome({ party: taker, ...window, amount: '100' })).body;
+  const two = (await f.outcome({ party: taker, ...window, amount: '200' })).body;
+  t.equal(one.status, 'completed');
+  t.equal(two.status, 'completed');
+  t.not(one.depositUpdateId, two.depositUpdateId, 'each swap its own settlement');
+  t.strictSame(new Set([one.depositUpdateId, two.depositUpdateId]), new Set(accepts.map((tx) => tx.updateId)));
+  t.strictSame((await f.outcome({ party: taker, ...window, minReceive: first.plan.quoteRef.minReceive })).body, one, 'the floor picks the same swap');
+  t.strictSame((await f.outcome({ party: taker, ...window, amount: '100', want: 'CBTC' })).body.status, 'not_found');
+  t.strictSame((await f.outcome({ party: newTaker(), ...window })).body.status, 'not_found', 'another taker sees none of them');
+  noPartyLogged(t, f.app);
+});
+
+t.test('"400 for bad or inconsistent parameters", in the error shape, naming no party; nothing is read', async (t) => {
+  const f = await flow(t);
+  const taker = newTaker();
+  const base = { party: taker, since: '2026-11-20T10:00:00Z', deadline: '2026-11-20T10:01:30Z' };
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ ...base, since: '2026-11-20T10:05:00Z' }, /since must not be after deadline/],
+    [{ ...base, party: 'alice' }, /query parameter 'party'/],
+    [{ ...base, party: `alice::1220${'G'.repeat(64)}` }, /query parameter 'party'/],
+    [{ ...base, amount: '-1' }, /query parameter 'amount'/],
+    [{ ...base, minReceive: '0' }, /'minReceive' must be a positive/],
+    [{ ...base, since: 'yesterday' }, /'since' must be an ISO 8601 date-time/],
+    [{ ...base, deadline: '2026-11-22T10:00:00Z' }, /24 hours/],
+    [{ ...base, escrow: 'pool' }, /query parameter 'escrow'/],
+    [{ ...base, color: 'red' }, /unknown query parameter 'color'/],
+  ];
+  const before = f.app.core.sandboxLedger!.ledger.ledgerEnd;
+  for (const [query, message] of cases) {
+    const res = await f.outcome(query);
+    t.equal(res.status, 400, JSON.stringify(query));
+    t.match(res.body, { code: 'bad_request', error: message, action: 'fix the request per the message' });
+    t.notMatch(JSON.stringify(res.body), FINGERPRINT);
+  }
+  const unknown = await f.outcome({ ...base, want: 'DOGE' });
+  t.match(unknown, { status: 400, body: { code: 'unknown_token' } });
+  t.equal(f.app.core.sandboxLedger!.ledger.ledgerEnd, before, 'nothing changed');
+  noPartyLogged(t, f.app);
+});
+
+t.test('an unreadable ledger answers 500 ledger_unavailable and logs why, never the party', async (t) => {
+  const app = await testApp({ env: { LEDGER_TOKEN: 'service-token' } });
+  t.teardown(app.close);
+  // The sandbox ledger answers only its own token; point the adapter at it with another.
+  const { JsonApiLedger } = await import('../core/ledger/json-api-ledger.js');
+  const wrong = await testApp({ overrides: { ledger: new JsonApiLedger({ baseUrl: app.core.sandboxLedger!.url, token: 'stolen', readAs: app.config.ledgerReadAs, timeoutMs: 2000, pageSize: 10 }) } });
+  t.teardown(wrong.close);
+  const res = await wrong.server.inject({ url: `/api/outcome?party=${encodeURIComponent(newTaker())}&since=2026-11-20T10:00:00Z&deadline=2026-11-20T10:01:30Z` });
+  t.equal(res.statusCode, 500);
+  t.strictSame(res.json(), { error: 'the ledger could not be read right now; nothing was changed', code: 'ledger_unavailable', action: 'retry' });
+  t.equal(res.headers['cache-control'], 'no-store');
+  const line = wrong.logs().find((l) => l.msg === 'ledger read failed');
+  t.match(line, { level: 40, reason: 'unauthorized', detail: /LEDGER_TOKEN/ });
+  t.notOk(wrong.rawLogs().includes(FINGERPRINT));
+  t.notOk(wrong.rawLogs().includes('stolen'), 'nor the token');
+});
