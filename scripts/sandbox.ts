@@ -43,8 +43,9 @@ async function ledger(method: 'GET' | 'POST', path: string, body?: unknown): Pro
       signal: AbortSignal.timeout(10_000),
     });
   } catch (err) {
-    const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
-    throw new Failure(`cannot reach the sandbox ledger at ${ledgerUrl} (${code}): is the service running (make run), and LEDGER_URL the same as its?`);
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const detail = cause?.code ?? cause?.message ?? (err as Error).message;
+    throw new Failure(`cannot reach the sandbox ledger at ${ledgerUrl} (${detail}): is the service running (make run), and LEDGER_URL the same as its?`);
   }
   const text = await response.text();
   let parsed: unknown;
