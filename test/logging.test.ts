@@ -45,7 +45,11 @@ t.test('pino redaction censors keys and parties passed to a log call', async (t)
       takerParty: PARTY,
       party: PARTY,
       feeRecipient: PARTY,
+      sender: PARTY,
+      owner: PARTY,
       apiKey: KEY,
+      token: KEY,
+      ledgerToken: KEY,
       headers: { authorization: `Bearer ${KEY}`, 'x-api-key': KEY },
       req: { headers: { authorization: `Bearer ${KEY}`, 'x-api-key': KEY } },
       query: { party: PARTY },
@@ -58,7 +62,7 @@ t.test('pino redaction censors keys and parties passed to a log call', async (t)
   const text = JSON.stringify(line);
   t.notMatch(text, KEY);
   t.notMatch(text, PARTY);
-  t.match(line, { takerParty: '[redacted]', party: '[redacted]', apiKey: '[redacted]', query: { party: '[redacted]' } });
+  t.match(line, { takerParty: '[redacted]', party: '[redacted]', sender: '[redacted]', owner: '[redacted]', apiKey: '[redacted]', token: '[redacted]', ledgerToken: '[redacted]', query: { party: '[redacted]' } });
 });
 
 t.test('stdout log lines are gathered and handed on whole, in order, in batches of a set size; flush() hands on the rest', async (t) => {

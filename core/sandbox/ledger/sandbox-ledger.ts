@@ -2,7 +2,7 @@
 // standard, enough to run a swap end to end on one machine. Parties hold holdings per
 // instrument; a transfer is a CIP-0056 two-step offer that locks the sender's funds until the
 // receiver accepts or rejects it, the sender withdraws it, or its executeBefore passes; every
-// commit is one transaction with a `1220…` update id, an offset and a record time.
+// commit is one transaction with a `1220...` update id, an offset and a record time.
 //
 // The sandbox venues take part as real parties: each tradecraft pool party is worked by an
 // operator that, right after a deposit offer to it commits, accepts it if the pool can pay at
@@ -274,7 +274,7 @@ export class SandboxLedger {
         for (const cid of inputs as string[]) {
           const holding = holdingOf(cid);
           if (!holding || holding.owner !== sender || holding.instrument !== instrument || holding.lockedFor !== null) {
-            throw new LedgerRejection('CONTRACT_NOT_ACTIVE', `input holding ${cid.slice(0, 16)}… is not an unlocked ${instrument} holding of the sender (spent, locked, or another's)`);
+            throw new LedgerRejection('CONTRACT_NOT_ACTIVE', `input holding ${cid.slice(0, 16)}... is not an unlocked ${instrument} holding of the sender (spent, locked, or another's)`);
           }
           consumed.add(cid);
           total = total.plus(holding.amount);
