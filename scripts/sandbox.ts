@@ -4,6 +4,7 @@
 // It signs nothing and holds no key: the sandbox ledger lets any holder of its token act as any
 // party. Exit codes: 0 done, 1 refused or failed (the message says why), 2 usage.
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Decimal } from '../core/decimal.js';
 import { CHOICES, HOLDING, REASON_KEY, TRANSFER_FACTORY, namesEntity } from '../core/ledger/token-standard.js';
@@ -137,7 +138,8 @@ interface Plan {
 function readPlan(file: string): Plan {
   let plan: Plan;
   try {
-    plan = JSON.parse(readFileSync(file, 'utf8')) as Plan;
+    // npm runs scripts in the package's folder: a relative path is the caller's, where npm was run.
+    plan = JSON.parse(readFileSync(path.resolve(process.env.INIT_CWD ?? process.cwd(), file), 'utf8')) as Plan;
   } catch (err) {
     throw new Failure(`cannot read the plan ${file}: ${(err as Error).message}`);
   }

@@ -70,7 +70,8 @@ t.test('execute "refuses an expired plan", and sends nothing', async (t) => {
   const file = path.join(dir, 'cli-expired-old.json');
   writeFileSync(file, JSON.stringify({ ...plan, expiry: new Date(Date.now() - 5_000).toISOString() }));
   const end = app.core.sandboxLedger!.ledger.ledgerEnd;
-  const run = await cli('execute', '--plan', file, '--party', taker);
+  // A relative path is the caller's: npm runs the script in the package's folder and says where it was run.
+  const run = await sandboxCli(['execute', '--plan', path.basename(file), '--party', taker], { LEDGER_URL: app.core.sandboxLedger!.url, INIT_CWD: dir });
   t.equal(run.code, 1);
   t.match(run.stderr, /the plan expired at .*, [0-9]+ s ago; .* re-plan with a new idempotencyKey/);
   t.equal(app.core.sandboxLedger!.ledger.ledgerEnd, end, 'no transaction');
