@@ -98,6 +98,8 @@ t.test('fixtures: 413 over the participant\'s list limit says to lower LEDGER_PA
   const other = await all(adapter(failing.fetch), 0, 12).catch((e: unknown) => e);
   t.match(other, { reason: 'rejected', message: /HTTP 400 \(INVALID_ARGUMENT\)/ });
   t.notMatch((other as Error).message, /alice/, 'the cause may quote a party: it is dropped');
+  const undecodable = participant(() => [400, 'Invalid value for: body (missing required field beginExclusive)']);
+  t.match(await all(adapter(undecodable.fetch), 0, 12).catch((e: unknown) => e), { reason: 'rejected', message: /HTTP 400$/ }, 'a request the participant could not decode: 400 in text/plain');
 });
 
 t.test('fixtures: answers that are not the documented shape are unreadable, not guessed at', async (t) => {

@@ -112,6 +112,8 @@ export class JsonApiLedger implements Ledger {
     try {
       parsed = parseJsonKeepingNumbers(text);
     } catch {
+      // A request the participant could not decode is answered 400 in text/plain, not a JsCantonError.
+      if (status < 200 || status > 299) throw new LedgerFailure('rejected', `the ledger answered ${what} with HTTP ${status}`);
       throw unreadable(`${what} answered HTTP ${status} with a body that is not JSON`);
     }
     if (status === 413) throw new LedgerFailure('rejected', `the ledger refused ${what} as too large (HTTP 413): lower LEDGER_PAGE_SIZE below the participant's http-list-max-elements-limit`);
