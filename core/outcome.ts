@@ -205,9 +205,10 @@ export class OutcomeTracker {
 
 function statusOf(offer: Offer, nowMs: number): Outcome {
   const { fate } = offer;
-  if (!fate) return { status: nowMs > offer.executeBeforeMs ? 'expired' : 'pending', depositUpdateId: null };
-  // The offer was settled after its deadline: only a return of the funds can happen then.
-  const late = fate.recordTimeMs > offer.executeBeforeMs;
+  // executeBefore is exclusive: from that instant on the offer can no longer be accepted.
+  if (!fate) return { status: nowMs >= offer.executeBeforeMs ? 'expired' : 'pending', depositUpdateId: null };
+  // The offer was settled at or after its deadline: only a return of the funds can happen then.
+  const late = fate.recordTimeMs >= offer.executeBeforeMs;
   const status: OutcomeStatus =
     fate.choice === 'accept' ? (offer.paidOut ? 'completed' : 'pending')
     : late ? 'expired'

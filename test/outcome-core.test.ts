@@ -85,8 +85,10 @@ t.test('withdrawn: the taker withdrew before the venue answered', async (t) => {
 });
 
 t.test('expired: no answer before executeBefore, then null until an update returns the funds', async (t) => {
-  t.strictSame(derive([tx(1, offer('o1'))], 91), { status: 'expired', depositUpdateId: null });
-  t.strictSame(derive([tx(1, offer('o1'))], 90), { status: 'pending', depositUpdateId: null }, 'at executeBefore itself it may still be accepted');
+  t.strictSame(derive([tx(1, offer('o1'))], 89.999), { status: 'pending', depositUpdateId: null }, 'until executeBefore it may still be accepted');
+  t.strictSame(derive([tx(1, offer('o1'))], 90), { status: 'expired', depositUpdateId: null }, 'executeBefore itself is too late');
+  const rejectedAtDeadline = tx(90, settle('o1', 'Reject'));
+  t.strictSame(derive([tx(1, offer('o1')), rejectedAtDeadline], 100), { status: 'expired', depositUpdateId: rejectedAtDeadline.updateId }, 'a rejection at the deadline returns expired funds');
   const lateReject = tx(95, settle('o1', 'Reject'));
   t.strictSame(derive([tx(1, offer('o1')), lateReject], 100), { status: 'expired', depositUpdateId: lateReject.updateId }, 'a rejection after the deadline is the return of expired funds, not a slippage failure');
 });
