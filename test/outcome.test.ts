@@ -21,7 +21,7 @@ interface Flow {
   /** Moves the service's and the sandbox ledger's clock forward. */
   advance(ms: number): void;
   cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
-  plan(taker: string, amount: string, idempotencyKey: string): Promise<{ plan: AppPlan; file: string }>;
+  plan(taker: string, amount: string, idempotencyKey: string, to?: string): Promise<{ plan: AppPlan; file: string }>;
   outcome(query: Record<string, string>): Promise<{ status: number; body: Outcome }>;
   /** The outcome once it is no longer pending (the pool's operator answers right after a deposit commits). */
   settled(query: Record<string, string>): Promise<Outcome>;
@@ -44,8 +44,8 @@ async function flow(t: { teardown(fn: () => Promise<void>): void }): Promise<Flo
     app,
     advance: (ms) => void (skew += ms),
     cli: (...args) => sandboxCli(args, { LEDGER_URL: sandbox.url }),
-    async plan(taker, amount, idempotencyKey) {
-      const res = await app.server.inject({ method: 'POST', url: '/api/app/plan', payload: { from: 'CC', to: 'USDCx', amount, venueId: 'tradecraft', takerParty: taker, idempotencyKey } });
+    async plan(taker, amount, idempotencyKey, to = 'USDCx') {
+      const res = await app.server.inject({ method: 'POST', url: '/api/app/plan', payload: { from: 'CC', to, amount, venueId: 'tradecraft', takerParty: taker, idempotencyKey } });
       if (res.statusCode !== 200) throw new Error(`plan: ${res.statusCode} ${res.body}`);
       const file = path.join(dir, `${idempotencyKey}.json`);
       writeFileSync(file, res.body);
@@ -153,32 +153,36 @@ t.test('"no execution before the deadline -> expired": pending while the venue d
   noPartyLogged(t, f.app);
 });
 
-t.test('"two concurrent swaps disambiguated by escrow/amount"', async (t) => {
+t.test('"two concurrent swaps disambiguated by escrow/amount" (and by minReceive and want)', async (t) => {
   const f = await flow(t);
   const taker = newTaker();
-  await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', '100');
-  await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', '200');
+  for (const amount of ['100', '100', '200']) await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', amount);
   await f.cli('pause');
-  const first = await f.plan(taker, '100', 'concurrent-1');
-  const second = await f.plan(taker, '200', 'concurrent-2');
-  t.equal((await f.cli('execute', '--plan', first.file, '--party', taker)).code, 0);
-  t.equal((await f.cli('execute', '--plan', second.file, '--party', taker)).code, 0);
+  // Three swaps in one window: two of 100 CC to different pools, one of 200 CC to the first's pool.
+  const a = await f.plan(taker, '100', 'concurrent-a');
+  const b = await f.plan(taker, '100', 'concurrent-b', 'CBTC');
+  const c = await f.plan(taker, '200', 'concurrent-c');
+  for (const p of [a, b, c]) t.equal((await f.cli('execute', '--plan', p.file, '--party', taker)).code, 0);
   await f.cli('resume');
-  const window = { since: new Date(Date.parse(first.plan.expiry) - 90_000).toISOString(), deadline: second.plan.expiry };
-  await f.settled({ party: taker, ...window, amount: '200' });
-  t.strictSame((await f.outcome({ party: taker, ...window })).body, { status: 'ambiguous', depositUpdateId: null }, 'both match');
-  t.strictSame((await f.outcome({ party: taker, ...window, escrow: first.plan.steps[0]!.target })).body.status, 'ambiguous', 'both went to the same pool');
+  const window = { party: taker, since: new Date(Date.parse(a.plan.expiry) - 90_000).toISOString(), deadline: c.plan.expiry };
+  const [poolUsdcx, poolCbtc] = [a.plan.steps[0]!.target, b.plan.steps[0]!.target];
+  t.not(poolUsdcx, poolCbtc);
+  await f.settled({ ...window, amount: '200' });
   const accepts = f.transactions().filter((tx) => tx.events.some((e) => e.kind === 'exercised' && e.choice === 'TransferInstruction_Accept'));
-  t.equal(accepts.length, 2);
-  const one = (await f.outcome({ party: taker, ...window, amount: '100' })).body;
-  const two = (await f.outcome({ party: taker, ...window, amount: '200' })).body;
-  t.equal(one.status, 'completed');
-  t.equal(two.status, 'completed');
-  t.not(one.depositUpdateId, two.depositUpdateId, 'each swap its own settlement');
-  t.strictSame(new Set([one.depositUpdateId, two.depositUpdateId]), new Set(accepts.map((tx) => tx.updateId)));
-  t.strictSame((await f.outcome({ party: taker, ...window, minReceive: first.plan.quoteRef.minReceive })).body, one, 'the floor picks the same swap');
-  t.strictSame((await f.outcome({ party: taker, ...window, amount: '100', want: 'CBTC' })).body.status, 'not_found');
-  t.strictSame((await f.outcome({ party: newTaker(), ...window })).body.status, 'not_found', 'another taker sees none of them');
+  t.equal(accepts.length, 3, 'every swap completed, each in its own update');
+  const ask = async (extra: Record<string, string>) => (await f.outcome({ ...window, ...extra })).body;
+  t.strictSame(await ask({}), { status: 'ambiguous', depositUpdateId: null }, 'three match');
+  t.strictSame((await ask({ amount: '100' })).status, 'ambiguous', 'two of 100 CC');
+  t.strictSame((await ask({ escrow: poolUsdcx })).status, 'ambiguous', 'two to the CC/USDCx pool');
+  const byEscrow = await ask({ escrow: poolCbtc });
+  const byAmount = await ask({ amount: '200' });
+  const byBoth = await ask({ escrow: poolUsdcx, amount: '100' });
+  for (const outcome of [byEscrow, byAmount, byBoth]) t.equal(outcome.status, 'completed');
+  t.strictSame(new Set([byEscrow.depositUpdateId, byAmount.depositUpdateId, byBoth.depositUpdateId]), new Set(accepts.map((tx) => tx.updateId)), 'each query found its own swap\'s settlement');
+  t.strictSame(await ask({ want: 'CBTC' }), byEscrow, 'the want token picks the CBTC swap');
+  t.strictSame(await ask({ minReceive: a.plan.quoteRef.minReceive }), byBoth, 'the floor picks the swap it was planned for');
+  t.strictSame((await ask({ amount: '100', escrow: poolCbtc, want: 'USDCx' })).status, 'not_found', 'filters that contradict match none');
+  t.strictSame((await f.outcome({ ...window, party: newTaker() })).body.status, 'not_found', 'another taker sees none of them');
   noPartyLogged(t, f.app);
 });
 
