@@ -58,6 +58,8 @@ export interface Config {
   readonly ledgerTimeoutMs: number;
   /** Transactions asked for per request to the ledger. */
   readonly ledgerPageSize: number;
+  /** How long one outcome may spend reading the ledger, every request together. */
+  readonly outcomeTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -193,6 +195,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     ledgerReadAs: ledgerReadAs ?? [...new Set(Object.values(poolParties ?? {}))],
     ledgerTimeoutMs: read('LEDGER_TIMEOUT_MS', 5_000, int(1, 120_000), 'an integer from 1 to 120000'),
     ledgerPageSize: read('LEDGER_PAGE_SIZE', 200, int(1, 10_000), 'an integer from 1 to 10000'),
+    outcomeTimeoutMs: read('OUTCOME_TIMEOUT_MS', 10_000, int(1, 120_000), 'an integer from 1 to 120000'),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

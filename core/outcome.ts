@@ -12,6 +12,14 @@ import type { GetOutcomeQuery, Outcome, OutcomeStatus } from './wire.js';
 /** The longest window a query may span: a plan lives 90 seconds, and a wider window only costs reading more. */
 export const MAX_WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * How far a transaction's record time may trail its ledger time (Canton's
+ * ledgerTimeRecordTimeTolerance, 60 s by default): an offer made, or accepted, just before its
+ * deadline may be recorded up to this much after it. Only once it has passed is an unanswered
+ * offer `expired`, or a window without one `not_found` for good.
+ */
+export const RECORD_TIME_TOLERANCE_MS = 60_000;
+
 export interface OutcomeQuery {
   readonly party: string;
   readonly since: Date;
@@ -102,6 +110,7 @@ export class OutcomeTracker {
   private readonly aliases = new Map<string, Offer>();
   private readonly sinceMs: number;
   private readonly deadlineMs: number;
+  private lastRecordTimeMs = -Infinity;
 
   constructor(
     private readonly query: OutcomeQuery,
@@ -113,8 +122,12 @@ export class OutcomeTracker {
 
   observe(tx: LedgerTransaction): void {
     const timeMs = Date.parse(tx.recordTime);
+    this.lastRecordTimeMs = timeMs;
     const acceptedHere = new Set<Offer>();
-    const payouts: Array<{ instrument: string; amount: Decimal }> = [];
+    const received: Array<{ contractId: string; instrument: string; amount: Decimal }> = [];
+    /** Holdings handed back to a sender (change, refunds): never a payout. */
+    const returned = new Set<string>();
+    const actors = new Set<string>();
     for (const event of tx.events) {
       if (event.kind === 'created') {
         const instruction = viewOf(event, TRANSFER_INSTRUCTION.entity);
@@ -123,14 +136,17 @@ export class OutcomeTracker {
         if (holding && holding.owner === this.query.party) {
           const instrument = record(holding.instrumentId)?.id;
           const amount = decimal(holding.amount);
-          if (typeof instrument === 'string' && amount) payouts.push({ instrument, amount });
+          if (typeof instrument === 'string' && amount) received.push({ contractId: event.contractId, instrument, amount });
         }
       } else if (event.kind === 'exercised') {
+        event.actingParties.forEach((p) => actors.add(p));
+        const change = record(event.exerciseResult)?.senderChangeCids;
+        if (Array.isArray(change)) change.forEach((cid) => typeof cid === 'string' && returned.add(cid));
         const offer = this.offers.get(event.contractId) ?? this.aliases.get(event.contractId);
         if (!offer || offer.fate) continue;
         const tag = resultTag(event.exerciseResult);
         if (tag === RESULTS.pending) {
-          // The instruction continues as a new contract (an internal workflow step of the registry).
+          // The registry's own workflow moved the instruction to a new contract: the offer goes on there.
           const next = record(record(record(event.exerciseResult)?.output)?.value)?.transferInstructionCid;
           if (typeof next === 'string') this.aliases.set(next, offer);
           continue;
@@ -143,7 +159,8 @@ export class OutcomeTracker {
         if (settled === 'accept') acceptedHere.add(offer);
       }
     }
-    if (payouts.length > 0) this.payoutsSeen(payouts, acceptedHere);
+    const payouts = received.filter((h) => !returned.has(h.contractId));
+    if (payouts.length > 0) this.payoutsSeen(payouts, acceptedHere, actors);
   }
 
   private offerCreated(contractId: string, view: Record<string, unknown>, timeMs: number): void {
@@ -154,7 +171,8 @@ export class OutcomeTracker {
       return;
     }
     const transfer = record(view.transfer);
-    if (!transfer || transfer.sender !== this.query.party || timeMs < this.sinceMs || timeMs > this.deadlineMs) return;
+    // Made by the deadline, an offer may be recorded up to the tolerance after it.
+    if (!transfer || transfer.sender !== this.query.party || timeMs < this.sinceMs || timeMs > this.deadlineMs + RECORD_TIME_TOLERANCE_MS) return;
     const receiver = transfer.receiver;
     const pair = typeof receiver === 'string' ? this.pools.get(receiver) : undefined;
     const amount = decimal(transfer.amount);
@@ -175,16 +193,30 @@ export class OutcomeTracker {
   }
 
   /**
-   * Holdings created for the taker pay out accepted offers of their instrument: first those
-   * accepted in the same transaction, then the oldest accepted and still unpaid. A payout in the
-   * accepting transaction of another offer is that offer's.
+   * Holdings created for the taker pay out accepted offers of their instrument, when the pool the
+   * offer went to acted in that transaction (its accept, or its own transfer to the taker) and the
+   * holding is at least the offer's floor: first offers accepted in the same transaction, then the
+   * oldest accepted and still unpaid. A venue that pays less than the floor it accepted has not
+   * completed the swap, which then reads `pending`.
    */
-  private payoutsSeen(payouts: ReadonlyArray<{ instrument: string }>, acceptedHere: ReadonlySet<Offer>): void {
+  private payoutsSeen(payouts: ReadonlyArray<{ instrument: string; amount: Decimal }>, acceptedHere: ReadonlySet<Offer>, actors: ReadonlySet<string>): void {
     const waiting = [...acceptedHere, ...[...this.offers.values()].filter((o) => !acceptedHere.has(o) && o.fate?.choice === 'accept')];
     for (const payout of payouts) {
-      const offer = waiting.find((o) => !o.paidOut && o.want?.instrument === payout.instrument);
+      const offer = waiting.find(
+        (o) => !o.paidOut && actors.has(o.receiver) && o.want?.instrument === payout.instrument && payout.amount.gte(o.floor ?? 0) && payout.amount.gt(0),
+      );
       if (offer) offer.paidOut = true;
     }
+  }
+
+  /**
+   * Whether nothing read after this point can change the outcome: every transaction from here on
+   * was recorded after the window closed (no new offer can match), and every offer seen has
+   * settled, an accepted one with its payout.
+   */
+  get settled(): boolean {
+    if (this.lastRecordTimeMs <= this.deadlineMs + RECORD_TIME_TOLERANCE_MS) return false;
+    return [...this.offers.values()].every((o) => o.fate !== null && (o.fate.choice !== 'accept' || o.paidOut));
   }
 
   /** The outcome as of `nowMs`, from what was observed. */
@@ -205,8 +237,9 @@ export class OutcomeTracker {
 
 function statusOf(offer: Offer, nowMs: number): Outcome {
   const { fate } = offer;
-  // executeBefore is exclusive: from that instant on the offer can no longer be accepted.
-  if (!fate) return { status: nowMs >= offer.executeBeforeMs ? 'expired' : 'pending', depositUpdateId: null };
+  // executeBefore is exclusive: from that instant on the offer can no longer be accepted, though
+  // an accept made just before may still be recorded within the tolerance.
+  if (!fate) return { status: nowMs >= offer.executeBeforeMs + RECORD_TIME_TOLERANCE_MS ? 'expired' : 'pending', depositUpdateId: null };
   // The offer was settled at or after its deadline: only a return of the funds can happen then.
   const late = fate.recordTimeMs >= offer.executeBeforeMs;
   const status: OutcomeStatus =
@@ -223,17 +256,12 @@ export interface OutcomeLog {
 
 /**
  * Remembers, for no party, at which offset the ledger reached a record time, so a query starts
- * reading near its window instead of at the ledger's beginning. One sample a minute of ledger time,
- * at most MAX_SAMPLES (the oldest are dropped).
+ * reading near its window instead of searching for it. One sample a minute of ledger time, at most
+ * MAX_SAMPLES (the oldest are dropped).
  */
 export class OffsetTimeIndex {
   private static readonly MAX_SAMPLES = 50_000;
   private static readonly SAMPLE_EVERY_MS = 60_000;
-  /**
-   * Record times of different synchronizers interleave in a participant's offsets without strict
-   * order: a query starts this much before its window, so none of its transactions is skipped.
-   */
-  static readonly SKEW_MS = 5 * 60_000;
   private readonly samples: Array<{ offset: number; timeMs: number }> = [];
 
   add(offset: number, timeMs: number): void {
@@ -243,15 +271,18 @@ export class OffsetTimeIndex {
     if (this.samples.length > OffsetTimeIndex.MAX_SAMPLES) this.samples.shift();
   }
 
-  /** An offset after which every transaction recorded at `sinceMs` or later lies. */
-  startFor(sinceMs: number): number {
-    const before = sinceMs - OffsetTimeIndex.SKEW_MS;
-    let start = 0;
+  /**
+   * Where the first transaction recorded at `timeMs` or later lies, as far as the samples tell:
+   * after `after` (every transaction up to it was recorded earlier), and at or before
+   * `atOrBefore + 1` (null: no sample says).
+   */
+  bounds(timeMs: number): { after: number; atOrBefore: number | null } {
+    let after = 0;
     for (const sample of this.samples) {
-      if (sample.timeMs >= before) break;
-      start = sample.offset;
+      if (sample.timeMs >= timeMs) return { after, atOrBefore: sample.offset - 1 };
+      after = sample.offset;
     }
-    return start;
+    return { after, atOrBefore: null };
   }
 }
 
@@ -259,9 +290,22 @@ export interface OutcomeServiceOptions {
   readonly ledger: Ledger;
   /** The venue's pool parties and their pairs: the receivers of a deposit offer. */
   readonly pools: PoolTokens;
+  /** How long one outcome may spend reading the ledger, every request together. */
+  readonly budgetMs: number;
+  /** Below this many offsets a range is read rather than searched (the adapter's page size). */
+  readonly pageSize: number;
   readonly log: OutcomeLog;
   readonly now: () => Date;
 }
+
+/**
+ * Record times of different synchronizers interleave in a participant's offsets without strict
+ * order: a query starts this much before its window, so none of its transactions is skipped.
+ */
+export const SKEW_MS = 5 * 60_000;
+
+/** Enough halvings for any offset range a participant reaches (2^53). */
+const MAX_PROBES = 53;
 
 export class OutcomeService {
   private readonly index = new OffsetTimeIndex();
@@ -269,22 +313,51 @@ export class OutcomeService {
   constructor(private readonly options: OutcomeServiceOptions) {}
 
   async outcome(query: OutcomeQuery): Promise<Outcome> {
-    const { ledger, pools, log, now } = this.options;
+    const { ledger, pools, log, now, budgetMs } = this.options;
     const tracker = new OutcomeTracker(query, pools);
-    const signal = new AbortController().signal;
+    const budget = new AbortController();
+    const timer = setTimeout(() => budget.abort(), budgetMs);
+    const { signal } = budget;
     try {
       const end = await ledger.ledgerEnd(signal);
-      const beginExclusive = Math.min(this.index.startFor(query.since.getTime()), end);
+      const beginExclusive = await this.start(query.since.getTime() - SKEW_MS, end, signal);
       for await (const tx of ledger.transactions({ beginExclusive, endInclusive: end }, signal)) {
         this.index.add(tx.offset, Date.parse(tx.recordTime));
         tracker.observe(tx);
+        if (tracker.settled) break;
       }
     } catch (err) {
       if (!(err instanceof LedgerFailure)) throw err;
       // The failure's message names no party (core/ledger/ledger.ts).
       log.warn({ reason: err.reason, detail: err.message }, 'ledger read failed');
       throw new DomainError('ledger_unavailable', 'the ledger could not be read right now; nothing was changed');
+    } finally {
+      clearTimeout(timer);
     }
     return tracker.outcome(now().getTime());
+  }
+
+  /**
+   * An offset after which every transaction recorded at `timeMs` or later lies, found without
+   * reading what comes before: from the samples, then by halving the offsets between, each probe
+   * one request for the first transaction after an offset. Never before what the participant
+   * has pruned.
+   */
+  private async start(timeMs: number, end: number, signal: AbortSignal): Promise<number> {
+    const { ledger, pageSize } = this.options;
+    const known = this.index.bounds(timeMs);
+    let low = Math.max(known.after, await ledger.prunedUpTo(signal));
+    let high = Math.min(known.atOrBefore ?? end, end);
+    for (let probes = 0; high - low > pageSize && probes < MAX_PROBES; probes++) {
+      const middle = low + Math.floor((high - low) / 2);
+      let first: LedgerTransaction | null = null;
+      for await (const tx of ledger.transactions({ beginExclusive: middle, endInclusive: end }, signal, 1)) {
+        first = tx;
+        break;
+      }
+      if (first === null || Date.parse(first.recordTime) >= timeMs) high = middle;
+      else low = Math.min(first.offset, high);
+    }
+    return low;
   }
 }

@@ -21,7 +21,7 @@ import { InProcessSharedState, type SharedState } from './shared-state.js';
 import { JsonApiLedger } from './ledger/json-api-ledger.js';
 import type { Ledger } from './ledger/ledger.js';
 import { OutcomeService, poolTokens } from './outcome.js';
-import { SandboxLedger, type SandboxPool } from './sandbox/ledger/sandbox-ledger.js';
+import { SANDBOX_LEDGER_TOKEN, SandboxLedger, type SandboxPool } from './sandbox/ledger/sandbox-ledger.js';
 import { startSandboxLedgerServer } from './sandbox/ledger/ledger-server.js';
 import { SANDBOX_INSTRUMENT_ADMINS } from './sandbox/wire/wire.js';
 import type { SandboxVenue } from './sandbox/sandbox-venue.js';
@@ -113,9 +113,16 @@ async function openEdges(config: Config, log: CoreLog, overrides: CoreOverrides,
       venues = server.venues;
     }
     if (overrides.ledger) return { venues, ledger: overrides.ledger, sandboxLedger: null, close };
-    const ledger = new SandboxLedger({ admins: SANDBOX_INSTRUMENT_ADMINS, ...sandboxPools(market, config.poolParties), now });
+    const ledger = new SandboxLedger({
+      admins: SANDBOX_INSTRUMENT_ADMINS,
+      ...sandboxPools(market, config.poolParties),
+      now,
+      onOperatorError: (err) => log.error({ err }, 'the sandbox pool operator failed on a deposit offer; it stays open'),
+    });
     const address = new URL(config.ledgerUrl);
-    const server = await startSandboxLedgerServer(ledger, { host: address.hostname.replace(/^\[|\]$/g, ''), port: Number(address.port), token: config.ledgerToken ?? '' });
+    // Sandbox mode always has a token (its default), so the ledger is never open to any caller.
+    const token = config.ledgerToken ?? SANDBOX_LEDGER_TOKEN;
+    const server = await startSandboxLedgerServer(ledger, { host: address.hostname.replace(/^\[|\]$/g, ''), port: Number(address.port), token });
     closers.push(server.close);
     log.info({ url: server.url }, 'sandbox ledger listening');
     return { venues, ledger: jsonApi(server.url), sandboxLedger: { ledger, url: server.url }, close };
@@ -193,7 +200,7 @@ export async function createServices(config: Config, log: CoreLog, overrides: Co
       log,
       now,
     });
-    const outcomes = new OutcomeService({ ledger: opened.ledger, pools: poolTokens(config.poolParties), log, now });
+    const outcomes = new OutcomeService({ ledger: opened.ledger, pools: poolTokens(config.poolParties), budgetMs: config.outcomeTimeoutMs, pageSize: config.ledgerPageSize, log, now });
     const health: HealthOptions = {
       monitor,
       venueIds,

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
+import { ListenError } from '../core/sandbox/loopback-server.js';
 import { buildApp, repoRoot } from './app.js';
 
 /** The commit `make build` stamped into dist/build-info.json, or "dev". */
@@ -21,7 +22,7 @@ function buildStamp(): string {
  */
 function configFailure(err: unknown): never {
   if (err instanceof ConfigError) console.error(`bestex: ${err.message}\nSee the configuration table in README.md.`);
-  else if (err instanceof Error && /cannot listen on/.test(err.message)) console.error(`bestex: ${err.message}`);
+  else if (err instanceof ListenError) console.error(`bestex: ${err.message}`);
   else throw err;
   process.exit(1);
 }

@@ -3,11 +3,13 @@
 // hand: fund a party, execute a plan as the party's own wallet would, and move a pool's price.
 // It signs nothing and holds no key: the sandbox ledger lets any holder of its token act as any
 // party. Exit codes: 0 done, 1 refused or failed (the message says why), 2 usage.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Decimal } from '../core/decimal.js';
-import { CHOICES, HOLDING, REASON_KEY, TRANSFER_FACTORY, namesEntity } from '../core/ledger/token-standard.js';
+import { CHOICES, HOLDING, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION, namesEntity } from '../core/ledger/token-standard.js';
+import { PLAN_VALIDITY_MS } from '../core/plan-assembly.js';
 import { isPartyId } from '../core/party.js';
 import { SANDBOX_LEDGER_TOKEN } from '../core/sandbox/ledger/sandbox-ledger.js';
 import { SANDBOX_INSTRUMENT_ADMINS } from '../core/sandbox/wire/wire.js';
@@ -21,6 +23,8 @@ const USAGE = `usage: npm run -s sandbox -- <command>
                                         refuses an expired plan
   move --pair A/B --bps N               move the tradecraft pool so A's price in B changes by N bps
                                         (-300: falls by 3 %)
+  withdraw --party P                    withdraw every offer P made that is still open (unanswered,
+                                        or expired): its funds come back
   pause | resume                        stop or restart the tradecraft pools' answers to deposits
                                         (a paused pool lets offers expire)
 environment: LEDGER_URL (default http://127.0.0.1:7575), LEDGER_TOKEN (default the sandbox's),
@@ -28,6 +32,15 @@ environment: LEDGER_URL (default http://127.0.0.1:7575), LEDGER_TOKEN (default t
 
 class UsageError extends Error {}
 class Failure extends Error {}
+/** The ledger refused a request; `code` is its JsCantonError code. */
+class Refusal extends Failure {
+  constructor(
+    readonly code: string | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 const ledgerUrl = (process.env.LEDGER_URL || 'http://127.0.0.1:7575').replace(/\/+$/, '');
 const ledgerToken = process.env.LEDGER_TOKEN || SANDBOX_LEDGER_TOKEN;
@@ -58,7 +71,7 @@ async function ledger(method: 'GET' | 'POST', path: string, body?: unknown): Pro
   if (!response.ok) {
     const { code, cause } = (parsed ?? {}) as { code?: string; cause?: string };
     if (response.status === 401) throw new Failure(`the sandbox ledger refused the token: set LEDGER_TOKEN to the service's`);
-    throw new Failure(`the ledger refused: ${cause ?? `HTTP ${response.status}`}${code ? ` (${code})` : ''}`);
+    throw new Refusal(code, `the ledger refused: ${cause ?? `HTTP ${response.status}`}${code ? ` (${code})` : ''}`);
   }
   return parsed;
 }
@@ -103,19 +116,26 @@ interface OwnHolding {
   readonly locked: boolean;
 }
 
-/** The party's holdings, as its wallet reads them: the active contracts implementing Holding. */
-async function holdingsOf(party: string): Promise<OwnHolding[]> {
+/** The party's active contracts implementing `iface`, with that interface's view, as its wallet reads them. */
+async function activeViews<V>(party: string, iface: { filterId: string; entity: string }): Promise<Array<{ contractId: string; view: V }>> {
   const { offset } = (await ledger('GET', '/v2/state/ledger-end')) as { offset: number };
-  const filter = { cumulative: [{ identifierFilter: { InterfaceFilter: { value: { interfaceId: HOLDING.filterId, includeInterfaceView: true, includeCreatedEventBlob: false } } } }] };
+  const filter = { cumulative: [{ identifierFilter: { InterfaceFilter: { value: { interfaceId: iface.filterId, includeInterfaceView: true, includeCreatedEventBlob: false } } } }] };
   const entries = (await ledger('POST', '/v2/state/active-contracts', { activeAtOffset: offset, eventFormat: { filtersByParty: { [party]: filter }, verbose: false } })) as Array<{
-    contractEntry: { JsActiveContract?: { createdEvent: { contractId: string; interfaceViews: Array<{ interfaceId: string; viewValue: { owner: string; instrumentId: { id: string }; amount: string; lock: unknown } }> } } };
+    contractEntry: { JsActiveContract?: { createdEvent: { contractId: string; interfaceViews: Array<{ interfaceId: string; viewValue: V }> } } };
   }>;
   return entries.flatMap((entry) => {
     const created = entry.contractEntry.JsActiveContract?.createdEvent;
-    const view = created?.interfaceViews.find((v) => namesEntity(v.interfaceId, HOLDING.entity))?.viewValue;
-    if (!created || !view || view.owner !== party) return [];
-    return [{ contractId: created.contractId, instrument: view.instrumentId.id, amount: new Decimal(view.amount), locked: view.lock !== null }];
+    const view = created?.interfaceViews.find((v) => namesEntity(v.interfaceId, iface.entity))?.viewValue;
+    return created && view ? [{ contractId: created.contractId, view }] : [];
   });
+}
+
+/** The party's holdings. */
+async function holdingsOf(party: string): Promise<OwnHolding[]> {
+  const views = await activeViews<{ owner: string; instrumentId: { id: string }; amount: string; lock: unknown }>(party, HOLDING);
+  return views
+    .filter(({ view }) => view.owner === party)
+    .map(({ contractId, view }) => ({ contractId, instrument: view.instrumentId.id, amount: new Decimal(view.amount), locked: view.lock !== null }));
 }
 
 interface PlanStep {
@@ -240,14 +260,23 @@ const COMMANDS: Readonly<Record<string, Command>> = {
         },
       });
     }
-    // One submission is one transaction: the deposit and its fee legs happen together or not at all.
-    const { transaction } = (await ledger('POST', '/v2/commands/submit-and-wait-for-transaction', {
-      commands: { commands, commandId: plan.planId, actAs: [party], userId: 'bestex-sandbox-wallet' },
-    })) as { transaction: { updateId: string } };
+    // One submission is one transaction: the deposit and its fee legs happen together or not at
+    // all. The plan's id is the command's, so the ledger refuses to run the same plan twice.
+    let transaction: { updateId: string };
+    try {
+      ({ transaction } = (await ledger('POST', '/v2/commands/submit-and-wait-for-transaction', {
+        commands: { commands, commandId: plan.planId, actAs: [party], userId: 'bestex-sandbox-wallet' },
+      })) as { transaction: { updateId: string } });
+    } catch (err) {
+      if (err instanceof Refusal && err.code === 'DUPLICATE_COMMAND') {
+        throw new Failure(`${plan.planId} was already executed for this party; to swap again, re-plan with a new idempotencyKey`);
+      }
+      throw err;
+    }
     const deposit = plan.steps.find((s) => s.kind === 'venue-deposit')!;
     console.log(`executed ${plan.planId}: ${deposit.amount} ${deposit.instrument} offered to the venue with floor ${deposit.memo ?? '(none)'}` +
       `${plan.steps.length > 1 ? `, with ${plan.steps.length - 1} fee leg(s)` : ''} (update ${transaction.updateId})`);
-    const since = new Date(expiry.getTime() - 90_000).toISOString();
+    const since = new Date(expiry.getTime() - PLAN_VALIDITY_MS).toISOString();
     const query = new URLSearchParams({ party, since, deadline: plan.expiry, escrow: deposit.target, amount: deposit.amount, minReceive: plan.quoteRef.minReceive, want: plan.quoteRef.pair.want });
     console.log(`outcome: curl '${serviceUrl}/api/outcome?${query.toString()}'`);
   },
@@ -259,6 +288,29 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     const answer = (await ledger('POST', '/sandbox/v1/move', { pair: values.pair, bps: Number(values.bps) })) as { pair: string; priceBefore: string; priceAfter: string };
     const [first, second] = answer.pair.split('/');
     console.log(`moved the tradecraft ${answer.pair} pool: 1 ${first} was ${answer.priceBefore} ${second}, is ${answer.priceAfter} ${second}`);
+  },
+
+  async withdraw(args) {
+    const party = partyArg(parse(args, { party: { type: 'string' } }).party);
+    type Offer = { transfer: { sender: string; receiver: string; amount: string; instrumentId: { id: string }; executeBefore: string } };
+    const open = (await activeViews<Offer>(party, TRANSFER_INSTRUCTION)).filter(({ view }) => view.transfer.sender === party);
+    if (open.length === 0) {
+      console.log('no open offers to withdraw');
+      return;
+    }
+    const commands = open.map(({ contractId }) => ({
+      ExerciseCommand: {
+        templateId: TRANSFER_INSTRUCTION.filterId,
+        contractId,
+        choice: CHOICES.withdraw,
+        choiceArgument: { extraArgs: { context: { values: {} }, meta: { values: {} } } },
+      },
+    }));
+    const { transaction } = (await ledger('POST', '/v2/commands/submit-and-wait-for-transaction', {
+      commands: { commands, commandId: `withdraw-${randomUUID()}`, actAs: [party], userId: 'bestex-sandbox-wallet' },
+    })) as { transaction: { updateId: string } };
+    for (const { view } of open) console.log(`withdrew ${view.transfer.amount} ${view.transfer.instrumentId.id} offered to ${view.transfer.receiver} (executeBefore ${view.transfer.executeBefore})`);
+    console.log(`the funds are back (update ${transaction.updateId})`);
   },
 
   async pause(args) {

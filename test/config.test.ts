@@ -49,6 +49,7 @@ const DEFAULTS: Config = {
   ledgerReadAs: [`tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`, `tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`],
   ledgerTimeoutMs: 5_000,
   ledgerPageSize: 200,
+  outcomeTimeoutMs: 10_000,
 };
 
 /** The ConfigError loadConfig throws for `env`, or a test failure. */
@@ -102,6 +103,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     LEDGER_READ_AS: `pool-a::1220${'a'.repeat(64)}, pool-b::1220${'b'.repeat(64)}`,
     LEDGER_TIMEOUT_MS: '1500',
     LEDGER_PAGE_SIZE: '50',
+    OUTCOME_TIMEOUT_MS: '2500',
   });
   const { venuesMode, liveVenues, ...rest } = config;
   t.equal(venuesMode, 'sandbox');
@@ -133,6 +135,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     ledgerReadAs: [`pool-a::1220${'a'.repeat(64)}`, `pool-b::1220${'b'.repeat(64)}`],
     ledgerTimeoutMs: 1500,
     ledgerPageSize: 50,
+    outcomeTimeoutMs: 2500,
   });
   t.equal(loadConfig({ PORT: '0' }).port, 0, 'PORT 0 (an ephemeral port) is allowed');
   t.equal(loadConfig({ PORT: '65535' }).port, 65535, 'the top of the range');
@@ -247,6 +250,7 @@ t.test('loadConfig: the ledger outcomes are read from: the sandbox ledger on loo
   for (const bad of ['alice', `${PARTY('a')},${PARTY('a')}`, `${PARTY('a')},`]) t.match(configError(t, { LEDGER_READ_AS: bad }).message, /LEDGER_READ_AS must be one or more ledger party ids/, bad);
   t.match(configError(t, { LEDGER_PAGE_SIZE: '0' }).message, /LEDGER_PAGE_SIZE must be an integer from 1 to 10000/);
   t.match(configError(t, { LEDGER_TIMEOUT_MS: 'soon' }).message, /LEDGER_TIMEOUT_MS must be an integer from 1 to 120000/);
+  t.match(configError(t, { OUTCOME_TIMEOUT_MS: '0' }).message, /OUTCOME_TIMEOUT_MS must be an integer from 1 to 120000/);
 });
 
 t.test('loadConfig: fee parties: SERVICE_FEE_PARTY is required while fees are collected; no fee party is a pool party', async (t) => {

@@ -50,7 +50,7 @@ t.test('fixtures: ledger end, and a range read in pages of `limit`, each after t
   const end = await ledger.ledgerEnd(new AbortController().signal);
   t.equal(end, 12);
   const transactions = await all(ledger, 0, end);
-  t.equal(sent.length, 3, 'ledger end, then two pages: the first was full');
+  t.equal(sent.length, 3, 'ledger end, then two pages: the second reached the end');
   t.equal(sent[1]!.url, 'https://participant.example/v2/updates?limit=2');
   t.equal(sent[1]!.headers.authorization, 'Bearer jwt-token', 'the token rides every request');
   t.match(sent[1]!.body, { beginExclusive: 0, endInclusive: 12 });
@@ -71,12 +71,27 @@ t.test('fixtures: ledger end, and a range read in pages of `limit`, each after t
   t.strictSame(tracker.outcome(Date.parse('2026-11-20T10:00:10Z')), { status: 'completed', depositUpdateId: transactions[1]!.updateId });
 });
 
-t.test('fixtures: a short page ends the range; an empty range asks nothing', async (t) => {
-  const { fetch, sent } = participant(() => [200, fixture('updates-page-2.json')]);
-  t.equal((await all(adapter(fetch, 5), 10, 12)).length, 1);
-  t.equal(sent.length, 1);
-  t.equal((await all(adapter(fetch, 5), 12, 12)).length, 0);
-  t.equal(sent.length, 1, 'beginExclusive = endInclusive: nothing to read');
+t.test('fixtures: a page that stops short of the range\'s end is followed by another ("http-list-wait-time" may cut a list); an empty page ends the range', async (t) => {
+  const pages = [fixture('updates-page-1.json'), '[]'];
+  const { fetch, sent } = participant((_request, i) => [200, pages[i]!]);
+  t.equal((await all(adapter(fetch, 5), 0, 12)).length, 1);
+  t.equal(sent.length, 2, 'the first page reached offset 10 of 12: one more request, which came back empty');
+  t.match(sent[1]!.body, { beginExclusive: 10 });
+  const reachesEnd = participant(() => [200, fixture('updates-page-2.json')]);
+  t.equal((await all(adapter(reachesEnd.fetch, 5), 10, 12)).length, 1);
+  t.equal(reachesEnd.sent.length, 1, 'a page that reaches the end is the last');
+  t.equal((await all(adapter(reachesEnd.fetch, 5), 12, 12)).length, 0);
+  t.equal(reachesEnd.sent.length, 1, 'beginExclusive = endInclusive: nothing to read');
+  const past = participant(() => [200, fixture('updates-page-2.json')]);
+  t.match(await all(adapter(past.fetch, 5), 0, 11).catch((e: unknown) => e), { reason: 'unreadable', message: /past the range's end 11/ });
+});
+
+t.test('fixtures: the pruned offset is read from /v2/state/latest-pruned-offsets, 0 when nothing was pruned', async (t) => {
+  const pruned = participant(() => [200, fixture('latest-pruned-offsets.json')]);
+  t.equal(await adapter(pruned.fetch).prunedUpTo(new AbortController().signal), 4);
+  t.equal(pruned.sent[0]!.url, 'https://participant.example/v2/state/latest-pruned-offsets');
+  const none = participant(() => [200, '{}']);
+  t.equal(await adapter(none.fetch).prunedUpTo(new AbortController().signal), 0);
 });
 
 t.test('fixtures: "auth failure": 401 and 403 are LedgerFailure unauthorized, naming LEDGER_TOKEN and never the token', async (t) => {
@@ -98,6 +113,8 @@ t.test('fixtures: 413 over the participant\'s list limit says to lower LEDGER_PA
   const other = await all(adapter(failing.fetch), 0, 12).catch((e: unknown) => e);
   t.match(other, { reason: 'rejected', message: /HTTP 400 \(INVALID_ARGUMENT\)/ });
   t.notMatch((other as Error).message, /alice/, 'the cause may quote a party: it is dropped');
+  const proxy = participant(() => [413, '<html><body>413 Request Entity Too Large</body></html>']);
+  t.match(await all(adapter(proxy.fetch), 0, 12).catch((e: unknown) => e), { reason: 'rejected', message: /LEDGER_PAGE_SIZE/ }, 'a 413 in HTML from a proxy in front says the same');
   const undecodable = participant(() => [400, 'Invalid value for: body (missing required field beginExclusive)']);
   t.match(await all(adapter(undecodable.fetch), 0, 12).catch((e: unknown) => e), { reason: 'rejected', message: /HTTP 400$/ }, 'a request the participant could not decode: 400 in text/plain');
 });

@@ -3,8 +3,8 @@
 import t from 'tap';
 import { Decimal } from '../core/decimal.js';
 import { DomainError } from '../core/errors.js';
-import type { LedgerEvent, LedgerTransaction } from '../core/ledger/ledger.js';
-import { OffsetTimeIndex, OutcomeTracker, parseOutcomeQuery, poolTokens, type OutcomeQuery } from '../core/outcome.js';
+import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction } from '../core/ledger/ledger.js';
+import { OffsetTimeIndex, OutcomeService, OutcomeTracker, parseOutcomeQuery, poolTokens, type OutcomeQuery } from '../core/outcome.js';
 import { SANDBOX_POOL_PARTIES } from '../core/sandbox/market.js';
 import { CBTC, USDCX } from '../core/tokens.js';
 
@@ -33,9 +33,16 @@ const settle = (cid: string, choice: 'Accept' | 'Reject' | 'Withdraw', tag = cho
   actingParties: [POOL], consuming: true, exerciseResult: { output: { tag: `TransferInstructionResult_${tag}`, value: {} } },
 });
 
-const holding = (owner: string, instrument: string, amount: string): LedgerEvent => ({
-  kind: 'created', contractId: `h-${Math.random()}`, templateId: 'x:Sandbox.Token:Holding',
+let holdings = 0;
+const holding = (owner: string, instrument: string, amount: string, contractId = `h-${++holdings}`): LedgerEvent => ({
+  kind: 'created', contractId, templateId: 'x:Sandbox.Token:Holding',
   interfaceViews: [{ interfaceId: HOLDING, view: { owner, instrumentId: { admin: 'x', id: instrument }, amount, lock: null, meta: {} } }],
+});
+
+/** A pool's own transfer (the TransferFactory_Transfer it exercises to pay a taker out). */
+const poolTransfer = (pool = POOL): LedgerEvent => ({
+  kind: 'exercised', contractId: 'factory', templateId: 'x:Sandbox.Token:TransferFactory', interfaceId: `${'72'.repeat(32)}:Splice.Api.Token.TransferInstructionV1:TransferFactory`,
+  choice: 'TransferFactory_Transfer', actingParties: [pool], consuming: false, exerciseResult: { output: { tag: 'TransferInstructionResult_Completed', value: {} }, senderChangeCids: [] },
 });
 
 const QUERY: OutcomeQuery = { party: ALICE, since: new Date(T0), deadline: new Date(T0 + 90_000), escrow: null, amount: null, minReceive: null, want: null };
@@ -69,7 +76,21 @@ t.test('pending: an open offer before its deadline; an accepted one whose payout
   const accepted = tx(3, settle('o1', 'Accept'));
   t.strictSame(derive([tx(1, offer('o1')), accepted], 10), { status: 'pending', depositUpdateId: null });
   t.strictSame(derive([tx(1, offer('o1')), accepted, tx(4, holding(ALICE, 'CBTC', '1'))], 10), { status: 'pending', depositUpdateId: null }, 'a holding of another instrument is no payout');
-  t.strictSame(derive([tx(1, offer('o1')), accepted, tx(5, holding(ALICE, 'USDCx', '14.95'))], 10), { status: 'completed', depositUpdateId: accepted.updateId }, 'a payout in a later update');
+  t.strictSame(derive([tx(1, offer('o1')), accepted, tx(5, holding(ALICE, 'USDCx', '14.95'))], 10).status, 'pending', 'a holding the pool took no part in is no payout');
+  t.strictSame(derive([tx(1, offer('o1')), accepted, tx(5, poolTransfer(CBTC_POOL), holding(ALICE, 'USDCx', '14.95'))], 10).status, 'pending', 'nor one another pool paid');
+  t.strictSame(derive([tx(1, offer('o1')), accepted, tx(5, poolTransfer(), holding(ALICE, 'USDCx', '14.95'))], 10), { status: 'completed', depositUpdateId: accepted.updateId }, 'the pool\'s own transfer in a later update');
+});
+
+t.test('"completed" needs a real payout: not a refund, not less than the floor', async (t) => {
+  const accepted = tx(3, settle('o1', 'Accept'));
+  t.strictSame(derive([tx(1, offer('o1', { memo: '14.8' })), tx(3, settle('o1', 'Accept'), holding(ALICE, 'USDCx', '14.7999999999'))], 10).status, 'pending', 'below the floor the offer carried');
+  t.strictSame(derive([tx(1, offer('o1', { memo: '14.8' })), tx(3, settle('o1', 'Accept'), holding(ALICE, 'USDCx', '14.8'))], 10).status, 'completed', 'the floor itself');
+  t.strictSame(derive([tx(1, offer('o1', { memo: 'thanks' })), tx(3, settle('o1', 'Accept'), holding(ALICE, 'USDCx', '0'))], 10).status, 'pending', 'nothing paid, with no floor to compare');
+  // The taker's opposite swap (USDCx for CC) is rejected by the pool and its USDCx refunded in an
+  // update the pool acts in: that refund is change to its sender, not the first swap's payout.
+  const reverse = offer('o2', { instrument: 'USDCx', amount: '15', memo: '99' });
+  const refund = { ...settle('o2', 'Reject'), exerciseResult: { output: { tag: 'TransferInstructionResult_Failed', value: {} }, senderChangeCids: ['refund-1'] } } as LedgerEvent;
+  t.strictSame(derive([tx(1, offer('o1', { memo: '14.8' })), accepted, tx(2, reverse), tx(4, refund, holding(ALICE, 'USDCx', '15', 'refund-1'))], 10, { amount: new Decimal('100') }).status, 'pending');
 });
 
 t.test('slippage_failed: the venue rejected before the deadline; depositUpdateId is the refund', async (t) => {
@@ -84,9 +105,11 @@ t.test('withdrawn: the taker withdrew before the venue answered', async (t) => {
   t.strictSame(derive([tx(1, offer('o1')), withdrawn], 10), { status: 'withdrawn', depositUpdateId: withdrawn.updateId });
 });
 
-t.test('expired: no answer before executeBefore, then null until an update returns the funds', async (t) => {
-  t.strictSame(derive([tx(1, offer('o1'))], 89.999), { status: 'pending', depositUpdateId: null }, 'until executeBefore it may still be accepted');
-  t.strictSame(derive([tx(1, offer('o1'))], 90), { status: 'expired', depositUpdateId: null }, 'executeBefore itself is too late');
+t.test('expired: no answer before executeBefore, once an accept made before it can no longer be recorded; null until an update returns the funds', async (t) => {
+  t.strictSame(derive([tx(1, offer('o1'))], 149.999), { status: 'pending', depositUpdateId: null }, 'an accept made before executeBefore may be recorded up to 60 s later');
+  t.strictSame(derive([tx(1, offer('o1'))], 150), { status: 'expired', depositUpdateId: null }, 'executeBefore plus the record-time tolerance');
+  const lateAccept = tx(100, settle('o1', 'Accept'), holding(ALICE, 'USDCx', '14.95'));
+  t.strictSame(derive([tx(1, offer('o1')), lateAccept], 200), { status: 'completed', depositUpdateId: lateAccept.updateId }, 'an accept recorded within the tolerance completes the swap');
   const rejectedAtDeadline = tx(90, settle('o1', 'Reject'));
   t.strictSame(derive([tx(1, offer('o1')), rejectedAtDeadline], 100), { status: 'expired', depositUpdateId: rejectedAtDeadline.updateId }, 'a rejection at the deadline returns expired funds');
   const lateReject = tx(95, settle('o1', 'Reject'));
@@ -98,7 +121,8 @@ t.test('not_found: no offer of the party to a pool in the window', async (t) => 
   t.strictSame(derive([tx(1, offer('o1', { sender: BOB }))], 10).status, 'not_found', 'another taker\'s offer');
   t.strictSame(derive([tx(1, offer('o1', { receiver: BOB }))], 10).status, 'not_found', 'an offer to a party that is no pool');
   t.strictSame(derive([tx(-1, offer('o1'))], 10).status, 'not_found', 'before since');
-  t.strictSame(derive([tx(91, offer('o1'))], 100).status, 'not_found', 'after the deadline');
+  t.strictSame(derive([tx(151, offer('o1'))], 200).status, 'not_found', 'recorded after the deadline and its tolerance');
+  t.strictSame(derive([tx(150, offer('o1'))], 160).status, 'expired', 'made by the deadline and recorded within the tolerance: found');
   t.strictSame(derive([tx(0, offer('o1'))], 10).status, 'pending', 'at since itself');
 });
 
@@ -134,13 +158,96 @@ t.test('an instruction that continues as a new contract (result Pending) keeps i
   t.strictSame(derive([tx(1, offer('o1')), tx(3, pendingStep), done], 10), { status: 'completed', depositUpdateId: done.updateId });
 });
 
-t.test('OffsetTimeIndex: a query starts before every transaction of its window, at most one sample a minute', async (t) => {
+t.test('OffsetTimeIndex: the samples bound where a time\'s first transaction lies, at most one sample a minute', async (t) => {
   const index = new OffsetTimeIndex();
-  t.equal(index.startFor(T0), 0, 'nothing known: from the beginning');
+  t.strictSame(index.bounds(T0), { after: 0, atOrBefore: null }, 'nothing known');
   for (let i = 1; i <= 100; i++) index.add(i * 10, T0 + i * 30_000);
-  // Samples at offsets 10, 30, 50, ... (every other one: 60 s apart).
-  // since = T0 + 1500 s, less SKEW_MS (300 s): the last sample before T0 + 1200 s is i = 39.
-  t.equal(index.startFor(T0 + 50 * 30_000), 390, 'the last sample more than SKEW_MS before since');
+  // Sampled: i = 1, 3, 5, ... (60 s apart), at offsets 10, 30, 50, ...
+  t.strictSame(index.bounds(T0 + 1200_000), { after: 390, atOrBefore: 409 }, 'between the samples at 390 (1170 s) and 410 (1230 s)');
+  t.strictSame(index.bounds(T0 + 3000_000 + 1), { after: 990, atOrBefore: null }, 'after the last sample');
   index.add(5, T0 + 10_000_000);
-  t.equal(index.startFor(T0 + 20_000_000), 990, 'an offset that goes back is not sampled');
+  t.strictSame(index.bounds(T0 + 20_000_000), { after: 990, atOrBefore: null }, 'an offset that goes back is not sampled');
+});
+
+/** A participant in memory: `count` transactions, one every 10 s from T0, at offsets 1..count; `extra` ones added by offset. */
+function memoryLedger(count: number, extra: LedgerTransaction[] = [], prunedUpTo = 0) {
+  const byOffset = new Map<number, LedgerTransaction>();
+  for (let i = 1; i <= count; i++) byOffset.set(i, { updateId: `1220${String(i).padStart(64, '0')}`, offset: i, recordTime: new Date(T0 + i * 10_000).toISOString(), events: [] });
+  for (const x of extra) byOffset.set(x.offset, x);
+  const all = [...byOffset.values()].sort((a, b) => a.offset - b.offset);
+  const reads = { requests: 0, yielded: 0, begins: [] as number[] };
+  const ledger: Ledger = {
+    ledgerEnd: async () => all.at(-1)?.offset ?? 0,
+    prunedUpTo: async () => prunedUpTo,
+    async *transactions(range, signal, pageSize = 100) {
+      let cursor = range.beginExclusive;
+      for (;;) {
+        if (signal.aborted) throw new LedgerFailure('timeout', 'stopped at the deadline');
+        reads.requests += 1;
+        reads.begins.push(cursor);
+        const page = all.filter((x) => x.offset > cursor && x.offset <= range.endInclusive).slice(0, pageSize);
+        if (page.length === 0) return;
+        for (const x of page) {
+          reads.yielded += 1;
+          yield x;
+        }
+        cursor = page.at(-1)!.offset;
+      }
+    },
+  };
+  return { ledger, reads };
+}
+
+const warnings: Array<Record<string, unknown>> = [];
+const service = (ledger: Ledger, now = T0 + 200_000_000, budgetMs = 5000) =>
+  new OutcomeService({ ledger, pools: poolTokens(SANDBOX_POOL_PARTIES), budgetMs, pageSize: 50, log: { warn: (fields) => void warnings.push(fields) }, now: () => new Date(now) });
+
+t.test('OutcomeService: a query reads near its window, found by halving the offsets, not the whole ledger', async (t) => {
+  // 10,000 transactions (about 28 hours); the taker's swap near the end.
+  const at = (i: number) => T0 + i * 10_000;
+  const swap = [
+    { updateId: 'offer', offset: 9_950, recordTime: new Date(at(9_950)).toISOString(), events: [offer('o1', { executeBefore: (at(9_950) - T0) / 1000 + 90 })] },
+    { updateId: 'accept', offset: 9_951, recordTime: new Date(at(9_951)).toISOString(), events: [settle('o1', 'Accept'), holding(ALICE, 'USDCx', '15')] },
+  ];
+  const { ledger, reads } = memoryLedger(10_000, swap);
+  const query = { ...QUERY, since: new Date(at(9_949)), deadline: new Date(at(9_949) + 90_000) };
+  const outcomes = service(ledger);
+  t.strictSame(await outcomes.outcome(query), { status: 'completed', depositUpdateId: 'accept' });
+  t.ok(reads.yielded < 300, `read ${reads.yielded} of 10,000 transactions`);
+  t.ok(reads.requests < 60, `in ${reads.requests} requests`);
+  t.ok(Math.min(...reads.begins.slice(-3)) >= 9_949 - 30 - 50, 'the scan began within the skew and a page of the window');
+  const before = reads.requests;
+  t.strictSame(await outcomes.outcome(query), { status: 'completed', depositUpdateId: 'accept' });
+  t.ok(reads.requests - before < reads.requests / 2, 'the second query starts from what the first one learned');
+});
+
+t.test('OutcomeService: never reads before what the participant pruned', async (t) => {
+  const { ledger, reads } = memoryLedger(1_000, [], 600);
+  t.strictSame(await service(ledger).outcome({ ...QUERY, since: new Date(T0), deadline: new Date(T0 + 90_000) }), { status: 'not_found', depositUpdateId: null });
+  t.ok(reads.begins.every((b) => b >= 600), 'every read starts after offset 600');
+});
+
+t.test('OutcomeService: stops reading once nothing later can change the outcome', async (t) => {
+  const swap = [
+    { updateId: 'offer', offset: 2, recordTime: at(15), events: [offer('o1')] },
+    { updateId: 'reject', offset: 3, recordTime: at(25), events: [settle('o1', 'Reject')] },
+  ];
+  const { ledger, reads } = memoryLedger(1_000, swap);
+  t.strictSame(await service(ledger).outcome(QUERY), { status: 'slippage_failed', depositUpdateId: 'reject' });
+  t.ok(reads.yielded < 100, `read ${reads.yielded} transactions: up to the window's close and its tolerance (about 15), not 1,000`);
+});
+
+t.test('OutcomeService: "timeouts": a read past its budget answers ledger_unavailable and logs why, never the party', async (t) => {
+  const stalled: Ledger = {
+    ledgerEnd: async () => 10,
+    prunedUpTo: async () => 0,
+    async *transactions(_range, signal) {
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      throw new LedgerFailure('timeout', 'the read was stopped at its caller\'s deadline during POST /v2/updates');
+    },
+  };
+  warnings.length = 0;
+  await t.rejects(service(stalled, T0, 50).outcome(QUERY), new DomainError('ledger_unavailable', 'the ledger could not be read right now; nothing was changed'));
+  t.match(warnings, [{ reason: 'timeout', detail: /deadline/ }]);
+  t.notMatch(JSON.stringify(warnings), ALICE);
 });

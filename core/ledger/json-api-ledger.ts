@@ -1,6 +1,7 @@
 // The ledger port over a participant's JSON Ledger API v2 (Canton 3.3+):
 //
 // - GET /v2/state/ledger-end -> {offset}
+// - GET /v2/state/latest-pruned-offsets -> {participantPrunedUpToInclusive, ...}
 // - POST /v2/updates?limit=<page> {beginExclusive, endInclusive, updateFormat: {includeTransactions:
 //   {transactionShape: TRANSACTION_SHAPE_LEDGER_EFFECTS, eventFormat: {filtersByParty: {<party>:
 //   {cumulative: [{identifierFilter: {InterfaceFilter: {value: {interfaceId, includeInterfaceView,
@@ -9,12 +10,14 @@
 //   {OffsetCheckpoint: {value: {offset, ...}}} | ...}]
 //
 // `Authorization: Bearer <LEDGER_TOKEN>` on every request. The HTTP endpoint answers a bounded
-// list (a participant refuses one over its `http-list-max-elements-limit` with 413), so a range is
-// read in pages of `pageSize`, each starting after the last offset the previous one reached.
+// list (a participant refuses one over its `http-list-max-elements-limit` with 413, and may end
+// one early when `http-list-wait-time` passes), so a range is read in pages of `pageSize`, each
+// starting after the last offset the previous one reached, until a page comes back empty or the
+// range's end is reached: a short page is not taken for the end.
 // Offsets and amounts are read as the text they are sent as, never through a float.
 import { parseJsonKeepingNumbers, nodeFetch, type VenueFetch } from '../venues/venue-http.js';
 import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction, type OffsetRange } from './ledger.js';
-import { HOLDING, TRANSFER_INSTRUCTION } from './token-standard.js';
+import { HOLDING, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from './token-standard.js';
 
 export interface JsonApiLedgerOptions {
   /** The participant's JSON Ledger API base, e.g. http://127.0.0.1:7575, no trailing slash. */
@@ -43,7 +46,9 @@ export class JsonApiLedger implements Ledger {
     const interfaceFilter = (interfaceId: string) => ({
       identifierFilter: { InterfaceFilter: { value: { interfaceId, includeInterfaceView: true, includeCreatedEventBlob: false } } },
     });
-    const filter = { cumulative: [interfaceFilter(TRANSFER_INSTRUCTION.filterId), interfaceFilter(HOLDING.filterId)] };
+    // Instructions (the offers and their fates), holdings (the payout) and the factory (a pool's
+    // own transfer paying a taker out in a later transaction).
+    const filter = { cumulative: [TRANSFER_INSTRUCTION, HOLDING, TRANSFER_FACTORY].map((i) => interfaceFilter(i.filterId)) };
     this.updateFormat = {
       includeTransactions: {
         transactionShape: 'TRANSACTION_SHAPE_LEDGER_EFFECTS',
@@ -57,22 +62,27 @@ export class JsonApiLedger implements Ledger {
     return offset(answer.offset, 'the ledger end');
   }
 
-  async *transactions(range: OffsetRange, signal: AbortSignal): AsyncIterable<LedgerTransaction> {
+  async prunedUpTo(signal: AbortSignal): Promise<number> {
+    const answer = record(await this.request('GET', '/v2/state/latest-pruned-offsets', undefined, signal), 'the pruned offsets');
+    // Absent when nothing was pruned.
+    return answer.participantPrunedUpToInclusive === undefined ? 0 : offset(answer.participantPrunedUpToInclusive, 'the pruned offset');
+  }
+
+  async *transactions(range: OffsetRange, signal: AbortSignal, pageSize = this.options.pageSize): AsyncIterable<LedgerTransaction> {
     let cursor = range.beginExclusive;
     while (cursor < range.endInclusive) {
       const body = { beginExclusive: cursor, endInclusive: range.endInclusive, updateFormat: this.updateFormat };
-      const items = await this.request('POST', `/v2/updates?limit=${this.options.pageSize}`, body, signal);
+      const items = await this.request('POST', `/v2/updates?limit=${pageSize}`, body, signal);
       if (!Array.isArray(items)) throw unreadable('the updates answer is not a list');
+      if (items.length === 0) return;
       let reached = cursor;
       for (const item of items) {
         const update = parseUpdate(item);
         if (update.offset <= reached) throw unreadable(`the updates answer went back from offset ${reached} to ${update.offset}`);
+        if (update.offset > range.endInclusive) throw unreadable(`the updates answer went past the range's end ${range.endInclusive}`);
         reached = update.offset;
         if (update.transaction) yield update.transaction;
       }
-      // A short page is the range's end; a full one may be followed by more.
-      if (items.length < this.options.pageSize) return;
-      if (reached === cursor) throw unreadable('a full page of updates moved no offset forward');
       cursor = reached;
     }
   }
@@ -98,6 +108,7 @@ export class JsonApiLedger implements Ledger {
       status = response.status;
       text = await response.text();
     } catch (err) {
+      if (deadline.aborted) throw new LedgerFailure('timeout', `the read was stopped at its caller's deadline during ${what}`);
       if (signal.aborted) throw new LedgerFailure('timeout', `the ledger did not answer ${what} within ${this.options.timeoutMs} ms`);
       // The error's code only: a message may quote the URL.
       const code = (err as { code?: unknown }).code;
@@ -108,15 +119,16 @@ export class JsonApiLedger implements Ledger {
     if (status === 401 || status === 403) {
       throw new LedgerFailure('unauthorized', `the ledger refused ${what} with HTTP ${status}: check that LEDGER_TOKEN is valid and may read as LEDGER_READ_AS`);
     }
+    if (status === 413) throw new LedgerFailure('rejected', `the ledger refused ${what} as too large (HTTP 413): lower LEDGER_PAGE_SIZE below the participant's http-list-max-elements-limit`);
     let parsed: unknown;
     try {
       parsed = parseJsonKeepingNumbers(text);
     } catch {
-      // A request the participant could not decode is answered 400 in text/plain, not a JsCantonError.
+      // A request the participant could not decode is answered 400 in text/plain, and a proxy in
+      // front may answer in HTML: the status says what happened.
       if (status < 200 || status > 299) throw new LedgerFailure('rejected', `the ledger answered ${what} with HTTP ${status}`);
       throw unreadable(`${what} answered HTTP ${status} with a body that is not JSON`);
     }
-    if (status === 413) throw new LedgerFailure('rejected', `the ledger refused ${what} as too large (HTTP 413): lower LEDGER_PAGE_SIZE below the participant's http-list-max-elements-limit`);
     if (status < 200 || status > 299) {
       // A JsCantonError's code names the failure; its cause may quote a party, so it is not kept.
       const code = typeof parsed === 'object' && parsed !== null ? (parsed as { code?: unknown }).code : undefined;

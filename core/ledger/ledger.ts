@@ -54,8 +54,13 @@ export interface OffsetRange {
 export interface Ledger {
   /** The participant's current ledger end. */
   ledgerEnd(signal: AbortSignal): Promise<number>;
-  /** The transactions in the range visible to the read-as parties, oldest first, read page by page. */
-  transactions(range: OffsetRange, signal: AbortSignal): AsyncIterable<LedgerTransaction>;
+  /** The offset up to which the participant has pruned its history (0: none): nothing before it can be read. */
+  prunedUpTo(signal: AbortSignal): Promise<number>;
+  /**
+   * The transactions in the range visible to the read-as parties, oldest first, read page by page
+   * (`pageSize` per request, the adapter's own by default).
+   */
+  transactions(range: OffsetRange, signal: AbortSignal, pageSize?: number): AsyncIterable<LedgerTransaction>;
 }
 
 /**

@@ -3,8 +3,8 @@
 // from the sandbox market's pools and books. The embedded default quotes through the real
 // adapters pointed at it, built by the same function as `VENUES=live` (core/venues/live-venues.ts),
 // credentials included, so `make run` runs the code a deployment against the real venues runs.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { BodyTooLarge, closeServer, listen, readBody } from './loopback-server.js';
 import { createLiveVenues, LIVE_VENUE_IDS, type LiveVenueId, type LiveVenuesConfig } from '../venues/live-venues.js';
 import type { Venue } from '../venue.js';
 import type { SandboxVenue } from './sandbox-venue.js';
@@ -74,17 +74,7 @@ export async function startSandboxVenueServer(market: readonly SandboxVenue[], o
   const handlers = wireHandlers(market);
   const routes = LIVE_VENUE_IDS.map((id) => [PREFIXES[id], handlers[id]] as const);
   const server = createServer((request, response) => void serve(routes, request, response));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new Error(`the sandbox venues cannot listen on ${options.host}:${options.port} (${err.code ?? err.message}); set SANDBOX_VENUES_PORT to a free port, or 0 for any`)),
-    );
-    server.listen(options.port, options.host, () => {
-      server.removeAllListeners('error');
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  const url = await listen(server, options.host, options.port, 'the sandbox venues', 'set SANDBOX_VENUES_PORT to a free port, or 0 for any');
   return {
     url,
     venues: createLiveVenues(sandboxVenuesConfig(url, options.timeoutMs)),
@@ -105,7 +95,7 @@ async function serve(routes: ReadonlyArray<readonly [string, WireHandler]>, requ
         path: decodeURIComponent(url.pathname.slice(prefix.length)) || '/',
         query: url.searchParams,
         headers: request.headers,
-        body: await readBody(request),
+        body: await readBody(request, MAX_BODY_BYTES),
       });
       ({ status, body } = answer);
     }
@@ -118,25 +108,4 @@ async function serve(routes: ReadonlyArray<readonly [string, WireHandler]>, requ
   }
   response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   response.end(body);
-}
-
-class BodyTooLarge extends Error {}
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
-    chunks.push(chunk);
-  }
-  // Decoded whole: a character split across chunks stays one character.
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }

@@ -3,6 +3,7 @@
 // and the sandbox's own controls, which a real network has no counterpart of:
 //
 // - GET  /v2/state/ledger-end                              -> {offset}
+// - GET  /v2/state/latest-pruned-offsets                   -> {participantPrunedUpToInclusive: 0, ...}
 // - POST /v2/updates?limit=N                               -> [{update: {Transaction: {value}}}]
 //   (InterfaceFilter filters only; TRANSACTION_SHAPE_LEDGER_EFFECTS or _ACS_DELTA)
 // - POST /v2/state/active-contracts                        -> [{workflowId, contractEntry: {JsActiveContract}}]
@@ -12,9 +13,9 @@
 //   POST /sandbox/v1/operator {paused}
 //
 // Every request needs `Authorization: Bearer <LEDGER_TOKEN>`; errors are JsCantonError bodies.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { BodyTooLarge, closeServer, listen, readBody } from '../loopback-server.js';
 import { Decimal } from '../../decimal.js';
 import { namesEntity } from '../../ledger/token-standard.js';
 import { isPartyId } from '../../party.js';
@@ -39,7 +40,11 @@ function cantonError(status: number, code: string, cause: string, category: numb
   };
 }
 const invalid = (cause: string) => cantonError(400, 'INVALID_ARGUMENT', cause, 8, 3);
-const rejection = (err: LedgerRejection) => (err.code === 'CONTRACT_NOT_FOUND' || err.code === 'NOT_FOUND' ? cantonError(404, err.code, err.message, 11, 5) : cantonError(400, err.code, err.message, 8, 9));
+function rejection(err: LedgerRejection): Reply {
+  if (err.code === 'CONTRACT_NOT_FOUND' || err.code === 'NOT_FOUND') return cantonError(404, err.code, err.message, 11, 5);
+  if (err.code === 'DUPLICATE_COMMAND') return cantonError(409, err.code, err.message, 10, 6);
+  return cantonError(400, err.code, err.message, 8, 9);
+}
 
 export interface SandboxLedgerServer {
   /** `http://127.0.0.1:<port>`. */
@@ -54,25 +59,16 @@ type Filters = ReadonlyMap<string, ReadonlyArray<{ interfaceId: string; includeV
 
 export async function startSandboxLedgerServer(ledger: SandboxLedger, options: { host: string; port: number; token: string }): Promise<SandboxLedgerServer> {
   const server = createServer((request, response) => void serve(ledger, options.token, request, response));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new Error(`the sandbox ledger cannot listen on ${options.host}:${options.port} (${err.code ?? err.message}); set LEDGER_URL to a free loopback port, or port 0 for any`)),
-    );
-    server.listen(options.port, options.host, () => {
-      server.removeAllListeners('error');
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`, close: () => closeServer(server) };
+  const url = await listen(server, options.host, options.port, 'the sandbox ledger', 'set LEDGER_URL to a free loopback port, or port 0 for any');
+  return { url, close: () => closeServer(server) };
 }
 
 async function serve(ledger: SandboxLedger, token: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
   let reply: Reply;
   try {
     const url = new URL(request.url ?? '/', 'http://sandbox');
-    const body = await readBody(request);
-    if (request.headers.authorization !== `Bearer ${token}`) {
+    const body = await readBody(request, MAX_BODY_BYTES);
+    if (!bearerIs(request.headers.authorization, token)) {
       reply = cantonError(401, 'UNAUTHENTICATED', 'The command is missing a (valid) JWT token', 6, 16);
     } else {
       reply = route(ledger, request.method ?? 'GET', url, body);
@@ -88,9 +84,18 @@ async function serve(ledger: SandboxLedger, token: string, request: IncomingMess
   response.end(text);
 }
 
+/** Whether the Authorization header carries `token`, compared in constant time. */
+function bearerIs(header: string | undefined, token: string): boolean {
+  const sent = Buffer.from(header ?? '');
+  const expected = Buffer.from(`Bearer ${token}`);
+  return sent.length === expected.length && timingSafeEqual(sent, expected);
+}
+
 function route(ledger: SandboxLedger, method: string, url: URL, body: string): Reply {
   const path = url.pathname;
   if (method === 'GET' && path === '/v2/state/ledger-end') return { status: 200, body: { offset: ledger.ledgerEnd } };
+  // The sandbox keeps its whole history.
+  if (method === 'GET' && path === '/v2/state/latest-pruned-offsets') return { status: 200, body: { participantPrunedUpToInclusive: 0, allDivulgedContractsPrunedUpToInclusive: 0 } };
   if (method !== 'POST') return cantonError(404, 'NOT_FOUND', `no route ${method} ${path}`, 11, 5);
   let json: unknown;
   try {
@@ -227,10 +232,11 @@ function activeContracts(ledger: SandboxLedger, input: Record<string, unknown>):
   if (at !== ledger.ledgerEnd) return invalid(`the sandbox ledger serves the active contracts at the ledger end (${ledger.ledgerEnd}) only`);
   const filters = parseFilters(input.eventFormat);
   if (isReply(filters)) return filters;
-  const now = { updateId: '', commandId: '', offset: at, recordTime: new Date(0).toISOString(), events: [] };
+  // The creates are shown as of the snapshot's offset, not of the transactions that made them.
+  const snapshot = { updateId: '', commandId: '', offset: at, recordTime: new Date(0).toISOString(), events: [] };
   const items = ledger
-    .activeHoldings()
-    .map(({ event }) => renderEvent(event, now, 0, filters, 'TRANSACTION_SHAPE_ACS_DELTA'))
+    .activeContracts()
+    .map((event) => renderEvent(event, snapshot, 0, filters, 'TRANSACTION_SHAPE_ACS_DELTA'))
     .filter((e) => e !== null)
     .map((e) => ({ workflowId: '', contractEntry: { JsActiveContract: { createdEvent: (e as { CreatedEvent: unknown }).CreatedEvent, synchronizerId: SYNCHRONIZER_ID, reassignmentCounter: 0 } } }));
   return { status: 200, body: items };
@@ -296,24 +302,4 @@ function move(ledger: SandboxLedger, input: Record<string, unknown>): Reply {
   if (!entry) return cantonError(404, 'NOT_FOUND', `the sandbox has no tradecraft pool for ${first.symbol}/${second.symbol}`, 11, 5);
   const { before, after } = ledger.movePool(entry.party, first, bps);
   return { status: 200, body: { pair: `${first.symbol}/${second.symbol}`, priceBefore: before, priceAfter: after } };
-}
-
-class BodyTooLarge extends Error {}
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }

@@ -122,6 +122,8 @@ export interface SandboxLedgerOptions {
   readonly tradecraft: SandboxVenueSpec;
   readonly pools: readonly SandboxPool[];
   readonly now: () => Date;
+  /** Told when the pools' operator fails on an offer; the offer stays open and is tried again at the next commit. */
+  readonly onOperatorError?: (err: unknown) => void;
 }
 
 /** A Daml Decimal: at most 10 fractional digits. */
@@ -138,6 +140,8 @@ export class SandboxLedger {
   private readonly poolsByParty: ReadonlyMap<string, SandboxPool>;
   private readonly seed = randomBytes(8).toString('hex');
   private contractCounter = 0;
+  /** Committed submissions by their parties and commandId, as a participant deduplicates them. */
+  private readonly submitted = new Map<string, string>();
   private paused = false;
   private scheduled = false;
 
@@ -158,6 +162,14 @@ export class SandboxLedger {
   /** The active holdings (all, or one owner's), with their contract ids. */
   activeHoldings(owner?: string): Array<{ contractId: string; event: SandboxEvent }> {
     return [...this.holdings.entries()].filter(([, h]) => owner === undefined || h.owner === owner).map(([cid, h]) => ({ contractId: cid, event: this.holdingCreated(cid, h) }));
+  }
+
+  /** Every active contract: holdings and open transfer instructions, as their creates show them. */
+  activeContracts(): SandboxEvent[] {
+    return [
+      ...this.activeHoldings().map((h) => h.event),
+      ...[...this.instructions.entries()].map(([cid, instruction]) => this.instructionCreated(cid, instruction)),
+    ];
   }
 
   /** The admin whose factory `factoryId` is, if it is one. */
@@ -220,6 +232,12 @@ export class SandboxLedger {
    */
   submit(actAs: readonly string[], commandId: string, commands: ReadonlyArray<{ contractId: string; choice: string; argument: unknown }>): SandboxTransaction {
     if (commands.length === 0) throw new LedgerRejection('INVALID_ARGUMENT', 'the submission has no commands');
+    if (actAs.some((party) => this.poolsByParty.has(party))) {
+      throw new LedgerRejection('DAML_AUTHORIZATION_ERROR', 'the sandbox\'s pool parties act only through its pool operator, which prices every deposit against the pool');
+    }
+    const key = `${[...actAs].sort().join(',')}\n${commandId}`;
+    const earlier = this.submitted.get(key);
+    if (earlier) throw new LedgerRejection('DUPLICATE_COMMAND', `a submission with this commandId was already committed by these parties (update ${earlier})`);
     // Every command is checked against the state the earlier ones leave; nothing is applied until all pass.
     const plan = this.stage();
     for (const command of commands) {
@@ -230,6 +248,7 @@ export class SandboxLedger {
       else throw new LedgerRejection('INVALID_ARGUMENT', `the sandbox ledger does not serve the choice ${command.choice.slice(0, 80)}`);
     }
     const transaction = plan.commit(commandId);
+    this.submitted.set(key, transaction.updateId);
     this.scheduleOperator();
     return transaction;
   }
@@ -327,7 +346,7 @@ export class SandboxLedger {
     };
   }
 
-  private acceptEvents(instructionCid: string, instruction: Instruction, events: SandboxEvent[]): SandboxEvent[] {
+  private acceptEvents(instructionCid: string, instruction: Instruction, events: SandboxEvent[]): void {
     const { receiver, sender, instrument, amount } = instruction;
     const admin = this.options.admins[instrument];
     const receivedCid = this.newContractId();
@@ -342,7 +361,6 @@ export class SandboxLedger {
     const received: Holding = { owner: receiver, instrument, amount, lockedFor: null, lockExpiresAt: null };
     this.holdings.set(receivedCid, received);
     events.push(this.holdingCreated(receivedCid, received, [sender]));
-    return events;
   }
 
   private returnEvents(instructionCid: string, instruction: Instruction, choice: 'reject' | 'withdraw', events: SandboxEvent[]): void {
@@ -373,11 +391,14 @@ export class SandboxLedger {
     });
   }
 
-  /** Answers every open offer to a pool party, oldest first. */
-  runOperator(): void {
+  /** Answers every open offer to a pool party, oldest first; one that fails does not hold up the others. */
+  private runOperator(): void {
     for (const cid of this.openPoolOffers()) {
-      const instruction = this.instructions.get(cid)!;
-      this.answerDeposit(cid, instruction);
+      try {
+        this.answerDeposit(cid, this.instructions.get(cid)!);
+      } catch (err) {
+        this.options.onOperatorError?.(err);
+      }
     }
   }
 
@@ -439,6 +460,11 @@ export class SandboxLedger {
     });
   }
 
+  /**
+   * Applies `build`'s effects and records them as one transaction. Everything that can refuse or
+   * fail is decided before (a batch's checks, the operator's pricing), so `build` only moves
+   * contracts between the maps and cannot leave half a transaction applied.
+   */
   private commit(commandId: string, build: (events: SandboxEvent[]) => void): SandboxTransaction {
     const events: SandboxEvent[] = [];
     build(events);

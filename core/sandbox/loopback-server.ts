@@ -1,0 +1,45 @@
+// What the sandbox's loopback servers (its venues, its ledger) share: listening, reading a bounded
+// request body, closing.
+import type { IncomingMessage, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A sandbox server could not take its port: start-up stops with this message, which says what to set. */
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+}
+
+/** Listens on `host`:`port` (0: any free port) and answers the server's URL, `http://<host>:<port>`. */
+export async function listen(server: Server, host: string, port: number, what: string, remedy: string): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new ListenError(`${what} cannot listen on ${host}:${port} (${err.code ?? err.message}); ${remedy}`)));
+    server.listen(port, host, () => {
+      server.removeAllListeners('error');
+      resolve();
+    });
+  });
+  const { port: bound } = server.address() as AddressInfo;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
+}
+
+/** Closes the server, its kept-alive connections included. */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** A request body over the server's limit. */
+export class BodyTooLarge extends Error {}
+
+/** The request body's text, decoded whole (a character split across chunks stays one); BodyTooLarge past `maxBytes`. */
+export async function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw new BodyTooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
