@@ -136,3 +136,25 @@ t.test('move refuses a pair without a pool and a price at or below zero; every c
   t.match(wrongToken, { code: 1, stderr: /refused the token: set LEDGER_TOKEN to the service's/ });
   t.equal(app.core.sandboxLedger!.ledger.operatorPaused, false);
 });
+
+t.test('execute refuses to run a plan twice (the ledger deduplicates its submission); withdraw takes back what nobody answered', async (t) => {
+  const { app, cli } = await started(t);
+  const taker = newTaker();
+  await cli('fund', '--party', taker, '--token', 'CC', '--amount', '200');
+  const { file } = await planFile(app, taker, 'cli-twice');
+  t.equal((await cli('execute', '--plan', file, '--party', taker)).code, 0);
+  const again = await cli('execute', '--plan', file, '--party', taker);
+  t.equal(again.code, 1);
+  t.match(again.stderr, /pl_\S+ was already executed for this party; to swap again, re-plan with a new idempotencyKey/);
+  t.match((await cli('balance', '--party', taker)).stdout, /Amulet {2}spendable 100, locked in offers 0/, 'one deposit, not two');
+  await cli('pause');
+  const second = await planFile(app, taker, 'cli-withdraw');
+  t.equal((await cli('execute', '--plan', second.file, '--party', taker)).code, 0);
+  t.match((await cli('balance', '--party', taker)).stdout, /Amulet {2}spendable 0, locked in offers 100/);
+  const withdrawn = await cli('withdraw', '--party', taker);
+  t.equal(withdrawn.code, 0, withdrawn.stderr);
+  t.match(withdrawn.stdout, /^withdrew 100 Amulet offered to tradecraft-pool-cc-usdcx::1220c+ \(executeBefore .*\)\nthe funds are back \(update 1220[0-9a-f]{64}\)\n$/);
+  t.match((await cli('balance', '--party', taker)).stdout, /Amulet {2}spendable 100, locked in offers 0/);
+  t.equal((await cli('withdraw', '--party', taker)).stdout, 'no open offers to withdraw\n');
+  await cli('resume');
+});

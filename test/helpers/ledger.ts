@@ -1,5 +1,6 @@
 // A sandbox ledger of its own for a test: the sandbox market's tradecraft pools under the sandbox
 // pool parties, served on an ephemeral loopback port, and a deposit sent the way a wallet sends it.
+import { randomUUID } from 'node:crypto';
 import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../../core/sandbox/market.js';
 import { SandboxLedger, SANDBOX_LEDGER_TOKEN } from '../../core/sandbox/ledger/sandbox-ledger.js';
 import { startSandboxLedgerServer } from '../../core/sandbox/ledger/ledger-server.js';
@@ -13,18 +14,20 @@ interface Teardown {
 
 export const POOL_USDCX = SANDBOX_POOL_PARTIES['CC/USDCx']!;
 
-export async function sandboxLedger(t: Teardown, now: () => Date = () => new Date()) {
+export async function sandboxLedger(t: Teardown, now: () => Date = () => new Date(), onOperatorError?: (err: unknown) => void) {
   const tradecraft = createSandboxVenues().find((v) => v.id === 'tradecraft')!.spec;
-  if (tradecraft.pricing.kind !== 'amm') throw new Error('tradecraft is an AMM');
-  const [usdcx, cbtc] = [USDCX, CBTC].map((q) => tradecraft.pricing.kind === 'amm' && tradecraft.pricing.pools.find((p) => p.quote === q)!);
+  const { pricing } = tradecraft;
+  if (pricing.kind !== 'amm') throw new Error('tradecraft is an AMM');
+  const poolOf = (quote: typeof USDCX) => pricing.pools.find((p) => p.quote === quote)!;
   const ledger = new SandboxLedger({
     admins: SANDBOX_INSTRUMENT_ADMINS,
     tradecraft,
     pools: [
-      { party: POOL_USDCX, pool: usdcx as never, tokens: [CC, USDCX] },
-      { party: SANDBOX_POOL_PARTIES['CC/CBTC']!, pool: cbtc as never, tokens: [CC, CBTC] },
+      { party: POOL_USDCX, pool: poolOf(USDCX), tokens: [CC, USDCX] },
+      { party: SANDBOX_POOL_PARTIES['CC/CBTC']!, pool: poolOf(CBTC), tokens: [CC, CBTC] },
     ],
     now,
+    onOperatorError,
   });
   const server = await startSandboxLedgerServer(ledger, { host: '127.0.0.1', port: 0, token: SANDBOX_LEDGER_TOKEN });
   t.teardown(() => server.close());
@@ -34,6 +37,7 @@ export async function sandboxLedger(t: Teardown, now: () => Date = () => new Dat
   };
   return {
     ledger,
+    tradecraft,
     url: server.url,
     token: SANDBOX_LEDGER_TOKEN,
     post,
@@ -50,7 +54,7 @@ export async function sandboxLedger(t: Teardown, now: () => Date = () => new Dat
       const answer = await post('/v2/commands/submit-and-wait-for-transaction', {
         commands: {
           commands: [{ ExerciseCommand: { templateId: TRANSFER_FACTORY.filterId, contractId: ledger.factories.get(admin)!, choice: CHOICES.transfer, choiceArgument: { expectedAdmin: admin, transfer, extraArgs: {} } } }],
-          commandId: `test-${Math.random()}`,
+          commandId: `test-${randomUUID()}`,
           actAs: [party],
         },
       });
