@@ -6,6 +6,7 @@
 // key's hash, nor any other key: `revoke` takes a key but answers with its id. Exit codes: 0 done,
 // 1 failure (bad configuration, unreachable or broken store, no such key), 2 usage.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { chosenCommand, runCli, UsageError } from './cli.js';
 import { hashKey, isWellFormedKey, KEY_ID_SHAPE, KEY_PREFIX } from '../core/api-key.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { loadFeeSchemas } from '../core/fee-schemas.js';
@@ -22,24 +23,16 @@ const USAGE = `usage: npm run -s keys -- <command>
 
 const MAX_NAME_CHARS = 100;
 
-class UsageError extends Error {}
 class Failure extends Error {}
 
-async function main(argv: readonly string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === 'help' || command === '--help' || command === '-h') {
-    console.log(USAGE);
-    return 0;
-  }
-  if (command === undefined) throw new UsageError('no command');
-  const run = COMMANDS[command];
-  if (!run) throw new UsageError(`unknown command "${command}"`);
+async function main(argv: readonly string[]): Promise<void> {
+  const chosen = chosenCommand(argv, USAGE, COMMANDS);
+  if (!chosen) return;
   const config = loadConfig(process.env);
   // Loaded only when used, so the file store's operators never load the Redis client.
   const shared: SharedState | null = config.redisUrl === null ? null : new (await import('../core/shared-state-redis.js')).RedisSharedState(config.redisUrl);
   try {
-    await run(rest, config, openKeyStore(config, shared));
-    return 0;
+    await chosen.run(chosen.args, config, openKeyStore(config, shared));
   } finally {
     await shared?.close();
   }
@@ -114,17 +107,4 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: readonly
   return parsed;
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
-  if (err instanceof UsageError) {
-    console.error(`keys: ${err.message}\n${USAGE}`);
-    process.exitCode = 2;
-  } else if (err instanceof ConfigError || err instanceof KeyStoreUnavailable || err instanceof Failure) {
-    console.error(`keys: ${err.message}`);
-    process.exitCode = 1;
-  } else {
-    console.error('keys: unexpected error:', err);
-    process.exitCode = 1;
-  }
-}
+await runCli('keys', USAGE, () => main(process.argv.slice(2)), (err): err is Error => err instanceof ConfigError || err instanceof KeyStoreUnavailable || err instanceof Failure);

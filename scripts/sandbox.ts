@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { chosenCommand, runCli, UsageError } from './cli.js';
 import { Decimal } from '../core/decimal.js';
 import { CHOICES, HOLDING, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION, namesEntity } from '../core/ledger/token-standard.js';
 import { PLAN_VALIDITY_MS } from '../core/plan-assembly.js';
@@ -30,7 +31,6 @@ const USAGE = `usage: npm run -s sandbox -- <command>
 environment: LEDGER_URL (default http://127.0.0.1:7575), LEDGER_TOKEN (default the sandbox's),
              BESTEX_URL (default http://127.0.0.1:8080; only printed, in the outcome command)`;
 
-class UsageError extends Error {}
 class Failure extends Error {}
 /** The ledger refused a request; `code` is its JsCantonError code. */
 class Refusal extends Failure {
@@ -326,29 +326,9 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   },
 };
 
-async function main(argv: readonly string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === 'help' || command === '--help' || command === '-h') {
-    console.log(USAGE);
-    return 0;
-  }
-  if (command === undefined) throw new UsageError('no command');
-  const run = COMMANDS[command];
-  if (!run) throw new UsageError(`unknown command "${command}"`);
-  await run(rest);
-  return 0;
+async function main(argv: readonly string[]): Promise<void> {
+  const chosen = chosenCommand(argv, USAGE, COMMANDS);
+  if (chosen) await chosen.run(chosen.args);
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
-  if (err instanceof UsageError) {
-    console.error(`sandbox: ${err.message}\n${USAGE}`);
-    process.exitCode = 2;
-  } else if (err instanceof Failure) {
-    console.error(`sandbox: ${err.message}`);
-    process.exitCode = 1;
-  } else {
-    throw err;
-  }
-}
+await runCli('sandbox', USAGE, () => main(process.argv.slice(2)), (err): err is Error => err instanceof Failure);

@@ -4,6 +4,7 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { PLAN_VALIDITY_MS } from '../core/plan-assembly.js';
 import { Decimal } from '../core/decimal.js';
 import type { SandboxTransaction } from '../core/sandbox/ledger/sandbox-ledger.js';
 import type { AppPlan, Outcome, QuoteResponse } from '../core/wire.js';
@@ -78,7 +79,7 @@ async function flow(t: { teardown(fn: () => Promise<void>): void }): Promise<Flo
 /** The outcome query a plan's own figures make. */
 const queryFor = (taker: string, plan: AppPlan, extra: Record<string, string> = {}) => ({
   party: taker,
-  since: new Date(Date.parse(plan.expiry) - 90_000).toISOString(),
+  since: new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS).toISOString(),
   deadline: plan.expiry,
   ...extra,
 });
@@ -168,7 +169,7 @@ t.test('"two concurrent swaps disambiguated by escrow/amount" (and by minReceive
   const c = await f.plan(taker, '200', 'concurrent-c');
   for (const p of [a, b, c]) t.equal((await f.cli('execute', '--plan', p.file, '--party', taker)).code, 0);
   await f.cli('resume');
-  const window = { party: taker, since: new Date(Date.parse(a.plan.expiry) - 90_000).toISOString(), deadline: c.plan.expiry };
+  const window = { party: taker, since: new Date(Date.parse(a.plan.expiry) - PLAN_VALIDITY_MS).toISOString(), deadline: c.plan.expiry };
   const [poolUsdcx, poolCbtc] = [a.plan.steps[0]!.target, b.plan.steps[0]!.target];
   t.not(poolUsdcx, poolCbtc);
   await f.settled({ ...window, amount: '200' });

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { PLAN_VALIDITY_MS } from '../core/plan-assembly.js';
 import type { AppPlan } from '../core/wire.js';
 import { COLLECTING, testApp, type TestApp } from './helpers/app.js';
 import { sandboxCli } from './helpers/sandbox-cli.js';
@@ -116,7 +117,7 @@ t.test('execute "performs the deposit and, when fees are collected, the fee legs
   const receivers = transfers.map((e) => (e.choiceArgument as { transfer: { receiver: string; amount: string; meta: { values: Record<string, string> } } }).transfer);
   t.strictSame(receivers.map((r) => [r.receiver, r.amount]), plan.steps.map((s) => [s.target, s.amount]), 'each step to its target, for its amount');
   t.equal(receivers[0]!.meta.values['splice.lfdecentralizedtrust.org/reason'], plan.quoteRef.minReceive, 'the deposit\'s memo is the floor');
-  const outcome = await app.server.inject({ url: `/api/outcome?${new URLSearchParams({ party: taker, since: new Date(Date.parse(plan.expiry) - 90_000).toISOString(), deadline: plan.expiry })}` });
+  const outcome = await app.server.inject({ url: `/api/outcome?${new URLSearchParams({ party: taker, since: new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS).toISOString(), deadline: plan.expiry })}` });
   t.equal(outcome.json<{ status: string }>().status, 'completed', 'a fee leg is no deposit: the swap is told apart from it');
 });
 

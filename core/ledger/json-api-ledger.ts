@@ -15,7 +15,7 @@
 // starting after the last offset the previous one reached, until a page comes back empty or the
 // range's end is reached: a short page is not taken for the end.
 // Offsets and amounts are read as the text they are sent as, never through a float.
-import { parseJsonKeepingNumbers, nodeFetch, type VenueFetch } from '../venues/venue-http.js';
+import { FetchFailed, fetchWithin, nodeFetch, parseJsonKeepingNumbers, type VenueFetch } from '../venues/venue-http.js';
 import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction, type OffsetRange } from './ledger.js';
 import { HOLDING, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from './token-standard.js';
 
@@ -88,33 +88,22 @@ export class JsonApiLedger implements Ledger {
   }
 
   private async request(method: string, path: string, body: unknown, deadline: AbortSignal): Promise<unknown> {
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), this.options.timeoutMs);
-    const signal = AbortSignal.any([deadline, timeout.signal]);
     const what = `${method} ${path.split('?')[0]}`;
+    const headers = {
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(this.options.token === null ? {} : { authorization: `Bearer ${this.options.token}` }),
+    };
     let status: number;
     let text: string;
     try {
-      const response = await this.fetch(`${this.options.baseUrl}${path}`, {
-        method,
-        signal,
-        headers: {
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(this.options.token === null ? {} : { authorization: `Bearer ${this.options.token}` }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      status = response.status;
-      text = await response.text();
+      const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
+      ({ status, text } = await fetchWithin(this.fetch, `${this.options.baseUrl}${path}`, init, this.options.timeoutMs, deadline));
     } catch (err) {
-      if (deadline.aborted) throw new LedgerFailure('timeout', `the read was stopped at its caller's deadline during ${what}`);
-      if (signal.aborted) throw new LedgerFailure('timeout', `the ledger did not answer ${what} within ${this.options.timeoutMs} ms`);
-      // The error's code only: a message may quote the URL.
-      const code = (err as { code?: unknown }).code;
-      throw new LedgerFailure('unreachable', `the ledger could not be reached for ${what} (${typeof code === 'string' ? code : (err as Error).name}): check LEDGER_URL`);
-    } finally {
-      clearTimeout(timer);
+      if (!(err instanceof FetchFailed)) throw err;
+      if (err.byDeadline) throw new LedgerFailure('timeout', `the read was stopped at its caller's deadline during ${what}`);
+      if (err.timedOut) throw new LedgerFailure('timeout', `the ledger did not answer ${what} within ${this.options.timeoutMs} ms`);
+      throw new LedgerFailure('unreachable', `the ledger could not be reached for ${what} (${err.code}): check LEDGER_URL`);
     }
     if (status === 401 || status === 403) {
       throw new LedgerFailure('unauthorized', `the ledger refused ${what} with HTTP ${status}: check that LEDGER_TOKEN is valid and may read as LEDGER_READ_AS`);

@@ -106,6 +106,47 @@ export function parseJsonKeepingNumbers(text: string): unknown {
   return parse(text, null, (value: string) => value);
 }
 
+/**
+ * A request that got no answer. `timedOut`: the request's own timeout or the caller's deadline
+ * passed (`byDeadline` says which); else `code` names the failure: node:http's code, or fetch's
+ * cause's, never a message, which may quote the whole URL.
+ */
+export class FetchFailed extends Error {
+  override readonly name = 'FetchFailed';
+  constructor(
+    readonly timedOut: boolean,
+    readonly byDeadline: boolean,
+    readonly code: string,
+  ) {
+    super(timedOut ? 'no answer in time' : `request failed: ${code}`);
+  }
+}
+
+/** One request and its whole answer's text, within `timeoutMs` and the caller's `deadline`; FetchFailed without an answer. */
+export async function fetchWithin(
+  fetch: VenueFetch,
+  url: string,
+  init: { readonly method: string; readonly headers: Record<string, string>; readonly body?: string },
+  timeoutMs: number,
+  deadline: AbortSignal,
+): Promise<{ status: number; text: string }> {
+  // A timer of our own rather than AbortSignal.timeout, whose timer does not keep the process
+  // alive: a request that nothing else waits on would then never end.
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  const signal = AbortSignal.any([deadline, timeout.signal]);
+  try {
+    const response = await fetch(url, { ...init, signal });
+    return { status: response.status, text: await response.text() };
+  } catch (err) {
+    if (signal.aborted) throw new FetchFailed(true, deadline.aborted, 'timeout');
+    const code = (err as { code?: unknown }).code ?? (err as { cause?: { code?: unknown } }).cause?.code;
+    throw new FetchFailed(false, false, typeof code === 'string' ? code : (err as Error).name);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export class VenueHttp {
   private readonly fetch: VenueFetch;
 
@@ -122,34 +163,15 @@ export class VenueHttp {
   }
 
   private async request(method: string, path: string, body: string | undefined, deadline: AbortSignal): Promise<unknown> {
-    // A timer of our own rather than AbortSignal.timeout, whose timer does not keep the process
-    // alive: a request that nothing else waits on would then never end.
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), this.options.timeoutMs);
-    const signal = AbortSignal.any([deadline, timeout.signal]);
+    const headers = { accept: 'application/json', 'user-agent': USER_AGENT, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...this.options.headers };
     let text: string;
     let status: number;
     try {
-      const response = await this.fetch(`${this.options.baseUrl}${path}`, {
-        method,
-        signal,
-        headers: {
-          accept: 'application/json',
-          'user-agent': USER_AGENT,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...this.options.headers,
-        },
-        body,
-      });
-      status = response.status;
-      text = await response.text();
+      ({ status, text } = await fetchWithin(this.fetch, `${this.options.baseUrl}${path}`, { method, headers, body }, this.options.timeoutMs, deadline));
     } catch (err) {
-      if (signal.aborted) throw new VenueTimeout(`no answer from ${method} ${path} in time`);
-      // The error's code only (node:http's, or fetch's cause's): messages may quote the whole URL.
-      const code = (err as { code?: unknown }).code ?? (err as { cause?: { code?: unknown } }).cause?.code;
-      throw new VenueUnreadable(`${method} ${path} failed: ${typeof code === 'string' ? code : (err as Error).name}`);
-    } finally {
-      clearTimeout(timer);
+      if (!(err instanceof FetchFailed)) throw err;
+      if (err.timedOut) throw new VenueTimeout(`no answer from ${method} ${path} in time`);
+      throw new VenueUnreadable(`${method} ${path} failed: ${err.code}`);
     }
     let parsed: unknown;
     try {

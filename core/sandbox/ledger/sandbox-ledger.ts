@@ -438,7 +438,9 @@ export class SandboxLedger {
         pool.baseReserve = pool.baseReserve.plus(instruction.amount);
         pool.quoteReserve = pool.quoteReserve.minus(payout);
       }
-      // The payout: a direct transfer from the pool to the taker, completed at once.
+      // Paid in the accepting transaction, as a venue that settles atomically does: the taker is
+      // never left holding neither the deposit nor the payout. A direct transfer (the taker is
+      // not asked to accept it), as to a party with a transfer preapproval.
       const admin = this.options.admins[want.instrument];
       const paidCid = this.newContractId();
       events.push({
