@@ -156,6 +156,9 @@ t.test('execute refuses to run a plan twice (the ledger deduplicates its submiss
   t.equal(withdrawn.code, 0, withdrawn.stderr);
   t.match(withdrawn.stdout, /^withdrew 100 Amulet offered to tradecraft-pool-cc-usdcx::1220c+ \(executeBefore .*\)\nthe funds are back \(update 1220[0-9a-f]{64}\)\n$/);
   t.match((await cli('balance', '--party', taker)).stdout, /Amulet {2}spendable 100, locked in offers 0/);
+  const update = /update (1220[0-9a-f]{64})/.exec(withdrawn.stdout)![1];
+  const query = new URLSearchParams({ party: taker, since: new Date(Date.parse(second.plan.expiry) - PLAN_VALIDITY_MS).toISOString(), deadline: second.plan.expiry });
+  t.strictSame((await app.server.inject({ url: `/api/outcome?${query}` })).json(), { status: 'withdrawn', depositUpdateId: update }, 'the outcome reads the withdrawal');
   t.equal((await cli('withdraw', '--party', taker)).stdout, 'no open offers to withdraw\n');
   await cli('resume');
 });
