@@ -1,4 +1,4 @@
-// Whether a dependency (the shared state, the key store) answers, as last seen by any of its
+// Whether a dependency (the shared state, the key store, the ledger) answers, as last seen by any of its
 // users: every change is logged once, not once per request, and read by the status.
 
 export interface HealthLog {

@@ -15,6 +15,8 @@ export interface HealthOptions {
   readonly sharedState: () => 'in-process' | 'shared' | 'unreachable';
   /** Whether the last key lookup could read the key store. */
   readonly keyStore: () => 'ok' | 'unreadable';
+  /** Whether the last outcome could read the ledger. */
+  readonly ledger: () => 'ok' | 'unreadable';
 }
 
 export function venueLiveness(query: GetLivenessQuery, options: HealthOptions): Liveness {
@@ -35,12 +37,14 @@ export function statusSummary(options: HealthOptions): StatusSummary {
   const supportedLive = options.monitor.stateOf(options.supportedVenueId) === 'live';
   const shared = options.sharedState();
   const keyStore = options.keyStore();
+  const ledger = options.ledger();
   const plansServed = options.plansServed();
   const venueState: StatusSummary['state'] =
     live === venues.length ? 'ok' : dead === 0 ? 'starting' : live === 0 ? 'down' : 'degraded';
   // Without its shared state or key store the service still quotes, but keyed requests get 503
-  // (and, without the shared state, rate limits hold per instance only).
-  const impaired = shared === 'unreachable' || keyStore === 'unreadable';
+  // (and, without the shared state, rate limits hold per instance only); without its ledger,
+  // outcomes get 500.
+  const impaired = shared === 'unreachable' || keyStore === 'unreadable' || ledger === 'unreadable';
   const state = impaired && venueState !== 'down' ? 'degraded' : venueState;
   return {
     mode: plansServed && supportedLive ? 'live' : 'monitor',
@@ -51,6 +55,7 @@ export function statusSummary(options: HealthOptions): StatusSummary {
       { component: 'shared-state', state: shared },
       { component: 'key-store', state: keyStore },
       { component: 'rate-limits', state: shared === 'shared' ? 'shared' : 'per-instance' },
+      { component: 'ledger', state: ledger },
     ],
   };
 }

@@ -5,6 +5,7 @@
 import { Decimal } from './decimal.js';
 import { badRequest, DomainError } from './errors.js';
 import { LedgerFailure, type Ledger, type LedgerTransaction } from './ledger/ledger.js';
+import type { ComponentHealth } from './component-health.js';
 import { CHOICES, HOLDING, namesEntity, REASON_KEY, RESULTS, TRANSFER_INSTRUCTION } from './ledger/token-standard.js';
 import { resolveToken, type Token } from './tokens.js';
 import type { GetOutcomeQuery, Outcome, OutcomeStatus } from './wire.js';
@@ -250,10 +251,6 @@ function statusOf(offer: Offer, nowMs: number): Outcome {
   return { status, depositUpdateId: status === 'pending' ? null : fate.updateId };
 }
 
-export interface OutcomeLog {
-  warn(fields: Record<string, unknown>, message: string): void;
-}
-
 /**
  * Remembers, for no party, at which offset the ledger reached a record time, so a query starts
  * reading near its window instead of searching for it. One sample a minute of ledger time, at most
@@ -294,7 +291,8 @@ export interface OutcomeServiceOptions {
   readonly budgetMs: number;
   /** Below this many offsets a range is read rather than searched (the adapter's page size). */
   readonly pageSize: number;
-  readonly log: OutcomeLog;
+  /** Whether the ledger answers, as the last outcome found: each change is logged once, with its reason. */
+  readonly health: ComponentHealth;
   readonly now: () => Date;
 }
 
@@ -313,7 +311,7 @@ export class OutcomeService {
   constructor(private readonly options: OutcomeServiceOptions) {}
 
   async outcome(query: OutcomeQuery): Promise<Outcome> {
-    const { ledger, pools, log, now, budgetMs } = this.options;
+    const { ledger, pools, health, now, budgetMs } = this.options;
     const tracker = new OutcomeTracker(query, pools);
     const budget = new AbortController();
     const timer = setTimeout(() => budget.abort(), budgetMs);
@@ -329,11 +327,12 @@ export class OutcomeService {
     } catch (err) {
       if (!(err instanceof LedgerFailure)) throw err;
       // The failure's message names no party (core/ledger/ledger.ts).
-      log.warn({ reason: err.reason, detail: err.message }, 'ledger read failed');
+      health.down(err);
       throw new DomainError('ledger_unavailable', 'the ledger could not be read right now; nothing was changed');
     } finally {
       clearTimeout(timer);
     }
+    health.up();
     return tracker.outcome(now().getTime());
   }
 

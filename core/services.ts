@@ -200,7 +200,11 @@ export async function createServices(config: Config, log: CoreLog, overrides: Co
       log,
       now,
     });
-    const outcomes = new OutcomeService({ ledger: opened.ledger, pools: poolTokens(config.poolParties), budgetMs: config.outcomeTimeoutMs, pageSize: config.ledgerPageSize, log, now });
+    const ledgerHealth = new ComponentHealth('ledger', log, {
+      down: 'ledger unreadable: outcomes answer 500 ledger_unavailable',
+      up: 'ledger readable again',
+    });
+    const outcomes = new OutcomeService({ ledger: opened.ledger, pools: poolTokens(config.poolParties), budgetMs: config.outcomeTimeoutMs, pageSize: config.ledgerPageSize, health: ledgerHealth, now });
     const health: HealthOptions = {
       monitor,
       venueIds,
@@ -209,6 +213,7 @@ export async function createServices(config: Config, log: CoreLog, overrides: Co
       plansServed: () => !sharedState.shared || sharedHealth.isUp,
       sharedState: () => (!sharedState.shared ? 'in-process' : sharedHealth.isUp ? 'shared' : 'unreachable'),
       keyStore: () => (keyStoreHealth.isUp ? 'ok' : 'unreadable'),
+      ledger: () => (ledgerHealth.isUp ? 'ok' : 'unreadable'),
     };
     return {
       quotes,

@@ -71,7 +71,7 @@ t.test('status is down when no venue is live', async (t) => {
   t.equal((await app.server.inject('/api/status')).json().state, 'down');
 });
 
-t.test('status: "mode is live when the service can issue execution plans now (plans are served and the supported venue is live)", a component per venue, the shared state, key store and rate limits, edge-cached about 60 s', async (t) => {
+t.test('status: "mode is live when the service can issue execution plans now (plans are served and the supported venue is live)", a component per venue, the shared state, key store, rate limits and ledger, edge-cached about 60 s', async (t) => {
   const app = await testApp();
   t.teardown(app.close);
   const res = await app.server.inject('/api/status');
@@ -89,6 +89,7 @@ t.test('status: "mode is live when the service can issue execution plans now (pl
       { component: 'shared-state', state: 'in-process' },
       { component: 'key-store', state: 'ok' },
       { component: 'rate-limits', state: 'per-instance' },
+      { component: 'ledger', state: 'ok' },
     ],
   });
 });

@@ -1,6 +1,7 @@
 // Outcome derivation (core/outcome.ts): the query's rules, and each status from the transactions
 // a pool party sees.
 import t from 'tap';
+import { ComponentHealth } from '../core/component-health.js';
 import { Decimal } from '../core/decimal.js';
 import { DomainError } from '../core/errors.js';
 import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction } from '../core/ledger/ledger.js';
@@ -198,9 +199,10 @@ function memoryLedger(count: number, extra: LedgerTransaction[] = [], prunedUpTo
   return { ledger, reads };
 }
 
-const warnings: Array<Record<string, unknown>> = [];
+const warnings: Array<{ fields: Record<string, unknown>; message: string }> = [];
+const health = new ComponentHealth('ledger', { warn: (fields, message) => void warnings.push({ fields, message }), info: () => {} }, { down: 'ledger unreadable', up: 'ledger readable again' });
 const service = (ledger: Ledger, now = T0 + 200_000_000, budgetMs = 5000) =>
-  new OutcomeService({ ledger, pools: poolTokens(SANDBOX_POOL_PARTIES), budgetMs, pageSize: 50, log: { warn: (fields) => void warnings.push(fields) }, now: () => new Date(now) });
+  new OutcomeService({ ledger, pools: poolTokens(SANDBOX_POOL_PARTIES), budgetMs, pageSize: 50, health, now: () => new Date(now) });
 
 t.test('OutcomeService: a query reads near its window, found by halving the offsets, not the whole ledger', async (t) => {
   // 10,000 transactions (about 28 hours); the taker's swap near the end.
@@ -248,6 +250,11 @@ t.test('OutcomeService: "timeouts": a read past its budget answers ledger_unavai
   };
   warnings.length = 0;
   await t.rejects(service(stalled, T0, 50).outcome(QUERY), new DomainError('ledger_unavailable', 'the ledger could not be read right now; nothing was changed'));
-  t.match(warnings, [{ reason: 'timeout', detail: /deadline/ }]);
+  t.match(warnings, [{ fields: { component: 'ledger', reason: /deadline/ }, message: 'ledger unreadable' }]);
+  t.notOk(health.isUp, 'the status shows the ledger unreadable');
+  await t.rejects(service(stalled, T0, 50).outcome(QUERY));
+  t.equal(warnings.length, 1, 'logged once, not once per request');
   t.notMatch(JSON.stringify(warnings), ALICE);
+  await service(memoryLedger(10).ledger).outcome(QUERY);
+  t.ok(health.isUp, 'readable again once an outcome reads it');
 });

@@ -219,7 +219,7 @@ t.test('"400 for bad or inconsistent parameters", in the error shape, naming no 
   noPartyLogged(t, f.app);
 });
 
-t.test('an unreadable ledger answers 500 ledger_unavailable and logs why, never the party', async (t) => {
+t.test('an unreadable ledger answers 500 ledger_unavailable, logs why once, shows in the status, never logs the party', async (t) => {
   const app = await testApp({ env: { LEDGER_TOKEN: 'service-token' } });
   t.teardown(app.close);
   // The sandbox ledger answers only its own token; point the adapter at it with another.
@@ -230,8 +230,10 @@ t.test('an unreadable ledger answers 500 ledger_unavailable and logs why, never 
   t.equal(res.statusCode, 500);
   t.strictSame(res.json(), { error: 'the ledger could not be read right now; nothing was changed', code: 'ledger_unavailable', action: 'retry' });
   t.equal(res.headers['cache-control'], 'no-store');
-  const line = wrong.logs().find((l) => l.msg === 'ledger read failed');
-  t.match(line, { level: 40, reason: 'unauthorized', detail: /LEDGER_TOKEN/ });
+  const line = wrong.logs().find((l) => l.msg === 'ledger unreadable: outcomes answer 500 ledger_unavailable');
+  t.match(line, { level: 40, component: 'ledger', reason: /HTTP 401: check that LEDGER_TOKEN is valid/ });
+  const status = await wrong.server.inject('/api/status');
+  t.match(status.json(), { state: 'degraded', components: [{}, {}, {}, {}, {}, {}, {}, {}, {}, { component: 'ledger', state: 'unreadable' }] }, 'the status shows it');
   t.notOk(wrong.rawLogs().includes(FINGERPRINT));
   t.notOk(wrong.rawLogs().includes('stolen'), 'nor the token');
 });
