@@ -109,6 +109,8 @@ export class OutcomeTracker {
   private readonly offers = new Map<string, Offer>();
   /** Contract ids by which an offer continues (a TransferInstructionResult_Pending's new instruction). */
   private readonly aliases = new Map<string, Offer>();
+  /** A pool's two-step transfers to the taker, by contract id: the pool that offered each. */
+  private readonly payoutOffers = new Map<string, string>();
   private readonly sinceMs: number;
   private readonly deadlineMs: number;
   private lastRecordTimeMs = -Infinity;
@@ -141,6 +143,9 @@ export class OutcomeTracker {
         }
       } else if (event.kind === 'exercised') {
         event.actingParties.forEach((p) => actors.add(p));
+        // The taker accepting a pool's two-step transfer: what it receives comes from that pool.
+        const payer = this.payoutOffers.get(event.contractId);
+        if (payer !== undefined && event.choice === CHOICES.accept && resultTag(event.exerciseResult) === RESULTS.completed) actors.add(payer);
         const change = record(event.exerciseResult)?.senderChangeCids;
         if (Array.isArray(change)) change.forEach((cid) => typeof cid === 'string' && returned.add(cid));
         const offer = this.offers.get(event.contractId) ?? this.aliases.get(event.contractId);
@@ -172,6 +177,10 @@ export class OutcomeTracker {
       return;
     }
     const transfer = record(view.transfer);
+    if (transfer && transfer.receiver === this.query.party && typeof transfer.sender === 'string' && this.pools.has(transfer.sender)) {
+      this.payoutOffers.set(contractId, transfer.sender);
+      return;
+    }
     // Made by the deadline, an offer may be recorded up to the tolerance after it.
     if (!transfer || transfer.sender !== this.query.party || timeMs < this.sinceMs || timeMs > this.deadlineMs + RECORD_TIME_TOLERANCE_MS) return;
     const receiver = transfer.receiver;
@@ -211,28 +220,35 @@ export class OutcomeTracker {
   }
 
   /**
-   * Whether nothing read after this point can change the outcome: every transaction from here on
-   * was recorded after the window closed (no new offer can match), and every offer seen has
-   * settled, an accepted one with its payout.
+   * Whether nothing read after this point can change the outcome: the window has closed (no new
+   * offer can match), and every matching offer is final: answered (an accepted one paid out), or
+   * unanswered past its executeBefore and the tolerance. Record times of different synchronizers
+   * interleave, so "after this point" is SKEW_MS behind the last one read.
    */
   get settled(): boolean {
-    if (this.lastRecordTimeMs <= this.deadlineMs + RECORD_TIME_TOLERANCE_MS) return false;
-    return [...this.offers.values()].every((o) => o.fate !== null && (o.fate.choice !== 'accept' || o.paidOut));
+    const reached = this.lastRecordTimeMs - SKEW_MS;
+    if (reached <= this.deadlineMs + RECORD_TIME_TOLERANCE_MS) return false;
+    return this.matching().every((o) => (o.fate ? o.fate.choice !== 'accept' || o.paidOut : reached > o.executeBeforeMs + RECORD_TIME_TOLERANCE_MS));
   }
 
   /** The outcome as of `nowMs`, from what was observed. */
   outcome(nowMs: number): Outcome {
+    const matching = this.matching();
+    if (matching.length === 0) return { status: 'not_found', depositUpdateId: null };
+    if (matching.length > 1) return { status: 'ambiguous', depositUpdateId: null };
+    return statusOf(matching[0]!, nowMs);
+  }
+
+  /** The offers the query's optional parameters leave. */
+  private matching(): Offer[] {
     const { escrow, amount, minReceive, want } = this.query;
-    const matching = [...this.offers.values()].filter(
+    return [...this.offers.values()].filter(
       (o) =>
         (escrow === null || o.receiver === escrow) &&
         (amount === null || o.amount.eq(amount)) &&
         (minReceive === null || (o.floor !== null && o.floor.eq(minReceive))) &&
         (want === null || o.want === want),
     );
-    if (matching.length === 0) return { status: 'not_found', depositUpdateId: null };
-    if (matching.length > 1) return { status: 'ambiguous', depositUpdateId: null };
-    return statusOf(matching[0]!, nowMs);
   }
 }
 
@@ -241,14 +257,15 @@ function statusOf(offer: Offer, nowMs: number): Outcome {
   // executeBefore is exclusive: from that instant on the offer can no longer be accepted, though
   // an accept made just before may still be recorded within the tolerance.
   if (!fate) return { status: nowMs >= offer.executeBeforeMs + RECORD_TIME_TOLERANCE_MS ? 'expired' : 'pending', depositUpdateId: null };
-  // The offer was settled at or after its deadline: only a return of the funds can happen then.
+  // Answered at or after its deadline: only a return of the funds can happen then, which settles
+  // no swap, so an expired deposit has no update to bind.
   const late = fate.recordTimeMs >= offer.executeBeforeMs;
   const status: OutcomeStatus =
     fate.choice === 'accept' ? (offer.paidOut ? 'completed' : 'pending')
     : late ? 'expired'
     : fate.choice === 'reject' ? 'slippage_failed'
     : 'withdrawn';
-  return { status, depositUpdateId: status === 'pending' ? null : fate.updateId };
+  return { status, depositUpdateId: status === 'pending' || status === 'expired' ? null : fate.updateId };
 }
 
 /**
@@ -318,7 +335,7 @@ export class OutcomeService {
     const { signal } = budget;
     try {
       const end = await ledger.ledgerEnd(signal);
-      const beginExclusive = await this.start(query.since.getTime() - SKEW_MS, end, signal);
+      const beginExclusive = await findStart(ledger, this.index, query.since.getTime() - SKEW_MS, end, this.options.pageSize, signal);
       for await (const tx of ledger.transactions({ beginExclusive, endInclusive: end }, signal)) {
         this.index.add(tx.offset, Date.parse(tx.recordTime));
         tracker.observe(tx);
@@ -336,27 +353,31 @@ export class OutcomeService {
     return tracker.outcome(now().getTime());
   }
 
-  /**
-   * An offset after which every transaction recorded at `timeMs` or later lies, found without
-   * reading what comes before: from the samples, then by halving the offsets between, each probe
-   * one request for the first transaction after an offset. Never before what the participant
-   * has pruned.
-   */
-  private async start(timeMs: number, end: number, signal: AbortSignal): Promise<number> {
-    const { ledger, pageSize } = this.options;
-    const known = this.index.bounds(timeMs);
-    let low = Math.max(known.after, await ledger.prunedUpTo(signal));
-    let high = Math.min(known.atOrBefore ?? end, end);
-    for (let probes = 0; high - low > pageSize && probes < MAX_PROBES; probes++) {
-      const middle = low + Math.floor((high - low) / 2);
-      let first: LedgerTransaction | null = null;
-      for await (const tx of ledger.transactions({ beginExclusive: middle, endInclusive: end }, signal, 1)) {
-        first = tx;
-        break;
-      }
-      if (first === null || Date.parse(first.recordTime) >= timeMs) high = middle;
-      else low = Math.min(first.offset, high);
+}
+
+/** Items asked for per probe: enough that offset checkpoints between transactions rarely cost a second request. */
+const PROBE_PAGE = 20;
+
+/**
+ * An offset after which every transaction recorded at `timeMs` or later lies, found without
+ * reading what comes before: from the index's samples, then by halving the offsets between, each
+ * probe one request for the first transaction after an offset, until fewer than `pageSize`
+ * offsets remain. Never before what the participant has pruned. Every transaction at or before
+ * the answer was recorded before `timeMs` (as far as record times rise with offsets).
+ */
+export async function findStart(ledger: Ledger, index: OffsetTimeIndex, timeMs: number, end: number, pageSize: number, signal: AbortSignal): Promise<number> {
+  const known = index.bounds(timeMs);
+  let low = Math.max(known.after, await ledger.prunedUpTo(signal));
+  let high = Math.min(known.atOrBefore ?? end, end);
+  for (let probes = 0; high - low > pageSize && probes < MAX_PROBES; probes++) {
+    const middle = low + Math.floor((high - low) / 2);
+    let first: LedgerTransaction | null = null;
+    for await (const tx of ledger.transactions({ beginExclusive: middle, endInclusive: end }, signal, PROBE_PAGE)) {
+      first = tx;
+      break;
     }
-    return low;
+    if (first === null || Date.parse(first.recordTime) >= timeMs) high = middle;
+    else low = Math.min(first.offset, high);
   }
+  return low;
 }

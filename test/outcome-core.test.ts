@@ -1,11 +1,12 @@
 // Outcome derivation (core/outcome.ts): the query's rules, and each status from the transactions
 // a pool party sees.
+import fc from 'fast-check';
 import t from 'tap';
 import { ComponentHealth } from '../core/component-health.js';
 import { Decimal } from '../core/decimal.js';
 import { DomainError } from '../core/errors.js';
 import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction } from '../core/ledger/ledger.js';
-import { OffsetTimeIndex, OutcomeService, OutcomeTracker, parseOutcomeQuery, poolTokens, type OutcomeQuery } from '../core/outcome.js';
+import { findStart, OffsetTimeIndex, OutcomeService, OutcomeTracker, parseOutcomeQuery, poolTokens, type OutcomeQuery } from '../core/outcome.js';
 import { SANDBOX_POOL_PARTIES } from '../core/sandbox/market.js';
 import { CBTC, USDCX } from '../core/tokens.js';
 
@@ -29,9 +30,9 @@ function offer(cid: string, o: { sender?: string; receiver?: string; amount?: st
   return { kind: 'created', contractId: cid, templateId: 'x:Sandbox.Token:TransferInstruction', interfaceViews: [{ interfaceId: TI, view: { originalInstructionCid: null, transfer, status: {}, meta: {} } }] };
 }
 
-const settle = (cid: string, choice: 'Accept' | 'Reject' | 'Withdraw', tag = choice === 'Accept' ? 'Completed' : 'Failed'): LedgerEvent => ({
+const settle = (cid: string, choice: 'Accept' | 'Reject' | 'Withdraw', tag = choice === 'Accept' ? 'Completed' : 'Failed', actor = POOL): LedgerEvent => ({
   kind: 'exercised', contractId: cid, templateId: 'x:Sandbox.Token:TransferInstruction', interfaceId: TI, choice: `TransferInstruction_${choice}`,
-  actingParties: [POOL], consuming: true, exerciseResult: { output: { tag: `TransferInstructionResult_${tag}`, value: {} } },
+  actingParties: [actor], consuming: true, exerciseResult: { output: { tag: `TransferInstructionResult_${tag}`, value: {} } },
 });
 
 let holdings = 0;
@@ -82,6 +83,14 @@ t.test('pending: an open offer before its deadline; an accepted one whose payout
   t.strictSame(derive([tx(1, offer('o1')), accepted, tx(5, poolTransfer(), holding(ALICE, 'USDCx', '14.95'))], 10), { status: 'completed', depositUpdateId: accepted.updateId }, 'the pool\'s own transfer in a later update');
 });
 
+t.test('"completed" when the pool pays out as a two-step transfer the taker accepts', async (t) => {
+  const accepted = tx(3, settle('o1', 'Accept'));
+  const payoutOffer = (sender: string) => tx(4, offer('p1', { sender, receiver: ALICE, instrument: 'USDCx', amount: '14.9', memo: 'payout' }));
+  const takerAccepts = tx(5, settle('p1', 'Accept', 'Completed', ALICE), holding(ALICE, 'USDCx', '14.9'));
+  t.strictSame(derive([tx(1, offer('o1')), accepted, payoutOffer(POOL), takerAccepts], 10), { status: 'completed', depositUpdateId: accepted.updateId });
+  t.strictSame(derive([tx(1, offer('o1')), accepted, payoutOffer(BOB), takerAccepts], 10).status, 'pending', 'a transfer from someone else is no payout');
+});
+
 t.test('"completed" needs a real payout: not a refund, not less than the floor', async (t) => {
   const accepted = tx(3, settle('o1', 'Accept'));
   t.strictSame(derive([tx(1, offer('o1', { memo: '14.8' })), tx(3, settle('o1', 'Accept'), holding(ALICE, 'USDCx', '14.7999999999'))], 10).status, 'pending', 'below the floor the offer carried');
@@ -106,15 +115,15 @@ t.test('withdrawn: the taker withdrew before the venue answered', async (t) => {
   t.strictSame(derive([tx(1, offer('o1')), withdrawn], 10), { status: 'withdrawn', depositUpdateId: withdrawn.updateId });
 });
 
-t.test('expired: no answer before executeBefore, once an accept made before it can no longer be recorded; null until an update returns the funds', async (t) => {
+t.test('expired: no answer before executeBefore, once an accept made before it can no longer be recorded; no update to bind, as no swap settled', async (t) => {
   t.strictSame(derive([tx(1, offer('o1'))], 149.999), { status: 'pending', depositUpdateId: null }, 'an accept made before executeBefore may be recorded up to 60 s later');
   t.strictSame(derive([tx(1, offer('o1'))], 150), { status: 'expired', depositUpdateId: null }, 'executeBefore plus the record-time tolerance');
   const lateAccept = tx(100, settle('o1', 'Accept'), holding(ALICE, 'USDCx', '14.95'));
   t.strictSame(derive([tx(1, offer('o1')), lateAccept], 200), { status: 'completed', depositUpdateId: lateAccept.updateId }, 'an accept recorded within the tolerance completes the swap');
   const rejectedAtDeadline = tx(90, settle('o1', 'Reject'));
-  t.strictSame(derive([tx(1, offer('o1')), rejectedAtDeadline], 100), { status: 'expired', depositUpdateId: rejectedAtDeadline.updateId }, 'a rejection at the deadline returns expired funds');
+  t.strictSame(derive([tx(1, offer('o1')), rejectedAtDeadline], 100), { status: 'expired', depositUpdateId: null }, 'a rejection at the deadline returns expired funds: no swap settled');
   const lateReject = tx(95, settle('o1', 'Reject'));
-  t.strictSame(derive([tx(1, offer('o1')), lateReject], 100), { status: 'expired', depositUpdateId: lateReject.updateId }, 'a rejection after the deadline is the return of expired funds, not a slippage failure');
+  t.strictSame(derive([tx(1, offer('o1')), lateReject], 100), { status: 'expired', depositUpdateId: null }, 'a rejection after the deadline is the return of expired funds, not a slippage failure');
 });
 
 t.test('not_found: no offer of the party to a pool in the window', async (t) => {
@@ -170,15 +179,12 @@ t.test('OffsetTimeIndex: the samples bound where a time\'s first transaction lie
   t.strictSame(index.bounds(T0 + 20_000_000), { after: 990, atOrBefore: null }, 'an offset that goes back is not sampled');
 });
 
-/** A participant in memory: `count` transactions, one every 10 s from T0, at offsets 1..count; `extra` ones added by offset. */
-function memoryLedger(count: number, extra: LedgerTransaction[] = [], prunedUpTo = 0) {
-  const byOffset = new Map<number, LedgerTransaction>();
-  for (let i = 1; i <= count; i++) byOffset.set(i, { updateId: `1220${String(i).padStart(64, '0')}`, offset: i, recordTime: new Date(T0 + i * 10_000).toISOString(), events: [] });
-  for (const x of extra) byOffset.set(x.offset, x);
-  const all = [...byOffset.values()].sort((a, b) => a.offset - b.offset);
+/** A participant in memory answering from `all` (by offset), with history pruned up to `prunedUpTo`. */
+function listLedger(all: readonly LedgerTransaction[], prunedUpTo = 0) {
+  const sorted = [...all].sort((a, b) => a.offset - b.offset);
   const reads = { requests: 0, yielded: 0, begins: [] as number[] };
   const ledger: Ledger = {
-    ledgerEnd: async () => all.at(-1)?.offset ?? 0,
+    ledgerEnd: async () => sorted.at(-1)?.offset ?? 0,
     prunedUpTo: async () => prunedUpTo,
     async *transactions(range, signal, pageSize = 100) {
       let cursor = range.beginExclusive;
@@ -186,7 +192,7 @@ function memoryLedger(count: number, extra: LedgerTransaction[] = [], prunedUpTo
         if (signal.aborted) throw new LedgerFailure('timeout', 'stopped at the deadline');
         reads.requests += 1;
         reads.begins.push(cursor);
-        const page = all.filter((x) => x.offset > cursor && x.offset <= range.endInclusive).slice(0, pageSize);
+        const page = sorted.filter((x) => x.offset > cursor && x.offset <= range.endInclusive).slice(0, pageSize);
         if (page.length === 0) return;
         for (const x of page) {
           reads.yielded += 1;
@@ -197,6 +203,14 @@ function memoryLedger(count: number, extra: LedgerTransaction[] = [], prunedUpTo
     },
   };
   return { ledger, reads };
+}
+
+/** `count` transactions, one every 10 s from T0, at offsets 1..count, with `extra` ones in place of those at their offsets. */
+function memoryLedger(count: number, extra: LedgerTransaction[] = [], prunedUpTo = 0) {
+  const byOffset = new Map<number, LedgerTransaction>();
+  for (let i = 1; i <= count; i++) byOffset.set(i, { updateId: `1220${String(i).padStart(64, '0')}`, offset: i, recordTime: new Date(T0 + i * 10_000).toISOString(), events: [] });
+  for (const x of extra) byOffset.set(x.offset, x);
+  return listLedger([...byOffset.values()], prunedUpTo);
 }
 
 const warnings: Array<{ fields: Record<string, unknown>; message: string }> = [];
@@ -257,4 +271,50 @@ t.test('OutcomeService: "timeouts": a read past its budget answers ledger_unavai
   t.notMatch(JSON.stringify(warnings), ALICE);
   await service(memoryLedger(10).ledger).outcome(QUERY);
   t.ok(health.isUp, 'readable again once an outcome reads it');
+});
+
+t.test('OutcomeService stops at the right point: an unanswered offer is final once the ledger passed its executeBefore; an offer the query does not match holds nothing up; an accepted one waits for its payout; 5 minutes of skew are allowed', async (t) => {
+  const at = (offset: number, seconds: number, ...events: LedgerEvent[]): LedgerTransaction => ({ updateId: `u${offset}`, offset, recordTime: new Date(T0 + seconds * 1000).toISOString(), events });
+  const expired = memoryLedger(1_000, [at(2, 20, offer('o1'))]);
+  t.strictSame(await service(expired.ledger).outcome(QUERY), { status: 'expired', depositUpdateId: null });
+  t.ok(expired.reads.yielded < 100, `an expired offer: read ${expired.reads.yielded} of 1,000`);
+  const other = memoryLedger(1_000, [at(2, 20, offer('o1', { amount: '100' })), at(3, 30, settle('o1', 'Reject')), at(4, 40, offer('o2', { amount: '200', executeBefore: 100_000 }))]);
+  t.strictSame(await service(other.ledger).outcome({ ...QUERY, amount: new Decimal('100') }), { status: 'slippage_failed', depositUpdateId: 'u3' });
+  t.ok(other.reads.yielded < 100, `another open offer of the taker's the query does not match: read ${other.reads.yielded}`);
+  const late = memoryLedger(1_000, [at(2, 20, offer('o1')), at(3, 30, settle('o1', 'Accept')), at(900, 9_000, poolTransfer(), holding(ALICE, 'USDCx', '15'))]);
+  t.strictSame(await service(late.ledger).outcome(QUERY), { status: 'completed', depositUpdateId: 'u3' });
+  t.ok(late.reads.yielded >= 900, 'an accepted offer: read on to its payout');
+  // Offset 20 is recorded past the window's close (150 s); offset 21, of another synchronizer, inside it.
+  const interleaved = memoryLedger(0, [at(1, 10), at(20, 200), at(21, 100, offer('o1', { executeBefore: 1_000 })), ...Array.from({ length: 100 }, (_, i) => at(22 + i, 200 + i * 10))]);
+  t.strictSame(await service(interleaved.ledger, T0 + 120_000).outcome(QUERY), { status: 'pending', depositUpdateId: null }, 'an offer recorded out of order within the skew is still found');
+});
+
+t.test('findStart: "every transaction at or before the answer was recorded before the time", over random sparse ledgers, pruning and warm indexes (property)', async (t) => {
+  const ledgers = fc.record({
+    // size 'max': fast-check otherwise keeps arrays to a handful of items, too few to halve.
+    gaps: fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 300, size: 'max' }),
+    steps: fc.array(fc.integer({ min: 0, max: 40_000 }), { minLength: 300, maxLength: 300, size: 'max' }),
+    // Shares as whole permilles: fc.double leans to values near zero, which would test one corner.
+    prunedPermille: fc.integer({ min: 0, max: 900 }),
+    pageSize: fc.integer({ min: 1, max: 30 }),
+    warm: fc.integer({ min: 0, max: 300 }),
+    atPermille: fc.integer({ min: 0, max: 1100 }),
+  });
+  await fc.assert(
+    fc.asyncProperty(ledgers, async ({ gaps, steps, prunedPermille, pageSize, warm, atPermille }) => {
+      let offset = 0;
+      let time = T0;
+      const all = gaps.map((gap, i) => ({ updateId: `u${i}`, offset: (offset += gap), recordTime: new Date((time += steps[i]!)).toISOString(), events: [] }));
+      const pruned = Math.floor((offset * prunedPermille) / 1000);
+      const { ledger } = listLedger(all, pruned);
+      const index = new OffsetTimeIndex();
+      for (const x of all.slice(0, warm)) index.add(x.offset, Date.parse(x.recordTime));
+      const timeMs = T0 + Math.floor(((time - T0) * atPermille) / 1000);
+      const start = await findStart(ledger, index, timeMs, offset, pageSize, new AbortController().signal);
+      const skipped = all.filter((x) => x.offset > pruned && x.offset <= start && Date.parse(x.recordTime) >= timeMs);
+      return start >= pruned && start <= offset && skipped.length === 0;
+    }),
+    { numRuns: 2_000 },
+  );
+  t.pass('no transaction recorded at or after the time lies at or before the start');
 });

@@ -2,7 +2,7 @@
 //
 // - GET /v2/state/ledger-end -> {offset}
 // - GET /v2/state/latest-pruned-offsets -> {participantPrunedUpToInclusive, ...}
-// - POST /v2/updates?limit=<page> {beginExclusive, endInclusive, updateFormat: {includeTransactions:
+// - POST /v2/updates?limit=<page>&stream_idle_timeout_ms=<LEDGER_TIMEOUT_MS> {beginExclusive, endInclusive, updateFormat: {includeTransactions:
 //   {transactionShape: TRANSACTION_SHAPE_LEDGER_EFFECTS, eventFormat: {filtersByParty: {<party>:
 //   {cumulative: [{identifierFilter: {InterfaceFilter: {value: {interfaceId, includeInterfaceView,
 //   includeCreatedEventBlob}}}}]}}, verbose}}}} -> [{update: {Transaction: {value: {updateId,
@@ -72,7 +72,9 @@ export class JsonApiLedger implements Ledger {
     let cursor = range.beginExclusive;
     while (cursor < range.endInclusive) {
       const body = { beginExclusive: cursor, endInclusive: range.endInclusive, updateFormat: this.updateFormat };
-      const items = await this.request('POST', `/v2/updates?limit=${pageSize}`, body, signal);
+      // The participant ends a list once no item has come for stream_idle_timeout_ms: as long as a
+      // request may take, so an empty page means there is nothing more, not a slow read.
+      const items = await this.request('POST', `/v2/updates?limit=${pageSize}&stream_idle_timeout_ms=${this.options.timeoutMs}`, body, signal);
       if (!Array.isArray(items)) throw unreadable('the updates answer is not a list');
       if (items.length === 0) return;
       let reached = cursor;
