@@ -298,19 +298,25 @@ const COMMANDS: Readonly<Record<string, Command>> = {
       console.log('no open offers to withdraw');
       return;
     }
-    const commands = open.map(({ contractId }) => ({
-      ExerciseCommand: {
-        templateId: TRANSFER_INSTRUCTION.filterId,
-        contractId,
-        choice: CHOICES.withdraw,
-        choiceArgument: { extraArgs: { context: { values: {} }, meta: { values: {} } } },
-      },
-    }));
-    const { transaction } = (await ledger('POST', '/v2/commands/submit-and-wait-for-transaction', {
-      commands: { commands, commandId: `withdraw-${randomUUID()}`, actAs: [party], userId: 'bestex-sandbox-wallet' },
-    })) as { transaction: { updateId: string } };
-    for (const { view } of open) console.log(`withdrew ${view.transfer.amount} ${view.transfer.instrumentId.id} offered to ${view.transfer.receiver} (executeBefore ${view.transfer.executeBefore})`);
-    console.log(`the funds are back (update ${transaction.updateId})`);
+    // One submission per offer: one answered in the meantime does not hold up the others.
+    let failed = 0;
+    for (const { contractId, view } of open) {
+      const command = {
+        ExerciseCommand: { templateId: TRANSFER_INSTRUCTION.filterId, contractId, choice: CHOICES.withdraw, choiceArgument: { extraArgs: { context: { values: {} }, meta: { values: {} } } } },
+      };
+      const what = `${view.transfer.amount} ${view.transfer.instrumentId.id} offered to ${view.transfer.receiver} (executeBefore ${view.transfer.executeBefore})`;
+      try {
+        const { transaction } = (await ledger('POST', '/v2/commands/submit-and-wait-for-transaction', {
+          commands: { commands: [command], commandId: `withdraw-${randomUUID()}`, actAs: [party], userId: 'bestex-sandbox-wallet' },
+        })) as { transaction: { updateId: string } };
+        console.log(`withdrew ${what}: the funds are back (update ${transaction.updateId})`);
+      } catch (err) {
+        if (!(err instanceof Refusal)) throw err;
+        failed += 1;
+        console.error(`sandbox: could not withdraw ${what}: ${err.message}`);
+      }
+    }
+    if (failed > 0) throw new Failure(`${failed} of ${open.length} offers could not be withdrawn (answered in the meantime?): see above`);
   },
 
   async pause(args) {

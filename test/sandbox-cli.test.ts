@@ -154,7 +154,7 @@ t.test('execute refuses to run a plan twice (the ledger deduplicates its submiss
   t.match((await cli('balance', '--party', taker)).stdout, /Amulet {2}spendable 0, locked in offers 100/);
   const withdrawn = await cli('withdraw', '--party', taker);
   t.equal(withdrawn.code, 0, withdrawn.stderr);
-  t.match(withdrawn.stdout, /^withdrew 100 Amulet offered to tradecraft-pool-cc-usdcx::1220c+ \(executeBefore .*\)\nthe funds are back \(update 1220[0-9a-f]{64}\)\n$/);
+  t.match(withdrawn.stdout, /^withdrew 100 Amulet offered to tradecraft-pool-cc-usdcx::1220c+ \(executeBefore .*\): the funds are back \(update 1220[0-9a-f]{64}\)\n$/);
   t.match((await cli('balance', '--party', taker)).stdout, /Amulet {2}spendable 100, locked in offers 0/);
   const update = /update (1220[0-9a-f]{64})/.exec(withdrawn.stdout)![1];
   const query = new URLSearchParams({ party: taker, since: new Date(Date.parse(second.plan.expiry) - PLAN_VALIDITY_MS).toISOString(), deadline: second.plan.expiry });

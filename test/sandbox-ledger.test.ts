@@ -76,14 +76,15 @@ t.test('"offers not accepted before executeBefore expire": an offer cannot be ma
   t.throws(() => sandbox.ledger.submit([BOB], 'accept', [{ contractId: instruction, choice: 'TransferInstruction_Accept', argument: {} }]), { message: /expired/ });
 });
 
-t.test('a submission is deduplicated by its parties and commandId; the pool parties act only through their operator', async (t) => {
+t.test('a submission is deduplicated by its user, parties and commandId; the pool parties act only through their operator', async (t) => {
   const sandbox = await sandboxLedger(t);
   sandbox.ledger.fund(ALICE, 'Amulet', new Decimal('100'));
   sandbox.ledger.fund(ALICE, 'Amulet', new Decimal('100'));
   const [a, b] = sandbox.ledger.activeHoldings(ALICE).map((h) => h.contractId);
   const first = sandbox.ledger.submit([ALICE], 'plan-1', [transfer(sandbox, ALICE, BOB, '10', [a!])]);
   const duplicate = () => sandbox.ledger.submit([ALICE], 'plan-1', [transfer(sandbox, ALICE, BOB, '10', [b!])]);
-  t.throws(duplicate, new LedgerRejection('DUPLICATE_COMMAND', `a submission with this commandId was already committed by these parties (update ${first.updateId})`));
+  t.throws(duplicate, new LedgerRejection('DUPLICATE_COMMAND', `a submission with this commandId was already committed by this user for these parties (update ${first.updateId})`));
+  t.doesNotThrow(() => sandbox.ledger.submit([ALICE], 'plan-1', [transfer(sandbox, ALICE, BOB, '10', [b!])], 'another-wallet'), 'the same commandId from another user is another command');
   const http = await sandbox.post('/v2/commands/submit-and-wait-for-transaction', { commands: { commands: [], commandId: 'plan-1', actAs: [ALICE] } });
   t.equal(http.status, 400, 'an empty submission is refused first');
   const offer = first.events.find((e) => e.kind === 'created' && e.templateId.endsWith(':TransferInstruction'))!.contractId;
@@ -135,11 +136,16 @@ t.test('a paused operator leaves offers open; resumed, it returns expired ones; 
   await sandbox.settled();
   t.equal(failures.length, 1, 'reported');
   t.equal(sandbox.ledger.openPoolOffers().length, 1, 'the offer is still open');
+  sandbox.ledger.fund(BOB, 'Amulet', new Decimal('5'));
+  await sandbox.deposit(BOB, '5', '1', new Date(now + 90_000));
+  await sandbox.settled();
+  t.equal(failures.length, 2, 'tried again at the next commit: the new offer reported, the first not again');
+  t.equal(sandbox.ledger.openPoolOffers().length, 2);
   pool.pool.quoteReserve = reserve;
   sandbox.ledger.fund(BOB, 'Amulet', new Decimal('1'));
   await sandbox.deposit(BOB, '1', '0.0000000001', new Date(now + 90_000));
   await sandbox.settled();
-  t.equal(sandbox.ledger.openPoolOffers().length, 0, 'at the next commit both are answered');
+  t.equal(sandbox.ledger.openPoolOffers().length, 0, 'at the next commit all are answered');
 });
 
 t.test('HTTP: the bearer token is required; /v2/updates shows a party only what it witnessed, through its interface filters', async (t) => {

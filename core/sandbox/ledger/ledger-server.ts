@@ -257,7 +257,7 @@ function submit(ledger: SandboxLedger, input: Record<string, unknown>): Reply {
     if (!exercise || typeof exercise.contractId !== 'string' || typeof exercise.choice !== 'string') return invalid('the sandbox ledger runs ExerciseCommand commands only');
     exercises.push({ contractId: exercise.contractId, choice: exercise.choice, argument: exercise.choiceArgument });
   }
-  const tx = ledger.submit(actAs as string[], commandId, exercises);
+  const tx = ledger.submit(actAs as string[], commandId, exercises, typeof commands.userId === 'string' ? commands.userId : '');
   const filters: Filters = new Map((actAs as string[]).map((p) => [p, [{ interfaceId: '#any:Splice.Api.Token.HoldingV1:Holding', includeView: true }, { interfaceId: '#any:Splice.Api.Token.TransferInstructionV1:TransferInstruction', includeView: true }, { interfaceId: '#any:Splice.Api.Token.TransferInstructionV1:TransferFactory', includeView: false }]]));
   return { status: 200, body: { transaction: { ...(renderTransaction(tx, filters, 'TRANSACTION_SHAPE_LEDGER_EFFECTS') as object), commandId } } };
 }

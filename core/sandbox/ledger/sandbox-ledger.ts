@@ -140,8 +140,10 @@ export class SandboxLedger {
   private readonly poolsByParty: ReadonlyMap<string, SandboxPool>;
   private readonly seed = randomBytes(8).toString('hex');
   private contractCounter = 0;
-  /** Committed submissions by their parties and commandId, as a participant deduplicates them. */
+  /** Committed submissions by their user, parties and commandId, as a participant deduplicates them. */
   private readonly submitted = new Map<string, string>();
+  /** Offers the operator failed on: reported once. */
+  private readonly failedOffers = new Set<string>();
   private paused = false;
   private scheduled = false;
 
@@ -230,14 +232,14 @@ export class SandboxLedger {
    * Runs `commands` atomically as one transaction for `actAs`: all of them, or none when one is
    * refused (LedgerRejection).
    */
-  submit(actAs: readonly string[], commandId: string, commands: ReadonlyArray<{ contractId: string; choice: string; argument: unknown }>): SandboxTransaction {
+  submit(actAs: readonly string[], commandId: string, commands: ReadonlyArray<{ contractId: string; choice: string; argument: unknown }>, userId = ''): SandboxTransaction {
     if (commands.length === 0) throw new LedgerRejection('INVALID_ARGUMENT', 'the submission has no commands');
     if (actAs.some((party) => this.poolsByParty.has(party))) {
       throw new LedgerRejection('DAML_AUTHORIZATION_ERROR', 'the sandbox\'s pool parties act only through its pool operator, which prices every deposit against the pool');
     }
-    const key = `${[...actAs].sort().join(',')}\n${commandId}`;
+    const key = `${userId}\n${[...actAs].sort().join(',')}\n${commandId}`;
     const earlier = this.submitted.get(key);
-    if (earlier) throw new LedgerRejection('DUPLICATE_COMMAND', `a submission with this commandId was already committed by these parties (update ${earlier})`);
+    if (earlier) throw new LedgerRejection('DUPLICATE_COMMAND', `a submission with this commandId was already committed by this user for these parties (update ${earlier})`);
     // Every command is checked against the state the earlier ones leave; nothing is applied until all pass.
     const plan = this.stage();
     for (const command of commands) {
@@ -391,13 +393,17 @@ export class SandboxLedger {
     });
   }
 
-  /** Answers every open offer to a pool party, oldest first; one that fails does not hold up the others. */
+  /**
+   * Answers every open offer to a pool party, oldest first; one that fails does not hold up the
+   * others, and is reported once, not at every commit that tries it again.
+   */
   private runOperator(): void {
     for (const cid of this.openPoolOffers()) {
       try {
         this.answerDeposit(cid, this.instructions.get(cid)!);
       } catch (err) {
-        this.options.onOperatorError?.(err);
+        if (!this.failedOffers.has(cid)) this.options.onOperatorError?.(err);
+        this.failedOffers.add(cid);
       }
     }
   }
