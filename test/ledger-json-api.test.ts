@@ -51,7 +51,7 @@ t.test('fixtures: ledger end, and a range read in pages of `limit`, each after t
   t.equal(end, 12);
   const transactions = await all(ledger, 0, end);
   t.equal(sent.length, 3, 'ledger end, then two pages: the second reached the end');
-  t.equal(sent[1]!.url, 'https://participant.example/v2/updates?limit=2');
+  t.equal(sent[1]!.url, 'https://participant.example/v2/updates?limit=2&stream_idle_timeout_ms=1000', 'a page of limit; the list ends only after LEDGER_TIMEOUT_MS without an item');
   t.equal(sent[1]!.headers.authorization, 'Bearer jwt-token', 'the token rides every request');
   t.match(sent[1]!.body, { beginExclusive: 0, endInclusive: 12 });
   t.match(sent[2]!.body, { beginExclusive: 10, endInclusive: 12 }, 'the next page starts after the checkpoint\'s offset');
