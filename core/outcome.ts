@@ -113,6 +113,7 @@ export class OutcomeTracker {
   private readonly payoutOffers = new Map<string, string>();
   private readonly sinceMs: number;
   private readonly deadlineMs: number;
+  /** The latest record time read so far: record times of different synchronizers interleave. */
   private lastRecordTimeMs = -Infinity;
 
   constructor(
@@ -125,7 +126,7 @@ export class OutcomeTracker {
 
   observe(tx: LedgerTransaction): void {
     const timeMs = Date.parse(tx.recordTime);
-    this.lastRecordTimeMs = timeMs;
+    this.lastRecordTimeMs = Math.max(this.lastRecordTimeMs, timeMs);
     const acceptedHere = new Set<Offer>();
     const received: Array<{ contractId: string; instrument: string; amount: Decimal }> = [];
     /** Holdings handed back to a sender (change, refunds): never a payout. */
