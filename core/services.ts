@@ -200,6 +200,11 @@ export async function createServices(config: Config, log: CoreLog, overrides: Co
       log,
       now,
     });
+    // A deposit offer is found only through a party that sees it: normally the pool party itself.
+    const unread = Object.values(config.poolParties).filter((pool) => !config.ledgerReadAs.includes(pool));
+    if (unread.length > 0) {
+      log.warn({ pools: unread }, 'LEDGER_READ_AS leaves out pool parties: deposits to them are found only if a LEDGER_READ_AS party observes them, else their outcomes read not_found');
+    }
     const ledgerHealth = new ComponentHealth('ledger', log, {
       down: 'ledger unreadable: outcomes answer 500 ledger_unavailable',
       up: 'ledger readable again',

@@ -238,3 +238,13 @@ t.test('an unreadable ledger answers 500 ledger_unavailable, logs why once, show
   t.notOk(wrong.rawLogs().includes(FINGERPRINT));
   t.notOk(wrong.rawLogs().includes('stolen'), 'nor the token');
 });
+
+t.test('a LEDGER_READ_AS that leaves out a pool party is warned of at start (its deposits would read not_found)', async (t) => {
+  const onlyUsdcx = testApp({ env: { LEDGER_READ_AS: `tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}` } });
+  const app = await onlyUsdcx;
+  t.teardown(app.close);
+  t.match(app.logs().find((l) => typeof l.msg === 'string' && (l.msg as string).startsWith('LEDGER_READ_AS leaves out pool parties')), { level: 40, pools: [`tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`] });
+  const full = await testApp();
+  t.teardown(full.close);
+  t.notOk(full.logs().some((l) => typeof l.msg === 'string' && (l.msg as string).startsWith('LEDGER_READ_AS')), 'the default reads as every pool party');
+});
