@@ -171,3 +171,15 @@ t.test('HTTP: the bearer token is required; /v2/updates shows a party only what 
   const wildcard = await sandbox.post('/v2/updates', { beginExclusive: 0, updateFormat: { includeTransactions: { transactionShape: 'TRANSACTION_SHAPE_LEDGER_EFFECTS', eventFormat: { filtersByParty: { [ALICE]: { cumulative: [{ identifierFilter: { WildcardFilter: { value: {} } } }] } } } } } });
   t.match(wildcard, { status: 400, body: { code: 'INVALID_ARGUMENT', cause: /InterfaceFilter filters only/ } });
 });
+
+t.test('HTTP: active contracts are those active at the ledger end, for any activeAtOffset up to it (a wallet that read the end just before a commit still gets an answer)', async (t) => {
+  const sandbox = await sandboxLedger(t);
+  sandbox.ledger.fund(ALICE, 'Amulet', new Decimal('7'));
+  const filter = { cumulative: [{ identifierFilter: { InterfaceFilter: { value: { interfaceId: '#splice-api-token-holding-v1:Splice.Api.Token.HoldingV1:Holding', includeInterfaceView: true } } } }] };
+  const ask = (activeAtOffset: number) => sandbox.post('/v2/state/active-contracts', { activeAtOffset, eventFormat: { filtersByParty: { [ALICE]: filter } } });
+  sandbox.ledger.fund(ALICE, 'Amulet', new Decimal('3'));
+  const answer = (await ask(1)) as unknown as { status: number; body: Array<{ contractEntry: { JsActiveContract: { createdEvent: { interfaceViews: Array<{ viewValue: { amount: string } }> } } } }> };
+  t.equal(answer.status, 200);
+  t.strictSame(answer.body.map((e) => e.contractEntry.JsActiveContract.createdEvent.interfaceViews[0]!.viewValue.amount).sort(), ['3', '7']);
+  t.match(await ask(3), { status: 400, body: { code: 'INVALID_ARGUMENT', cause: /up to the ledger end \(2\)/ } });
+});

@@ -7,6 +7,7 @@
 // - POST /v2/updates?limit=N                               -> [{update: {Transaction: {value}}}]
 //   (InterfaceFilter filters only; TRANSACTION_SHAPE_LEDGER_EFFECTS or _ACS_DELTA)
 // - POST /v2/state/active-contracts                        -> [{workflowId, contractEntry: {JsActiveContract}}]
+//   (the contracts active at the ledger end, for any activeAtOffset up to it)
 // - POST /v2/commands/submit-and-wait-for-transaction      -> {transaction} (ExerciseCommand only)
 // - POST /registry/transfer-instruction/v1/transfer-factory -> {factoryId, transferKind, choiceContext}
 // - POST /sandbox/v1/fund {party, token, amount}, POST /sandbox/v1/move {pair, bps},
@@ -229,11 +230,14 @@ function updates(ledger: SandboxLedger, input: Record<string, unknown>, limitTex
 
 function activeContracts(ledger: SandboxLedger, input: Record<string, unknown>): Reply {
   const at = offsetOf(input.activeAtOffset);
-  if (at !== ledger.ledgerEnd) return invalid(`the sandbox ledger serves the active contracts at the ledger end (${ledger.ledgerEnd}) only`);
+  if (at === null || at > ledger.ledgerEnd) return invalid(`activeAtOffset must be an offset up to the ledger end (${ledger.ledgerEnd})`);
+  // The sandbox keeps no past snapshots: it answers with the contracts active now, which a wallet
+  // that has just read the ledger end wants, even when the pools' operator committed in between.
+  const now = ledger.ledgerEnd;
   const filters = parseFilters(input.eventFormat);
   if (isReply(filters)) return filters;
   // The creates are shown as of the snapshot's offset, not of the transactions that made them.
-  const snapshot = { updateId: '', commandId: '', offset: at, recordTime: new Date(0).toISOString(), events: [] };
+  const snapshot = { updateId: '', commandId: '', offset: now, recordTime: new Date(0).toISOString(), events: [] };
   const items = ledger
     .activeContracts()
     .map((event) => renderEvent(event, snapshot, 0, filters, 'TRANSACTION_SHAPE_ACS_DELTA'))
