@@ -8,7 +8,9 @@ import { PLAN_VALIDITY_MS } from '../core/plan-assembly.js';
 import { Decimal } from '../core/decimal.js';
 import type { SandboxTransaction } from '../core/sandbox/ledger/sandbox-ledger.js';
 import type { AppPlan, Outcome, QuoteResponse } from '../core/wire.js';
+import { outcomeHandler } from '../handlers/outcome.js';
 import { testApp, type TestApp } from './helpers/app.js';
+import { spendable } from './helpers/ledger.js';
 import { sandboxCli } from './helpers/sandbox-cli.js';
 
 const FINGERPRINT = `1220${'9e'.repeat(32)}`;
@@ -66,13 +68,7 @@ async function flow(t: { teardown(fn: () => Promise<void>): void }): Promise<Flo
       return res.json<QuoteResponse>().venues.find((v) => v.venueId === 'tradecraft')!.net!;
     },
     transactions: () => sandbox.ledger.transactions(0, sandbox.ledger.ledgerEnd),
-    balance(party, instrument) {
-      return sandbox.ledger
-        .activeHoldings(party)
-        .map((h) => Object.values(h.event.views!)[0] as { instrumentId: { id: string }; amount: string; lock: unknown })
-        .filter((v) => v.instrumentId.id === instrument && v.lock === null)
-        .reduce((sum, v) => sum.plus(v.amount), new Decimal(0));
-    },
+    balance: (party, instrument) => spendable(sandbox.ledger, party, instrument),
   };
 }
 
@@ -247,4 +243,10 @@ t.test('a LEDGER_READ_AS that leaves out a pool party is warned of at start (its
   const full = await testApp();
   t.teardown(full.close);
   t.notOk(full.logs().some((l) => typeof l.msg === 'string' && (l.msg as string).startsWith('LEDGER_READ_AS')), 'the default reads as every pool party');
+});
+
+t.test('"the party is never put in a cache key that outlives the request": outcome queries are not remembered by URL', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  t.notOk(outcomeHandler(app.core.outcomes).rememberQueries, 'the outcome operation does not opt in to keeping validated queries by URL');
 });

@@ -4,20 +4,12 @@
 // name (`#<package-name>:Module:Entity`). Both end in the same `Module:Entity`, which is what
 // events are matched on.
 
-export const TRANSFER_INSTRUCTION = {
-  filterId: '#splice-api-token-transfer-instruction-v1:Splice.Api.Token.TransferInstructionV1:TransferInstruction',
-  entity: 'Splice.Api.Token.TransferInstructionV1:TransferInstruction',
-} as const;
+/** An interface of the standard: its filter id (by package name) and the `Module:Entity` events are matched on. */
+const iface = (packageName: string, entity: string) => ({ filterId: `#${packageName}:${entity}`, entity }) as const;
 
-export const TRANSFER_FACTORY = {
-  filterId: '#splice-api-token-transfer-instruction-v1:Splice.Api.Token.TransferInstructionV1:TransferFactory',
-  entity: 'Splice.Api.Token.TransferInstructionV1:TransferFactory',
-} as const;
-
-export const HOLDING = {
-  filterId: '#splice-api-token-holding-v1:Splice.Api.Token.HoldingV1:Holding',
-  entity: 'Splice.Api.Token.HoldingV1:Holding',
-} as const;
+export const TRANSFER_INSTRUCTION = iface('splice-api-token-transfer-instruction-v1', 'Splice.Api.Token.TransferInstructionV1:TransferInstruction');
+export const TRANSFER_FACTORY = iface('splice-api-token-transfer-instruction-v1', 'Splice.Api.Token.TransferInstructionV1:TransferFactory');
+export const HOLDING = iface('splice-api-token-holding-v1', 'Splice.Api.Token.HoldingV1:Holding');
 
 export const CHOICES = {
   transfer: 'TransferFactory_Transfer',

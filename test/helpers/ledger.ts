@@ -1,6 +1,7 @@
 // A sandbox ledger of its own for a test: the sandbox market's tradecraft pools under the sandbox
 // pool parties, served on an ephemeral loopback port, and a deposit sent the way a wallet sends it.
 import { randomUUID } from 'node:crypto';
+import { Decimal } from '../../core/decimal.js';
 import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../../core/sandbox/market.js';
 import { SandboxLedger, SANDBOX_LEDGER_TOKEN } from '../../core/sandbox/ledger/sandbox-ledger.js';
 import { startSandboxLedgerServer } from '../../core/sandbox/ledger/ledger-server.js';
@@ -13,6 +14,18 @@ interface Teardown {
 }
 
 export const POOL_USDCX = SANDBOX_POOL_PARTIES['CC/USDCx']!;
+
+/** `party`'s holdings of `instrument` that no offer locks, as their Holding views show them. */
+export function unlockedHoldings(ledger: SandboxLedger, party: string, instrument: string): Array<{ contractId: string; amount: Decimal }> {
+  return ledger.activeHoldings(party).flatMap(({ contractId, event }) => {
+    const view = Object.values(event.views!)[0] as { instrumentId: { id: string }; amount: string; lock: unknown };
+    return view.instrumentId.id === instrument && view.lock === null ? [{ contractId, amount: new Decimal(view.amount) }] : [];
+  });
+}
+
+/** What `party` can spend of `instrument` now. */
+export const spendable = (ledger: SandboxLedger, party: string, instrument: string): Decimal =>
+  unlockedHoldings(ledger, party, instrument).reduce((sum, h) => sum.plus(h.amount), new Decimal(0));
 
 export async function sandboxLedger(t: Teardown, now: () => Date = () => new Date(), onOperatorError?: (err: unknown) => void) {
   const tradecraft = createSandboxVenues().find((v) => v.id === 'tradecraft')!.spec;
@@ -45,7 +58,7 @@ export async function sandboxLedger(t: Teardown, now: () => Date = () => new Dat
     settled: () => new Promise((resolve) => setImmediate(resolve)),
     /** `party` offers `amount` CC to the CC/USDCx pool with `memo`, spending all its unlocked CC holdings. */
     async deposit(party: string, amount: string, memo: string, executeBefore = new Date(now().getTime() + 90_000)) {
-      const inputs = ledger.activeHoldings(party).filter((h) => (h.event.views as Record<string, { instrumentId: { id: string }; lock: unknown }>)[Object.keys(h.event.views!)[0]!]!.lock === null).map((h) => h.contractId);
+      const inputs = unlockedHoldings(ledger, party, 'Amulet').map((h) => h.contractId);
       const admin = SANDBOX_INSTRUMENT_ADMINS.Amulet;
       const transfer = {
         sender: party, receiver: POOL_USDCX, amount, instrumentId: { admin, id: 'Amulet' }, requestedAt: now().toISOString(),
