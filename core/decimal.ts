@@ -29,7 +29,7 @@ export const ZERO = new Decimal(0);
 
 /**
  * Rounds down to 10 fractional digits: for what the user receives, and for the service's and an
- * integrator's disclosed fees, which round in the user's favour (core/client-fees.ts).
+ * integrator's disclosed fees, which round in the user's favour (core/quotes/client-fees.ts).
  */
 export const floor10 = (x: Decimal): Decimal => (x.decimalPlaces() <= SCALE ? x : x.toDecimalPlaces(SCALE, Decimal.ROUND_FLOOR));
 

@@ -2,47 +2,43 @@
 // under DATA_DIR), or Redis for the shared state and keys when REDIS_URL is set; any port can be
 // replaced by an override (tests).
 import type { Config } from './config.js';
-import { loadFeeSchemas } from './fee-schemas.js';
-import { openKeyStore } from './key-store.js';
-import { PartnerKeys, type KeyRecord, type KeyStore, type KeyVerifier } from './keys.js';
-import { LivenessMonitor } from './liveness.js';
-import type { HealthOptions } from './health.js';
-import { PartnerQuotes } from './partner-quote.js';
-import { QuoteService } from './quote-service.js';
-import { ComponentHealth, type HealthLog } from './component-health.js';
-import { RateWindows } from './rate-windows.js';
-import { GuardedSharedState } from './shared-state-guard.js';
-import { IdempotencyRecords } from './idempotency.js';
-import { PlanService } from './plans.js';
+import { loadFeeSchemas } from './quotes/fee-schemas.js';
+import { openKeyStore } from './keys/open-store.js';
+import { PartnerKeys, type KeyRecord, type KeyStore, type KeyVerifier } from './keys/partner-keys.js';
+import { LivenessMonitor } from './health/liveness.js';
+import type { HealthOptions } from './health/status.js';
+import { PartnerQuotes } from './quotes/partner-quotes.js';
+import { QuoteService } from './quotes/service.js';
+import { ComponentHealth } from './health/component-health.js';
+import type { CoreLog } from './log.js';
+import { RateWindows } from './state/rate-windows.js';
+import { GuardedSharedState } from './state/guard.js';
+import { IdempotencyRecords } from './plans/idempotency.js';
+import { PlanService } from './plans/service.js';
 import { createSandboxVenues } from './sandbox/market.js';
 import { createLiveVenues } from './venues/live-venues.js';
 import { startSandboxVenueServer } from './sandbox/venue-server.js';
-import { InProcessSharedState, type SharedState } from './shared-state.js';
+import { InProcessSharedState, type SharedState } from './state/shared-state.js';
 import { JsonApiLedger } from './ledger/json-api-ledger.js';
 import type { Ledger } from './ledger/ledger.js';
-import { OutcomeService, poolTokens } from './outcome.js';
+import { OutcomeService, poolTokens } from './outcomes/outcomes.js';
 import { SANDBOX_LEDGER_TOKEN, SandboxLedger, type SandboxPool } from './sandbox/ledger/sandbox-ledger.js';
 import { startSandboxLedgerServer } from './sandbox/ledger/ledger-server.js';
 import { SANDBOX_INSTRUMENT_ADMINS } from './sandbox/wire/wire.js';
 import type { SandboxVenue } from './sandbox/sandbox-venue.js';
 import { CC, resolveToken } from './tokens.js';
-import { RedisSharedState } from './shared-state-redis.js';
-import type { Venue } from './venue.js';
+import { RedisSharedState } from './state/redis.js';
+import type { Venue } from './venues/venue.js';
 
 /**
  * How long a shared-state command may take before it counts as unanswered: Redis answers a
  * healthy command in well under a millisecond, and a request waits this long at most once per
- * second while it is stalled (core/shared-state-guard.ts).
+ * second while it is stalled (core/state/guard.ts).
  */
 const SHARED_STATE_TIMEOUT_MS = 300;
 
 /** The v1 execution venue. */
 export const SUPPORTED_VENUE_ID = 'tradecraft';
-
-/** Core's view of a logger: pino-compatible, and nothing else of it. */
-export interface CoreLog extends HealthLog {
-  error(fields: Record<string, unknown>, message: string): void;
-}
 
 export interface CoreOverrides {
   readonly venues?: readonly Venue[];

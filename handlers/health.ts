@@ -1,4 +1,4 @@
-import { statusSummary, venueLiveness, type HealthOptions } from '../core/health.js';
+import { statusSummary, venueLiveness, type HealthOptions } from '../core/health/status.js';
 import type { GetLivenessQuery } from '../core/wire.js';
 import { json, type OperationHandler } from './operation.js';
 

@@ -1,5 +1,5 @@
 // What a handler is: read the validated request, call one core function, shape the response.
-import type { Partner } from '../core/keys.js';
+import type { Partner } from '../core/keys/partner-keys.js';
 import type { AccessLogFields } from './http/access-log.js';
 import type { FieldCodes } from './http/validation-error.js';
 

@@ -1,6 +1,6 @@
-import type { PartnerQuotes } from '../core/partner-quote.js';
-import { checkFeeParams, memoizedQuoteParams } from '../core/quote-params.js';
-import type { BaseQuote, QuoteService } from '../core/quote-service.js';
+import type { PartnerQuotes } from '../core/quotes/partner-quotes.js';
+import { checkFeeParams, memoizedQuoteParams } from '../core/quotes/params.js';
+import type { BaseQuote, QuoteService } from '../core/quotes/service.js';
 import type { GetQuoteQuery } from '../core/wire.js';
 import type { FieldCodes } from './http/validation-error.js';
 import { JSON_TEXT, type OperationHandler, type OperationResult } from './operation.js';

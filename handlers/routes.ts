@@ -7,7 +7,7 @@ import type { ValidateFunction } from 'ajv';
 import { OpenAPIBackend, type Document } from 'openapi-backend';
 import * as bodyValidators from '../generated/body-validators.js';
 import * as queryValidators from '../generated/query-validators.js';
-import type { KeyVerifier, Partner } from '../core/keys.js';
+import type { KeyVerifier, Partner } from '../core/keys/partner-keys.js';
 import { DomainError } from '../core/errors.js';
 import { presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
 import { errorReply, sendError } from './http/error-reply.js';

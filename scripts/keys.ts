@@ -1,5 +1,5 @@
 // `npm run -s keys -- <command>`: the operator's tool for partner keys, on the store the service
-// reads (core/key-store.ts: Redis when REDIS_URL is set, else DATA_DIR/keys.json).
+// reads (core/keys/open-store.ts: Redis when REDIS_URL is set, else DATA_DIR/keys.json).
 //
 // A key is printed once, by `create`, alone on stdout, so `KEY=$(npm run -s keys -- create ...)`
 // captures exactly the key; everything else `create` says goes to stderr. No command ever prints a
@@ -7,12 +7,12 @@
 // 1 failure (bad configuration, unreachable or broken store, no such key), 2 usage.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { chosenCommand, runCli, UsageError } from './cli.js';
-import { hashKey, isWellFormedKey, KEY_ID_SHAPE, KEY_PREFIX } from '../core/api-key.js';
+import { hashKey, isWellFormedKey, KEY_ID_SHAPE, KEY_PREFIX } from '../core/keys/api-key.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
-import { loadFeeSchemas } from '../core/fee-schemas.js';
-import { openKeyStore } from '../core/key-store.js';
-import { KeyStoreUnavailable, newKey, type KeySelector, type KeyStore } from '../core/keys.js';
-import type { SharedState } from '../core/shared-state.js';
+import { loadFeeSchemas } from '../core/quotes/fee-schemas.js';
+import { openKeyStore } from '../core/keys/open-store.js';
+import { KeyStoreUnavailable, newKey, type KeySelector, type KeyStore } from '../core/keys/partner-keys.js';
+import type { SharedState } from '../core/state/shared-state.js';
 
 const USAGE = `usage: npm run -s keys -- <command>
   create --name NAME [--schema SCHEMA_ID]  issue a key for a partner under a fee schema (default: the
@@ -30,7 +30,7 @@ async function main(argv: readonly string[]): Promise<void> {
   if (!chosen) return;
   const config = loadConfig(process.env);
   // Loaded only when used, so the file store's operators never load the Redis client.
-  const shared: SharedState | null = config.redisUrl === null ? null : new (await import('../core/shared-state-redis.js')).RedisSharedState(config.redisUrl);
+  const shared: SharedState | null = config.redisUrl === null ? null : new (await import('../core/state/redis.js')).RedisSharedState(config.redisUrl);
   try {
     await chosen.run(chosen.args, config, openKeyStore(config, shared));
   } finally {

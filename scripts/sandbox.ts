@@ -10,7 +10,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { chosenCommand, runCli, UsageError } from './cli.js';
 import { Decimal } from '../core/decimal.js';
 import { CHOICES, HOLDING, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION, namesEntity } from '../core/ledger/token-standard.js';
-import { PLAN_VALIDITY_MS } from '../core/plan-assembly.js';
+import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
 import { isPartyId } from '../core/party.js';
 import { SANDBOX_LEDGER_TOKEN } from '../core/sandbox/ledger/sandbox-ledger.js';
 import { SANDBOX_INSTRUMENT_ADMINS } from '../core/sandbox/wire/wire.js';

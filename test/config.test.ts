@@ -1,9 +1,9 @@
-// loadConfig (core/config.ts) and the quote query rules of core/quote-params.ts.
+// loadConfig (core/config.ts) and the quote query rules of core/quotes/params.ts.
 import t from 'tap';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { DomainError } from '../core/errors.js';
 import { PARTY_ID } from '../core/party.js';
-import { MAX_AMOUNT, parseAmount, parseIntegratorFee, parseQuoteParams } from '../core/quote-params.js';
+import { MAX_AMOUNT, parseAmount, parseIntegratorFee, parseQuoteParams } from '../core/quotes/params.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
 import type { GetQuoteQuery } from '../core/wire.js';
 

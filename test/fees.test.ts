@@ -1,15 +1,15 @@
-// Disclosed fees (core/client-fees.ts), fee schemas (core/fee-schemas.ts) and the keyed quote body
-// (core/partner-quote.ts): every figure recomputes from the others.
+// Disclosed fees (core/quotes/client-fees.ts), fee schemas (core/quotes/fee-schemas.ts) and the keyed quote body
+// (core/quotes/partner-quotes.ts): every figure recomputes from the others.
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
-import { checkIntegratorCap, clientFees } from '../core/client-fees.js';
+import { checkIntegratorCap, clientFees } from '../core/quotes/client-fees.js';
 import { ConfigError } from '../core/config.js';
 import { dec } from '../core/decimal.js';
-import { DEFAULT_FEE_SCHEMAS, FeeSchemas, loadFeeSchemas, type FeeTerms } from '../core/fee-schemas.js';
-import { withClientFees } from '../core/partner-quote.js';
+import { DEFAULT_FEE_SCHEMAS, FeeSchemas, loadFeeSchemas, type FeeTerms } from '../core/quotes/fee-schemas.js';
+import { withClientFees } from '../core/quotes/partner-quotes.js';
 import type { QuoteResponse } from '../core/wire.js';
 
 const RECIPIENT = 'wallet-co::1220aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';

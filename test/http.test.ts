@@ -6,7 +6,7 @@ import type { ValidateFunction } from 'ajv';
 import Fastify from 'fastify';
 import type { Document } from 'openapi-backend';
 import { parse } from 'yaml';
-import type { KeyVerifier } from '../core/keys.js';
+import type { KeyVerifier } from '../core/keys/partner-keys.js';
 import { getQuote } from '../generated/query-validators.js';
 import { ValidatedQueries } from '../handlers/http/validated-queries.js';
 import { NOT_IMPLEMENTED, type HandlerMap, type OperationHandler } from '../handlers/operation.js';

@@ -1,18 +1,18 @@
-// Partner keys: the key format (core/api-key.ts), the verifier (core/keys.ts), the file store
-// (core/key-store-file.ts), the shared-state store (core/key-store-shared.ts), the factory
-// (core/key-store.ts) and the operator CLI (scripts/keys.ts), run as real processes.
+// Partner keys: the key format (core/keys/api-key.ts), the verifier (core/keys/partner-keys.ts), the file store
+// (core/keys/file-store.ts), the shared-state store (core/keys/shared-store.ts), the factory
+// (core/keys/open-store.ts) and the operator CLI (scripts/keys.ts), run as real processes.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync, chmodSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { generateKey, hashKey, isWellFormedKey, KEY_ID_SHAPE, newKeyId } from '../core/api-key.js';
+import { generateKey, hashKey, isWellFormedKey, KEY_ID_SHAPE, newKeyId } from '../core/keys/api-key.js';
 import { loadConfig } from '../core/config.js';
-import { FileKeyStore } from '../core/key-store-file.js';
-import { SharedStateKeyStore } from '../core/key-store-shared.js';
-import { keysFile, openKeyStore } from '../core/key-store.js';
-import { KeyStoreUnavailable, newKey, PartnerKeys, type KeyRecord, type KeyStore } from '../core/keys.js';
-import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/shared-state.js';
+import { FileKeyStore } from '../core/keys/file-store.js';
+import { SharedStateKeyStore } from '../core/keys/shared-store.js';
+import { keysFile, openKeyStore } from '../core/keys/open-store.js';
+import { KeyStoreUnavailable, newKey, PartnerKeys, type KeyRecord, type KeyStore } from '../core/keys/partner-keys.js';
+import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
 import { runKeysCli } from './helpers/keys.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

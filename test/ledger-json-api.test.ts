@@ -7,9 +7,9 @@ import t from 'tap';
 import { Decimal } from '../core/decimal.js';
 import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
 import { LedgerFailure, type LedgerTransaction } from '../core/ledger/ledger.js';
-import { OutcomeTracker, poolTokens } from '../core/outcome.js';
+import { OutcomeTracker, poolTokens } from '../core/outcomes/outcomes.js';
 import { SANDBOX_POOL_PARTIES } from '../core/sandbox/market.js';
-import type { VenueFetch } from '../core/venues/venue-http.js';
+import type { HttpFetch } from '../core/http-client.js';
 import { sandboxLedger } from './helpers/ledger.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../test/fixtures/json-ledger-api/${name}`, import.meta.url), 'utf8');
@@ -24,9 +24,9 @@ interface Sent {
 }
 
 /** A participant answering from fixtures: `answer` picks the status and file for each request. */
-function participant(answer: (sent: Sent, index: number) => [number, string]): { fetch: VenueFetch; sent: Sent[] } {
+function participant(answer: (sent: Sent, index: number) => [number, string]): { fetch: HttpFetch; sent: Sent[] } {
   const sent: Sent[] = [];
-  const fetch: VenueFetch = async (url, init) => {
+  const fetch: HttpFetch = async (url, init) => {
     const request = { url, method: init.method, headers: init.headers, body: init.body === undefined ? undefined : JSON.parse(init.body) };
     sent.push(request);
     const [status, text] = answer(request, sent.length - 1);
@@ -35,7 +35,7 @@ function participant(answer: (sent: Sent, index: number) => [number, string]): {
   return { fetch, sent };
 }
 
-const adapter = (fetch: VenueFetch, pageSize = 2) => new JsonApiLedger({ baseUrl: 'https://participant.example', token: 'jwt-token', readAs: [POOL], timeoutMs: 1000, pageSize, fetch });
+const adapter = (fetch: HttpFetch, pageSize = 2) => new JsonApiLedger({ baseUrl: 'https://participant.example', token: 'jwt-token', readAs: [POOL], timeoutMs: 1000, pageSize, fetch });
 
 async function all(ledger: JsonApiLedger, begin: number, end: number): Promise<LedgerTransaction[]> {
   const out: LedgerTransaction[] = [];

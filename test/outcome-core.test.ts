@@ -1,12 +1,12 @@
-// Outcome derivation (core/outcome.ts): the query's rules, and each status from the transactions
+// Outcome derivation (core/outcomes/outcomes.ts): the query's rules, and each status from the transactions
 // a pool party sees.
 import fc from 'fast-check';
 import t from 'tap';
-import { ComponentHealth } from '../core/component-health.js';
+import { ComponentHealth } from '../core/health/component-health.js';
 import { Decimal } from '../core/decimal.js';
 import { DomainError } from '../core/errors.js';
 import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction } from '../core/ledger/ledger.js';
-import { findStart, OffsetTimeIndex, OutcomeService, OutcomeTracker, parseOutcomeQuery, poolTokens, type OutcomeQuery } from '../core/outcome.js';
+import { findStart, OffsetTimeIndex, OutcomeService, OutcomeTracker, parseOutcomeQuery, poolTokens, type OutcomeQuery } from '../core/outcomes/outcomes.js';
 import { SANDBOX_POOL_PARTIES } from '../core/sandbox/market.js';
 import { CBTC, USDCX } from '../core/tokens.js';
 

@@ -4,7 +4,7 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { PLAN_VALIDITY_MS } from '../core/plan-assembly.js';
+import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
 import { Decimal } from '../core/decimal.js';
 import type { SandboxTransaction } from '../core/sandbox/ledger/sandbox-ledger.js';
 import type { AppPlan, Outcome, QuoteResponse } from '../core/wire.js';

@@ -1,22 +1,22 @@
-// The plan core without HTTP: the floor (core/quote-math.ts), the pure assembler
-// (core/plan-assembly.ts), the party-isolation guardrail (core/plan-guardrail.ts), the plan service
-// stopping a tampered plan (core/plans.ts) and the request fingerprint (core/plan-params.ts),
+// The plan core without HTTP: the floor (core/quotes/math.ts), the pure assembler
+// (core/plans/assembly.ts), the party-isolation guardrail (core/plans/guardrail.ts), the plan service
+// stopping a tampered plan (core/plans/service.ts) and the request fingerprint (core/plans/params.ts),
 // against the rules openapi/v1.yaml states for PlanStep, B2cFee and the two plan operations.
 // Expected figures are written out by hand or computed independently in integer arithmetic.
 import fc from 'fast-check';
 import t from 'tap';
 import { dec, toWire } from '../core/decimal.js';
 import { DomainError } from '../core/errors.js';
-import { DEFAULT_FEE_SCHEMAS, FeeSchemas } from '../core/fee-schemas.js';
-import { callerDigest, IdempotencyRecords } from '../core/idempotency.js';
-import { assemblePlan, PLAN_VALIDITY_MS, type PlanInputs } from '../core/plan-assembly.js';
-import { planViolations } from '../core/plan-guardrail.js';
-import { parsePlanRequest, type PlanRoute } from '../core/plan-params.js';
-import { PlanService } from '../core/plans.js';
-import { QuoteService } from '../core/quote-service.js';
-import { minReceive } from '../core/quote-math.js';
+import { DEFAULT_FEE_SCHEMAS, FeeSchemas } from '../core/quotes/fee-schemas.js';
+import { callerDigest, IdempotencyRecords } from '../core/plans/idempotency.js';
+import { assemblePlan, PLAN_VALIDITY_MS, type PlanInputs } from '../core/plans/assembly.js';
+import { planViolations } from '../core/plans/guardrail.js';
+import { parsePlanRequest, type PlanRoute } from '../core/plans/params.js';
+import { PlanService } from '../core/plans/service.js';
+import { QuoteService } from '../core/quotes/service.js';
+import { minReceive } from '../core/quotes/math.js';
 import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../core/sandbox/market.js';
-import { InProcessSharedState } from '../core/shared-state.js';
+import { InProcessSharedState } from '../core/state/shared-state.js';
 import type { AppPlan, PlanRequest, PlanStep } from '../core/wire.js';
 
 const party = (hint: string, digit: string): string => `${hint}::1220${digit.repeat(64)}`;

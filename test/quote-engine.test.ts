@@ -1,12 +1,12 @@
-// quoteAcrossVenues (core/quote-engine.ts) with fake venues, and SingleFlightCache
-// (core/single-flight-cache.ts) with a fake clock. No assertion here depends on wall-clock time:
+// quoteAcrossVenues (core/quotes/engine.ts) with fake venues, and SingleFlightCache
+// (core/quotes/single-flight-cache.ts) with a fake clock. No assertion here depends on wall-clock time:
 // a timeout test passes if the call settles at all and the venue's signal was aborted.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
-import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from '../core/quote-engine.js';
-import { SingleFlightCache } from '../core/single-flight-cache.js';
+import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from '../core/quotes/engine.js';
+import { SingleFlightCache } from '../core/quotes/single-flight-cache.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
-import type { Deadline, Venue, VenueQuote, VenueQuoteRequest } from '../core/venue.js';
+import type { Deadline, Venue, VenueQuote, VenueQuoteRequest } from '../core/venues/venue.js';
 
 const REQUEST: QuoteRequest = { give: CC, want: USDCX, amount: dec('100') };
 const NOW = new Date('2025-06-01T12:00:00.000Z');

@@ -1,4 +1,4 @@
-// The quote arithmetic (core/quote-math.ts) against the rules openapi/v1.yaml documents for
+// The quote arithmetic (core/quotes/math.ts, core/venues/venue-math.ts) against the rules openapi/v1.yaml documents for
 // QuoteVenue (net, feeBps) and QuoteResponse (best, edgeBps). Expected values are written out by
 // hand or recomputed with an independent decimal.js instance, never by the function under test.
 import { execFileSync } from 'node:child_process';
@@ -6,18 +6,11 @@ import { Decimal as DecimalJs } from 'decimal.js';
 import fc from 'fast-check';
 import t from 'tap';
 import { dec, smallQuotient, type Decimal } from '../core/decimal.js';
-import { rank } from '../core/quote-engine.js';
-import {
-  constantProductOut,
-  edgeBps,
-  feeCostBps,
-  netAfterFee,
-  toQuoteVenue,
-  walkBook,
-  type BookLevel,
-} from '../core/quote-math.js';
+import { rank } from '../core/quotes/engine.js';
+import { edgeBps, feeCostBps, netAfterFee, toQuoteVenue } from '../core/quotes/math.js';
+import { constantProductOut, walkBook, type BookLevel } from '../core/venues/venue-math.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
-import type { VenueFeeQuote, VenueQuote } from '../core/venue.js';
+import type { VenueFeeQuote, VenueQuote } from '../core/venues/venue.js';
 import type { QuoteVenue } from '../core/wire.js';
 
 // ---------------------------------------------------------------------------------------------

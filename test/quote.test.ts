@@ -2,9 +2,9 @@
 import t from 'tap';
 import { dec, type Decimal } from '../core/decimal.js';
 import { createSandboxVenues } from '../core/sandbox/market.js';
-import type { Venue, VenueQuote, VenueQuoteRequest } from '../core/venue.js';
+import type { Venue, VenueQuote, VenueQuoteRequest } from '../core/venues/venue.js';
 import type { QuoteResponse } from '../core/wire.js';
-import { memoizedQuoteParams } from '../core/quote-params.js';
+import { memoizedQuoteParams } from '../core/quotes/params.js';
 import { testApp } from './helpers/app.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';

@@ -2,12 +2,12 @@
 // test/redis-service.test.ts).
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
-import { generateKey } from '../core/api-key.js';
-import { keysFile } from '../core/key-store.js';
-import { ComponentHealth } from '../core/component-health.js';
-import { RateWindows } from '../core/rate-windows.js';
-import { GuardedSharedState } from '../core/shared-state-guard.js';
-import { ExpiringMap, InProcessSharedState, SharedStateUnavailable, type Expiring, type SharedState } from '../core/shared-state.js';
+import { generateKey } from '../core/keys/api-key.js';
+import { keysFile } from '../core/keys/open-store.js';
+import { ComponentHealth } from '../core/health/component-health.js';
+import { RateWindows } from '../core/state/rate-windows.js';
+import { GuardedSharedState } from '../core/state/guard.js';
+import { ExpiringMap, InProcessSharedState, SharedStateUnavailable, type Expiring, type SharedState } from '../core/state/shared-state.js';
 import { testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
 

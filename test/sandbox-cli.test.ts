@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { PLAN_VALIDITY_MS } from '../core/plan-assembly.js';
+import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
 import type { AppPlan } from '../core/wire.js';
 import { COLLECTING, testApp, type TestApp } from './helpers/app.js';
 import { sandboxCli } from './helpers/sandbox-cli.js';

@@ -4,11 +4,11 @@
 import { Decimal as DecimalJs } from 'decimal.js';
 import t from 'tap';
 import { dec } from '../core/decimal.js';
-import { toQuoteVenue } from '../core/quote-math.js';
+import { toQuoteVenue } from '../core/quotes/math.js';
 import { createSandboxVenues } from '../core/sandbox/market.js';
 import type { SandboxVenue } from '../core/sandbox/sandbox-venue.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
-import type { Venue, VenueQuote } from '../core/venue.js';
+import type { Venue, VenueQuote } from '../core/venues/venue.js';
 
 const X = DecimalJs.clone({ precision: 200, rounding: DecimalJs.ROUND_FLOOR, toExpNeg: -300, toExpPos: 300 });
 type X = InstanceType<typeof X>;

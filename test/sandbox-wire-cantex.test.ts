@@ -4,7 +4,7 @@
 // sandbox venue it must be economically the same as.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
-import { toQuoteVenue } from '../core/quote-math.js';
+import { toQuoteVenue } from '../core/quotes/math.js';
 import { createSandboxVenues } from '../core/sandbox/market.js';
 import type { AmmPool, SandboxVenue, SandboxVenueSpec } from '../core/sandbox/sandbox-venue.js';
 import { cantexWire } from '../core/sandbox/wire/cantex.js';

@@ -4,7 +4,7 @@
 // by an independent decimal.js instance.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
-import { toQuoteVenue } from '../core/quote-math.js';
+import { toQuoteVenue } from '../core/quotes/math.js';
 import { createSandboxVenues } from '../core/sandbox/market.js';
 import { type AmmPool, SandboxVenue, type SandboxVenueSpec } from '../core/sandbox/sandbox-venue.js';
 import { createNightlySpec, NIGHTLY_MAX_SWAP_USD, NIGHTLY_SWAP_ADDRESS, nightlyWire } from '../core/sandbox/wire/nightly.js';

@@ -5,7 +5,7 @@
 // instrument admins are the sandbox's, as Cantex's sandbox wire serves them.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
-import { toQuoteVenue } from '../core/quote-math.js';
+import { toQuoteVenue } from '../core/quotes/math.js';
 import { createSandboxVenues } from '../core/sandbox/market.js';
 import type { AmmPool, SandboxVenue, SandboxVenueSpec } from '../core/sandbox/sandbox-venue.js';
 import { oneswapWire } from '../core/sandbox/wire/oneswap.js';
@@ -13,7 +13,7 @@ import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type WireHandler, type Wi
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { OneSwapVenue } from '../core/venues/oneswap.js';
 import { VenueHttpError } from '../core/venues/venue-http.js';
-import type { VenueQuote } from '../core/venue.js';
+import type { VenueQuote } from '../core/venues/venue.js';
 import { neverAborted, noDeadline, plainQuote } from './helpers/venue-fetch.js';
 import { ceil10, floor10, s, x, X } from './helpers/exact.js';
 import { wireFetch } from './helpers/wire-fetch.js';

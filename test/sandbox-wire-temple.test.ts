@@ -3,7 +3,8 @@
 // figure recomputed from the spec's books by an independent decimal.js instance.
 import t from 'tap';
 import { dec, type Decimal } from '../core/decimal.js';
-import { netAfterFee, type BookLevel } from '../core/quote-math.js';
+import { netAfterFee } from '../core/quotes/math.js';
+import { type BookLevel } from '../core/venues/venue-math.js';
 import { createSandboxVenues } from '../core/sandbox/market.js';
 import type { OrderBook, SandboxVenue, SandboxVenueSpec } from '../core/sandbox/sandbox-venue.js';
 import { templeWire } from '../core/sandbox/wire/temple.js';

@@ -1,11 +1,11 @@
-// The shared-state port (core/shared-state.ts): one contract both adapters keep, the in-process
+// The shared-state port (core/state/shared-state.ts): one contract both adapters keep, the in-process
 // one and Redis on a private server; then what only Redis has to promise: N clients act as one,
 // and Redis going away degrades every call to a prompt SharedStateUnavailable, never a crash.
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/shared-state.js';
-import { RedisSharedState } from '../core/shared-state-redis.js';
+import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
+import { RedisSharedState } from '../core/state/redis.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
 
 const redis = await startRedis();

@@ -1,9 +1,10 @@
-// nodeFetch (core/venues/venue-http.ts): the part of fetch the venue adapters use, over node:http
+// nodeFetch (core/http-client.ts): the part of fetch the venue and ledger adapters use, over node:http
 // with kept-alive connections, against a real server on loopback.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { nodeFetch, VenueHttp, VenueTimeout } from '../core/venues/venue-http.js';
+import { nodeFetch } from '../core/http-client.js';
+import { VenueHttp, VenueTimeout } from '../core/venues/venue-http.js';
 
 type Handler = (request: IncomingMessage, body: string, response: ServerResponse) => void;
 

@@ -3,7 +3,7 @@
 // fetch. Expected values are written out by hand.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
-import { toQuoteVenue } from '../core/quote-math.js';
+import { toQuoteVenue } from '../core/quotes/math.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { NIGHTLY_BASE_URL, NightlyVenue } from '../core/venues/nightly.js';
 import { VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';

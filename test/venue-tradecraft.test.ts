@@ -4,7 +4,8 @@ import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
 import { TradecraftVenue } from '../core/venues/tradecraft.js';
-import { decimalField, parseJsonKeepingNumbers, VenueHttp, VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
+import { parseJsonKeepingNumbers } from '../core/http-client.js';
+import { decimalField, VenueHttp, VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
 import { deadlineIn, fakeFetch, neverAborted, noDeadline, type Reply } from './helpers/venue-fetch.js';
 
 const POOLS = `{"pools":[

@@ -15,7 +15,7 @@
 // starting after the last offset the previous one reached, until a page comes back empty or the
 // range's end is reached: a short page is not taken for the end.
 // Offsets and amounts are read as the text they are sent as, never through a float.
-import { FetchFailed, fetchWithin, nodeFetch, parseJsonKeepingNumbers, type VenueFetch } from '../venues/venue-http.js';
+import { FetchFailed, fetchWithin, nodeFetch, parseJsonKeepingNumbers, type HttpFetch } from '../http-client.js';
 import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction, type OffsetRange } from './ledger.js';
 import { HOLDING, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from './token-standard.js';
 
@@ -31,14 +31,14 @@ export interface JsonApiLedgerOptions {
   /** Transactions asked for per request. */
   readonly pageSize: number;
   /** Replaceable in tests; node:http with kept-alive connections by default. */
-  readonly fetch?: VenueFetch;
+  readonly fetch?: HttpFetch;
 }
 
 /** Offsets are int64 on the wire; every offset a participant reaches in practice is far below 2^53. */
 const OFFSET = /^(0|[1-9][0-9]{0,15})$/;
 
 export class JsonApiLedger implements Ledger {
-  private readonly fetch: VenueFetch;
+  private readonly fetch: HttpFetch;
   private readonly updateFormat: unknown;
 
   constructor(private readonly options: JsonApiLedgerOptions) {

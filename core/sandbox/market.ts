@@ -3,8 +3,8 @@
 // the spec's examples are reproducible. The README's "Sandbox market" section mirrors these seeds.
 import { dec } from '../decimal.js';
 import { CBTC, CC, USDCX } from '../tokens.js';
-import type { VenueFeeQuote, VenueQuoteRequest } from '../venue.js';
-import { proportionalGiveFee } from '../quote-math.js';
+import type { VenueFeeQuote, VenueQuoteRequest } from '../venues/venue.js';
+import { proportionalGiveFee } from '../venues/venue-math.js';
 import { SandboxVenue, type PricedTrade } from './sandbox-venue.js';
 import { createNightlySpec } from './wire/nightly.js';
 

@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BodyTooLarge, closeServer, listen, readBody } from './loopback-server.js';
 import { createLiveVenues, LIVE_VENUE_IDS, type LiveVenueId, type LiveVenuesConfig } from '../venues/live-venues.js';
-import type { Venue } from '../venue.js';
+import type { Venue } from '../venues/venue.js';
 import type { SandboxVenue } from './sandbox-venue.js';
 import { cantexWire } from './wire/cantex.js';
 import { nightlyWire } from './wire/nightly.js';

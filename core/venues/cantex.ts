@@ -46,7 +46,7 @@ import {
   type VenueProbe,
   type VenueQuote,
   type VenueQuoteRequest,
-} from '../venue.js';
+} from './venue.js';
 import { decimalField, errorBodyText, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const CANTEX_BASE_URL = 'https://api.cantex.io';

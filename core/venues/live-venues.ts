@@ -1,7 +1,7 @@
 // The real venues, built from their configuration (core/config.ts, `VENUES=live`): each enabled
 // venue's adapter with its base URL, credentials and timeout.
 import type { Token } from '../tokens.js';
-import type { Venue } from '../venue.js';
+import type { Venue } from './venue.js';
 import { CANTEX_BASE_URL, CantexVenue } from './cantex.js';
 import { NIGHTLY_BASE_URL, NightlyVenue } from './nightly.js';
 import { ONESWAP_BASE_URL, OneSwapVenue } from './oneswap.js';

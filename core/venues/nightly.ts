@@ -32,7 +32,7 @@
 // - Only pairs with CC are offered (the probe's pairs); anything else is 'no_pool'.
 import { type Decimal } from '../decimal.js';
 import { CC, pairKey, TOKENS, type Token } from '../tokens.js';
-import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
+import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const NIGHTLY_BASE_URL = 'https://mainnet.rpc.canton.nightly.app';

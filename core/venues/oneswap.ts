@@ -37,9 +37,9 @@
 //   API: 2xx, or 400, 409 or a no-pool 404 about the request. A pair is served unless that answer was a no-pool 404 or
 //   the pair's probe failed (timeout, 401, 429, 5xx, unreadable).
 import { ceil10, dec, type Decimal } from '../decimal.js';
-import { quoteFromOutputAfterGiveFee } from '../quote-math.js';
+import { quoteFromOutputAfterGiveFee } from './venue-math.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
-import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
+import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, errorBodyText, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const ONESWAP_BASE_URL = 'https://api.oneswap.cc';

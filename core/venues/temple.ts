@@ -4,7 +4,7 @@
 //
 // - Book: GET /api/v1/market/orderbook?symbol=Amulet/USDCx&levels=N -> {bids: [{price, quantity}],
 //   asks: [{price, quantity}]} (3P SDK). Symbols served: Amulet/USDCx and Amulet/CBTC.
-// - No quote endpoint: the book is walked for the amount (core/quote-math.ts walkBook, as the
+// - No quote endpoint: the book is walked for the amount (core/venues/venue-math.ts walkBook, as the
 //   sandbox's temple does): selling CC hits the bids, buying CC with the quote currency lifts the
 //   asks.
 // - Taker fee: reported as 1 bp (unverified), taken out of the give amount and rounded up, as the
@@ -23,9 +23,9 @@
 // - No error body is documented: only the venue's own timeout becomes a rejection; anything else,
 //   a 429 included, is thrown, so the quote engine logs it and reports venue_error.
 import { dec, type Decimal } from '../decimal.js';
-import { proportionalGiveFee, walkBook, type BookLevel } from '../quote-math.js';
+import { proportionalGiveFee, walkBook, type BookLevel } from './venue-math.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
-import { unavailable, type Deadline, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
+import { unavailable, type Deadline, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export interface TempleVenueOptions extends VenueHttpOptions {

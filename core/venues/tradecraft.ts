@@ -16,9 +16,9 @@
 // venue said. A third-party note says the fee applies on both legs; if so, `user_gets` already
 // includes it and the disclosed fee understates it, never the net.
 import { ceil10, type Decimal } from '../decimal.js';
-import { quoteFromOutputAfterGiveFee } from '../quote-math.js';
+import { quoteFromOutputAfterGiveFee } from './venue-math.js';
 import { pairKey, TOKENS, type Token } from '../tokens.js';
-import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venue.js';
+import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const TRADECRAFT_BASE_URL = 'https://api.tradecraft.fi/v1';

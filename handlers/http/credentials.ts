@@ -2,7 +2,7 @@
 // partner through the key port.
 import type { IncomingHttpHeaders } from 'node:http';
 import { DomainError } from '../../core/errors.js';
-import { KeyStoreUnavailable, type KeyVerifier, type Partner } from '../../core/keys.js';
+import { KeyStoreUnavailable, type KeyVerifier, type Partner } from '../../core/keys/partner-keys.js';
 
 export type KeyRequirement = 'none' | 'optional' | 'required';
 

@@ -1,4 +1,4 @@
-// Rate limits, with @fastify/rate-limit over the service's own windows (core/rate-windows.ts, so
+// Rate limits, with @fastify/rate-limit over the service's own windows (core/state/rate-windows.ts, so
 // N instances sharing Redis count one window). Fixed one-minute windows: a keyless caller's per
 // IP, a keyed caller's per key (a key raises the window); and a keyless caller's separate budget
 // of fresh quotes (cache misses) per IP. Over a limit: 429 rate_limited with Retry-After, the whole
@@ -7,8 +7,8 @@
 import rateLimit, { normalizeIP, type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../core/errors.js';
-import type { Partner } from '../../core/keys.js';
-import type { RateWindows } from '../../core/rate-windows.js';
+import type { Partner } from '../../core/keys/partner-keys.js';
+import type { RateWindows } from '../../core/state/rate-windows.js';
 
 const RATE_WINDOW_MS = 60_000;
 

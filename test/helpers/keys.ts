@@ -2,7 +2,7 @@
 // the CLI itself.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { newKey, type KeyRecord, type KeyStore } from '../../core/keys.js';
+import { newKey, type KeyRecord, type KeyStore } from '../../core/keys/partner-keys.js';
 import { repoRoot } from '../../handlers/app.js';
 
 export interface IssuedKey {

@@ -4,7 +4,7 @@
 // a venue hang, all without a network. One fake for all venues, so that each behaves as a real
 // fetch does in the same way: in particular a hanging request settles only when its AbortSignal
 // aborts, which is what the adapters' timeout handling relies on.
-import type { VenueQuote } from '../../core/venue.js';
+import type { VenueQuote } from '../../core/venues/venue.js';
 
 /** One request an adapter made, as the fake saw it. */
 export interface SentRequest {

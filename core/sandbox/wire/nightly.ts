@@ -42,9 +42,9 @@
 import { createHash } from 'node:crypto';
 import { BPS, ceil10, dec, type Decimal, divFloor10, floor10, toWire } from '../../decimal.js';
 import { isPartyId } from '../../party.js';
-import { constantProductOut } from '../../quote-math.js';
+import { constantProductOut } from '../../venues/venue-math.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../tokens.js';
-import { parseJsonKeepingNumbers } from '../../venues/venue-http.js';
+import { parseJsonKeepingNumbers } from '../../http-client.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type WireHandler, type WireResponse } from './wire.js';
 

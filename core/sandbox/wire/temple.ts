@@ -19,7 +19,7 @@
 //   for a missing symbol or bad levels, 404 for an unknown symbol or path, 405 for a method other
 //   than GET on the book.
 import { ceil10, floor10 } from '../../decimal.js';
-import type { BookLevel } from '../../quote-math.js';
+import type { BookLevel } from '../../venues/venue-math.js';
 import { CC } from '../../tokens.js';
 import type { OrderBook, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonReply, SANDBOX_VENUE_KEY, type WireHandler, type WireResponse } from './wire.js';

@@ -20,7 +20,7 @@
 // - total_lp_tokens is sqrt(token1_holdings x token2_holdings), rounded down: the sandbox keeps
 //   no LP supply, and that is what a first deposit of the current reserves would have minted.
 import { Decimal, ZERO, floor10 } from '../../decimal.js';
-import { constantProductOut } from '../../quote-math.js';
+import { constantProductOut } from '../../venues/venue-math.js';
 import { CC, TOKENS, type Token } from '../../tokens.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonNumber, jsonReply, type WireHandler, type WireResponse } from './wire.js';

@@ -1,10 +1,10 @@
 // Turns a schema-valid quote query into the domain request, applying the rules the schema cannot
 // express (known tokens, distinct tokens, amount range, fee params together).
-import { Decimal, type Decimal as D } from './decimal.js';
-import { badRequest, DomainError } from './errors.js';
-import { quoteCacheKey, type KeyedQuoteRequest } from './quote-service.js';
-import { resolvePair } from './tokens.js';
-import type { GetQuoteQuery } from './wire.js';
+import { Decimal, type Decimal as D } from '../decimal.js';
+import { badRequest, DomainError } from '../errors.js';
+import { quoteCacheKey, type KeyedQuoteRequest } from './service.js';
+import { resolvePair } from '../tokens.js';
+import type { GetQuoteQuery } from '../wire.js';
 
 export const MAX_AMOUNT = new Decimal(1_000_000_000);
 export const DEFAULT_SLIPPAGE_BPS = 50;

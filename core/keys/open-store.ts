@@ -1,11 +1,11 @@
 // Where partner keys live: in shared state when REDIS_URL is set (every instance sees the same
 // keys), else in the embedded file store, DATA_DIR/keys.json.
 import path from 'node:path';
-import type { Config } from './config.js';
-import { FileKeyStore } from './key-store-file.js';
-import { SharedStateKeyStore } from './key-store-shared.js';
-import type { KeyStore } from './keys.js';
-import type { SharedState } from './shared-state.js';
+import type { Config } from '../config.js';
+import { FileKeyStore } from './file-store.js';
+import { SharedStateKeyStore } from './shared-store.js';
+import type { KeyStore } from './partner-keys.js';
+import type { SharedState } from '../state/shared-state.js';
 
 export const keysFile = (config: Pick<Config, 'dataDir'>): string => path.join(config.dataDir, 'keys.json');
 

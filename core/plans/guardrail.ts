@@ -2,11 +2,11 @@
 // the plan's inputs, independently of how the plan was assembled. Funds may move only from the
 // taker to the venue's pool for the pair or to a configured fee party (or the integrator's
 // recipient), in the amounts the quote gives, with the floor the memo carries, in a plan bound to
-// the caller that asked (its record, core/idempotency.ts). A violation names the rule, never a party.
+// the caller that asked (its record, core/plans/idempotency.ts). A violation names the rule, never a party.
 import { isDeepStrictEqual } from 'node:util';
-import { toWire } from './decimal.js';
-import { planFigures, type PlanInputs } from './plan-assembly.js';
-import type { AppPlan } from './wire.js';
+import { toWire } from '../decimal.js';
+import { planFigures, type PlanInputs } from './assembly.js';
+import type { AppPlan } from '../wire.js';
 
 /** Fee-leg kinds each route may carry, and whose fee each pays. */
 const FEE_LEGS = {
@@ -17,7 +17,7 @@ const FEE_LEGS = {
 /**
  * Every rule `plan` breaks, as sentences free of party ids; empty when it may be stored and
  * returned. (Its binding to the caller is its record's: kept under the caller's digest and naming
- * it, checked on every read, core/plans.ts.)
+ * it, checked on every read, core/plans/service.ts.)
  */
 export function planViolations(plan: AppPlan, inputs: PlanInputs): string[] {
   const { route, params, parties, collecting } = inputs;

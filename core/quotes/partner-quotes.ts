@@ -2,12 +2,12 @@
 // fee block on each available venue and the schema that applied. The fee lines are computed per
 // response from the partner's terms and never enter any cache; the ranking is the base quote's.
 import { checkIntegratorCap, clientFees } from './client-fees.js';
-import { dec } from './decimal.js';
+import { dec } from '../decimal.js';
 import type { FeeSchemas, FeeTerms } from './fee-schemas.js';
-import type { Partner } from './keys.js';
-import type { QuoteParams } from './quote-params.js';
-import type { QuoteService } from './quote-service.js';
-import type { QuoteResponse } from './wire.js';
+import type { Partner } from '../keys/partner-keys.js';
+import type { QuoteParams } from './params.js';
+import type { QuoteService } from './service.js';
+import type { QuoteResponse } from '../wire.js';
 
 export interface PartnerQuote {
   readonly body: QuoteResponse;

@@ -2,10 +2,10 @@
 // cache has two levels: this instance's single-flight cache, always, and, when the shared state is
 // shared between instances (Redis), the shared one, so every instance serves the same bytes for a
 // combination within its window.
-import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from './quote-engine.js';
-import type { SharedState, StoredValue } from './shared-state.js';
+import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from './engine.js';
+import type { SharedState, StoredValue } from '../state/shared-state.js';
 import { SingleFlightCache } from './single-flight-cache.js';
-import { toWire } from './decimal.js';
+import { toWire } from '../decimal.js';
 
 export interface QuoteServiceOptions extends QuoteEngineOptions {
   readonly cacheTtlMs: number;

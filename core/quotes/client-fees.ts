@@ -2,11 +2,11 @@
 // integrator's line and what the user receives, all in the want instrument. Fee amounts round
 // down, in the user's favour, so neither line ever takes more than its rate; userReceives is then
 // exactly net - service - integrator, with nothing left to round.
-import { BPS, floor10, toWire, ZERO, type Decimal } from './decimal.js';
-import { DomainError } from './errors.js';
+import { BPS, floor10, toWire, ZERO, type Decimal } from '../decimal.js';
+import { DomainError } from '../errors.js';
 import type { FeeTerms } from './fee-schemas.js';
-import type { IntegratorFeeParams } from './quote-params.js';
-import type { ClientFees } from './wire.js';
+import type { IntegratorFeeParams } from './params.js';
+import type { ClientFees } from '../wire.js';
 
 const feeOf = (net: Decimal, bps: number): Decimal => (bps === 0 ? ZERO : floor10(net.times(bps).times(BPS)));
 

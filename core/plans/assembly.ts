@@ -1,13 +1,13 @@
 // Assembles an execution plan from the chosen venue's quote: the pinned floor, the deposit step,
 // the fee legs when fees are collected, and the disclosure. Pure: every input is given, so the
-// guardrail (core/plan-guardrail.ts) can check the result against the same inputs independently.
-import { clientFees } from './client-fees.js';
-import { BPS, floor10, toWire, type Decimal } from './decimal.js';
-import type { FeeTerms } from './fee-schemas.js';
-import type { PlanParams, PlanRoute } from './plan-params.js';
-import { minReceive } from './quote-math.js';
-import { CC } from './tokens.js';
-import type { AppPlan, B2cFee, PlanStep } from './wire.js';
+// guardrail (core/plans/guardrail.ts) can check the result against the same inputs independently.
+import { clientFees } from '../quotes/client-fees.js';
+import { BPS, floor10, toWire, type Decimal } from '../decimal.js';
+import type { FeeTerms } from '../quotes/fee-schemas.js';
+import type { PlanParams, PlanRoute } from './params.js';
+import { minReceive } from '../quotes/math.js';
+import { CC } from '../tokens.js';
+import type { AppPlan, B2cFee, PlanStep } from '../wire.js';
 
 /** How long a plan, and its deposit offer, stays valid. */
 export const PLAN_VALIDITY_MS = 90_000;

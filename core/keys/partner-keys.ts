@@ -2,13 +2,13 @@
 // presented key into its partner. A store that cannot be read throws KeyStoreUnavailable, never a
 // silent "invalid".
 import { generateKey, hashKey, isWellFormedKey, KEY_ID_SHAPE, newKeyId } from './api-key.js';
-import type { ComponentHealth } from './component-health.js';
+import type { ComponentHealth } from '../health/component-health.js';
 
 export interface Partner {
   /** The key record's id (`key_...`): safe to log, used to attribute traffic and count its window. */
   readonly id: string;
   readonly name: string;
-  /** The fee schema or override (core/fee-schemas.ts) that applies to this partner. */
+  /** The fee schema or override (core/quotes/fee-schemas.ts) that applies to this partner. */
   readonly schemaId: string;
 }
 
@@ -17,7 +17,7 @@ export type KeyStatus = 'active' | 'revoked';
 /** What is stored of a key: never the key itself. */
 export interface KeyRecord {
   readonly id: string;
-  /** SHA-256 of the key, hex (core/api-key.ts). */
+  /** SHA-256 of the key, hex (core/keys/api-key.ts). */
   readonly hash: string;
   readonly name: string;
   /** ISO 8601. */

@@ -18,7 +18,7 @@ import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/pr
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
+import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './partner-keys.js';
 
 export interface FileKeyStoreOptions {
   /** The least time between two looks at the file for changes, in ms (default 1000). */

@@ -2,19 +2,19 @@
 // quote a quote request gets (never from the client), the plan is assembled from it, checked by the
 // party-isolation guardrail, and kept under the caller's idempotencyKey so a retry gets it again.
 import { randomBytes } from 'node:crypto';
-import { checkIntegratorCap } from './client-fees.js';
-import { dec, type Decimal } from './decimal.js';
-import { badRequest, DomainError } from './errors.js';
-import type { FeeSchemas } from './fee-schemas.js';
+import { checkIntegratorCap } from '../quotes/client-fees.js';
+import { dec, type Decimal } from '../decimal.js';
+import { badRequest, DomainError } from '../errors.js';
+import type { FeeSchemas } from '../quotes/fee-schemas.js';
 import { callerDigest, IdempotencyRecords, type IdempotencyRecord } from './idempotency.js';
-import type { Partner } from './keys.js';
-import { assemblePlan, type PlanInputs, type PlanParties } from './plan-assembly.js';
-import { planViolations } from './plan-guardrail.js';
-import type { PlanParams, PlanRoute } from './plan-params.js';
-import type { QuoteService } from './quote-service.js';
-import type { CoreLog } from './services.js';
-import { CC, pairKey } from './tokens.js';
-import type { AppPlan, QuoteResponse } from './wire.js';
+import type { Partner } from '../keys/partner-keys.js';
+import { assemblePlan, type PlanInputs, type PlanParties } from './assembly.js';
+import { planViolations } from './guardrail.js';
+import type { PlanParams, PlanRoute } from './params.js';
+import type { QuoteService } from '../quotes/service.js';
+import type { CoreLog } from '../log.js';
+import { CC, pairKey } from '../tokens.js';
+import type { AppPlan, QuoteResponse } from '../wire.js';
 
 /** Who asks for a plan: a partner (keyed route), or a keyless caller known by its IP. */
 export type PlanCaller = { readonly route: 'partner'; readonly partner: Partner } | { readonly route: 'app'; readonly ip: string };
@@ -33,7 +33,7 @@ export interface PlanServiceOptions {
   readonly records: IdempotencyRecords;
   readonly log: CoreLog;
   readonly now: () => Date;
-  /** Assembles the plan the guardrail then checks (core/plan-assembly.ts). */
+  /** Assembles the plan the guardrail then checks (core/plans/assembly.ts). */
   readonly assemble?: (inputs: PlanInputs) => AppPlan;
 }
 

@@ -2,7 +2,7 @@
 // A stalled Redis answers nothing until each command times out; without this, every request
 // would wait that long for its rate-limit window, and again for the quote cache. While the state
 // is down, calls fail at once, except one call per retry interval, which probes it.
-import type { ComponentHealth } from './component-health.js';
+import type { ComponentHealth } from '../health/component-health.js';
 import { SharedStateUnavailable, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
 
 export class GuardedSharedState implements SharedState {

@@ -1,8 +1,8 @@
 // The liveness and status reads over the liveness monitor.
-import { badRequest } from './errors.js';
+import { badRequest } from '../errors.js';
 import type { LivenessMonitor } from './liveness.js';
-import { pairKey, resolvePair } from './tokens.js';
-import type { GetLivenessQuery, Liveness, StatusSummary } from './wire.js';
+import { pairKey, resolvePair } from '../tokens.js';
+import type { GetLivenessQuery, Liveness, StatusSummary } from '../wire.js';
 
 export interface HealthOptions {
   readonly monitor: LivenessMonitor;

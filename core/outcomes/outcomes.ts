@@ -2,13 +2,13 @@
 // deposit offer (a CIP-0056 TransferInstruction from the taker to a pool party) created in the
 // window [since, deadline], and what became of it. The taker's party is a parameter of one call:
 // it is never logged, stored, or made part of anything that outlives the request.
-import { Decimal } from './decimal.js';
-import { badRequest, DomainError } from './errors.js';
-import { LedgerFailure, type Ledger, type LedgerTransaction } from './ledger/ledger.js';
-import type { ComponentHealth } from './component-health.js';
-import { CHOICES, HOLDING, namesEntity, REASON_KEY, RESULTS, TRANSFER_INSTRUCTION } from './ledger/token-standard.js';
-import { resolveToken, type Token } from './tokens.js';
-import type { GetOutcomeQuery, Outcome, OutcomeStatus } from './wire.js';
+import { Decimal } from '../decimal.js';
+import { badRequest, DomainError } from '../errors.js';
+import { LedgerFailure, type Ledger, type LedgerTransaction } from '../ledger/ledger.js';
+import type { ComponentHealth } from '../health/component-health.js';
+import { CHOICES, HOLDING, namesEntity, REASON_KEY, RESULTS, TRANSFER_INSTRUCTION } from '../ledger/token-standard.js';
+import { resolveToken, type Token } from '../tokens.js';
+import type { GetOutcomeQuery, Outcome, OutcomeStatus } from '../wire.js';
 
 /** The longest window a query may span: a plan lives 90 seconds, and a wider window only costs reading more. */
 export const MAX_WINDOW_MS = 24 * 60 * 60 * 1000;

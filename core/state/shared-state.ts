@@ -1,7 +1,7 @@
 // The shared-state port: what several instances behind one load balancer must agree on (partner
 // keys, rate-limit windows, cached quote bodies, idempotency records) lives behind it. Two
 // adapters: this file's in-process one, the embedded default for a single instance, and Redis
-// (core/shared-state-redis.ts) when REDIS_URL is set. Adapters that cannot reach their store
+// (core/state/redis.ts) when REDIS_URL is set. Adapters that cannot reach their store
 // reject with SharedStateUnavailable; callers decide how to degrade.
 
 export interface WindowCount {

@@ -1,7 +1,7 @@
 // Rate-limit windows over the shared state, with the degradation the service promises: when the
 // shared state (Redis) cannot be reached, windows are counted in this instance's memory until it
 // is back, so limits still hold per instance and no request fails for want of a counter. The
-// shared state's health (core/shared-state-guard.ts) logs each change and feeds the status.
+// shared state's health (core/state/guard.ts) logs each change and feeds the status.
 import { InProcessSharedState, SharedStateUnavailable, type SharedState, type WindowCount } from './shared-state.js';
 
 export class RateWindows {
@@ -12,7 +12,7 @@ export class RateWindows {
   }
 
   /**
-   * Counts a hit in `key`'s fixed window of `windowMs` (core/shared-state.ts): at once when the
+   * Counts a hit in `key`'s fixed window of `windowMs` (core/state/shared-state.ts): at once when the
    * windows are this process's own, so a single instance's requests wait on no promise for it.
    */
   hit(key: string, windowMs: number): WindowCount | Promise<WindowCount> {

@@ -2,8 +2,8 @@
 // balancer and the keys CLI see the same records at once. One map: field = the key's hash, value
 // = the record as JSON. A lookup is one field read; revoking by id and listing read the whole map,
 // which holds one field per partner key.
-import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './keys.js';
-import { SharedStateUnavailable, type SharedState } from './shared-state.js';
+import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './partner-keys.js';
+import { SharedStateUnavailable, type SharedState } from '../state/shared-state.js';
 
 /** The one map every key lives in: field = the key's hash. */
 const MAP = 'keys';

@@ -1,10 +1,10 @@
 // Asks every venue for a quote within one shared deadline and ranks the answers. A venue that
 // does not answer in time is reported as `timeout` and never holds the response.
-import { toWire, type Decimal } from './decimal.js';
-import { edgeBps, toQuoteVenue } from './quote-math.js';
-import type { Token } from './tokens.js';
-import { unavailable, type Deadline, type Venue, type VenueQuote } from './venue.js';
-import type { QuoteResponse, QuoteVenue } from './wire.js';
+import { toWire, type Decimal } from '../decimal.js';
+import { edgeBps, toQuoteVenue } from './math.js';
+import type { Token } from '../tokens.js';
+import { unavailable, type Deadline, type Venue, type VenueQuote } from '../venues/venue.js';
+import type { QuoteResponse, QuoteVenue } from '../wire.js';
 
 export interface QuoteRequest {
   readonly give: Token;

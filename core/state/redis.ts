@@ -1,4 +1,4 @@
-// The Redis adapter of the shared-state port (core/shared-state.ts): what makes N instances
+// The Redis adapter of the shared-state port (core/state/shared-state.ts): what makes N instances
 // behind one load balancer count, cache and remember as one. Redis going away must degrade the
 // service, never crash or stall it: every call settles within about `commandTimeoutMs`, and a
 // failure is a SharedStateUnavailable.

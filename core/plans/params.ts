@@ -2,13 +2,13 @@
 // express: known and distinct tokens, the amount's range, the taker's party format, fee params
 // together and well-formed, and a quoteRef that agrees with the chosen venue.
 import { createHash } from 'node:crypto';
-import { toWire } from './decimal.js';
-import { badRequest, DomainError } from './errors.js';
-import { isPartyId } from './party.js';
-import { DEFAULT_SLIPPAGE_BPS, parseAmount, parseIntegratorFee, type IntegratorFeeParams } from './quote-params.js';
-import { quoteCacheKey, type KeyedQuoteRequest } from './quote-service.js';
-import { resolvePair } from './tokens.js';
-import type { PlanRequest } from './wire.js';
+import { toWire } from '../decimal.js';
+import { badRequest, DomainError } from '../errors.js';
+import { isPartyId } from '../party.js';
+import { DEFAULT_SLIPPAGE_BPS, parseAmount, parseIntegratorFee, type IntegratorFeeParams } from '../quotes/params.js';
+import { quoteCacheKey, type KeyedQuoteRequest } from '../quotes/service.js';
+import { resolvePair } from '../tokens.js';
+import type { PlanRequest } from '../wire.js';
 
 /** `app`: the keyless first-party route; `partner`: the keyed route. */
 export type PlanRoute = 'app' | 'partner';

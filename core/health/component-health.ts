@@ -1,10 +1,6 @@
 // Whether a dependency (the shared state, the key store, the ledger) answers, as last seen by any of its
 // users: every change is logged once, not once per request, and read by the status.
-
-export interface HealthLog {
-  warn(fields: Record<string, unknown>, message: string): void;
-  info(fields: Record<string, unknown>, message: string): void;
-}
+import type { CoreLog } from '../log.js';
 
 export interface HealthMessages {
   /** Logged at warn when it stops answering. */
@@ -18,7 +14,7 @@ export class ComponentHealth {
 
   constructor(
     readonly component: string,
-    private readonly log: HealthLog,
+    private readonly log: Pick<CoreLog, 'warn' | 'info'>,
     private readonly messages: HealthMessages,
   ) {}
 

@@ -5,7 +5,7 @@
 // A key records the id of the schema or override that applies to it. The set is operator data: a
 // JSON file (FEE_SCHEMAS_FILE) read and validated at start, or the built-in default below.
 import { readFileSync } from 'node:fs';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, type Config } from '../config.js';
 
 /** The spec's ceiling on an integrator's fee, in bps. */
 export const MAX_INTEGRATOR_BPS = 10;

@@ -1,7 +1,7 @@
 // Background liveness probes, one per venue: `unverified` until a venue's first probe completes,
 // then `live` or `dead` from its latest probe.
-import type { Venue } from './venue.js';
-import type { LivenessState } from './wire.js';
+import type { Venue } from '../venues/venue.js';
+import type { LivenessState } from '../wire.js';
 
 export interface LivenessOptions {
   readonly intervalMs: number;

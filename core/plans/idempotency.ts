@@ -4,14 +4,14 @@
 // on one plan. A record holds the request's fingerprint (a digest), the caller it is bound to (a
 // digest) and the plan's JSON text: never the taker's party, nor the caller's key or IP.
 import { createHash } from 'node:crypto';
-import { DomainError } from './errors.js';
-import { SharedStateUnavailable, type SharedState } from './shared-state.js';
+import { DomainError } from '../errors.js';
+import { SharedStateUnavailable, type SharedState } from '../state/shared-state.js';
 
 /** How long a plan's idempotency record is kept: the spec's 5 minutes. */
 export const IDEMPOTENCY_RETENTION_MS = 5 * 60_000;
 
 export interface IdempotencyRecord {
-  /** The request's fingerprint (core/plan-params.ts). */
+  /** The request's fingerprint (core/plans/params.ts). */
   readonly fingerprint: string;
   /** A digest of the caller the plan was made for. */
   readonly boundTo: string;

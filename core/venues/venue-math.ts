@@ -1,0 +1,62 @@
+// How venues price, shared by the adapters that turn a venue's answer into a quote: constant-
+// product output, walking an order book, and a fee taken from the give amount. Every result is
+// rounded toward the user's safety (outputs down, fees up) to 10 fractional digits.
+import { BPS, Decimal, ceil10, divFloor10, floor10 } from '../decimal.js';
+import type { Token } from '../tokens.js';
+import { unavailable, type VenueFeeQuote, type VenueQuote, type VenueQuoteRequest } from './venue.js';
+
+/** A proportional fee taken out of the give amount, rounded up. */
+export function proportionalGiveFee(bps: number): (request: VenueQuoteRequest) => VenueFeeQuote {
+  const rate = BPS.times(bps);
+  return ({ give, amount }) => ({ amount: ceil10(amount.times(rate)), asset: give, appliedTo: 'deducted_from_give' });
+}
+
+/**
+ * The quote of a venue that answers with its output after a fee taken from the give amount: gross
+ * is that output at the quote's average rate for the whole amount, floor(output x amount /
+ * (amount - fee)), so the net netAfterFee derives from it never exceeds what the venue said. No
+ * output, or a fee of the whole amount, is below_minimum; `fee` null or 0 is no fee.
+ */
+export function quoteFromOutputAfterGiveFee(output: Decimal, amount: Decimal, fee: Decimal | null, give: Token): VenueQuote {
+  if (output.isZero() || (fee && fee.gte(amount))) return unavailable('below_minimum');
+  if (!fee || fee.isZero()) return { available: true, gross: floor10(output), fee: null };
+  return { available: true, gross: divFloor10(output.times(amount), amount.minus(fee)), fee: { amount: fee, asset: give, appliedTo: 'deducted_from_give' } };
+}
+
+export function constantProductOut(reserveIn: Decimal, reserveOut: Decimal, amountIn: Decimal): Decimal {
+  return divFloor10(reserveOut.times(amountIn), reserveIn.plus(amountIn));
+}
+
+export interface BookLevel {
+  readonly price: Decimal;
+  readonly quantity: Decimal;
+}
+
+/**
+ * Walks a book for a taker. Selling the base hits bids: output = sum of quantity × price. Buying the
+ * base lifts asks with `amount` of quote currency: output = sum of quantity bought. Null when the book
+ * is too thin for the amount.
+ */
+export function walkBook(levels: readonly BookLevel[], amount: Decimal, side: 'sell-base' | 'buy-base'): Decimal | null {
+  let remaining = amount;
+  let out = new Decimal(0);
+  for (const { price, quantity } of levels) {
+    if (remaining.isZero()) break;
+    if (side === 'sell-base') {
+      // A comparison, not Decimal.min, which copies its result.
+      const take = remaining.lte(quantity) ? remaining : quantity;
+      out = out.plus(take.times(price));
+      remaining = remaining.minus(take);
+    } else {
+      const cost = quantity.times(price);
+      if (remaining.gte(cost)) {
+        out = out.plus(quantity);
+        remaining = remaining.minus(cost);
+      } else {
+        out = out.plus(remaining.div(price));
+        remaining = new Decimal(0);
+      }
+    }
+  }
+  return remaining.isZero() ? floor10(out) : null;
+}
