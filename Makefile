@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
-SOURCES := $(shell find core handlers scripts test generated -name '*.ts' 2>/dev/null)
+SOURCES := $(shell find core handlers sandbox scripts test generated -name '*.ts' 2>/dev/null)
 
 .PHONY: help install generate check-generated build run test lint bench clean
 

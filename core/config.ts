@@ -2,8 +2,8 @@
 // is listed in the README's configuration table; a bad value stops start-up with a message that
 // names it.
 import { isPartyId } from './party.js';
-import { SANDBOX_POOL_PARTIES } from './sandbox/market.js';
-import { SANDBOX_LEDGER_TOKEN } from './sandbox/ledger/sandbox-ledger.js';
+import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
+import { SANDBOX_LEDGER_TOKEN } from '../sandbox/ledger/sandbox-ledger.js';
 import { CC, pairKey, resolveToken } from './tokens.js';
 import { DEFAULT_BASE_URLS, KEYED_VENUES, LIVE_VENUE_IDS, missingLiveVenueConfig, type LiveVenueConfig, type LiveVenueId, type LiveVenuesConfig } from './venues/live-venues.js';
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
-import { ListenError } from '../core/sandbox/loopback-server.js';
+import { ListenError } from '../sandbox/loopback-server.js';
 import { buildApp, repoRoot } from './app.js';
 
 /** The commit `make build` stamped into dist/build-info.json, or "dev". */

@@ -6,7 +6,7 @@
 // key's hash, nor any other key: `revoke` takes a key but answers with its id. Exit codes: 0 done,
 // 1 failure (bad configuration, unreachable or broken store, no such key), 2 usage.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { chosenCommand, runCli, UsageError } from './cli.js';
+import { chosenCommand, runCli, UsageError } from '../core/cli.js';
 import { hashKey, isWellFormedKey, KEY_ID_SHAPE, KEY_PREFIX } from '../core/keys/api-key.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { loadFeeSchemas } from '../core/quotes/fee-schemas.js';

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import { keysFile } from '../core/keys/open-store.js';
 import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
-import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../core/sandbox/market.js';
+import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
 import type { CoreOverrides } from '../core/services.js';
 import type { Venue } from '../core/venues/venue.js';
 import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from './helpers/app.js';

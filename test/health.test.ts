@@ -1,6 +1,6 @@
 // GET /api/liveness and GET /api/status over the background venue probes.
 import t from 'tap';
-import { createSandboxVenues } from '../core/sandbox/market.js';
+import { createSandboxVenues } from '../sandbox/market.js';
 import type { Venue } from '../core/venues/venue.js';
 import type { QuoteResponse } from '../core/wire.js';
 import { testApp } from './helpers/app.js';

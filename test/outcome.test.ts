@@ -6,7 +6,7 @@ import path from 'node:path';
 import t from 'tap';
 import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
 import { Decimal } from '../core/decimal.js';
-import type { SandboxTransaction } from '../core/sandbox/ledger/sandbox-ledger.js';
+import type { SandboxTransaction } from '../sandbox/ledger/sandbox-ledger.js';
 import type { AppPlan, Outcome, QuoteResponse } from '../core/wire.js';
 import { outcomeHandler } from '../handlers/outcome.js';
 import { testApp, type TestApp } from './helpers/app.js';

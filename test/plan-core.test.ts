@@ -15,7 +15,7 @@ import { parsePlanRequest, type PlanRoute } from '../core/plans/params.js';
 import { PlanService } from '../core/plans/service.js';
 import { QuoteService } from '../core/quotes/service.js';
 import { minReceive } from '../core/quotes/math.js';
-import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../core/sandbox/market.js';
+import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
 import { InProcessSharedState } from '../core/state/shared-state.js';
 import type { AppPlan, PlanRequest, PlanStep } from '../core/wire.js';
 

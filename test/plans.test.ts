@@ -5,7 +5,7 @@ import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { callerDigest, IdempotencyRecords } from '../core/plans/idempotency.js';
 import { InProcessSharedState } from '../core/state/shared-state.js';
-import { createSandboxVenues } from '../core/sandbox/market.js';
+import { createSandboxVenues } from '../sandbox/market.js';
 import type { Venue } from '../core/venues/venue.js';
 import type { AppPlan, QuoteResponse } from '../core/wire.js';
 import { COLLECTING, FEE_PARTIES, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';

@@ -1,7 +1,7 @@
 // GET /api/quote: the spec's quote rules that need no key.
 import t from 'tap';
 import { dec, type Decimal } from '../core/decimal.js';
-import { createSandboxVenues } from '../core/sandbox/market.js';
+import { createSandboxVenues } from '../sandbox/market.js';
 import type { Venue, VenueQuote, VenueQuoteRequest } from '../core/venues/venue.js';
 import type { QuoteResponse } from '../core/wire.js';
 import { memoizedQuoteParams } from '../core/quotes/params.js';

@@ -1,4 +1,4 @@
-// The sandbox wallet CLI (scripts/sandbox.ts): each command against a running service's sandbox
+// The sandbox wallet CLI (sandbox/wallet.ts): each command against a running service's sandbox
 // ledger, and every refusal a non-zero exit with a message that says what to do.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';

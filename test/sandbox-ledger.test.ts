@@ -1,12 +1,12 @@
-// The sandbox ledger (core/sandbox/ledger/): CIP-0056 two-step transfers, atomic batches, the
+// The sandbox ledger (sandbox/ledger/): CIP-0056 two-step transfers, atomic batches, the
 // pools' operator, and its HTTP face.
 import t from 'tap';
 import { Decimal } from '../core/decimal.js';
 import { REASON_KEY } from '../core/ledger/token-standard.js';
-import { LedgerRejection } from '../core/sandbox/ledger/sandbox-ledger.js';
-import { poolUserGets } from '../core/sandbox/wire/tradecraft.js';
+import { LedgerRejection } from '../sandbox/ledger/sandbox-ledger.js';
+import { poolUserGets } from '../sandbox/wire/tradecraft.js';
 import { CC, USDCX } from '../core/tokens.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from '../core/sandbox/wire/wire.js';
+import { SANDBOX_INSTRUMENT_ADMINS } from '../sandbox/wire/wire.js';
 import { POOL_USDCX, sandboxLedger, spendable } from './helpers/ledger.js';
 
 const ALICE = `alice::1220${'b'.repeat(64)}`;

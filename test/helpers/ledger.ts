@@ -2,10 +2,10 @@
 // pool parties, served on an ephemeral loopback port, and a deposit sent the way a wallet sends it.
 import { randomUUID } from 'node:crypto';
 import { Decimal } from '../../core/decimal.js';
-import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../../core/sandbox/market.js';
-import { SandboxLedger, SANDBOX_LEDGER_TOKEN } from '../../core/sandbox/ledger/sandbox-ledger.js';
-import { startSandboxLedgerServer } from '../../core/sandbox/ledger/ledger-server.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from '../../core/sandbox/wire/wire.js';
+import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../../sandbox/market.js';
+import { SandboxLedger, SANDBOX_LEDGER_TOKEN } from '../../sandbox/ledger/sandbox-ledger.js';
+import { startSandboxLedgerServer } from '../../sandbox/ledger/ledger-server.js';
+import { SANDBOX_INSTRUMENT_ADMINS } from '../../sandbox/wire/wire.js';
 import { CBTC, CC, USDCX } from '../../core/tokens.js';
 import { CHOICES, REASON_KEY, TRANSFER_FACTORY } from '../../core/ledger/token-standard.js';
 

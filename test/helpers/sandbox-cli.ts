@@ -1,8 +1,8 @@
-// Runs the sandbox wallet CLI (scripts/sandbox.ts, as built) the way a person does.
+// Runs the sandbox wallet CLI (sandbox/wallet.ts, as built) the way a person does.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../scripts/sandbox.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../sandbox/wallet.js', import.meta.url));
 
 export interface CliRun {
   readonly code: number;

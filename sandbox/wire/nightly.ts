@@ -40,11 +40,11 @@
 //   party id (`<hint>::1220<64 hex>`), an unlisted token, a pair without a pool, an amount below
 //   the minimum or above the maximum; 404 for an unknown path; 405 for another method.
 import { createHash } from 'node:crypto';
-import { BPS, ceil10, dec, type Decimal, divFloor10, floor10, toWire } from '../../decimal.js';
-import { isPartyId } from '../../party.js';
-import { constantProductOut } from '../../venues/venue-math.js';
-import { CBTC, CC, TOKENS, USDCX, type Token } from '../../tokens.js';
-import { parseJsonKeepingNumbers } from '../../http-client.js';
+import { BPS, ceil10, dec, type Decimal, divFloor10, floor10, toWire } from '../../core/decimal.js';
+import { isPartyId } from '../../core/party.js';
+import { constantProductOut } from '../../core/venues/venue-math.js';
+import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
+import { parseJsonKeepingNumbers } from '../../core/http-client.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type WireHandler, type WireResponse } from './wire.js';
 

@@ -1,10 +1,10 @@
 // The sandbox venues' wire: each real venue's documented HTTP API, answered from the sandbox
 // market's pools and books, so the embedded default quotes through the same adapters
 // (core/venues/) a deployment against the real venues runs. One handler per venue; the venue
-// server (core/sandbox/venue-server.ts) serves them all on loopback, each under its own prefix.
+// server (sandbox/venue-server.ts) serves them all on loopback, each under its own prefix.
 import type { IncomingHttpHeaders } from 'node:http';
-import { toWire, type Decimal } from '../../decimal.js';
-import type { Token } from '../../tokens.js';
+import { toWire, type Decimal } from '../../core/decimal.js';
+import type { Token } from '../../core/tokens.js';
 
 export interface WireRequest {
   readonly method: string;

@@ -19,9 +19,9 @@
 //   venue does; so is an amount the fee consumes whole.
 // - total_lp_tokens is sqrt(token1_holdings x token2_holdings), rounded down: the sandbox keeps
 //   no LP supply, and that is what a first deposit of the current reserves would have minted.
-import { Decimal, ZERO, floor10 } from '../../decimal.js';
-import { constantProductOut } from '../../venues/venue-math.js';
-import { CC, TOKENS, type Token } from '../../tokens.js';
+import { Decimal, ZERO, floor10 } from '../../core/decimal.js';
+import { constantProductOut } from '../../core/venues/venue-math.js';
+import { CC, TOKENS, type Token } from '../../core/tokens.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonNumber, jsonReply, type WireHandler, type WireResponse } from './wire.js';
 

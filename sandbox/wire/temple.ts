@@ -18,9 +18,9 @@
 //   assume: 401 for a missing or wrong key (checked before anything else, as a gateway does), 400
 //   for a missing symbol or bad levels, 404 for an unknown symbol or path, 405 for a method other
 //   than GET on the book.
-import { ceil10, floor10 } from '../../decimal.js';
-import type { BookLevel } from '../../venues/venue-math.js';
-import { CC } from '../../tokens.js';
+import { ceil10, floor10 } from '../../core/decimal.js';
+import type { BookLevel } from '../../core/venues/venue-math.js';
+import { CC } from '../../core/tokens.js';
 import type { OrderBook, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonReply, SANDBOX_VENUE_KEY, type WireHandler, type WireResponse } from './wire.js';
 

@@ -1,9 +1,9 @@
 // An in-process venue over the sandbox market's pools or books. Each venue's pricing and fee
 // mechanics are its own; the quote engine treats them all through the venue port.
-import { BPS, type Decimal } from '../decimal.js';
-import { constantProductOut, walkBook, type BookLevel } from '../venues/venue-math.js';
-import { CC, pairKey, type Token } from '../tokens.js';
-import { unavailable, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../venues/venue.js';
+import { BPS, type Decimal } from '../core/decimal.js';
+import { constantProductOut, walkBook, type BookLevel } from '../core/venues/venue-math.js';
+import { CC, pairKey, type Token } from '../core/tokens.js';
+import { unavailable, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../core/venues/venue.js';
 
 /** A CC-paired constant-product pool: `base` is always CC. */
 export interface AmmPool {

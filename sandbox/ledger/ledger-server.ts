@@ -17,10 +17,10 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BodyTooLarge, closeServer, listen, readBody } from '../loopback-server.js';
-import { Decimal } from '../../decimal.js';
-import { namesEntity } from '../../ledger/token-standard.js';
-import { isPartyId } from '../../party.js';
-import { resolveToken, type Token } from '../../tokens.js';
+import { Decimal } from '../../core/decimal.js';
+import { namesEntity } from '../../core/ledger/token-standard.js';
+import { isPartyId } from '../../core/party.js';
+import { resolveToken, type Token } from '../../core/tokens.js';
 import { LedgerRejection, type SandboxEvent, type SandboxLedger, type SandboxTransaction } from './sandbox-ledger.js';
 
 /** The participant's `http-list-max-elements-limit`: a longer list is refused with 413, as Canton does. */

@@ -37,9 +37,9 @@
 //   digits, or from = to; 404 "Pool not found for <from>/<to>" for a pair without a pool, an
 //   unknown instrument included (the adapter's no_pool reads the word "pool"; the other 404 must
 //   not say it, nor echo a path that might, so a wrong base URL reads as a broken venue).
-import { BPS, ceil10, dec, divFloor10, ZERO, type Decimal } from '../../decimal.js';
-import { constantProductOut } from '../../venues/venue-math.js';
-import { CC, USDCX, type Token } from '../../tokens.js';
+import { BPS, ceil10, dec, divFloor10, ZERO, type Decimal } from '../../core/decimal.js';
+import { constantProductOut } from '../../core/venues/venue-math.js';
+import { CC, USDCX, type Token } from '../../core/tokens.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonNumber, jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type WireHandler, type WireResponse } from './wire.js';
 

@@ -23,9 +23,9 @@
 //   `pool_after` the spot once the whole sell amount is in and `returned` out, `trade` returned /
 //   sold, `trade_no_fees` the same without the LP fee, `slippage` 1 - trade_no_fees / pool_before.
 import { createHash } from 'node:crypto';
-import { BPS, ceil10, dec, divFloor10, floor10, toWire, type Decimal } from '../../decimal.js';
-import { constantProductOut } from '../../venues/venue-math.js';
-import { CC, TOKENS, type Token } from '../../tokens.js';
+import { BPS, ceil10, dec, divFloor10, floor10, toWire, type Decimal } from '../../core/decimal.js';
+import { constantProductOut } from '../../core/venues/venue-math.js';
+import { CC, TOKENS, type Token } from '../../core/tokens.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonReply, SANDBOX_VENUE_KEY, type WireHandler, type WireRequest, type WireResponse } from './wire.js';
 

@@ -16,9 +16,9 @@
 // it spends; an offer past its executeBefore stays until its sender withdraws it or its receiver
 // rejects it (the pool's operator rejects it, returning the funds).
 import { createHash, randomBytes } from 'node:crypto';
-import { Decimal, toWire } from '../../decimal.js';
-import { CHOICES, REASON_KEY, RESULTS } from '../../ledger/token-standard.js';
-import { TOKENS, type Token } from '../../tokens.js';
+import { Decimal, toWire } from '../../core/decimal.js';
+import { CHOICES, REASON_KEY, RESULTS } from '../../core/ledger/token-standard.js';
+import { TOKENS, type Token } from '../../core/tokens.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { poolUserGets } from '../wire/tradecraft.js';
 

@@ -5,8 +5,8 @@
 // credentials included, so `make run` runs the code a deployment against the real venues runs.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BodyTooLarge, closeServer, listen, readBody } from './loopback-server.js';
-import { createLiveVenues, LIVE_VENUE_IDS, type LiveVenueId, type LiveVenuesConfig } from '../venues/live-venues.js';
-import type { Venue } from '../venues/venue.js';
+import { createLiveVenues, LIVE_VENUE_IDS, type LiveVenueId, type LiveVenuesConfig } from '../core/venues/live-venues.js';
+import type { Venue } from '../core/venues/venue.js';
 import type { SandboxVenue } from './sandbox-venue.js';
 import { cantexWire } from './wire/cantex.js';
 import { nightlyWire } from './wire/nightly.js';

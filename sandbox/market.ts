@@ -1,10 +1,10 @@
 // The embedded sandbox market: five venues with distinct mechanics over seeded, plausible
 // CC-paired liquidity (CC ~ 0.15 USDCx, CBTC ~ 100,000 USDCx). Deterministic on every start, so
 // the spec's examples are reproducible. The README's "Sandbox market" section mirrors these seeds.
-import { dec } from '../decimal.js';
-import { CBTC, CC, USDCX } from '../tokens.js';
-import type { VenueFeeQuote, VenueQuoteRequest } from '../venues/venue.js';
-import { proportionalGiveFee } from '../venues/venue-math.js';
+import { dec } from '../core/decimal.js';
+import { CBTC, CC, USDCX } from '../core/tokens.js';
+import type { VenueFeeQuote, VenueQuoteRequest } from '../core/venues/venue.js';
+import { proportionalGiveFee } from '../core/venues/venue-math.js';
 import { SandboxVenue, type PricedTrade } from './sandbox-venue.js';
 import { createNightlySpec } from './wire/nightly.js';
 

@@ -7,13 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { chosenCommand, runCli, UsageError } from './cli.js';
+import { chosenCommand, runCli, UsageError } from '../core/cli.js';
 import { Decimal } from '../core/decimal.js';
 import { CHOICES, HOLDING, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION, namesEntity } from '../core/ledger/token-standard.js';
 import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
 import { isPartyId } from '../core/party.js';
-import { SANDBOX_LEDGER_TOKEN } from '../core/sandbox/ledger/sandbox-ledger.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from '../core/sandbox/wire/wire.js';
+import { SANDBOX_LEDGER_TOKEN } from './ledger/sandbox-ledger.js';
+import { SANDBOX_INSTRUMENT_ADMINS } from './wire/wire.js';
 import { resolveToken, TOKENS, type Token } from '../core/tokens.js';
 
 const USAGE = `usage: npm run -s sandbox -- <command>
