@@ -6,7 +6,7 @@ export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
 SOURCES := $(shell find core handlers sandbox scripts test generated -name '*.ts' 2>/dev/null)
 
-.PHONY: help install generate check-generated build run test lint bench clean
+.PHONY: help install generate check-generated build run sandbox test lint bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
@@ -36,8 +36,11 @@ dist/.built: dist/.generated tsconfig.json $(SOURCES)
 
 build: dist/.built ## Compile TypeScript into dist/
 
-run: build ## Run the service on the embedded sandbox (HOST, PORT, see README)
+run: build ## Run the service; it starts the sandbox as a child process (HOST, PORT, see README)
 	node dist/handlers/main.js
+
+sandbox: build ## Run the sandbox alone in the foreground; prints one JSON line with its URLs
+	node dist/sandbox/main.js
 
 test: build ## Run every test; ends with "N passed, M failed"
 	npx tap -R ./dist/scripts/tap-summary-reporter.js 'dist/test/**/*.test.js'

@@ -2,8 +2,6 @@
 // is listed in the README's configuration table; a bad value stops start-up with a message that
 // names it.
 import { isPartyId } from './party.js';
-import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
-import { SANDBOX_LEDGER_TOKEN } from '../sandbox/ledger/sandbox-ledger.js';
 import { CC, pairKey, resolveToken } from './tokens.js';
 import { DEFAULT_BASE_URLS, KEYED_VENUES, LIVE_VENUE_IDS, missingLiveVenueConfig, type LiveVenueConfig, type LiveVenueId, type LiveVenuesConfig } from './venues/live-venues.js';
 
@@ -37,23 +35,38 @@ export interface Config {
   readonly rateLimitKeylessPerMinute: number;
   readonly rateLimitKeyedPerMinute: number;
   readonly rateLimitFreshQuotesPerMinute: number;
-  /** `sandbox`: the embedded in-process market; `live`: the real venues' public APIs. */
+  /** `sandbox`: the sandbox program's simulated network (sandbox/); `live`: the real venues' public APIs. */
   readonly venuesMode: 'sandbox' | 'live';
-  /** The real venues' settings, used with `venuesMode: live`. */
+  /**
+   * The venues' settings: the real venues' with `venuesMode: live`; in sandbox mode, once the
+   * sandbox is reached, the sandbox's (core/sandbox-link/manifest.ts).
+   */
   readonly liveVenues: LiveVenuesConfig;
-  /** The loopback port the sandbox venues' server listens on (0: any free port), in sandbox mode. */
+  /** A running sandbox's URL (SANDBOX_URL), in sandbox mode; null: the service starts one. */
+  readonly sandboxUrl: string | null;
+  /** The loopback port a started sandbox's venues listen on (0: any free port), in sandbox mode. */
   readonly sandboxVenuesPort: number;
-  /** The execution venue's pool party per pair (by pairKey): where a plan's deposit goes. */
+  /**
+   * The execution venue's pool party per pair (by pairKey): where a plan's deposit goes. In sandbox
+   * mode, empty unless set until the sandbox is reached: then the sandbox's.
+   */
   readonly poolParties: Readonly<Record<string, string>>;
   /** Receives the service's fee leg of a partner plan; required while fees are collected. */
   readonly serviceFeeParty: string | null;
   /** Receives the service's fee leg of a keyless plan; without it a collecting keyless plan is refused (503). */
   readonly b2cFeeParty: string | null;
-  /** Where outcomes are read: a participant's JSON Ledger API v2 (live), or where the sandbox ledger listens (sandbox; port 0: any free port). */
+  /**
+   * Where outcomes are read: a participant's JSON Ledger API v2 (live). In sandbox mode, where a
+   * started sandbox's ledger listens (port 0: any free port) until the sandbox is reached: then
+   * where it does listen.
+   */
   readonly ledgerUrl: string;
-  /** The bearer token sent to the ledger; null for a participant without auth. */
+  /**
+   * The bearer token sent to the ledger; null for a participant without auth. In sandbox mode,
+   * null (unset) until a started sandbox says the token it chose.
+   */
   readonly ledgerToken: string | null;
-  /** The parties whose view outcomes are read from: the venue's pool parties. */
+  /** The parties whose view outcomes are read from: the venue's pool parties (in sandbox mode, empty until they are known). */
   readonly ledgerReadAs: readonly string[];
   readonly ledgerTimeoutMs: number;
   /** Transactions asked for per request to the ledger. */
@@ -138,7 +151,8 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
   const party = (raw: string) => (isPartyId(raw) ? raw : undefined);
   const poolParties = read<Record<string, string> | null>(
     'TRADECRAFT_POOL_PARTIES',
-    venuesMode === 'sandbox' ? SANDBOX_POOL_PARTIES : null,
+    // The sandbox's own, once it is reached.
+    venuesMode === 'sandbox' ? {} : null,
     parsePoolParties,
     '"CC/USDCx=<party>,CC/CBTC=<party>": one or more pairs with a CC leg, each a ledger party id',
   );
@@ -147,13 +161,14 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
   const serviceFeeParty = read<string | null>('SERVICE_FEE_PARTY', null, party, 'a ledger party id <hint>::1220<64 hex>');
   const b2cFeeParty = read<string | null>('B2C_FEE_PARTY', null, party, 'a ledger party id <hint>::1220<64 hex>');
   if (feeCollectionEnabled && serviceFeeParty === null) problems.push('SERVICE_FEE_PARTY is required with FEE_COLLECTION_ENABLED=true: partner plans pay the service fee to it');
-  for (const [name, feeParty] of [['SERVICE_FEE_PARTY', serviceFeeParty], ['B2C_FEE_PARTY', b2cFeeParty]] as const) {
-    if (feeParty !== null && Object.values(poolParties ?? {}).includes(feeParty)) problems.push(`${name} must not be a pool party: a fee leg and a deposit must never share a receiver`);
-  }
-  const ledgerToken = read<string | null>('LEDGER_TOKEN', venuesMode === 'sandbox' ? SANDBOX_LEDGER_TOKEN : null, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces', true);
+  problems.push(...feePartyProblems({ serviceFeeParty, b2cFeeParty, poolParties: poolParties ?? {} }));
+  const ledgerToken = read<string | null>('LEDGER_TOKEN', null, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces', true);
+  const sandboxUrl = read<string | null>('SANDBOX_URL', null, url(false), 'an http(s):// URL without credentials, query or fragment: a running sandbox\'s, as `make sandbox` prints it');
+  if (sandboxUrl !== null && venuesMode !== 'sandbox') problems.push('SANDBOX_URL is for VENUES=sandbox: with VENUES=live the service uses the real venues');
+  if (sandboxUrl !== null && ledgerToken === null) problems.push('LEDGER_TOKEN is required with SANDBOX_URL: the token that sandbox\'s ledger accepts (its ledgerToken, as `make sandbox` prints it)');
   const ledgerUrl = read<string | null>(
     'LEDGER_URL',
-    venuesMode === 'sandbox' ? 'http://127.0.0.1:7575' : null,
+    venuesMode === 'sandbox' ? 'http://127.0.0.1:0' : null,
     venuesMode === 'sandbox' ? sandboxLedgerUrl : url(ledgerToken !== null),
     venuesMode === 'sandbox'
       ? 'an http:// URL on this machine (127.0.0.1, localhost or [::1]) with a port and no path: the sandbox ledger listens there (port 0: any free port)'
@@ -185,6 +200,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     rateLimitFreshQuotesPerMinute: read('RATE_LIMIT_FRESH_QUOTES_PER_MINUTE', 30, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     venuesMode,
     liveVenues,
+    sandboxUrl,
     sandboxVenuesPort: read('SANDBOX_VENUES_PORT', 0, int(0, 65535), 'an integer from 0 to 65535'),
     poolParties: poolParties ?? {},
     serviceFeeParty,
@@ -201,8 +217,19 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
   return config;
 }
 
+/** Every fee party that is also a pool party: a fee leg and a deposit must never share a receiver. */
+export function feePartyProblems(config: Pick<Config, 'serviceFeeParty' | 'b2cFeeParty' | 'poolParties'>): string[] {
+  const pools = Object.values(config.poolParties);
+  return (
+    [
+      ['SERVICE_FEE_PARTY', config.serviceFeeParty],
+      ['B2C_FEE_PARTY', config.b2cFeeParty],
+    ] as const
+  ).flatMap(([name, feeParty]) => (feeParty !== null && pools.includes(feeParty) ? [`${name} must not be a pool party: a fee leg and a deposit must never share a receiver`] : []));
+}
+
 /** The sandbox ledger's address: plain http on a loopback host, with a port, nothing after it. */
-function sandboxLedgerUrl(raw: string): string | undefined {
+export function sandboxLedgerUrl(raw: string): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(raw);
@@ -217,7 +244,7 @@ function sandboxLedgerUrl(raw: string): string | undefined {
 }
 
 /** `CC/USDCx=<party>,...`: each pair has a CC leg and is named once; tokens as the API accepts them. */
-function parsePoolParties(raw: string): Record<string, string> | undefined {
+export function parsePoolParties(raw: string): Record<string, string> | undefined {
   const parties: Record<string, string> = {};
   for (const entry of raw.split(',')) {
     const match = /^\s*([^/=\s]+)\s*\/\s*([^/=\s]+)\s*=\s*(\S+)\s*$/.exec(entry);

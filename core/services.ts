@@ -15,18 +15,12 @@ import { RateWindows } from './state/rate-windows.js';
 import { GuardedSharedState } from './state/guard.js';
 import { IdempotencyRecords } from './plans/idempotency.js';
 import { PlanService } from './plans/service.js';
-import { createSandboxVenues } from '../sandbox/market.js';
 import { createLiveVenues } from './venues/live-venues.js';
-import { startSandboxVenueServer } from '../sandbox/venue-server.js';
+import { linkSandbox } from './sandbox-link/process.js';
 import { InProcessSharedState, type SharedState } from './state/shared-state.js';
 import { JsonApiLedger } from './ledger/json-api-ledger.js';
 import type { Ledger } from './ledger/ledger.js';
 import { OutcomeService, poolTokens } from './outcomes/outcomes.js';
-import { SANDBOX_LEDGER_TOKEN, SandboxLedger, type SandboxPool } from '../sandbox/ledger/sandbox-ledger.js';
-import { startSandboxLedgerServer } from '../sandbox/ledger/ledger-server.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from '../sandbox/wire/wire.js';
-import type { SandboxVenue } from '../sandbox/sandbox-venue.js';
-import { CC, resolveToken } from './tokens.js';
 import { RedisSharedState } from './state/redis.js';
 import type { Venue } from './venues/venue.js';
 
@@ -50,19 +44,16 @@ export interface CoreOverrides {
   readonly now?: () => Date;
 }
 
-/** The embedded sandbox ledger, in sandbox mode: its state and where it listens. */
-export interface SandboxLedgerHandle {
-  readonly ledger: SandboxLedger;
-  readonly url: string;
-}
-
 export interface CoreServices {
   readonly quotes: QuoteService;
   readonly partnerQuotes: PartnerQuotes;
   readonly plans: PlanService;
   readonly outcomes: OutcomeService;
-  /** The embedded sandbox ledger, when this service runs one. */
-  readonly sandboxLedger: SandboxLedgerHandle | null;
+  /**
+   * The configuration the services run with: the one given, with the sandbox's venues, ledger,
+   * parties and credentials in sandbox mode.
+   */
+  readonly config: Config;
   readonly monitor: LivenessMonitor;
   readonly health: HealthOptions;
   readonly keys: KeyVerifier;
@@ -79,73 +70,35 @@ export interface CoreServices {
 }
 
 interface Opened {
+  readonly config: Config;
   readonly venues: readonly Venue[];
   readonly ledger: Ledger;
-  readonly sandboxLedger: SandboxLedgerHandle | null;
   close(): Promise<void>;
 }
 
 /**
  * The venues quotes go to and the ledger outcomes are read from: the real venues' adapters and a
- * participant's JSON Ledger API (`VENUES=live`), or, for the embedded sandbox, the same adapters
- * pointed at the sandbox venues' server and the sandbox ledger, both on loopback, over one sandbox
- * market, so a swap on the ledger moves the next quote.
+ * participant's JSON Ledger API, at the configured URLs (`VENUES=live`) or at the sandbox's
+ * (`VENUES=sandbox`: the sandbox program, found at SANDBOX_URL or started as a child process),
+ * so the embedded default runs the code a deployment runs.
  */
-async function openEdges(config: Config, log: CoreLog, overrides: CoreOverrides, now: () => Date): Promise<Opened> {
-  const jsonApi = (baseUrl: string) =>
-    new JsonApiLedger({ baseUrl, token: config.ledgerToken, readAs: config.ledgerReadAs, timeoutMs: config.ledgerTimeoutMs, pageSize: config.ledgerPageSize });
-  if (config.venuesMode === 'live') {
-    return { venues: overrides.venues ?? createLiveVenues(config.liveVenues), ledger: overrides.ledger ?? jsonApi(config.ledgerUrl), sandboxLedger: null, close: async () => {} };
-  }
-  const market = createSandboxVenues();
-  const closers: Array<() => Promise<void>> = [];
-  const close = () => Promise.all(closers.map((c) => c())).then(() => undefined);
-  try {
-    let venues = overrides.venues;
-    if (!venues) {
-      const server = await startSandboxVenueServer(market, { host: '127.0.0.1', port: config.sandboxVenuesPort, timeoutMs: config.venueTimeoutMs });
-      closers.push(server.close);
-      log.info({ url: server.url }, 'sandbox venues listening');
-      venues = server.venues;
-    }
-    if (overrides.ledger) return { venues, ledger: overrides.ledger, sandboxLedger: null, close };
-    const ledger = new SandboxLedger({
-      admins: SANDBOX_INSTRUMENT_ADMINS,
-      ...sandboxPools(market, config.poolParties),
-      now,
-      onOperatorError: (err) => log.error({ err }, 'the sandbox pool operator failed on a deposit offer; it stays open'),
-    });
-    const address = new URL(config.ledgerUrl);
-    // Sandbox mode always has a token (its default), so the ledger is never open to any caller.
-    const token = config.ledgerToken ?? SANDBOX_LEDGER_TOKEN;
-    const server = await startSandboxLedgerServer(ledger, { host: address.hostname.replace(/^\[|\]$/g, ''), port: Number(address.port), token });
-    closers.push(server.close);
-    log.info({ url: server.url }, 'sandbox ledger listening');
-    return { venues, ledger: jsonApi(server.url), sandboxLedger: { ledger, url: server.url }, close };
-  } catch (err) {
-    await close();
-    throw err;
-  }
+async function openEdges(given: Config, log: CoreLog, overrides: CoreOverrides): Promise<Opened> {
+  const link = given.venuesMode === 'sandbox' ? await linkSandbox(given, log) : null;
+  const config = link?.config ?? given;
+  const ledger = new JsonApiLedger({ baseUrl: config.ledgerUrl, token: config.ledgerToken, readAs: config.ledgerReadAs, timeoutMs: config.ledgerTimeoutMs, pageSize: config.ledgerPageSize });
+  return {
+    config,
+    venues: overrides.venues ?? createLiveVenues(config.liveVenues),
+    ledger: overrides.ledger ?? ledger,
+    close: async () => link?.close(),
+  };
 }
 
-/** The sandbox market's tradecraft pools, each under the pool party plans deposit to for its pair. */
-function sandboxPools(market: readonly SandboxVenue[], poolParties: Readonly<Record<string, string>>): { tradecraft: SandboxVenue['spec']; pools: SandboxPool[] } {
-  const tradecraft = market.find((v) => v.id === SUPPORTED_VENUE_ID)!.spec;
-  if (tradecraft.pricing.kind !== 'amm') throw new Error('the sandbox tradecraft venue is not an AMM');
-  const { pools: amm } = tradecraft.pricing;
-  const pools = Object.entries(poolParties).flatMap(([pair, party]) => {
-    const other = pair.split('/').map((symbol) => resolveToken(symbol, 'pair')).find((t) => t !== CC)!;
-    const pool = amm.find((p) => p.quote === other);
-    return pool ? [{ party, pool, tokens: [CC, other] as const }] : [];
-  });
-  return { tradecraft, pools };
-}
-
-export async function createServices(config: Config, log: CoreLog, overrides: CoreOverrides = {}): Promise<CoreServices> {
-  const schemas = loadFeeSchemas(config);
+export async function createServices(given: Config, log: CoreLog, overrides: CoreOverrides = {}): Promise<CoreServices> {
+  const schemas = loadFeeSchemas(given);
   const now = overrides.now ?? (() => new Date());
-  const opened = await openEdges(config, log, overrides, now);
-  const { venues } = opened;
+  const opened = await openEdges(given, log, overrides);
+  const { venues, config } = opened;
   // From here on a failure must close what was just opened (the sandbox's listening ports).
   try {
     const sharedHealth = new ComponentHealth('shared-state', log, {
@@ -221,7 +174,7 @@ export async function createServices(config: Config, log: CoreLog, overrides: Co
       partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled),
       plans,
       outcomes,
-      sandboxLedger: opened.sandboxLedger,
+      config,
       monitor,
       health,
       keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),

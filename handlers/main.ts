@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
-import { ListenError } from '../sandbox/loopback-server.js';
+import { SandboxUnavailable } from '../core/sandbox-link/process.js';
 import { buildApp, repoRoot } from './app.js';
 
 /** The commit `make build` stamped into dist/build-info.json, or "dev". */
@@ -17,12 +17,12 @@ function buildStamp(): string {
 }
 
 /**
- * Stops start-up on bad configuration (the environment, or a file it names), or on a port the
- * sandbox cannot listen on, with its message.
+ * Stops start-up on bad configuration (the environment, or a file it names), or on a sandbox that
+ * cannot be started or reached, with its message.
  */
 function configFailure(err: unknown): never {
   if (err instanceof ConfigError) console.error(`bestex: ${err.message}\nSee the configuration table in README.md.`);
-  else if (err instanceof ListenError) console.error(`bestex: ${err.message}`);
+  else if (err instanceof SandboxUnavailable) console.error(`bestex: ${err.message}`);
   else throw err;
   process.exit(1);
 }

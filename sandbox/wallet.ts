@@ -1,8 +1,9 @@
-// `npm run -s sandbox -- <command>`: a wallet for the embedded sandbox, talking to the sandbox
-// ledger the running service (`make run`) serves at LEDGER_URL, so a person can run a swap by
-// hand: fund a party, execute a plan as the party's own wallet would, and move a pool's price.
-// It signs nothing and holds no key: the sandbox ledger lets any holder of its token act as any
-// party. Exit codes: 0 done, 1 refused or failed (the message says why), 2 usage.
+// `npm run -s sandbox -- <command>`: a wallet for the sandbox, talking to the running sandbox's
+// ledger (the one `make run` starts, or `make sandbox`; found through DATA_DIR/sandbox.json, or at
+// LEDGER_URL), so a person can run a swap by hand: fund a party, execute a plan as the party's own
+// wallet would, and move a pool's price. It signs nothing and holds no key: the sandbox ledger
+// lets any holder of its token act as any party. Exit codes: 0 done, 1 refused or failed (the
+// message says why), 2 usage.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import { CHOICES, HOLDING, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION, n
 import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
 import { isPartyId } from '../core/party.js';
 import { SANDBOX_LEDGER_TOKEN } from './ledger/sandbox-ledger.js';
+import { ANNOUNCEMENT_FILE, type SandboxAnnouncement } from './manifest.js';
 import { SANDBOX_INSTRUMENT_ADMINS } from './wire/wire.js';
 import { resolveToken, TOKENS, type Token } from '../core/tokens.js';
 
@@ -28,8 +30,9 @@ const USAGE = `usage: npm run -s sandbox -- <command>
                                         or expired): its funds come back
   pause | resume                        stop or restart the tradecraft pools' answers to deposits
                                         (a paused pool lets offers expire)
-environment: LEDGER_URL (default http://127.0.0.1:7575), LEDGER_TOKEN (default the sandbox's),
-             BESTEX_URL (default http://127.0.0.1:8080; only printed, in the outcome command)`;
+environment: LEDGER_URL and LEDGER_TOKEN (default: the running sandbox's, from DATA_DIR/sandbox.json),
+             DATA_DIR (default ./data), BESTEX_URL (default http://127.0.0.1:8080; only printed,
+             in the outcome command)`;
 
 class Failure extends Error {}
 /** The ledger refused a request; `code` is its JsCantonError code. */
@@ -42,12 +45,32 @@ class Refusal extends Failure {
   }
 }
 
-const ledgerUrl = (process.env.LEDGER_URL || 'http://127.0.0.1:7575').replace(/\/+$/, '');
-const ledgerToken = process.env.LEDGER_TOKEN || SANDBOX_LEDGER_TOKEN;
 const serviceUrl = (process.env.BESTEX_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
+
+/**
+ * The sandbox ledger: LEDGER_URL (with LEDGER_TOKEN, else the sandbox's default token) when set,
+ * else the running sandbox's, as it wrote them to DATA_DIR/sandbox.json when it started.
+ */
+function findLedger(): { url: string; token: string } {
+  const url = process.env.LEDGER_URL;
+  if (url) return { url: url.replace(/\/+$/, ''), token: process.env.LEDGER_TOKEN || SANDBOX_LEDGER_TOKEN };
+  const file = path.resolve(process.env.DATA_DIR || './data', ANNOUNCEMENT_FILE);
+  let running: Partial<SandboxAnnouncement>;
+  try {
+    running = JSON.parse(readFileSync(file, 'utf8')) as Partial<SandboxAnnouncement>;
+  } catch {
+    throw new Failure(`no running sandbox found (${file} is absent or unreadable): start the service (make run) or the sandbox (make sandbox), or set LEDGER_URL`);
+  }
+  if (typeof running.ledger !== 'string' || typeof running.ledgerToken !== 'string') throw new Failure(`${file} does not say where the sandbox ledger is: restart the sandbox, or set LEDGER_URL`);
+  return { url: running.ledger, token: process.env.LEDGER_TOKEN || running.ledgerToken };
+}
+
+let found: { url: string; token: string } | null = null;
 
 /** One request to the sandbox ledger; a refusal becomes a Failure with the ledger's own cause. */
 async function ledger(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  found ??= findLedger();
+  const { url: ledgerUrl, token: ledgerToken } = found;
   let response: Response;
   try {
     response = await fetch(`${ledgerUrl}${path}`, {
@@ -59,7 +82,7 @@ async function ledger(method: 'GET' | 'POST', path: string, body?: unknown): Pro
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     const detail = cause?.code ?? cause?.message ?? (err as Error).message;
-    throw new Failure(`cannot reach the sandbox ledger at ${ledgerUrl} (${detail}): is the service running (make run), and LEDGER_URL the same as its?`);
+    throw new Failure(`cannot reach the sandbox ledger at ${ledgerUrl} (${detail}): is the sandbox running (make run, or make sandbox), and LEDGER_URL its ledger's?`);
   }
   const text = await response.text();
   let parsed: unknown;
@@ -70,7 +93,7 @@ async function ledger(method: 'GET' | 'POST', path: string, body?: unknown): Pro
   }
   if (!response.ok) {
     const { code, cause } = (parsed ?? {}) as { code?: string; cause?: string };
-    if (response.status === 401) throw new Failure(`the sandbox ledger refused the token: set LEDGER_TOKEN to the service's`);
+    if (response.status === 401) throw new Failure(`the sandbox ledger refused the token: set LEDGER_TOKEN to the sandbox's (its ledgerToken, as make sandbox prints it)`);
     throw new Refusal(code, `the ledger refused: ${cause ?? `HTTP ${response.status}`}${code ? ` (${code})` : ''}`);
   }
   return parsed;

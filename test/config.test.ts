@@ -6,6 +6,14 @@ import { PARTY_ID } from '../core/party.js';
 import { MAX_AMOUNT, parseAmount, parseIntegratorFee, parseQuoteParams } from '../core/quotes/params.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
 import type { GetQuoteQuery } from '../core/wire.js';
+import { readManifest, withSandbox } from '../core/sandbox-link/manifest.js';
+import { testSandbox } from './helpers/sandbox.js';
+
+/** The sandbox's own pools (sandbox/market.ts), as its manifest names them. */
+const SANDBOX_POOLS: Readonly<Record<string, string>> = {
+  'CC/USDCx': `tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`,
+  'CC/CBTC': `tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`,
+};
 
 const DEFAULTS: Config = {
   host: '127.0.0.1',
@@ -37,16 +45,16 @@ const DEFAULTS: Config = {
     cantexInstrumentAdmins: null,
     nightlyRecipient: null,
   },
+  sandboxUrl: null,
   sandboxVenuesPort: 0,
-  poolParties: {
-    'CC/USDCx': `tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`,
-    'CC/CBTC': `tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`,
-  },
+  // The sandbox's, once it is reached (core/sandbox-link/manifest.ts).
+  poolParties: {},
   serviceFeeParty: null,
   b2cFeeParty: null,
-  ledgerUrl: 'http://127.0.0.1:7575',
-  ledgerToken: 'sandbox-ledger-token',
-  ledgerReadAs: [`tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`, `tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`],
+  // A started sandbox's ledger on any free port, with the token it chooses.
+  ledgerUrl: 'http://127.0.0.1:0',
+  ledgerToken: null,
+  ledgerReadAs: [],
   ledgerTimeoutMs: 5_000,
   ledgerPageSize: 200,
   outcomeTimeoutMs: 10_000,
@@ -126,6 +134,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     rateLimitKeylessPerMinute: 60,
     rateLimitKeyedPerMinute: 6000,
     rateLimitFreshQuotesPerMinute: 10,
+    sandboxUrl: null,
     sandboxVenuesPort: 0,
     poolParties: DEFAULTS.poolParties,
     serviceFeeParty: `bestex-fees::1220${'e'.repeat(64)}`,
@@ -224,7 +233,13 @@ t.test('loadConfig: VENUES=live without what an enabled venue needs stops start-
 });
 
 t.test('loadConfig: "the venue\'s pool party per pair is configuration" (TRADECRAFT_POOL_PARTIES; sandbox pools by default)', async (t) => {
-  t.strictSame(loadConfig({}).poolParties, DEFAULTS.poolParties, 'the sandbox pools without configuration');
+  const sandbox = await testSandbox();
+  t.teardown(sandbox.close);
+  const applied = withSandbox(loadConfig({}), readManifest(sandbox.manifest), sandbox.ledgerToken);
+  t.strictSame(applied.poolParties, SANDBOX_POOLS, 'the sandbox pools without configuration, as its manifest says');
+  t.strictSame(applied.ledgerReadAs, Object.values(SANDBOX_POOLS), 'and read as by default');
+  const own = { 'CC/USDCx': PARTY('mine') };
+  t.strictSame(withSandbox(loadConfig({ TRADECRAFT_POOL_PARTIES: `CC/USDCx=${PARTY('mine')}` }), readManifest(sandbox.manifest), 't').poolParties, own, 'TRADECRAFT_POOL_PARTIES, when set, wins');
   t.strictSame(loadConfig({ ...LIVE, TRADECRAFT_POOL_PARTIES: `usdcx / cc=${PARTY('a')}, Amulet/CBTC=${PARTY('b')}` }).poolParties, { 'CC/USDCx': PARTY('a'), 'CC/CBTC': PARTY('b') }, 'pairs named as the API accepts tokens, in either order');
   for (const bad of [`USDCx/CBTC=${PARTY('a')}`, `CC/CC=${PARTY('a')}`, 'CC/USDCx=alice', `CC/USDCx=${PARTY('a')},USDCx/CC=${PARTY('b')}`, `CC/ETH=${PARTY('a')}`, 'CC-USDCx']) {
     t.match(configError(t, { TRADECRAFT_POOL_PARTIES: bad }).message, /TRADECRAFT_POOL_PARTIES must be "CC\/USDCx=<party>,CC\/CBTC=<party>"/, bad);
@@ -260,7 +275,17 @@ t.test('loadConfig: fee parties: SERVICE_FEE_PARTY is required while fees are co
   t.equal(config.b2cFeeParty, PARTY('b2c'));
   t.equal(loadConfig({ FEE_COLLECTION_ENABLED: 'true', SERVICE_FEE_PARTY: PARTY('svc') }).b2cFeeParty, null, 'B2C_FEE_PARTY may be left unset: keyless collecting plans then answer 503');
   t.match(configError(t, { B2C_FEE_PARTY: 'nope' }).message, /B2C_FEE_PARTY must be a ledger party id/);
-  t.match(configError(t, { SERVICE_FEE_PARTY: DEFAULTS.poolParties['CC/USDCx']! }).message, /SERVICE_FEE_PARTY must not be a pool party/);
+  t.match(configError(t, { ...LIVE, SERVICE_FEE_PARTY: PARTY('tc-pool-usdcx') }).message, /SERVICE_FEE_PARTY must not be a pool party/);
+  const sandbox = await testSandbox();
+  t.teardown(sandbox.close);
+  t.throws(() => withSandbox(loadConfig({ SERVICE_FEE_PARTY: SANDBOX_POOLS['CC/USDCx']! }), readManifest(sandbox.manifest), 't'), { name: 'ConfigError', message: /SERVICE_FEE_PARTY must not be a pool party/ }, 'nor one of the sandbox\'s');
+});
+
+t.test('loadConfig: SANDBOX_URL, a running sandbox, needs LEDGER_TOKEN and VENUES=sandbox', async (t) => {
+  t.equal(loadConfig({ SANDBOX_URL: 'http://127.0.0.1:4100/', LEDGER_TOKEN: 'tok' }).sandboxUrl, 'http://127.0.0.1:4100');
+  t.match(configError(t, { SANDBOX_URL: 'http://127.0.0.1:4100' }).message, /LEDGER_TOKEN is required with SANDBOX_URL/);
+  t.match(configError(t, { ...LIVE, SANDBOX_URL: 'http://127.0.0.1:4100' }).message, /SANDBOX_URL is for VENUES=sandbox/);
+  t.match(configError(t, { SANDBOX_URL: 'http://u:hunter2@127.0.0.1:4100', LEDGER_TOKEN: 'tok' }).message, /SANDBOX_URL must be an http\(s\):\/\/ URL without credentials/);
 });
 
 t.test('loadConfig: venue URLs and keys are refused without being shown: credentials or a query in a URL, a key sent over plain http, a blank key', async (t) => {

@@ -8,10 +8,10 @@ import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import { keysFile } from '../core/keys/open-store.js';
 import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
-import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
 import type { CoreOverrides } from '../core/services.js';
 import type { Venue } from '../core/venues/venue.js';
 import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from './helpers/app.js';
+import type { TestSandbox } from './helpers/sandbox.js';
 import { issueKey } from './helpers/keys.js';
 import { loadSpec, pointerExists, withoutPointers, type SpecExample } from './helpers/spec.js';
 
@@ -38,7 +38,7 @@ interface Observed {
  */
 interface Condition {
   readonly env?: Record<string, string>;
-  readonly overrides?: () => CoreOverrides;
+  readonly overrides?: (sandbox: TestSandbox) => CoreOverrides;
   prepare?(app: TestApp, request: Outgoing): Promise<void>;
 }
 
@@ -47,12 +47,12 @@ const sendRaw = async (request: Outgoing): Promise<Observed> => {
   return { status: response.status, headers: response.headers, text: await response.text() };
 };
 
-/** The sandbox venues, with tradecraft answering every quote with an error (its probe still live). */
-function tradecraftFailing(): Venue[] {
-  return createSandboxVenues().map((venue): Venue =>
+/** The sandbox's venues through the service's adapters, with tradecraft answering every quote with an error (its probe still live). */
+function tradecraftFailing(sandbox: TestSandbox): Venue[] {
+  return sandbox.adapters().map((venue): Venue =>
     venue.id !== 'tradecraft'
       ? venue
-      : { id: venue.id, settlementMode: venue.settlementMode, probe: () => venue.probe(), quote: () => Promise.reject(new Error('upstream answered 500')) },
+      : { id: venue.id, settlementMode: venue.settlementMode, probe: (signal) => venue.probe(signal), quote: () => Promise.reject(new Error('upstream answered 500')) },
   );
 }
 
@@ -100,10 +100,10 @@ const CONDITIONS: Record<string, Condition> = {
   },
   // Shared state in a Redis that is not there (nothing listens on port 1).
   'shared-state-unreachable': { env: { REDIS_URL: 'redis://127.0.0.1:1' } },
-  'tradecraft-failing': { overrides: () => ({ venues: tradecraftFailing() }) },
+  'tradecraft-failing': { overrides: (sandbox) => ({ venues: tradecraftFailing(sandbox) }) },
   // Outcomes read from a participant that is not there (nothing listens on port 1).
   'ledger-unreachable': {
-    overrides: () => ({ ledger: new JsonApiLedger({ baseUrl: 'http://127.0.0.1:1', token: null, readAs: Object.values(SANDBOX_POOL_PARTIES), timeoutMs: 2000, pageSize: 100 }) }),
+    overrides: (sandbox) => ({ ledger: new JsonApiLedger({ baseUrl: 'http://127.0.0.1:1', token: null, readAs: Object.values(sandbox.manifest.poolParties), timeoutMs: 2000, pageSize: 100 }) }),
   },
   // keys.json overwritten with something that is not a key file, once the service has read it.
   'key-store-unreadable': {
@@ -156,7 +156,7 @@ for (const example of spec.examples) {
     const conditions = given.map((g) => CONDITIONS[g]!);
     const own = await testApp({
       env: Object.assign({}, ...conditions.map((c) => c.env)) as Record<string, string>,
-      overrides: Object.assign({}, ...conditions.map((c) => c.overrides?.())) as CoreOverrides,
+      overrides: (sandbox) => Object.assign({}, ...conditions.map((c) => c.overrides?.(sandbox))) as CoreOverrides,
     });
     const request = outgoing(await listen(own.server), example);
     for (const condition of conditions) await condition.prepare?.(own, request);

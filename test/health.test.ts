@@ -1,6 +1,5 @@
 // GET /api/liveness and GET /api/status over the background venue probes.
 import t from 'tap';
-import { createSandboxVenues } from '../sandbox/market.js';
 import type { Venue } from '../core/venues/venue.js';
 import type { QuoteResponse } from '../core/wire.js';
 import { testApp } from './helpers/app.js';
@@ -51,11 +50,15 @@ t.test('liveness rejects an unknown venue, a lone from or to, and unknown tokens
 });
 
 t.test('a venue whose probe fails reads dead, is not asked for quotes (venue_down), and degrades the status', async (t) => {
-  const [first, ...rest] = createSandboxVenues();
   let asked = 0;
-  const dead = deadProbe(first!);
-  const counting: Venue = { ...dead, quote: (r, s) => ((asked += 1), dead.quote(r, s)) };
-  const app = await testApp({ overrides: { venues: [counting, ...rest] } });
+  const app = await testApp({
+    overrides: (sandbox) => {
+      const [first, ...rest] = sandbox.adapters();
+      const dead = deadProbe(first!);
+      const counting: Venue = { id: dead.id, settlementMode: dead.settlementMode, probe: (s) => dead.probe(s), quote: (r, s) => ((asked += 1), dead.quote(r, s)) };
+      return { venues: [counting, ...rest] };
+    },
+  });
   t.teardown(app.close);
   t.same((await app.server.inject('/api/liveness')).json(), { venue: 'tradecraft', state: 'dead' });
   const quote = (await app.server.inject('/api/quote?from=CC&to=USDCx&amount=100')).json<QuoteResponse>();
@@ -66,7 +69,7 @@ t.test('a venue whose probe fails reads dead, is not asked for quotes (venue_dow
 });
 
 t.test('status is down when no venue is live', async (t) => {
-  const app = await testApp({ overrides: { venues: createSandboxVenues().map(deadProbe) } });
+  const app = await testApp({ overrides: (sandbox) => ({ venues: sandbox.adapters().map(deadProbe) }) });
   t.teardown(app.close);
   t.equal((await app.server.inject('/api/status')).json().state, 'down');
 });

@@ -26,7 +26,8 @@ t.test('VENUES=live: "a partner pointing the service at the real Canton venues m
   const stub = await tradecraftStub();
   t.teardown(() => stub.server.close());
   const app = await testApp({
-    env: { VENUES: 'live', TRADECRAFT_POOL_PARTIES: `CC/USDCx=tc-pool::1220${'e'.repeat(64)}`, TRADECRAFT_URL: stub.url, CANTEX_ENABLED: 'false', ONESWAP_ENABLED: 'false', NIGHTLY_ENABLED: 'false', TEMPLE_ENABLED: 'false' },
+    // Quotes only: the participant outcomes would be read from is never asked.
+    env: { VENUES: 'live', LEDGER_URL: 'http://127.0.0.1:1', TRADECRAFT_POOL_PARTIES: `CC/USDCx=tc-pool::1220${'e'.repeat(64)}`, TRADECRAFT_URL: stub.url, CANTEX_ENABLED: 'false', ONESWAP_ENABLED: 'false', NIGHTLY_ENABLED: 'false', TEMPLE_ENABLED: 'false' },
   });
   t.teardown(app.close);
   const body = (await app.server.inject('/api/quote?from=CC&to=USDCx&amount=100')).json<QuoteResponse>();

@@ -12,7 +12,7 @@ const MAIN = fileURLToPath(new URL('../handlers/main.js', import.meta.url));
 function start(env: Record<string, string>) {
   // SERVICE_BUILD unset: the entry point must fall back to the stamp make build wrote.
   const { SERVICE_BUILD: _unset, ...inherited } = process.env;
-  // The sandbox ledger on any free port, unless a test says where: a service already running (make run) holds 7575.
+  // The started sandbox's ledger on any free port, unless a test says where, whatever the shell set.
   const child = spawn(process.execPath, [MAIN], { env: { ...inherited, LEDGER_URL: 'http://127.0.0.1:0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

@@ -38,7 +38,7 @@ async function flow(t: { teardown(fn: () => Promise<void>): void }): Promise<Flo
   // No quote is reused: each shows the pool as it stands.
   const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' }, overrides: { now: () => new Date(Date.now() + skew) } });
   t.teardown(app.close);
-  const sandbox = app.core.sandboxLedger!;
+  const sandbox = { url: app.sandbox!.manifest.ledger, ledger: app.sandbox!.ledger };
   const outcome = async (query: Record<string, string>) => {
     const res = await app.server.inject({ url: `/api/outcome?${new URLSearchParams(query).toString()}` });
     return { status: res.statusCode, body: res.json<Outcome>() };
@@ -203,7 +203,7 @@ t.test('"400 for bad or inconsistent parameters", in the error shape, naming no 
     [{ ...base, escrow: 'pool' }, /query parameter 'escrow'/],
     [{ ...base, color: 'red' }, /unknown query parameter 'color'/],
   ];
-  const before = f.app.core.sandboxLedger!.ledger.ledgerEnd;
+  const before = f.app.sandbox!.ledger.ledgerEnd;
   for (const [query, message] of cases) {
     const res = await f.outcome(query);
     t.equal(res.status, 400, JSON.stringify(query));
@@ -212,7 +212,7 @@ t.test('"400 for bad or inconsistent parameters", in the error shape, naming no 
   }
   const unknown = await f.outcome({ ...base, want: 'DOGE' });
   t.match(unknown, { status: 400, body: { code: 'unknown_token' } });
-  t.equal(f.app.core.sandboxLedger!.ledger.ledgerEnd, before, 'nothing changed');
+  t.equal(f.app.sandbox!.ledger.ledgerEnd, before, 'nothing changed');
   noPartyLogged(t, f.app);
 });
 
@@ -221,7 +221,7 @@ t.test('an unreadable ledger answers 500 ledger_unavailable, logs why once, show
   t.teardown(app.close);
   // The sandbox ledger answers only its own token; point the adapter at it with another.
   const { JsonApiLedger } = await import('../core/ledger/json-api-ledger.js');
-  const wrong = await testApp({ overrides: { ledger: new JsonApiLedger({ baseUrl: app.core.sandboxLedger!.url, token: 'stolen', readAs: app.config.ledgerReadAs, timeoutMs: 2000, pageSize: 10 }) } });
+  const wrong = await testApp({ overrides: { ledger: new JsonApiLedger({ baseUrl: app.sandbox!.manifest.ledger, token: 'stolen', readAs: app.config.ledgerReadAs, timeoutMs: 2000, pageSize: 10 }) } });
   t.teardown(wrong.close);
   const res = await wrong.server.inject({ url: `/api/outcome?party=${encodeURIComponent(newTaker())}&since=2026-11-20T10:00:00Z&deadline=2026-11-20T10:01:30Z` });
   t.equal(res.statusCode, 500);

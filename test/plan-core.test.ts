@@ -15,7 +15,8 @@ import { parsePlanRequest, type PlanRoute } from '../core/plans/params.js';
 import { PlanService } from '../core/plans/service.js';
 import { QuoteService } from '../core/quotes/service.js';
 import { minReceive } from '../core/quotes/math.js';
-import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
+import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
+import { testSandbox } from './helpers/sandbox.js';
 import { InProcessSharedState } from '../core/state/shared-state.js';
 import type { AppPlan, PlanRequest, PlanStep } from '../core/wire.js';
 
@@ -252,7 +253,9 @@ t.test('planViolations: "Funds may move only from the taker to the venue\'s pool
 // ---------------------------------------------------------------------------------------------
 t.test('PlanService: "A violation is 500 guardrail, logged (without the taker party) and counted; nothing is returned or stored"', async (t) => {
   const now = () => CREATED_AT;
-  const venues = createSandboxVenues();
+  const sandbox = await testSandbox();
+  t.teardown(sandbox.close);
+  const venues = sandbox.adapters();
   const quotes = new QuoteService({ venues, venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 100, isVenueDown: () => false, onVenueError: () => {}, now });
   const records = new IdempotencyRecords(new InProcessSharedState());
   const logged: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
@@ -358,8 +361,10 @@ t.test('PlanService: "the plan is bound to the caller that asked": a held record
     }
   }
   const logged: unknown[] = [];
+  const sandbox = await testSandbox();
+  t.teardown(sandbox.close);
   const service = new PlanService({
-    quotes: new QuoteService({ venues: createSandboxVenues(), venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 10, isVenueDown: () => false, onVenueError: () => {}, now: () => CREATED_AT }),
+    quotes: new QuoteService({ venues: sandbox.adapters(), venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 10, isVenueDown: () => false, onVenueError: () => {}, now: () => CREATED_AT }),
     schemas,
     collecting: false,
     supportedVenueId: 'tradecraft',

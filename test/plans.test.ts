@@ -5,7 +5,6 @@ import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { callerDigest, IdempotencyRecords } from '../core/plans/idempotency.js';
 import { InProcessSharedState } from '../core/state/shared-state.js';
-import { createSandboxVenues } from '../sandbox/market.js';
 import type { Venue } from '../core/venues/venue.js';
 import type { AppPlan, QuoteResponse } from '../core/wire.js';
 import { COLLECTING, FEE_PARTIES, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
@@ -185,10 +184,9 @@ t.test('"as does the supported venue when it cannot currently quote the pair"; n
   t.equal(noPool.statusCode, 400, 'a pair without a configured pool party');
   t.match(noPool.json(), { code: 'no_pool' });
 
-  const failing: Venue[] = createSandboxVenues().map((v): Venue =>
-    v.id === 'tradecraft' ? { id: v.id, settlementMode: v.settlementMode, probe: () => v.probe(), quote: () => Promise.reject(new Error('boom')) } : v,
-  );
-  const { app: broken, key: brokenKey } = await started(t, { overrides: { venues: failing } });
+  const failing = (venues: Venue[]): Venue[] =>
+    venues.map((v): Venue => (v.id === 'tradecraft' ? { id: v.id, settlementMode: v.settlementMode, probe: (s) => v.probe(s), quote: () => Promise.reject(new Error('boom')) } : v));
+  const { app: broken, key: brokenKey } = await started(t, { overrides: (sandbox) => ({ venues: failing(sandbox.adapters()) }) });
   const keyed = await partnerPlan(broken, brokenKey, body());
   t.equal(keyed.statusCode, 502);
   t.match(keyed.json(), { code: 'quote_failed', action: 'retry' });

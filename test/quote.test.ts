@@ -1,15 +1,22 @@
 // GET /api/quote: the spec's quote rules that need no key.
 import t from 'tap';
 import { dec, type Decimal } from '../core/decimal.js';
-import { createSandboxVenues } from '../sandbox/market.js';
 import type { Venue, VenueQuote, VenueQuoteRequest } from '../core/venues/venue.js';
 import type { QuoteResponse } from '../core/wire.js';
 import { memoizedQuoteParams } from '../core/quotes/params.js';
 import { testApp } from './helpers/app.js';
+import { testSandbox } from './helpers/sandbox.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
 
 /** Wraps a venue to count its quote calls and optionally delay or replace its answer. */
+/** The service's own adapters over a sandbox of the test's own (the app under test has another). */
+async function sandboxVenues(t: { teardown(fn: () => Promise<void>): void }, timeoutMs?: number): Promise<Venue[]> {
+  const sandbox = await testSandbox();
+  t.teardown(sandbox.close);
+  return sandbox.adapters(timeoutMs);
+}
+
 function instrumented(venue: Venue, behaviour: { hang?: boolean; fail?: boolean } = {}) {
   const calls: VenueQuoteRequest[] = [];
   const signals: AbortSignal[] = [];
@@ -82,7 +89,7 @@ t.test('a venue that cannot quote the pair shows available: false with a rejecti
 });
 
 t.test('a fee on top of the give amount does not make a venue look better than the same fee deducted', async (t) => {
-  const [tradecraft] = createSandboxVenues();
+  const [tradecraft] = await sandboxVenues(t);
   const base: Venue = tradecraft!;
   const withFee = (id: string, appliedTo: 'on_top' | 'deducted_from_give'): Venue => ({
     id,
@@ -100,7 +107,7 @@ t.test('a fee on top of the give amount does not make a venue look better than t
 });
 
 t.test('all venues failing is still 200 with best: null and every venue unavailable', async (t) => {
-  const venues = createSandboxVenues().map((v) => instrumented(v, { fail: true }).venue);
+  const venues = (await sandboxVenues(t)).map((v) => instrumented(v, { fail: true }).venue);
   const app = await testApp({ overrides: { venues } });
   t.teardown(app.close);
   const res = await app.server.inject(QUOTE);
@@ -113,9 +120,10 @@ t.test('all venues failing is still 200 with best: null and every venue unavaila
 });
 
 t.test('a venue that does not answer within its deadline does not hold the response', async (t) => {
-  const [tradecraft, ...others] = createSandboxVenues();
+  // Long enough for the others to answer over loopback on a busy machine.
+  const [tradecraft, ...others] = await sandboxVenues(t, 300);
   const hanging = instrumented(tradecraft!, { hang: true });
-  const app = await testApp({ env: { VENUE_TIMEOUT_MS: '50' }, overrides: { venues: [hanging.venue, ...others] } });
+  const app = await testApp({ env: { VENUE_TIMEOUT_MS: '300' }, overrides: { venues: [hanging.venue, ...others] } });
   t.teardown(app.close);
   const res = await app.server.inject(QUOTE);
   t.equal(res.statusCode, 200);
@@ -135,7 +143,7 @@ t.test('keyless bodies are byte-identical for everyone within the cache window a
 });
 
 t.test('the base body is cached per normalised parameter combination: equal amounts and symbol spellings share one entry', async (t) => {
-  const [first, ...rest] = createSandboxVenues();
+  const [first, ...rest] = await sandboxVenues(t);
   const counted = instrumented(first!);
   const app = await testApp({ overrides: { venues: [counted.venue, ...rest] } });
   t.teardown(app.close);
@@ -151,7 +159,7 @@ t.test('the base body is cached per normalised parameter combination: equal amou
 });
 
 t.test('the cache expires after QUOTE_CACHE_TTL_MS', async (t) => {
-  const [first, ...rest] = createSandboxVenues();
+  const [first, ...rest] = await sandboxVenues(t);
   const counted = instrumented(first!);
   const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '20' }, overrides: { venues: [counted.venue, ...rest] } });
   t.teardown(app.close);
@@ -162,7 +170,7 @@ t.test('the cache expires after QUOTE_CACHE_TTL_MS', async (t) => {
 });
 
 t.test('concurrent misses for the same combination compute once', async (t) => {
-  const [first, ...rest] = createSandboxVenues();
+  const [first, ...rest] = await sandboxVenues(t);
   const counted = instrumented(first!);
   const app = await testApp({ overrides: { venues: [counted.venue, ...rest] } });
   t.teardown(app.close);
@@ -172,7 +180,7 @@ t.test('concurrent misses for the same combination compute once', async (t) => {
 });
 
 t.test('ref is validated, recorded for attribution, stripped from the cache key and never changes a byte of the response', async (t) => {
-  const [first, ...rest] = createSandboxVenues();
+  const [first, ...rest] = await sandboxVenues(t);
   const counted = instrumented(first!);
   const app = await testApp({ overrides: { venues: [counted.venue, ...rest] } });
   t.teardown(app.close);

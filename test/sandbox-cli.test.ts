@@ -18,7 +18,7 @@ const newTaker = () => `cli-taker-${++takers}::1220${'7'.repeat(64)}`;
 async function started(t: { teardown(fn: () => Promise<void>): void }, env: Record<string, string> = {}) {
   const app = await testApp({ env });
   t.teardown(app.close);
-  const cli = (...args: string[]) => sandboxCli(args, { LEDGER_URL: app.core.sandboxLedger!.url });
+  const cli = (...args: string[]) => sandboxCli(args, { LEDGER_URL: app.sandbox!.manifest.ledger });
   return { app, cli };
 }
 
@@ -70,12 +70,12 @@ t.test('execute "refuses an expired plan", and sends nothing', async (t) => {
   const { plan } = await planFile(app, taker, 'cli-expired');
   const file = path.join(dir, 'cli-expired-old.json');
   writeFileSync(file, JSON.stringify({ ...plan, expiry: new Date(Date.now() - 5_000).toISOString() }));
-  const end = app.core.sandboxLedger!.ledger.ledgerEnd;
+  const end = app.sandbox!.ledger.ledgerEnd;
   // A relative path is the caller's: npm runs the script in the package's folder and says where it was run.
-  const run = await sandboxCli(['execute', '--plan', path.basename(file), '--party', taker], { LEDGER_URL: app.core.sandboxLedger!.url, INIT_CWD: dir });
+  const run = await sandboxCli(['execute', '--plan', path.basename(file), '--party', taker], { LEDGER_URL: app.sandbox!.manifest.ledger, INIT_CWD: dir });
   t.equal(run.code, 1);
   t.match(run.stderr, /the plan expired at .*, [0-9]+ s ago; .* re-plan with a new idempotencyKey/);
-  t.equal(app.core.sandboxLedger!.ledger.ledgerEnd, end, 'no transaction');
+  t.equal(app.sandbox!.ledger.ledgerEnd, end, 'no transaction');
 });
 
 t.test('execute refuses what is not a plan, and a party that cannot cover it, naming the fund command', async (t) => {
@@ -87,11 +87,11 @@ t.test('execute refuses what is not a plan, and a party that cannot cover it, na
   t.match(await cli('execute', '--plan', path.join(dir, 'missing.json'), '--party', taker), { code: 1, stderr: /cannot read the plan/ });
   await cli('fund', '--party', taker, '--token', 'CC', '--amount', '40');
   const { file } = await planFile(app, taker, 'cli-poor');
-  const end = app.core.sandboxLedger!.ledger.ledgerEnd;
+  const end = app.sandbox!.ledger.ledgerEnd;
   const run = await cli('execute', '--plan', file, '--party', taker);
   t.equal(run.code, 1);
   t.match(run.stderr, /cannot cover the venue-deposit step: it needs 100 Amulet .* it holds 40 Amulet spendable \(fund it: npm run -s sandbox -- fund --party <party> --token CC/);
-  t.equal(app.core.sandboxLedger!.ledger.ledgerEnd, end);
+  t.equal(app.sandbox!.ledger.ledgerEnd, end);
 });
 
 t.test('execute "performs the deposit and, when fees are collected, the fee legs, as one batch"', async (t) => {
@@ -100,7 +100,7 @@ t.test('execute "performs the deposit and, when fees are collected, the fee legs
   await cli('fund', '--party', taker, '--token', 'CC', '--amount', '100');
   const { plan, file } = await planFile(app, taker, 'cli-fees');
   t.equal(plan.steps.map((s) => s.kind).join(','), 'venue-deposit,b2c-fee-transfer');
-  const ledger = app.core.sandboxLedger!.ledger;
+  const ledger = app.sandbox!.ledger;
   let end = ledger.ledgerEnd;
   const unfunded = await cli('execute', '--plan', file, '--party', taker);
   t.equal(unfunded.code, 1, 'the fee leg cannot be covered');
@@ -132,10 +132,10 @@ t.test('move refuses a pair without a pool and a price at or below zero; every c
   const { port } = closed.address() as AddressInfo;
   await new Promise((resolve) => closed.close(resolve));
   const absent = await sandboxCli(['balance', '--party', newTaker()], { LEDGER_URL: `http://127.0.0.1:${port}` });
-  t.match(absent, { code: 1, stderr: new RegExp(`cannot reach the sandbox ledger at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\): is the service running \\(make run\\)`) });
-  const wrongToken = await sandboxCli(['pause'], { LEDGER_URL: app.core.sandboxLedger!.url, LEDGER_TOKEN: 'guess' });
-  t.match(wrongToken, { code: 1, stderr: /refused the token: set LEDGER_TOKEN to the service's/ });
-  t.equal(app.core.sandboxLedger!.ledger.operatorPaused, false);
+  t.match(absent, { code: 1, stderr: new RegExp(`cannot reach the sandbox ledger at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\): is the sandbox running \\(make run, or make sandbox\\)`) });
+  const wrongToken = await sandboxCli(['pause'], { LEDGER_URL: app.sandbox!.manifest.ledger, LEDGER_TOKEN: 'guess' });
+  t.match(wrongToken, { code: 1, stderr: /refused the token: set LEDGER_TOKEN to the sandbox's/ });
+  t.equal(app.sandbox!.ledger.operatorPaused, false);
 });
 
 t.test('execute refuses to run a plan twice (the ledger deduplicates its submission); withdraw takes back what nobody answered', async (t) => {

@@ -13,12 +13,14 @@ import { OneSwapVenue } from '../core/venues/oneswap.js';
 import { TempleVenue } from '../core/venues/temple.js';
 import { TradecraftVenue } from '../core/venues/tradecraft.js';
 import type { QuoteResponse } from '../core/wire.js';
+import { readManifest } from '../core/sandbox-link/manifest.js';
 import { testApp } from './helpers/app.js';
+import { testSandbox } from './helpers/sandbox.js';
 
 const deadline = { signal: new AbortController().signal };
 
 t.test('every sandbox venue answers its documented API over real HTTP on loopback, each under its own prefix', async (t) => {
-  const server = await startSandboxVenueServer(createSandboxVenues(), { host: '127.0.0.1', port: 0, timeoutMs: 800 });
+  const server = await startSandboxVenueServer(createSandboxVenues(), { host: '127.0.0.1', port: 0 });
   t.teardown(server.close);
   t.match(server.url, /^http:\/\/127\.0\.0\.1:[0-9]+$/);
   const get = async (path: string, headers: Record<string, string> = {}) => {
@@ -36,58 +38,65 @@ t.test('every sandbox venue answers its documented API over real HTTP on loopbac
   t.equal(big.status, 413, 'a body over 16 KiB is refused');
 });
 
-t.test('the adapters built for the server are the real ones, with the sandbox\'s credentials, and quote the market', async (t) => {
-  const market = createSandboxVenues();
-  const server = await startSandboxVenueServer(market, { host: '127.0.0.1', port: 0, timeoutMs: 800 });
-  t.teardown(server.close);
+t.test('the service\'s adapters, pointed at the sandbox by its manifest, are the real ones, with the sandbox\'s credentials, and quote the market', async (t) => {
+  const sandbox = await testSandbox();
+  t.teardown(sandbox.close);
+  const venues = sandbox.adapters();
   t.strictSame(
-    server.venues.map((v) => v.constructor),
+    venues.map((v) => v.constructor),
     [TradecraftVenue, CantexVenue, OneSwapVenue, NightlyVenue, TempleVenue],
   );
-  for (const venue of server.venues) {
+  for (const venue of venues) {
     t.match(await venue.probe(deadline.signal), { live: true }, `${venue.id} probes live`);
     const quote = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, deadline);
     t.equal(quote.available, true, `${venue.id} quotes 100 CC for USDCx through its key and wire`);
   }
   // The server answers from the market's pools as they are: moving one moves the next quote.
-  const tradecraft = server.venues[0]!;
+  const tradecraft = venues[0]!;
   const before = await tradecraft.quote({ give: CC, want: USDCX, amount: dec('100') }, deadline);
-  const pricing = market[0]!.spec.pricing;
+  const pricing = sandbox.market[0]!.spec.pricing;
   if (pricing.kind !== 'amm') throw new Error('tradecraft is an AMM');
   pricing.pools[0]!.quoteReserve = pricing.pools[0]!.quoteReserve.times(dec('0.97'));
   const after = await tradecraft.quote({ give: CC, want: USDCX, amount: dec('100') }, deadline);
   t.ok(before.available && after.available && after.gross.lt(before.gross), 'a 3 % smaller USDCx reserve pays less');
 });
 
+t.test('GET /sandbox/v1/manifest: where each venue and the ledger listen, the parties and keys, never the ledger\'s token; the service reads it as it is', async (t) => {
+  const sandbox = await testSandbox({ ledgerToken: 'hunter2-ledger' });
+  t.teardown(sandbox.close);
+  const res = await fetch(`${sandbox.manifest.sandbox}/sandbox/v1/manifest`);
+  t.equal(res.status, 200);
+  const text = await res.text();
+  t.notMatch(text, /hunter2/, 'the token is only in the announced line and the owner-only file');
+  t.strictSame(JSON.parse(text), sandbox.manifest);
+  t.strictSame(readManifest(JSON.parse(text)), sandbox.manifest, 'the service\'s reader takes the manifest whole');
+  t.match(sandbox.manifest, { venues: { tradecraft: `${sandbox.manifest.sandbox}/tradecraft/v1`, temple: `${sandbox.manifest.sandbox}/temple` }, venueKeys: { cantex: String, oneswap: String, temple: String } });
+  t.equal((await fetch(`${sandbox.manifest.sandbox}/sandbox/v1/manifest`, { method: 'POST' })).status, 404, 'GET only');
+});
+
+t.test('the service\'s reader refuses a manifest it cannot use, naming the field', async (t) => {
+  const sandbox = await testSandbox();
+  t.teardown(sandbox.close);
+  const good = JSON.parse(JSON.stringify(sandbox.manifest)) as Record<string, Record<string, unknown>>;
+  const cases: Array<[(m: Record<string, Record<string, unknown>>) => void, RegExp]> = [
+    [(m) => void (m.venues!.cantex = 'ftp://x'), /venues\.cantex is not an http\(s\) URL/],
+    [(m) => void (m.poolParties = { 'USDCx/CBTC': m.poolParties!['CC/USDCx'] }), /poolParties names a pair without a CC leg/],
+    [(m) => void (m.poolParties = {}), /poolParties names no pool/],
+    [(m) => void (m.instrumentAdmins!.CBTC = 'nobody'), /instrumentAdmins\.CBTC is not a ledger party id/],
+    [(m) => void (m.venueKeys!.temple = 'has space'), /venueKeys\.temple is not printable ASCII/],
+  ];
+  for (const [spoil, message] of cases) {
+    const copy = JSON.parse(JSON.stringify(good)) as Record<string, Record<string, unknown>>;
+    spoil(copy);
+    t.throws(() => readManifest(copy), { name: 'ManifestError', message }, String(message));
+  }
+});
+
 t.test('the embedded default: "routes every quote through the real adapters", so make run runs the code a real deployment runs', async (t) => {
   const app = await testApp();
   t.teardown(app.close);
-  const listening = app.logs().find((l) => l.msg === 'sandbox venues listening');
-  t.match(listening, { url: /^http:\/\/127\.0\.0\.1:[0-9]+$/ }, 'the server\'s URL is logged at start');
+  t.equal(app.config.liveVenues.venues.oneswap.baseUrl, app.sandbox!.manifest.venues.oneswap, 'the service is configured with the sandbox\'s venues');
   const body = (await app.server.inject('/api/quote?from=CC&to=USDCx&amount=100')).json<QuoteResponse>();
   t.strictSame(body.venues.map((v) => v.venueId).sort(), ['cantex', 'nightly', 'oneswap', 'temple', 'tradecraft']);
   t.ok(body.venues.every((v) => v.available), 'every venue quotes through its adapter');
-  await app.close();
-  const closed = await fetch(`${String(listening?.url)}/nightly/nswap/tokens`).then(
-    () => 'answered',
-    () => 'refused',
-  );
-  t.equal(closed, 'refused', 'closing the service closes the sandbox venues\' server');
-});
-
-t.test('SANDBOX_VENUES_PORT: the sandbox venues listen where it says', async (t) => {
-  const probe = await startSandboxVenueServer(createSandboxVenues(), { host: '127.0.0.1', port: 0, timeoutMs: 800 });
-  const port = new URL(probe.url).port;
-  await probe.close();
-  const app = await testApp({ env: { SANDBOX_VENUES_PORT: port } });
-  t.teardown(app.close);
-  t.match(app.logs().find((l) => l.msg === 'sandbox venues listening'), { url: `http://127.0.0.1:${port}` });
-  t.equal((await fetch(`http://127.0.0.1:${port}/nightly/nswap/tokens`)).status, 200);
-});
-
-t.test('a SANDBOX_VENUES_PORT already taken stops start-up with a message that says what to do', async (t) => {
-  const taken = await startSandboxVenueServer(createSandboxVenues(), { host: '127.0.0.1', port: 0, timeoutMs: 800 });
-  t.teardown(taken.close);
-  const port = new URL(taken.url).port;
-  await t.rejects(testApp({ env: { SANDBOX_VENUES_PORT: port } }), { message: new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\); set SANDBOX_VENUES_PORT to a free port, or 0 for any`) });
 });

@@ -1,17 +1,22 @@
 // Builds the real app for a test: default config (overridable), logs captured in memory, and
-// either `inject` or a real listener on an ephemeral loopback port.
+// either `inject` or a real listener on an ephemeral loopback port. In sandbox mode each app gets
+// a sandbox of its own (test/helpers/sandbox.ts), reached at SANDBOX_URL.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type Config } from '../../core/config.js';
+import { loadConfig, parsePoolParties, type Config } from '../../core/config.js';
 import type { CoreOverrides } from '../../core/services.js';
 import { buildApp, type App } from '../../handlers/app.js';
 import { createLogger } from '../../handlers/logger.js';
+import { testSandbox, type TestSandbox } from './sandbox.js';
 
 export interface TestApp extends App {
+  /** The configuration the app runs with (in sandbox mode, with the sandbox's settings). */
   readonly config: Config;
+  /** The app's own sandbox; null with VENUES=live. */
+  readonly sandbox: TestSandbox | null;
   readonly logs: () => Array<Record<string, unknown>>;
   readonly rawLogs: () => string;
   readonly close: () => Promise<void>;
@@ -19,7 +24,8 @@ export interface TestApp extends App {
 
 export interface TestAppOptions {
   readonly env?: Record<string, string>;
-  readonly overrides?: CoreOverrides;
+  /** Ports replaced; a function is given the app's sandbox (its adapters, say). */
+  readonly overrides?: CoreOverrides | ((sandbox: TestSandbox) => CoreOverrides);
   /** Wait for the first round of venue probes (default true). */
   readonly probed?: boolean;
 }
@@ -34,8 +40,9 @@ export const FEE_PARTIES = {
 export const COLLECTING: Record<string, string> = { FEE_COLLECTION_ENABLED: 'true', ...FEE_PARTIES };
 
 /**
- * The default config, but with a private DATA_DIR, the sandbox ledger on any free port, and rate limits no test reaches unless it sets
- * them: tests from one loopback IP would otherwise share one keyless window.
+ * The default config, but with a private DATA_DIR, a started sandbox's ledger on any free port, and
+ * rate limits no test reaches unless it sets them: tests from one loopback IP would otherwise share
+ * one keyless window.
  */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
@@ -44,8 +51,6 @@ export function testConfig(env: Record<string, string> = {}): Config {
     RATE_LIMIT_KEYLESS_PER_MINUTE: '1000000',
     RATE_LIMIT_KEYED_PER_MINUTE: '1000000',
     RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '1000000',
-    // Tests run side by side: each sandbox ledger listens on a port of its own.
-    LEDGER_URL: 'http://127.0.0.1:0',
     ...env,
   });
 }
@@ -58,20 +63,45 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
       callback();
     },
   });
-  const config = testConfig(options.env);
-  const app = await buildApp({ config, logger: createLogger(config.logLevel, sink), overrides: options.overrides, probes: false });
+  const env = options.env ?? {};
+  let overrides: CoreOverrides | undefined = typeof options.overrides === 'function' ? undefined : options.overrides;
+  let sandbox: TestSandbox | null = null;
+  if ((env.VENUES ?? 'sandbox') === 'sandbox' && env.SANDBOX_URL === undefined) {
+    // The service's and the sandbox ledger's clocks move together, as on one machine.
+    sandbox = await testSandbox({
+      now: () => (overrides?.now ?? (() => new Date()))(),
+      ledgerToken: env.LEDGER_TOKEN,
+      poolParties: env.TRADECRAFT_POOL_PARTIES ? parsePoolParties(env.TRADECRAFT_POOL_PARTIES) : undefined,
+    });
+  }
+  if (typeof options.overrides === 'function') {
+    if (!sandbox) throw new Error('overrides given the sandbox need an app in sandbox mode');
+    overrides = options.overrides(sandbox);
+  }
+  let app: App;
+  try {
+    const given = testConfig(sandbox ? { SANDBOX_URL: sandbox.manifest.sandbox, LEDGER_TOKEN: sandbox.ledgerToken, ...env } : env);
+    app = await buildApp({ config: given, logger: createLogger(given.logLevel, sink), overrides, probes: false });
+  } catch (err) {
+    await sandbox?.close();
+    throw err;
+  }
   await app.server.ready();
   if (options.probed !== false) await app.core.monitor.start();
   return {
     ...app,
-    config,
+    config: app.core.config,
+    sandbox,
     rawLogs: () => captured,
     logs: () =>
       captured
         .split('\n')
         .filter((l) => l.trim() !== '')
         .map((l) => JSON.parse(l) as Record<string, unknown>),
-    close: () => app.server.close(),
+    close: async () => {
+      await app.server.close();
+      await sandbox?.close();
+    },
   };
 }
 

@@ -1,0 +1,163 @@
+// How the service finds the sandbox in sandbox mode, without importing any of it: at SANDBOX_URL
+// when set (its manifest read over HTTP), else by starting the sandbox program as a child process
+// on free ports (or those SANDBOX_VENUES_PORT and LEDGER_URL name), reading the one line it
+// prints once it listens, and stopping it when the service closes. The child also stops by itself
+// when the service dies: it watches its stdin, whose other end only this process holds.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../config.js';
+import { fetchWithin, FetchFailed, nodeFetch } from '../http-client.js';
+import type { CoreLog } from '../log.js';
+import { ManifestError, readManifest, withSandbox } from './manifest.js';
+
+/** The sandbox program, as `make build` leaves it beside the service's own modules. */
+const PROGRAM = fileURLToPath(new URL('../../sandbox/main.js', import.meta.url));
+
+/** How long a started sandbox may take to listen; it takes well under a second. */
+const START_TIMEOUT_MS = 20_000;
+/** How long a stopped sandbox may take to close before it is killed. */
+const STOP_TIMEOUT_MS = 5_000;
+const MANIFEST_TIMEOUT_MS = 5_000;
+
+/** The sandbox could not be started or reached; the message says why and what to do, in one line. */
+export class SandboxUnavailable extends Error {
+  override readonly name = 'SandboxUnavailable';
+}
+
+export interface SandboxLink {
+  /** The service's configuration with the sandbox's venues, ledger, parties and credentials. */
+  readonly config: Config;
+  /** The started sandbox's process id; null for one found at SANDBOX_URL. */
+  readonly pid: number | null;
+  /** Stops a started sandbox (one at SANDBOX_URL is left running). */
+  close(): Promise<void>;
+}
+
+/** The sandbox of a sandbox-mode configuration, found or started. */
+export function linkSandbox(config: Config, log: CoreLog): Promise<SandboxLink> {
+  return config.sandboxUrl === null ? startSandbox(config, log) : attachSandbox(config, config.sandboxUrl);
+}
+
+async function attachSandbox(config: Config, url: string): Promise<SandboxLink> {
+  let answer: { status: number; text: string };
+  try {
+    answer = await fetchWithin(nodeFetch, `${url}/sandbox/v1/manifest`, { method: 'GET', headers: { accept: 'application/json' } }, MANIFEST_TIMEOUT_MS, new AbortController().signal);
+  } catch (err) {
+    const why = err instanceof FetchFailed ? err.code : 'no answer';
+    throw new SandboxUnavailable(`no sandbox answers at SANDBOX_URL ${url} (${why}): start one with make sandbox, or unset SANDBOX_URL to have the service start its own`);
+  }
+  if (answer.status !== 200) throw new SandboxUnavailable(`SANDBOX_URL ${url} answered HTTP ${answer.status} for the sandbox's manifest: is it a sandbox's URL, as make sandbox prints it?`);
+  const manifest = parse(answer.text, `the sandbox at SANDBOX_URL ${url}`);
+  return { config: withSandbox(config, manifest, config.ledgerToken!), pid: null, close: async () => {} };
+}
+
+function parse(text: string, source: string) {
+  try {
+    return readManifest(JSON.parse(text));
+  } catch (err) {
+    throw new SandboxUnavailable(`${source} sent a manifest the service cannot use (${err instanceof ManifestError ? err.message : 'not JSON'})`);
+  }
+}
+
+/** The started sandbox's settings: the service's own, under the same names and meanings. */
+function childEnv(config: Config): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SANDBOX_VENUES_PORT: String(config.sandboxVenuesPort),
+    LEDGER_URL: config.ledgerUrl,
+    DATA_DIR: config.dataDir,
+  };
+  delete env.LEDGER_TOKEN;
+  delete env.TRADECRAFT_POOL_PARTIES;
+  if (config.ledgerToken !== null) env.LEDGER_TOKEN = config.ledgerToken;
+  const pools = Object.entries(config.poolParties);
+  if (pools.length > 0) env.TRADECRAFT_POOL_PARTIES = pools.map(([pair, party]) => `${pair}=${party}`).join(',');
+  return env;
+}
+
+async function startSandbox(config: Config, log: CoreLog): Promise<SandboxLink> {
+  if (!existsSync(PROGRAM)) throw new SandboxUnavailable(`the sandbox program is not built (${PROGRAM}): run make build`);
+  const child = spawn(process.execPath, [PROGRAM, '--exit-with-stdin'], { env: childEnv(config), stdio: ['pipe', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let announced: { text: string } | null = null;
+  try {
+    const line = await firstLine(child);
+    announced = { text: line };
+  } finally {
+    if (!announced) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  }
+  const announcement = parseAnnouncement(announced.text);
+  // Whatever it says from here on (an operator failure) is the sandbox's own log, passed on as is.
+  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  child.stdout!.resume();
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (!stopping) log.error({ code, signal }, 'the sandbox stopped: venues and the ledger are unreachable until the service restarts');
+  });
+  log.info({ sandboxPid: child.pid, url: announcement.manifest.sandbox, ledger: announcement.manifest.ledger }, 'sandbox started');
+  const close = async () => {
+    stopping = true;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    child.kill('SIGTERM');
+    await exited;
+    clearTimeout(killer);
+  };
+  let applied: Config;
+  try {
+    applied = withSandbox(config, announcement.manifest, announcement.ledgerToken);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { config: applied, pid: child.pid ?? null, close };
+}
+
+function parseAnnouncement(line: string) {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw new SandboxUnavailable(`the sandbox printed a line that is not its manifest: ${JSON.stringify(line.slice(0, 200))}`);
+  }
+  const token = (value as { ledgerToken?: unknown }).ledgerToken;
+  if (typeof token !== 'string' || !/^[\x21-\x7e]+$/.test(token)) throw new SandboxUnavailable('the sandbox announced no ledger token');
+  return { manifest: parse(line, 'the started sandbox'), ledgerToken: token };
+}
+
+/** The child's first line on stdout; SandboxUnavailable with its own last word when it ends or stalls first. */
+function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => finish(new SandboxUnavailable(`the sandbox did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+    const onOut = (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const end = out.indexOf('\n');
+      if (end >= 0) finish(null, out.slice(0, end));
+    };
+    const onErr = (chunk: Buffer) => void (err += chunk.toString('utf8'));
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      const said = err.trim().split('\n').pop()?.replace(/^sandbox: /, '');
+      finish(new SandboxUnavailable(`the sandbox did not start: ${said || `it exited (${signal ?? `code ${code}`})`}`));
+    };
+    const onError = (e: Error) => finish(new SandboxUnavailable(`the sandbox could not be started: ${e.message}`));
+    const finish = (error: Error | null, line?: string) => {
+      clearTimeout(timer);
+      child.stdout!.off('data', onOut);
+      child.stderr!.off('data', onErr);
+      child.off('exit', onExit);
+      child.off('error', onError);
+      if (error) reject(error);
+      else resolve(line!);
+    };
+    child.stdout!.on('data', onOut);
+    child.stderr!.on('data', onErr);
+    child.once('exit', onExit);
+    child.once('error', onError);
+  });
+}

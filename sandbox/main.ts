@@ -1,0 +1,87 @@
+// `make sandbox`: the sandbox as a program of its own, in the foreground. It prints one JSON line
+// on stdout once its venues and its ledger listen (sandbox/manifest.ts), keeps the same in
+// DATA_DIR/sandbox.json while it runs (the wallet CLI reads it), and stops on SIGINT or SIGTERM.
+// The service starts it the same way with --exit-with-stdin: it then also stops when the
+// service's end of its stdin closes, which happens however the service ends, so no sandbox is
+// left listening behind a dead service.
+//
+// Its settings are the service's variables of the same names and meanings: SANDBOX_VENUES_PORT
+// (the venues' port, 0: any free port), LEDGER_URL (where its ledger listens, an http:// loopback
+// URL with a port, 0: any), LEDGER_TOKEN (the ledger's bearer token), TRADECRAFT_POOL_PARTIES (the
+// pool parties, the sandbox's own by default), DATA_DIR (./data).
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parsePoolParties, sandboxLedgerUrl } from '../core/config.js';
+import { ListenError } from './loopback-server.js';
+import { ANNOUNCEMENT_FILE, type SandboxAnnouncement } from './manifest.js';
+import { startSandbox, type Sandbox } from './sandbox.js';
+
+class SettingError extends Error {}
+
+function setting<T>(name: string, fallback: T, parse: (raw: string) => T | undefined, expected: string): T {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = parse(raw.trim());
+  if (value === undefined) throw new SettingError(`${name} must be ${expected}`);
+  return value;
+}
+
+const port = (raw: string) => (/^[0-9]{1,5}$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : undefined);
+
+/** Removes the file only while it still says this process: another sandbox may have replaced it. */
+function forget(file: string): void {
+  try {
+    if ((JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown }).pid === process.pid) rmSync(file);
+  } catch {
+    // Gone or replaced: nothing of ours to remove.
+  }
+}
+
+async function main(): Promise<void> {
+  const ledgerUrl = new URL(setting('LEDGER_URL', 'http://127.0.0.1:0', sandboxLedgerUrl, 'an http:// URL on this machine (127.0.0.1, localhost or [::1]) with a port and no path (port 0: any free port)'));
+  const dataDir = setting('DATA_DIR', './data', (raw) => raw, 'a directory path');
+  let sandbox: Sandbox;
+  try {
+    sandbox = await startSandbox({
+      venuesPort: setting('SANDBOX_VENUES_PORT', 0, port, 'an integer from 0 to 65535'),
+      ledgerHost: ledgerUrl.hostname.replace(/^\[|\]$/g, ''),
+      ledgerPort: Number(ledgerUrl.port),
+      ledgerToken: setting<string | undefined>('LEDGER_TOKEN', undefined, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces'),
+      poolParties: setting<Record<string, string> | undefined>('TRADECRAFT_POOL_PARTIES', undefined, parsePoolParties, '"CC/USDCx=<party>,CC/CBTC=<party>"'),
+      // Names the failure, never its message, which may quote a party.
+      onOperatorError: (err) => console.error(`sandbox: the pool operator failed on a deposit offer (${err instanceof Error ? err.name : typeof err}); it stays open`),
+    });
+  } catch (err) {
+    if (err instanceof ListenError) throw new SettingError(err.message);
+    throw err;
+  }
+  const announcement: SandboxAnnouncement = { ...sandbox.manifest, ledgerToken: sandbox.ledgerToken, pid: process.pid };
+  const file = path.join(dataDir, ANNOUNCEMENT_FILE);
+  mkdirSync(dataDir, { recursive: true });
+  // It holds the ledger's token: its owner's to read, as keys.json is.
+  writeFileSync(file, `${JSON.stringify(announcement, null, 2)}\n`, { mode: 0o600 });
+  process.stdout.write(`${JSON.stringify(announcement)}\n`);
+
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    forget(file);
+    sandbox.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  if (process.argv.includes('--exit-with-stdin')) {
+    process.stdin.on('end', stop);
+    process.stdin.on('close', stop);
+    process.stdin.resume();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof SettingError ? `sandbox: ${err.message}` : `sandbox: could not start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

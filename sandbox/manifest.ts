@@ -1,0 +1,38 @@
+// What the sandbox tells whoever uses it, the only way the service learns of it: where each venue
+// and the ledger listen, the parties and credentials a deployment would configure for real venues
+// and a real participant. Announced once as a JSON line on stdout when the sandbox listens (with
+// the ledger's token and the process id), kept in DATA_DIR/sandbox.json for the wallet CLI (the
+// same, readable by its owner only), and served without the token at GET /sandbox/v1/manifest
+// on the venues' server, whose URL is SANDBOX_URL.
+import type { Token } from '../core/tokens.js';
+
+/** The venues the sandbox serves, each under its own path on one server. */
+export const SANDBOX_VENUE_IDS = ['tradecraft', 'cantex', 'oneswap', 'nightly', 'temple'] as const;
+export type SandboxVenueId = (typeof SANDBOX_VENUE_IDS)[number];
+
+export interface SandboxManifest {
+  /** The venues' server: SANDBOX_URL for a service that uses this sandbox. */
+  readonly sandbox: string;
+  /** Each venue's base URL, as a deployment sets `<VENUE>_URL`. */
+  readonly venues: Readonly<Record<SandboxVenueId, string>>;
+  /** The credential each keyed venue accepts, as a deployment sets `<VENUE>_API_KEY`. */
+  readonly venueKeys: Readonly<Partial<Record<SandboxVenueId, string>>>;
+  /** The sandbox ledger's JSON Ledger API. */
+  readonly ledger: string;
+  /** The tradecraft pool party per pair, by pairKey (TRADECRAFT_POOL_PARTIES). */
+  readonly poolParties: Readonly<Record<string, string>>;
+  /** The token registry's parties by instrument (CANTEX_INSTRUMENT_ADMINS). */
+  readonly instrumentAdmins: Readonly<Record<Token['instrument'], string>>;
+  /** The party Nightly is told quotes are for (NIGHTLY_RECIPIENT). */
+  readonly nightlyRecipient: string;
+}
+
+/** The line the sandbox prints once it listens, and what DATA_DIR/sandbox.json holds. */
+export interface SandboxAnnouncement extends SandboxManifest {
+  /** The bearer token the sandbox ledger accepts. */
+  readonly ledgerToken: string;
+  readonly pid: number;
+}
+
+/** The file under DATA_DIR where a running sandbox says where it is. */
+export const ANNOUNCEMENT_FILE = 'sandbox.json';

@@ -1,0 +1,90 @@
+// The whole sandbox in one call: the seeded market, its venues' server, and the sandbox ledger
+// whose tradecraft pools are that market's own pools (a swap on the ledger moves the next quote),
+// each on loopback. The program (sandbox/main.ts) runs it in a process of its own; the sandbox's
+// own tests may run it in theirs. Either way the service reaches it only over HTTP.
+import { resolveToken, CC } from '../core/tokens.js';
+import { SANDBOX_LEDGER_TOKEN, SandboxLedger, type SandboxPool } from './ledger/sandbox-ledger.js';
+import { startSandboxLedgerServer } from './ledger/ledger-server.js';
+import type { SandboxManifest, SandboxVenueId } from './manifest.js';
+import { createSandboxVenues, SANDBOX_POOL_PARTIES } from './market.js';
+import type { SandboxVenue } from './sandbox-venue.js';
+import { SANDBOX_NIGHTLY_RECIPIENT, startSandboxVenueServer } from './venue-server.js';
+import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY } from './wire/wire.js';
+
+/** The venues that take a credential, and the one the sandbox accepts. */
+const VENUE_KEYS: Partial<Record<SandboxVenueId, string>> = { cantex: SANDBOX_VENUE_KEY, oneswap: SANDBOX_VENUE_KEY, temple: SANDBOX_VENUE_KEY };
+
+export interface SandboxOptions {
+  /** The venues' server port on 127.0.0.1 (0: any free port). */
+  readonly venuesPort: number;
+  /** The ledger's loopback host and port (0: any free port). */
+  readonly ledgerHost: string;
+  readonly ledgerPort: number;
+  /** The ledger's bearer token; SANDBOX_LEDGER_TOKEN by default. */
+  readonly ledgerToken?: string;
+  /** The pool party per pair (pairKey); the sandbox's own by default. */
+  readonly poolParties?: Readonly<Record<string, string>>;
+  /** The ledger's clock (tests move it). */
+  readonly now?: () => Date;
+  readonly onOperatorError?: (err: unknown) => void;
+}
+
+export interface Sandbox {
+  readonly manifest: SandboxManifest;
+  readonly ledgerToken: string;
+  /** The market the venues answer from and the ledger's pools trade in. */
+  readonly market: readonly SandboxVenue[];
+  readonly ledger: SandboxLedger;
+  close(): Promise<void>;
+}
+
+/** The tradecraft pools of the market, each under the pool party deposits for its pair go to. */
+function sandboxPools(market: readonly SandboxVenue[], poolParties: Readonly<Record<string, string>>): { tradecraft: SandboxVenue['spec']; pools: SandboxPool[] } {
+  const tradecraft = market.find((v) => v.id === 'tradecraft')!.spec;
+  if (tradecraft.pricing.kind !== 'amm') throw new Error('the sandbox tradecraft venue is not an AMM');
+  const { pools: amm } = tradecraft.pricing;
+  const pools = Object.entries(poolParties).flatMap(([pair, party]) => {
+    const other = pair.split('/').map((symbol) => resolveToken(symbol, 'pair')).find((t) => t !== CC)!;
+    const pool = amm.find((p) => p.quote === other);
+    return pool ? [{ party, pool, tokens: [CC, other] as const }] : [];
+  });
+  return { tradecraft, pools };
+}
+
+export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
+  const market = createSandboxVenues();
+  const poolParties = options.poolParties ?? SANDBOX_POOL_PARTIES;
+  const ledgerToken = options.ledgerToken ?? SANDBOX_LEDGER_TOKEN;
+  let manifest: SandboxManifest | null = null;
+  const venues = await startSandboxVenueServer(market, { host: '127.0.0.1', port: options.venuesPort, manifest: () => manifest });
+  try {
+    const ledger = new SandboxLedger({
+      admins: SANDBOX_INSTRUMENT_ADMINS,
+      ...sandboxPools(market, poolParties),
+      now: options.now ?? (() => new Date()),
+      onOperatorError: options.onOperatorError,
+    });
+    const ledgerServer = await startSandboxLedgerServer(ledger, { host: options.ledgerHost, port: options.ledgerPort, token: ledgerToken });
+    manifest = {
+      sandbox: venues.url,
+      venues: venues.venues,
+      venueKeys: VENUE_KEYS,
+      ledger: ledgerServer.url,
+      poolParties,
+      instrumentAdmins: SANDBOX_INSTRUMENT_ADMINS,
+      nightlyRecipient: SANDBOX_NIGHTLY_RECIPIENT,
+    };
+    return {
+      manifest,
+      ledgerToken,
+      market,
+      ledger,
+      close: async () => {
+        await Promise.all([venues.close(), ledgerServer.close()]);
+      },
+    };
+  } catch (err) {
+    await venues.close();
+    throw err;
+  }
+}

@@ -1,0 +1,17 @@
+// A sandbox of a test's own, in the test's process (the sandbox's own tests inspect its ledger and
+// market directly), which the service under test reaches over HTTP only, at SANDBOX_URL, as a
+// deployment reaches real venues and a participant.
+import { createLiveVenues } from '../../core/venues/live-venues.js';
+import type { Venue } from '../../core/venues/venue.js';
+import { sandboxVenuesConfig } from '../../core/sandbox-link/manifest.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/sandbox.js';
+
+export interface TestSandbox extends Sandbox {
+  /** The service's real venue adapters, pointed at this sandbox. */
+  adapters(timeoutMs?: number): Venue[];
+}
+
+export async function testSandbox(options: Partial<SandboxOptions> = {}): Promise<TestSandbox> {
+  const sandbox = await startSandbox({ venuesPort: 0, ledgerHost: '127.0.0.1', ledgerPort: 0, ...options });
+  return { ...sandbox, adapters: (timeoutMs = 800) => createLiveVenues(sandboxVenuesConfig(sandbox.manifest, timeoutMs)) };
+}

@@ -1,0 +1,192 @@
+// The sandbox as its own program in its own process, as `make run` and `make sandbox` run it: the
+// service starts it on free ports and stops it however the service ends; it is reached only over
+// HTTP; a service whose sandbox dies keeps answering and says so.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import type { QuoteResponse } from '../core/wire.js';
+import { sandboxCli } from './helpers/sandbox-cli.js';
+
+const MAIN = fileURLToPath(new URL('../handlers/main.js', import.meta.url));
+const SANDBOX = fileURLToPath(new URL('../sandbox/main.js', import.meta.url));
+/** The README's first quote. */
+const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
+
+interface Run {
+  readonly child: ChildProcess;
+  readonly dataDir: string;
+  stdout(): string;
+  stderr(): string;
+}
+
+function run(program: string, env: Record<string, string>, args: string[] = []): Run {
+  const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  const { LEDGER_URL: _ledger, SANDBOX_URL: _sandbox, LEDGER_TOKEN: _token, ...inherited } = process.env;
+  const child = spawn(process.execPath, [program, ...args], { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return { child, dataDir, stdout: () => stdout, stderr: () => stderr };
+}
+
+async function until<T>(read: () => T | undefined | null | false | Promise<T | null>, what: string, ms = 15_000): Promise<T> {
+  for (const end = Date.now() + ms; Date.now() < end; ) {
+    const value = await read();
+    if (value) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const logLines = (r: Run) => r.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** The service, listening, and the sandbox it started. */
+async function service(t: { teardown(fn: () => void): void }, env: Record<string, string> = {}) {
+  const r = run(MAIN, env);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const address = await until(() => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(r.stdout())?.[1], `the service to listen (stderr: ${r.stderr()})`);
+  const line = logLines(r).find((l) => l.msg === 'sandbox started') as { sandboxPid: number; url: string; ledger: string } | undefined;
+  if (!line) throw new Error('no "sandbox started" line');
+  const started = { pid: line.sandboxPid, url: line.url, ledger: line.ledger };
+  t.teardown(() => alive(started.pid) && process.kill(started.pid, 'SIGKILL'));
+  return { ...r, address, sandbox: started };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The parent process id, from /proc. */
+const parentOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
+
+const refused = (url: string) => fetch(url).then(() => false, () => true);
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+t.test('make run: the service and the sandbox are two processes, on free ports, and two checkouts run side by side; the README\'s quote is answered', async (t) => {
+  const [a, b] = await Promise.all([service(t), service(t)]);
+  for (const s of [a, b]) {
+    t.not(s.sandbox.pid, s.child.pid, 'the sandbox is a process of its own');
+    t.equal(parentOf(s.sandbox.pid), s.child.pid, 'started by the service');
+    const res = await fetch(`${s.address}${QUOTE}`);
+    t.equal(res.status, 200);
+    const body = (await res.json()) as QuoteResponse;
+    t.ok(body.venues.every((v) => v.available), 'every venue quotes, over HTTP to the sandbox');
+  }
+  t.not(a.sandbox.url, b.sandbox.url, 'no two sandboxes share a port');
+  t.not(a.sandbox.ledger, b.sandbox.ledger);
+});
+
+t.test('the sandbox says where it is in DATA_DIR/sandbox.json (its owner\'s only), and the wallet CLI finds it there', async (t) => {
+  const s = await service(t);
+  const file = path.join(s.dataDir, 'sandbox.json');
+  t.equal(statSync(file).mode & 0o777, 0o600, 'it holds the ledger token: owner-only');
+  t.match(JSON.parse(readFileSync(file, 'utf8')), { sandbox: s.sandbox.url, ledger: s.sandbox.ledger, ledgerToken: String, pid: s.sandbox.pid });
+  const party = `wallet-finds::1220${'4'.repeat(64)}`;
+  const funded = await sandboxCli(['fund', '--party', party, '--token', 'CC', '--amount', '7'], { DATA_DIR: s.dataDir, LEDGER_URL: '', LEDGER_TOKEN: '' });
+  t.equal(funded.code, 0, funded.stderr);
+  const absent = await sandboxCli(['balance', '--party', party], { DATA_DIR: mkdtempSync(path.join(tmpdir(), 'bestex-empty-')), LEDGER_URL: '', LEDGER_TOKEN: '' });
+  t.match(absent, { code: 1, stderr: /no running sandbox found .*sandbox\.json is absent.*make run.*make sandbox.*or set LEDGER_URL/ });
+});
+
+t.test('SIGTERM to the service stops its sandbox too: no process left, no port left listening, its file gone', async (t) => {
+  const s = await service(t);
+  s.child.kill('SIGTERM');
+  const [code] = (await once(s.child, 'exit')) as [number];
+  t.equal(code, 0);
+  t.notOk(alive(s.sandbox.pid), 'the sandbox exited before the service did');
+  t.ok(await refused(`${s.sandbox.url}/nightly/nswap/tokens`), 'its venues no longer answer');
+  t.ok(await refused(`${s.sandbox.ledger}/v2/state/ledger-end`), 'nor its ledger');
+  t.notOk(existsSync(path.join(s.dataDir, 'sandbox.json')));
+});
+
+t.test('a service that dies without closing (SIGKILL) leaves no orphan: the sandbox sees its stdin close and stops', async (t) => {
+  const s = await service(t);
+  s.child.kill('SIGKILL');
+  await once(s.child, 'exit');
+  await until(() => !alive(s.sandbox.pid), 'the sandbox to stop');
+  t.ok(await refused(`${s.sandbox.url}/nightly/nswap/tokens`));
+});
+
+t.test('killing the sandbox makes the venues read venue_error or timeout and the status say so; the service keeps answering', async (t) => {
+  const s = await service(t, { LIVENESS_PROBE_INTERVAL_MS: '100', QUOTE_CACHE_TTL_MS: '1' });
+  process.kill(s.sandbox.pid, 'SIGKILL');
+  await until(() => logLines(s).some((l) => l.msg === 'the sandbox stopped: venues and the ledger are unreachable until the service restarts'), 'the service to notice');
+  const res = await fetch(`${s.address}/api/quote?from=CC&to=USDCx&amount=101`);
+  t.equal(res.status, 200, 'quotes still answer');
+  const body = (await res.json()) as QuoteResponse;
+  t.equal(body.best, null);
+  t.ok(body.venues.every((v) => !v.available && ['venue_error', 'timeout', 'venue_down'].includes(v.rejectionCode!)), JSON.stringify(body.venues.map((v) => v.rejectionCode)));
+  const status = await until(async () => {
+    const answer = (await (await fetch(`${s.address}/api/status`)).json()) as { state: string };
+    return answer.state === 'down' ? answer : null;
+  }, 'the status to read down');
+  t.match(status, { state: 'down', components: [{ component: 'venue:tradecraft', state: 'dead' }] }, 'no venue is live');
+  t.equal((await fetch(`${s.address}/api/liveness`)).status, 200);
+});
+
+t.test('SANDBOX_VENUES_PORT and LEDGER_URL choose where the started sandbox listens; a port taken stops start-up with one clear line', async (t) => {
+  const [venues, ledger] = [await freePort(), await freePort()];
+  const s = await service(t, { SANDBOX_VENUES_PORT: String(venues), LEDGER_URL: `http://127.0.0.1:${ledger}` });
+  t.equal(s.sandbox.url, `http://127.0.0.1:${venues}`);
+  t.equal(s.sandbox.ledger, `http://127.0.0.1:${ledger}`);
+  const taken = run(MAIN, { SANDBOX_VENUES_PORT: String(venues) });
+  const [code] = (await once(taken.child, 'exit')) as [number];
+  t.equal(code, 1);
+  t.equal(
+    taken.stderr(),
+    `bestex: the sandbox did not start: the sandbox venues cannot listen on 127.0.0.1:${venues} (EADDRINUSE); set SANDBOX_VENUES_PORT to a free port, or 0 for any\n`,
+    'one line, no stack',
+  );
+  const ledgerTaken = run(MAIN, { LEDGER_URL: `http://127.0.0.1:${ledger}` });
+  await once(ledgerTaken.child, 'exit');
+  t.match(ledgerTaken.stderr(), new RegExp(`^bestex: the sandbox did not start: the sandbox ledger cannot listen on 127\\.0\\.0\\.1:${ledger} \\(EADDRINUSE\\); set LEDGER_URL`));
+});
+
+t.test('make sandbox: one JSON line once it listens; a service with SANDBOX_URL and LEDGER_TOKEN uses it and leaves it running; SIGINT stops it', async (t) => {
+  const sandbox = run(SANDBOX, {});
+  t.teardown(() => sandbox.child.kill('SIGKILL'));
+  const line = await until(() => sandbox.stdout().split('\n')[0]?.endsWith('}') && sandbox.stdout().split('\n')[0], 'the sandbox line');
+  const said = JSON.parse(line) as { sandbox: string; ledger: string; ledgerToken: string; pid: number };
+  t.equal(said.pid, sandbox.child.pid);
+  const s = run(MAIN, { SANDBOX_URL: said.sandbox, LEDGER_TOKEN: said.ledgerToken });
+  t.teardown(() => s.child.kill('SIGKILL'));
+  const address = await until(() => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(s.stdout())?.[1], 'the service');
+  t.notOk(logLines(s).some((l) => l.msg === 'sandbox started'), 'it starts none of its own');
+  const body = (await (await fetch(`${address}${QUOTE}`)).json()) as QuoteResponse;
+  t.ok(body.venues.every((v) => v.available));
+  const outcome = await fetch(`${address}/api/outcome?party=${encodeURIComponent(`someone::1220${'5'.repeat(64)}`)}&since=2026-11-20T10:00:00Z&deadline=2026-11-20T10:01:30Z`);
+  t.equal(outcome.status, 200, 'outcomes read its ledger with the token');
+  s.child.kill('SIGTERM');
+  await once(s.child, 'exit');
+  t.equal((await fetch(`${said.sandbox}/nightly/nswap/tokens`)).status, 200, 'a sandbox the service did not start outlives it');
+  sandbox.child.kill('SIGINT');
+  const [code] = (await once(sandbox.child, 'exit')) as [number];
+  t.equal(code, 0);
+  t.ok(await refused(`${said.sandbox}/nightly/nswap/tokens`));
+});
+
+t.test('a SANDBOX_URL where no sandbox answers stops start-up with one clear line', async (t) => {
+  const port = await freePort();
+  const s = run(MAIN, { SANDBOX_URL: `http://127.0.0.1:${port}`, LEDGER_TOKEN: 'x' });
+  const [code] = (await once(s.child, 'exit')) as [number];
+  t.equal(code, 1);
+  t.match(s.stderr(), new RegExp(`^bestex: no sandbox answers at SANDBOX_URL http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\): start one with make sandbox, or unset SANDBOX_URL to have the service start its own\\n$`));
+});
