@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
-SOURCES := $(shell find core handlers sandbox scripts test generated -name '*.ts' 2>/dev/null)
+SOURCES := $(shell find core handlers sandbox codegen bench scripts test generated -name '*.ts' 2>/dev/null)
 
 .PHONY: help install generate check-generated build run sandbox test lint bench clean
 
@@ -25,7 +25,7 @@ check-generated: install ## Fail when generated/ is stale against openapi/v1.yam
 
 # Regenerates generated/ when the spec or the generator changed since the last build, so `make run`
 # on an edited spec never serves stale validators (CI still fails on an uncommitted difference).
-dist/.generated: node_modules/.package-lock.json openapi/v1.yaml scripts/generate.ts scripts/request-schemas.ts scripts/compile-validators.ts
+dist/.generated: node_modules/.package-lock.json openapi/v1.yaml scripts/generate.ts $(wildcard codegen/*.ts)
 	npx tsx scripts/generate.ts
 	@mkdir -p dist && touch $@
 
@@ -49,7 +49,7 @@ lint: install ## Lint the spec with Redocly's recommended rules
 	npx redocly lint openapi/v1.yaml
 
 bench: build ## Benchmark cached and fresh quotes against a bare fastify baseline
-	node dist/scripts/bench.js
+	node dist/bench/bench.js
 
 clean: ## Remove build output
 	rm -rf dist .tap

@@ -1,10 +1,10 @@
-// generated/ is produced by scripts/generate.ts from the spec, carries a do-not-edit header, and
+// generated/ is produced by scripts/generate.ts (codegen/) from the spec, carries a do-not-edit header, and
 // is stale (so CI fails) whenever the spec changes and it was not regenerated.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { repoRoot } from '../handlers/app.js';
-import { generate } from '../scripts/generate.js';
+import { generate } from '../codegen/generate.js';
 import { SPEC_PATH } from './helpers/spec.js';
 
 const specText = readFileSync(SPEC_PATH, 'utf8');

@@ -7,8 +7,8 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { repoRoot } from '../../handlers/app.js';
-import { COMPONENTS_ID, rehome } from '../../scripts/compile-validators.js';
-import { listOperations, type OpenApiDocument } from '../../scripts/request-schemas.js';
+import { COMPONENTS_ID, rehome } from '../../codegen/compile-validators.js';
+import { listOperations, type OpenApiDocument } from '../../codegen/request-schemas.js';
 
 export const SPEC_PATH = path.join(repoRoot(), 'openapi', 'v1.yaml');
 

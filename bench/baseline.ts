@@ -1,4 +1,4 @@
-// The benchmark's baseline (see scripts/bench.ts): a bare fastify server that answers
+// The benchmark's baseline (see bench/bench.ts): a bare fastify server that answers
 // GET /api/quote with the exact body bytes and headers the service sent for the cached keyless
 // quote, and does nothing else: no spec, no validation, no quote cache, and fastify's logger OFF
 // (the service keeps its pino access log on). It is the ceiling for this machine, this Node and
@@ -19,7 +19,7 @@ import Fastify from 'fastify';
 function required(name: string): string {
   const value = process.env[name];
   if (value === undefined || value === '') {
-    console.error(`bench-baseline: ${name} is not set (this server is started by scripts/bench.ts)`);
+    console.error(`bench-baseline: ${name} is not set (this server is started by bench/bench.ts)`);
     process.exit(2);
   }
   return value;
