@@ -1,0 +1,140 @@
+// The house's shape, read from the TypeScript sources' own imports: "no import circle anywhere;
+// nothing in core/ imports handlers/, scripts/ or the sandbox; nothing in handlers/ imports the
+// sandbox; scripts/ holds entry points, not libraries that other code imports", and each folder's
+// README.md "Must not import" line holds. Every failure names the offending import.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { repoRoot } from '../handlers/app.js';
+
+const ROOT = repoRoot();
+const SOURCE_DIRS = ['core', 'handlers', 'sandbox', 'scripts', 'codegen', 'bench', 'generated', 'test'];
+
+/** Every .ts file under `dir`, as a repo-relative path with forward slashes. */
+function sources(dir: string): string[] {
+  const absolute = path.join(ROOT, dir);
+  return readdirSync(absolute).flatMap((name) => {
+    const child = `${dir}/${name}`;
+    if (statSync(path.join(ROOT, child)).isDirectory()) return sources(child);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [child] : [];
+  });
+}
+
+interface Import {
+  readonly from: string;
+  readonly to: string;
+  /** As written in the source. */
+  readonly specifier: string;
+}
+
+/** Static imports and re-exports (type-only ones too: they tie modules as much), and dynamic import()s. */
+const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"]*?\sfrom\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function importsOf(file: string, text: string): Import[] {
+  const found: Import[] = [];
+  for (const match of text.matchAll(IMPORT)) {
+    const specifier = match[1] ?? match[2] ?? match[3]!;
+    if (!specifier.startsWith('.')) continue;
+    const to = path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)).replace(/\.js$/, '.ts');
+    found.push({ from: file, to, specifier });
+  }
+  return found;
+}
+
+const files = SOURCE_DIRS.flatMap(sources);
+const imports = files.flatMap((file) => importsOf(file, readFileSync(path.join(ROOT, file), 'utf8')));
+const show = (i: Import) => `${i.from} imports '${i.specifier}' (${i.to})`;
+
+/** A circle in the graph, as the files around it, or null. */
+function findCircle(edges: ReadonlyMap<string, readonly string[]>): string[] | null {
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string): string[] | null => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of edges.get(node) ?? []) {
+      if (state.get(next) === 'open') return [...stack.slice(stack.indexOf(next)), next];
+      if (!state.has(next)) {
+        const circle = visit(next);
+        if (circle) return circle;
+      }
+    }
+    stack.pop();
+    state.set(node, 'done');
+    return null;
+  };
+  for (const node of edges.keys()) {
+    if (!state.has(node)) {
+      const circle = visit(node);
+      if (circle) return circle;
+    }
+  }
+  return null;
+}
+
+const graphOf = (list: readonly Import[]) => {
+  const edges = new Map<string, string[]>();
+  for (const i of list) edges.set(i.from, [...(edges.get(i.from) ?? []), i.to]);
+  return edges;
+};
+
+/** The imports that break `rule`: from files under `from`, to anything under one of `to`. */
+const crossing = (from: (file: string) => boolean, to: readonly string[]) => imports.filter((i) => from(i.from) && to.some((prefix) => i.to.startsWith(prefix)));
+
+t.test('the reader sees every kind of import it must: static, type-only, re-export, side-effect and dynamic', async (t) => {
+  const text = [
+    "import { a } from './a.js';",
+    "import type { B } from '../b.js';",
+    "export { c } from './c.js';",
+    "import './d.js';",
+    "const e = await import('./e.js');",
+    "import {\n  f,\n  g,\n} from './f.js';",
+    "import x from 'node:fs';",
+  ].join('\n');
+  t.strictSame(
+    importsOf('core/x/y.ts', text).map((i) => i.to),
+    ['core/x/a.ts', 'core/b.ts', 'core/x/c.ts', 'core/x/d.ts', 'core/x/e.ts', 'core/x/f.ts'],
+  );
+  t.strictSame(findCircle(graphOf(importsOf('a.ts', "import './b.js';").concat(importsOf('b.ts', "import './c.js';"), importsOf('c.ts', "import './a.js';")))), ['a.ts', 'b.ts', 'c.ts', 'a.ts'], 'a circle is found and named');
+});
+
+t.test('"No import circle anywhere"', async (t) => {
+  t.ok(imports.length > 300, `the sources' imports are read (${imports.length})`);
+  const circle = findCircle(graphOf(imports));
+  t.equal(circle, null, circle ? `a circle: ${circle.join(' -> ')}` : 'no circle');
+});
+
+t.test('"nothing in core/ imports handlers/, scripts/ or the sandbox"', async (t) => {
+  const wrong = crossing((f) => f.startsWith('core/'), ['handlers/', 'scripts/', 'sandbox/']);
+  t.strictSame(wrong.map(show), []);
+});
+
+t.test('"nothing in handlers/ imports the sandbox"', async (t) => {
+  t.strictSame(crossing((f) => f.startsWith('handlers/'), ['sandbox/']).map(show), []);
+});
+
+t.test('"scripts/ holds entry points, not libraries that other code imports": nothing imports scripts/', async (t) => {
+  t.strictSame(crossing(() => true, ['scripts/']).map(show), []);
+});
+
+t.test('"one composition root is the only file that knows every folder": core\'s root modules import no capability folder, but core/services.ts (and core/config.ts the live venues\' settings)', async (t) => {
+  const folders = readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory());
+  const rootModule = (f: string) => /^core\/[^/]+\.ts$/.test(f) && f !== 'core/services.ts';
+  const wrong = crossing(rootModule, folders.map((name) => `core/${name}/`)).filter((i) => !(i.from === 'core/config.ts' && i.to === 'core/venues/live-venues.ts'));
+  t.strictSame(wrong.map(show), []);
+  const knows = new Set(imports.filter((i) => i.from === 'core/services.ts').map((i) => i.to.split('/')[1]));
+  t.strictSame(folders.filter((name) => !knows.has(name)), [], 'the composition root wires every folder');
+});
+
+t.test('each folder\'s README.md says what it owns and what it must not import, and that holds', async (t) => {
+  const folders = [...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`), 'sandbox'];
+  for (const folder of folders) {
+    const readme = readFileSync(path.join(ROOT, folder, 'README.md'), 'utf8');
+    const line = /^Must not import: (.+)$/m.exec(readme)?.[1];
+    t.ok(line, `${folder}/README.md has a "Must not import:" line`);
+    const forbidden = [...(line ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+    t.ok(forbidden.length > 0, `${folder} names what it must not import`);
+    for (const target of forbidden) t.ok(files.some((f) => f.startsWith(target) || f === target), `${folder}: \`${target}\` names a place that exists`);
+    t.strictSame(crossing((f) => f.startsWith(`${folder}/`), forbidden).map(show), [], `${folder} imports none of ${forbidden.join(', ')}`);
+  }
+});
