@@ -39,7 +39,7 @@ export interface CoreOverrides {
   readonly sharedState?: SharedState;
   readonly keyStore?: KeyStore;
   readonly keys?: KeyVerifier;
-  /** The ledger outcomes are read from, instead of LEDGER_URL's (no sandbox ledger is started). */
+  /** The ledger outcomes are read from, instead of the configured one (LEDGER_URL's, or the sandbox's). */
   readonly ledger?: Ledger;
   readonly now?: () => Date;
 }
@@ -99,7 +99,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
   const now = overrides.now ?? (() => new Date());
   const opened = await openEdges(given, log, overrides);
   const { venues, config } = opened;
-  // From here on a failure must close what was just opened (the sandbox's listening ports).
+  // From here on a failure must close what was just opened (a started sandbox).
   try {
     const sharedHealth = new ComponentHealth('shared-state', log, {
       down: 'shared state unreachable: rate limits are counted per instance until it is back; keyed requests get 503',

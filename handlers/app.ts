@@ -66,7 +66,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   server.addContentTypeParser('application/json', { parseAs: 'string' }, server.getDefaultJsonParser('error', 'error'));
   const core = await createServices(config, logger, options.overrides);
 
-  // From here on a failure must close what the core opened (the sandbox venues' listening port).
+  // From here on a failure must close what the core opened (a started sandbox).
   try {
     server.addHook('onRequest', (_request, reply, done) => {
       reply.header('x-service-api-version', API_VERSION);
