@@ -17,10 +17,10 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 install: node_modules/.package-lock.json ## Install dependencies (npm ci)
 
-generate: install ## Regenerate generated/ from openapi/v1.yaml
+generate: install ## Regenerate generated/ and sdk/src/generated/ from openapi/v1.yaml
 	npx tsx scripts/generate.ts
 
-check-generated: install ## Fail when generated/ is stale against openapi/v1.yaml
+check-generated: install ## Fail when generated/ or sdk/src/generated/ is stale against openapi/v1.yaml
 	npx tsx scripts/generate.ts --check
 
 # Regenerates generated/ when the spec or the generator changed since the last build, so `make run`
@@ -29,12 +29,20 @@ dist/.generated: node_modules/.package-lock.json openapi/v1.yaml scripts/generat
 	npx tsx scripts/generate.ts
 	@mkdir -p dist && touch $@
 
-dist/.built: dist/.generated tsconfig.json $(SOURCES)
+SDK_SOURCES := $(shell find sdk/src -name '*.ts' 2>/dev/null)
+
+# The SDK is built first: the tests use it as a partner does, through its package's exports.
+sdk/dist/.built: dist/.generated sdk/package.json sdk/tsconfig.json sdk/tsconfig.node.json $(SDK_SOURCES)
+	rm -rf sdk/dist
+	npx tsc -p sdk && npx tsc -p sdk/tsconfig.node.json
+	@touch $@
+
+dist/.built: dist/.generated sdk/dist/.built tsconfig.json $(SOURCES)
 	npx tsc -p .
 	@printf '{"build":"%s"}\n' "$$(git rev-parse --short HEAD 2>/dev/null || echo dev)" > dist/build-info.json
 	@touch $@
 
-build: dist/.built ## Compile TypeScript into dist/
+build: dist/.built ## Compile TypeScript into dist/ (and the SDK into sdk/dist/)
 
 run: build ## Run the service; it starts the sandbox as a child process (HOST, PORT, see README)
 	node dist/handlers/main.js
@@ -52,4 +60,4 @@ bench: build ## Benchmark cached and fresh quotes against a bare fastify baselin
 	node dist/bench/bench.js
 
 clean: ## Remove build output
-	rm -rf dist .tap
+	rm -rf dist sdk/dist .tap

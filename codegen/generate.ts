@@ -1,6 +1,7 @@
-// Turns the spec's text into the files of generated/: TypeScript wire types (openapi-typescript)
-// and ajv validators compiled ahead of time (ajv standalone), so the server never compiles a
-// schema at start-up and no wire type is written by hand. scripts/generate.ts writes or checks
+// Turns the spec's text into the generated files: TypeScript wire types (openapi-typescript), for
+// the service (generated/) and the SDK (sdk/src/generated/), and ajv validators compiled ahead of
+// time (ajv standalone), so the server never compiles a schema at start-up and no wire type is
+// written by hand. scripts/generate.ts writes or checks
 // them; the codegen test compares them with what is committed.
 import { createHash } from 'node:crypto';
 import { parse } from 'yaml';
@@ -8,6 +9,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { requestSchemas, type OpenApiDocument } from './request-schemas.js';
 import { compileValidators } from './compile-validators.js';
 
+/** Every generated file's text, by its path from the repository root. */
 export async function generate(specText: string): Promise<Map<string, string>> {
   const spec = parse(specText) as OpenApiDocument;
   // The spec's hash ties each file to the exact spec it came from: any spec change, even to prose
@@ -19,12 +21,15 @@ export async function generate(specText: string): Promise<Map<string, string>> {
   const files = new Map<string, string>();
 
   const ast = await openapiTS(spec as never, { alphabetize: true, immutable: false });
-  files.set('types.ts', banner('wire types') + '\n' + astToString(ast));
+  const types = banner('wire types') + '\n' + astToString(ast);
+  files.set('generated/types.ts', types);
+  // The SDK's own copy: the package partners install carries its types, and imports no server code.
+  files.set('sdk/src/generated/types.ts', types);
 
   const { query, body } = requestSchemas(spec);
   const componentSchemas = spec.components?.schemas ?? {};
   // Query strings are all text: the query validators coerce "5" to 5 where the spec says integer.
-  files.set('query-validators.ts', banner('query validators') + compileValidators(componentSchemas, query, { coerceTypes: true }));
-  files.set('body-validators.ts', banner('body validators') + compileValidators(componentSchemas, body, { coerceTypes: false }));
+  files.set('generated/query-validators.ts', banner('query validators') + compileValidators(componentSchemas, query, { coerceTypes: true }));
+  files.set('generated/body-validators.ts', banner('body validators') + compileValidators(componentSchemas, body, { coerceTypes: false }));
   return files;
 }

@@ -176,3 +176,33 @@ t.test('HTTP: active contracts are those active at the ledger end, for any activ
   t.strictSame(answer.body.map((e) => e.contractEntry.JsActiveContract.createdEvent.interfaceViews[0]!.viewValue.amount).sort(), ['3', '7']);
   t.match(await ask(3), { status: 400, body: { code: 'INVALID_ARGUMENT', cause: /up to the ledger end \(2\)/ } });
 });
+
+t.test('"fee escrow is released" on COMPLETED, "not released" on SLIPPAGE_FAILED: the fee legs batched with a deposit are accepted with its payout, or returned with it', async (t) => {
+  const FEES = `bestex-fees::1220${'e'.repeat(64)}`;
+  const USDCX_ADMIN = SANDBOX_INSTRUMENT_ADMINS.USDCx;
+  const feeLeg = (sandbox: Sandbox, inputs: string[]) => ({
+    contractId: sandbox.ledger.factories.get(USDCX_ADMIN)!,
+    choice: 'TransferFactory_Transfer',
+    argument: {
+      expectedAdmin: USDCX_ADMIN,
+      transfer: {
+        sender: ALICE, receiver: FEES, amount: '0.5', instrumentId: { admin: USDCX_ADMIN, id: 'USDCx' }, requestedAt: new Date(Date.now() - 60_000).toISOString(),
+        executeBefore: new Date(Date.now() + 90_000).toISOString(), inputHoldingCids: inputs, meta: { values: {} },
+      },
+    },
+  });
+  for (const [name, floor, released] of [['completed', '0.0000000001', true], ['slippage-failed', '1000000', false]] as const) {
+    const sandbox = await sandboxLedger(t);
+    const { contractId: coin } = sandbox.ledger.fund(ALICE, 'Amulet', new Decimal('100'));
+    const { contractId: usd } = sandbox.ledger.fund(ALICE, 'USDCx', new Decimal('2'));
+    sandbox.ledger.submit([ALICE], `swap-${name}`, [transfer(sandbox, ALICE, POOL_USDCX, '100', [coin], floor), feeLeg(sandbox, [usd])]);
+    t.equal(spendable(sandbox.ledger, ALICE, 'USDCx').toFixed(), '1.5', `${name}: the fee is locked in the taker's wallet meanwhile`);
+    await sandbox.settled();
+    const answer = sandbox.ledger.transactions(sandbox.ledger.ledgerEnd - 1, sandbox.ledger.ledgerEnd)[0]!;
+    const feeAnswer = answer.events.find((e) => e.kind === 'exercised' && e.actingParties?.includes(FEES));
+    t.equal(feeAnswer?.choice, released ? 'TransferInstruction_Accept' : 'TransferInstruction_Reject', `${name}: answered in the pool's transaction`);
+    t.equal(spendable(sandbox.ledger, FEES, 'USDCx').toFixed(), released ? '0.5' : '0', `${name}: the fee party holds the fee only after a payout`);
+    t.equal(spendable(sandbox.ledger, ALICE, 'Amulet').toFixed(), released ? '0' : '100', `${name}: the deposit`);
+    if (!released) t.equal(spendable(sandbox.ledger, ALICE, 'USDCx').toFixed(), '2', 'and the fee come back');
+  }
+});

@@ -11,6 +11,11 @@
 // sandbox market's own objects, so a swap moves the next quote, and a quote's `user_gets` is what
 // a deposit at the same reserves is paid.
 //
+// The fee parties take part too: the fee legs a taker offers in the same submission as a deposit
+// (the plan's fee-escrow-lock, b2c-fee-transfer and fee-transfer steps) are accepted in the
+// transaction that pays the deposit out, and rejected, returning the funds, in the one that
+// rejects it: the escrow is released once the payout is on the ledger, and never without it.
+//
 // Simplifications, none of which the service's reading depends on: one synchronizer; any caller
 // with the sandbox's token may act as any party; a pool's reserves are its AMM state, not holdings
 // it spends; an offer past its executeBefore stays until its sender withdraws it or its receiver
@@ -94,6 +99,8 @@ interface Instruction {
   readonly meta: Readonly<Record<string, string>>;
   readonly inputHoldingCids: readonly string[];
   readonly lockedHoldingCid: string;
+  /** The submission that created it: a deposit's fee legs share their deposit's. */
+  readonly batch: string;
 }
 
 /** A command the sandbox refuses: the message says why in words the caller can act on. */
@@ -261,6 +268,7 @@ export class SandboxLedger {
     const effects: Array<(events: SandboxEvent[]) => void> = [];
     const now = this.options.now();
     const holdingOf = (cid: string) => (consumed.has(cid) ? undefined : this.holdings.get(cid));
+    const batch = this.newContractId();
     const ledger = this;
     return {
       transfer(actAs: readonly string[], factoryId: string, argument: unknown) {
@@ -309,7 +317,7 @@ export class SandboxLedger {
           const instructionCid = ledger.newContractId();
           const instruction: Instruction = {
             sender, receiver, instrument, amount, meta, inputHoldingCids: inputs as string[], lockedHoldingCid: lockedCid,
-            requestedAt: requestedAt.toISOString(), executeBefore: executeBefore.toISOString(),
+            requestedAt: requestedAt.toISOString(), executeBefore: executeBefore.toISOString(), batch,
           };
           events.push({
             kind: 'exercised', contractId: factoryId, templateId: TEMPLATES.factory, interfaceId: INTERFACES.factory, interfaces: [INTERFACES.factory], choice: CHOICES.transfer,
@@ -424,14 +432,24 @@ export class SandboxLedger {
     return { want, payout };
   }
 
+  /** The open offers submitted in the same batch as a deposit, by its sender, to parties other than a pool: its fee legs. */
+  private feeLegsOf(depositCid: string, deposit: Instruction): Array<[string, Instruction]> {
+    return [...this.instructions.entries()].filter(
+      ([cid, i]) => cid !== depositCid && i.batch === deposit.batch && i.sender === deposit.sender && !this.poolsByParty.has(i.receiver),
+    );
+  }
+
   private answerDeposit(cid: string, instruction: Instruction): void {
     const entry = this.poolsByParty.get(instruction.receiver)!;
     const now = this.options.now();
     const expired = now.getTime() >= Date.parse(instruction.executeBefore);
     const priced = expired ? 'expired' : this.payoutFor(entry, instruction);
+    const feeLegs = this.feeLegsOf(cid, instruction);
     this.commit(`tradecraft-${cid.slice(2, 14)}`, (events) => {
       if (typeof priced === 'string') {
         this.returnEvents(cid, instruction, 'reject', events);
+        // The fee parties release nothing for a swap that did not happen: the fee legs return too.
+        for (const [legCid, leg] of feeLegs) this.returnEvents(legCid, leg, 'reject', events);
         return;
       }
       this.acceptEvents(cid, instruction, events);
@@ -465,6 +483,8 @@ export class SandboxLedger {
       const paid: Holding = { owner: instruction.sender, instrument: want.instrument, amount: payout, lockedFor: null, lockExpiresAt: null };
       this.holdings.set(paidCid, paid);
       events.push(this.holdingCreated(paidCid, paid, [entry.party]));
+      // With the payout on the ledger, the fee parties accept the fee legs: the escrow is released.
+      for (const [legCid, leg] of feeLegs) this.acceptEvents(legCid, leg, events);
     });
   }
 

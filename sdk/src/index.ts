@@ -1,0 +1,40 @@
+// @bestex/sdk: the bestex API client and the execution client. Importing it touches no window,
+// document or storage: safe under server-side rendering.
+export { BestexError, type BestexErrorDetails, type SdkErrorCode } from './errors.js';
+export {
+  API_VERSION,
+  createClient,
+  type AppPlan,
+  type BestexClient,
+  type ClientOptions,
+  type ExecutionPlan,
+  type Liveness,
+  type LivenessQuery,
+  type Outcome,
+  type OutcomeQuery,
+  type PlanRequest,
+  type PlanStep,
+  type QuoteQuery,
+  type QuoteResponse,
+  type StatusSummary,
+} from './client.js';
+export {
+  execute,
+  isTerminal,
+  resume,
+  TERMINAL_STATUSES,
+  withdraw,
+  type ExecuteOptions,
+  type ExecutionHooks,
+  type ExecutionRecord,
+  type ExecutionResult,
+  type ExecutionStatus,
+  type Realised,
+  type StatusDetail,
+  type StepState,
+  type StepUpdate,
+} from './execute.js';
+export { checkPlan, type CheckedPlan, type Plan } from './plan.js';
+export { PROVIDER_ERRORS, type CantonProvider, type LedgerCommand, type PrepareExecuteParams, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
+export { localStorageStorage, memoryStorage, type ExecutionStorage } from './storage.js';
+export type { components, paths } from './generated/types.js';

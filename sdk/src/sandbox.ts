@@ -1,0 +1,135 @@
+// '@bestex/sdk/sandbox': a CIP-0103 provider over the bestex sandbox ledger (`make run` or `make
+// sandbox`), standing in for the user's wallet so the whole flow runs on one machine with nothing
+// faked: `listAccounts`, `getPrimaryAccount`, `ledgerApi` (JSON Ledger API calls, with the
+// sandbox's bearer token), `prepareExecute` (progress as `txChanged` events) and
+// `prepareExecuteAndWait`. It signs nothing: the sandbox ledger lets its token act as any party.
+import { PROVIDER_ERRORS, type CantonProvider, type PrepareExecuteParams, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
+
+export interface SandboxProviderOptions {
+  /** The sandbox ledger's URL (its `ledger`, as `make sandbox` prints it, or DATA_DIR/sandbox.json says). */
+  readonly ledgerUrl: string;
+  /** The sandbox ledger's token (its `ledgerToken`). */
+  readonly token: string;
+  /** The party this wallet holds. */
+  readonly party: string;
+  readonly fetch?: typeof globalThis.fetch;
+}
+
+/** An error as a provider answers one: an EIP-1193 code, the ledger's own code in `data`. */
+export class ProviderRpcError extends Error {
+  override readonly name = 'ProviderRpcError';
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: { readonly ledgerCode?: string },
+  ) {
+    super(message);
+  }
+}
+
+const USER_ID = 'bestex-sandbox-wallet';
+
+export function sandboxProvider(options: SandboxProviderOptions): CantonProvider {
+  const base = options.ledgerUrl.replace(/\/+$/, '');
+  const fetcher = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
+  const listeners = new Map<string, Set<(payload: never) => void>>();
+  const emit = (event: string, payload: unknown) => {
+    for (const listener of listeners.get(event) ?? []) {
+      try {
+        (listener as (p: unknown) => void)(payload);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  };
+  const account: WalletAccount & Record<string, unknown> = {
+    primary: true,
+    partyId: options.party,
+    status: 'allocated',
+    hint: options.party.split('::')[0]!,
+    publicKey: '',
+    namespace: options.party.split('::')[1]!,
+    networkId: 'bestex-sandbox',
+    signingProviderId: 'bestex-sandbox',
+  };
+
+  async function call(requestMethod: string, resource: string, body?: unknown, query?: Record<string, string>): Promise<unknown> {
+    const search = query && Object.keys(query).length > 0 ? `${resource.includes('?') ? '&' : '?'}${new URLSearchParams(query).toString()}` : '';
+    let response: Response;
+    try {
+      response = await fetcher(`${base}${resource}${search}`, {
+        method: requestMethod.toUpperCase(),
+        headers: { authorization: `Bearer ${options.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new ProviderRpcError(PROVIDER_ERRORS.disconnected, `the sandbox ledger at ${base} cannot be reached: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new ProviderRpcError(-32603, `the sandbox ledger answered HTTP ${response.status} with something that is not JSON`);
+    }
+    if (response.status === 401) throw new ProviderRpcError(PROVIDER_ERRORS.unauthorized, 'the sandbox ledger refused the token');
+    if (!response.ok) {
+      const { code, cause } = (parsed ?? {}) as { code?: string; cause?: string };
+      throw new ProviderRpcError(PROVIDER_ERRORS.transactionRejected, `the ledger refused: ${cause ?? `HTTP ${response.status}`}${code ? ` (${code})` : ''}`, code ? { ledgerCode: code } : undefined);
+    }
+    return parsed;
+  }
+
+  async function execute(params: PrepareExecuteParams): Promise<TxChangedEvent & { status: 'executed' }> {
+    const commandId = params.commandId;
+    emit('txChanged', { status: 'pending', commandId });
+    try {
+      const { transaction } = (await call('post', '/v2/commands/submit-and-wait-for-transaction', {
+        commands: { commands: params.commands, commandId, actAs: params.actAs, readAs: params.readAs ?? [], userId: USER_ID, disclosedContracts: params.disclosedContracts ?? [] },
+      })) as { transaction: { updateId: string; offset: number } };
+      const executed = { status: 'executed' as const, commandId, payload: { updateId: transaction.updateId, completionOffset: transaction.offset } };
+      emit('txChanged', executed);
+      return executed;
+    } catch (err) {
+      emit('txChanged', { status: 'failed', commandId });
+      throw err;
+    }
+  }
+
+  return {
+    async request({ method, params }: ProviderRequest): Promise<unknown> {
+      switch (method) {
+        case 'status':
+        case 'connect':
+          return { provider: { id: 'bestex-sandbox', providerType: 'browser' }, connection: { isConnected: true }, network: { networkId: 'bestex-sandbox', ledgerApi: base } };
+        case 'isConnected':
+          return { isConnected: true };
+        case 'listAccounts':
+          return [account];
+        case 'getPrimaryAccount':
+          return account;
+        case 'ledgerApi': {
+          const p = (params ?? {}) as { requestMethod?: string; resource?: string; body?: unknown; query?: Record<string, string> };
+          if (typeof p.resource !== 'string' || !p.resource.startsWith('/')) throw new ProviderRpcError(-32602, 'ledgerApi needs a resource path');
+          return call(p.requestMethod ?? 'get', p.resource, p.body, p.query);
+        }
+        case 'prepareExecute':
+          await execute(params as PrepareExecuteParams);
+          return null;
+        case 'prepareExecuteAndWait':
+          return { tx: await execute(params as PrepareExecuteParams) };
+        default:
+          throw new ProviderRpcError(PROVIDER_ERRORS.methodNotFound, `the sandbox wallet does not answer ${method}`);
+      }
+    },
+    on(event, listener) {
+      if (!listeners.has(event)) listeners.set(event, new Set());
+      listeners.get(event)!.add(listener);
+      return this;
+    },
+    removeListener(event, listener) {
+      listeners.get(event)?.delete(listener);
+      return this;
+    },
+  };
+}

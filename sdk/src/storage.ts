@@ -1,0 +1,47 @@
+// Where an execution's record is kept, so that `resume` can continue it after a reload or a
+// crash without submitting again: in memory by default, in the browser's localStorage, or (from
+// '@bestex/sdk/node') in a file. A record is versioned JSON; a reader skips a version it does not know.
+import type { ExecutionRecord } from './execute.js';
+
+export interface ExecutionStorage {
+  get(planId: string): Promise<ExecutionRecord | null>;
+  set(record: ExecutionRecord): Promise<void>;
+}
+
+/** The version of the record this SDK writes. */
+export const RECORD_VERSION = 1;
+
+/** Parses a stored record; null for one of another version or another shape. */
+export function readRecord(text: string | null): ExecutionRecord | null {
+  if (text === null) return null;
+  try {
+    const record = JSON.parse(text) as ExecutionRecord;
+    return record?.version === RECORD_VERSION && typeof record.planId === 'string' ? record : null;
+  } catch {
+    return null;
+  }
+}
+
+export function memoryStorage(): ExecutionStorage {
+  const records = new Map<string, string>();
+  return {
+    get: async (planId) => readRecord(records.get(planId) ?? null),
+    set: async (record) => void records.set(record.planId, JSON.stringify(record)),
+  };
+}
+
+/**
+ * The browser's localStorage (or any Storage), under `prefix`. It is looked up when first used,
+ * never on import, so server-side rendering never touches it.
+ */
+export function localStorageStorage(storage?: Storage, prefix = 'bestex:execution:'): ExecutionStorage {
+  const store = (): Storage => {
+    const found = storage ?? (globalThis as { localStorage?: Storage }).localStorage;
+    if (!found) throw new Error('no localStorage here: pass a Storage, or use memoryStorage()');
+    return found;
+  };
+  return {
+    get: async (planId) => readRecord(store().getItem(prefix + planId)),
+    set: async (record) => store().setItem(prefix + record.planId, JSON.stringify(record)),
+  };
+}

@@ -1,0 +1,105 @@
+// What became of a plan's deposit, from the transactions the taker saw: the deposit offer (from the
+// taker to the pool party, for the plan's amount, with the plan's floor as its memo), and then the
+// pool's accept with the payout, its reject (the deposit returns), or the taker's withdraw; the
+// fee legs offered in the same submission are accepted once the payout is on the ledger, or come
+// back. Pure: it is fed transactions in ledger order and says where things stand.
+import { toUnits } from './decimal.js';
+import type { LedgerTransaction, TransferView } from './ledger-view.js';
+import { CHOICES, REASON_KEY } from './token-standard.js';
+
+export type DepositOutcome = 'COMPLETED' | 'SLIPPAGE_FAILED' | 'EXPIRED' | 'WITHDRAWN';
+
+export interface DepositTarget {
+  readonly party: string;
+  readonly pool: string;
+  readonly instrument: string;
+  readonly amount: string;
+  readonly memo: string;
+  readonly want: string;
+  /** When the offer stops being acceptable (the plan's expiry). */
+  readonly executeBefore: string;
+}
+
+export interface Tracked {
+  /** The transaction that created the deposit offer, once seen. */
+  readonly offerUpdateId: string | null;
+  readonly offerCid: string | null;
+  readonly feeLegCids: readonly string[];
+  /** The transaction that accepted, rejected or withdrew the deposit. */
+  readonly depositUpdateId: string | null;
+  readonly outcome: DepositOutcome | null;
+  /** What the taker was paid, in 1e-10 units of the want instrument. */
+  readonly received: bigint | null;
+  /** Whether the fee legs were accepted (true), returned (false), or not answered yet (null). */
+  readonly feesReleased: boolean | null;
+  /** The offset of the last transaction fed. */
+  readonly offset: number;
+}
+
+export const START: Omit<Tracked, 'offset'> = {
+  offerUpdateId: null,
+  offerCid: null,
+  feeLegCids: [],
+  depositUpdateId: null,
+  outcome: null,
+  received: null,
+  feesReleased: null,
+};
+
+const isDeposit = (t: TransferView, target: DepositTarget) =>
+  t.sender === target.party &&
+  t.receiver === target.pool &&
+  t.instrumentId.id === target.instrument &&
+  toUnits(t.amount) === toUnits(target.amount) &&
+  t.meta?.values?.[REASON_KEY] === target.memo;
+
+/** Where things stand after `transactions`, from `state`. `offerUpdateId`, when known, is the submission's. */
+export function track(state: Tracked, transactions: readonly LedgerTransaction[], target: DepositTarget, submittedUpdateId: string | null): Tracked {
+  let next = state;
+  for (const tx of transactions) {
+    if (tx.offset <= next.offset) continue;
+    next = { ...next, offset: tx.offset };
+    if (next.outcome === 'COMPLETED' || next.outcome === 'SLIPPAGE_FAILED' || next.outcome === 'WITHDRAWN') {
+      next = feesIn(next, tx);
+      continue;
+    }
+    if (next.offerCid === null) {
+      if (submittedUpdateId !== null && tx.updateId !== submittedUpdateId) continue;
+      const offer = tx.events.find((e) => e.kind === 'created' && e.transfer !== null && isDeposit(e.transfer, target));
+      if (!offer) continue;
+      const legs = tx.events.flatMap((e) => (e.kind === 'created' && e.transfer?.sender === target.party && e.contractId !== offer.contractId ? [e.contractId] : []));
+      next = { ...next, offerCid: offer.contractId, offerUpdateId: tx.updateId, feeLegCids: legs };
+      continue;
+    }
+    if (next.depositUpdateId === null) {
+      const answer = tx.events.find((e) => e.kind === 'exercised' && e.contractId === next.offerCid);
+      if (answer?.kind === 'exercised') {
+        if (answer.choice === CHOICES.accept) next = { ...next, depositUpdateId: tx.updateId };
+        else if (answer.choice === CHOICES.withdraw) next = { ...next, depositUpdateId: tx.updateId, outcome: 'WITHDRAWN' };
+        else if (answer.choice === CHOICES.reject) {
+          // A reject after the offer's executeBefore returns an expired deposit: no swap was priced.
+          const late = Date.parse(tx.recordTime) >= Date.parse(target.executeBefore);
+          next = { ...next, depositUpdateId: tx.updateId, outcome: late ? 'EXPIRED' : 'SLIPPAGE_FAILED' };
+        }
+      }
+    }
+    if (next.depositUpdateId !== null && next.outcome === null) {
+      // The payout: the want instrument created for the taker, in the accepting transaction or a
+      // later one the pool acted in. The taker's own change never counts.
+      const poolActed = tx.updateId === next.depositUpdateId || tx.events.some((e) => e.kind === 'exercised' && e.actingParties.includes(target.pool));
+      const paid = poolActed
+        ? tx.events.reduce((sum, e) => (e.kind === 'created' && e.holding?.owner === target.party && e.holding.instrumentId.id === target.want && e.holding.lock === null ? sum + toUnits(e.holding.amount) : sum), 0n)
+        : 0n;
+      if (paid > 0n) next = { ...next, outcome: 'COMPLETED', received: paid };
+    }
+    next = feesIn(next, tx);
+  }
+  return next;
+}
+
+function feesIn(state: Tracked, tx: LedgerTransaction): Tracked {
+  if (state.feeLegCids.length === 0 || state.feesReleased !== null) return state;
+  const answers = tx.events.filter((e) => e.kind === 'exercised' && state.feeLegCids.includes(e.contractId));
+  if (answers.length === 0) return state;
+  return { ...state, feesReleased: answers.some((e) => e.kind === 'exercised' && e.choice === CHOICES.accept) };
+}
