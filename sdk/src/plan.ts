@@ -59,7 +59,7 @@ export function checkPlan(value: unknown, now: Date): CheckedPlan {
     }
   }
   if (now.getTime() >= expiry) {
-    throw new BestexError(`the plan expired at ${plan.expiry}, ${Math.ceil((now.getTime() - expiry) / 1000)} s ago: its floor no longer matches the market; re-plan with a new idempotencyKey`, {
+    throw new BestexError(`the plan expired at ${plan.expiry}, ${Math.ceil((now.getTime() - expiry) / 1000)} s ago; its floor no longer matches the market: re-plan with a new idempotencyKey`, {
       status: null,
       code: 'plan_expired',
       action: 're-plan with a new idempotencyKey',

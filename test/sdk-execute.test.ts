@@ -1,0 +1,283 @@
+// The SDK's execution client (@bestex/sdk's execute, resume and withdraw) over the sandbox, used
+// as a partner uses the package: quote -> plan -> execute through the sandbox wallet
+// ('@bestex/sdk/sandbox') -> tracked on the taker's own ledger view, cross-checked with GET
+// /api/outcome. Each test quotes the rule it checks.
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { createClient, execute, resume, withdraw, type AppPlan, type CantonProvider, type ExecutionHooks, type ExecutionResult, type ExecutionStatus, type StepUpdate } from '@bestex/sdk';
+import { fileStorage } from '@bestex/sdk/node';
+import { sandboxProvider } from '@bestex/sdk/sandbox';
+import { Decimal } from '../core/decimal.js';
+import { COLLECTING, listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { spendable } from './helpers/ledger.js';
+
+let takers = 0;
+const newTaker = () => `sdk-exec-${++takers}::1220${'6'.repeat(64)}`;
+
+interface World {
+  readonly app: TestApp;
+  readonly baseUrl: string;
+  readonly taker: string;
+  readonly provider: CantonProvider;
+  readonly client: ReturnType<typeof createClient>;
+  plan(amount?: string, key?: string): Promise<AppPlan>;
+  fund(token: 'CC' | 'USDCx', amount: string): Promise<void>;
+  /** The deposit offers the taker has made, ever. */
+  offers(): number;
+  control(path: string, body: unknown): Promise<void>;
+}
+
+async function world(t: { teardown(fn: () => Promise<void>): void }, options: TestAppOptions = {}): Promise<World> {
+  const app = await testApp({ ...options, env: { QUOTE_CACHE_TTL_MS: '1', ...options.env } });
+  t.teardown(app.close);
+  const baseUrl = await listen(app.server);
+  const taker = newTaker();
+  const sandbox = app.sandbox!;
+  const provider = sandboxProvider({ ledgerUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, party: taker });
+  const client = createClient({ baseUrl });
+  let keys = 0;
+  const control = async (resource: string, body: unknown) => {
+    await provider.request({ method: 'ledgerApi', params: { requestMethod: 'post', resource, body } });
+  };
+  return {
+    app,
+    baseUrl,
+    taker,
+    provider,
+    client,
+    plan: async (amount = '100') =>
+      (await client.plan({ from: 'CC', to: 'USDCx', amount, venueId: 'tradecraft', takerParty: taker, idempotencyKey: `${taker}-${++keys}` })) as AppPlan,
+    fund: (token, amount) => control('/sandbox/v1/fund', { party: taker, token, amount }),
+    offers: () =>
+      sandbox.ledger.transactions(0, sandbox.ledger.ledgerEnd).flatMap((tx) => tx.events).filter((e) => e.kind === 'created' && e.templateId.endsWith(':TransferInstruction') && (e.createArgument as { transfer: { sender: string } }).transfer.sender === taker).length,
+    control,
+  };
+}
+
+/** Hooks that record what they are told. */
+function recorder(): ExecutionHooks & { statuses: ExecutionStatus[]; steps: StepUpdate[] } {
+  const statuses: ExecutionStatus[] = [];
+  const steps: StepUpdate[] = [];
+  return { statuses, steps, onStatus: (status) => void statuses.push(status), onStep: (update) => void steps.push(update) };
+}
+
+const balance = (w: World, instrument: string) => spendable(w.app.sandbox!.ledger, w.taker, instrument).toFixed();
+
+t.test('quote -> plan -> execute: hooks fire INITIATED then COMPLETED; "the update id equals the outcome endpoint\'s"; the result shows what was received against the quote', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const hooks = recorder();
+  const result = await execute(plan, { provider: w.provider, client: w.client, hooks });
+  t.strictSame(hooks.statuses, ['SUBMITTING', 'INITIATED', 'COMPLETED']);
+  t.match(hooks.steps.map((s) => [s.index, s.step.kind, s.state]), [[0, 'venue-deposit', 'pending'], [0, 'venue-deposit', 'submitted'], [0, 'venue-deposit', 'accepted']]);
+  t.match(result, { status: 'COMPLETED', party: w.taker, depositUpdateId: /^1220[0-9a-f]{64}$/, submittedUpdateId: /^1220[0-9a-f]{64}$/, error: null });
+  const service = await w.client.outcome({ party: w.taker, since: new Date(Date.parse(plan.expiry) - 90_000).toISOString(), deadline: plan.expiry });
+  t.equal(service.status, 'completed');
+  t.equal(service.depositUpdateId, result.depositUpdateId, 'the SDK and the service read the same update');
+  t.match(result.outcome, { status: 'completed', agrees: true });
+  t.equal(result.received, balance(w, 'USDCx'), 'what was received is what the taker holds');
+  t.ok(new Decimal(result.received!).gte(plan.quoteRef.minReceive), 'at least the floor');
+  t.equal(result.realised!.aboveFloor, new Decimal(result.received!).minus(plan.quoteRef.minReceive).toFixed(), 'realised against minReceive');
+  t.equal(result.realised!.slippageBps, new Decimal(plan.quoteRef.net).minus(result.received!).times(10_000).div(plan.quoteRef.net).trunc().toNumber(), 'realised slippage against quoteRef.net, in bps');
+  t.equal(result.realised!.price, new Decimal(result.received!).div(plan.quoteRef.amount).toDecimalPlaces(10, Decimal.ROUND_DOWN).toFixed());
+  t.equal(balance(w, 'Amulet'), '900');
+});
+
+t.test('"price worse than the floor -> SLIPPAGE_FAILED": a pool move before execute, the deposit refunded', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan('200');
+  await w.control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300 });
+  const hooks = recorder();
+  const result = await execute(plan, { provider: w.provider, client: w.client, hooks });
+  t.strictSame(hooks.statuses, ['SUBMITTING', 'INITIATED', 'SLIPPAGE_FAILED']);
+  t.match(result, { status: 'SLIPPAGE_FAILED', depositUpdateId: /^1220/, received: null, realised: null, outcome: { status: 'slippage_failed', agrees: true } });
+  t.equal(hooks.steps.at(-1)?.state, 'returned');
+  t.equal(balance(w, 'Amulet'), '1000', 'the funds are back');
+});
+
+t.test('"a client refuses an expired plan": refused before anything is signed, nothing submitted', async (t) => {
+  const w = await world(t, { overrides: { now: () => new Date(Date.now() - 120_000) } });
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const before = w.app.sandbox!.ledger.ledgerEnd;
+  const hooks = recorder();
+  const result = await execute(plan, { provider: w.provider, hooks });
+  t.match(result, { status: 'REFUSED', error: { name: 'BestexError', code: 'plan_expired', message: /expired at .* s ago; .*re-plan with a new idempotencyKey/ } });
+  t.strictSame(hooks.statuses, ['REFUSED']);
+  t.equal(w.app.sandbox!.ledger.ledgerEnd, before, 'no transaction');
+});
+
+t.test('"the SDK re-checks the plan it is handed": an unknown step, a deposit unlike quoteRef, a memo that is not quoteRef.minReceive are refused unsigned', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const before = w.app.sandbox!.ledger.ledgerEnd;
+  const tampered: Array<[string, AppPlan]> = [
+    ['an unknown step kind', { ...plan, planId: `${plan.planId}-a`, steps: [plan.steps[0]!, { ...plan.steps[0]!, kind: 'mystery' as never }] }],
+    ['a deposit bigger than the quote', { ...plan, planId: `${plan.planId}-b`, steps: [{ ...plan.steps[0]!, amount: '1000' }] }],
+    ['a memo that is not the floor', { ...plan, planId: `${plan.planId}-c`, steps: [{ ...plan.steps[0]!, memo: '0.0000000001' }] }],
+    ['a fee leg on a plan that collects none', { ...plan, planId: `${plan.planId}-d`, steps: [plan.steps[0]!, { ...plan.steps[0]!, kind: 'fee-transfer', instrument: 'USDCx', amount: '1' }] }],
+  ];
+  for (const [what, bad] of tampered) {
+    const result = await execute(bad, { provider: w.provider });
+    t.match(result, { status: 'REFUSED', error: { code: 'plan_unverifiable' } }, what);
+  }
+  t.equal(w.app.sandbox!.ledger.ledgerEnd, before, 'nothing submitted');
+});
+
+t.test('"two concurrent execute calls -> one submission": the second gets the same promise', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const first = execute(plan, { provider: w.provider });
+  const second = execute(plan, { provider: w.provider });
+  t.equal(first, second, 'the same promise');
+  const [a, b] = await Promise.all([first, second]);
+  t.equal(a.status, 'COMPLETED');
+  t.equal(b, a);
+  t.equal(w.offers(), 1, 'one deposit offer on the ledger');
+  const again = await execute(plan, { provider: w.provider });
+  t.equal(again.depositUpdateId, a.depositUpdateId, 'executing a finished plan again returns its result');
+  t.equal(w.offers(), 1, 'and submits nothing');
+});
+
+t.test('"resume after a new process -> the same result and no second submission"', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  await w.control('/sandbox/v1/operator', { paused: true });
+  const plan = await w.plan();
+  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-sdk-records-'));
+  const stop = new AbortController();
+  // This process submits, then stops waiting once the deposit is on the ledger, as a closed tab would.
+  const first = await execute(plan, { provider: w.provider, storage: fileStorage(dir), signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
+  t.equal(first.status, 'INITIATED', 'left mid-way, with the deposit on the ledger');
+  await w.control('/sandbox/v1/operator', { paused: false });
+  const sandbox = w.app.sandbox!;
+  const script = `
+    import { resume } from '@bestex/sdk';
+    import { fileStorage } from '@bestex/sdk/node';
+    import { sandboxProvider } from '@bestex/sdk/sandbox';
+    const provider = sandboxProvider({ ledgerUrl: process.env.LEDGER, token: process.env.TOKEN, party: process.env.PARTY });
+    const result = await resume(process.env.PLAN, { provider, storage: fileStorage(process.env.DIR) });
+    console.log(JSON.stringify(result));
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...process.env, LEDGER: sandbox.manifest.ledger, TOKEN: sandbox.ledgerToken, PARTY: w.taker, PLAN: plan.planId, DIR: dir },
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  t.equal(code, 0, err);
+  const resumed = JSON.parse(out) as ExecutionResult;
+  t.match(resumed, { status: 'COMPLETED', submittedUpdateId: first.submittedUpdateId, depositUpdateId: /^1220/ });
+  t.equal(w.offers(), 1, 'no second submission');
+  const again = await resume(plan.planId, { provider: w.provider, storage: fileStorage(dir) });
+  t.strictSame(again, resumed, 'a finished execution resumes to its stored result');
+  await t.rejects(resume('pl_unknown', { provider: w.provider, storage: fileStorage(dir) }), { name: 'BestexError', code: 'unknown_plan' });
+});
+
+t.test('fees on: "the deposit and the fee legs go as one atomic batch", and "fee escrow is released" once the payout is on the ledger', async (t) => {
+  const w = await world(t, { env: COLLECTING });
+  await w.fund('CC', '1000');
+  await w.fund('USDCx', '5');
+  const plan = await w.plan();
+  t.strictSame(plan.steps.map((s) => s.kind), ['venue-deposit', 'b2c-fee-transfer']);
+  const hooks = recorder();
+  const result = await execute(plan, { provider: w.provider, client: w.client, hooks });
+  t.match(result, { status: 'COMPLETED', fees: { included: true, released: true, note: null }, outcome: { agrees: true } });
+  const ledger = w.app.sandbox!.ledger;
+  const submittedTx = ledger.transactions(0, ledger.ledgerEnd).find((tx) => tx.updateId === result.submittedUpdateId)!;
+  t.equal(submittedTx.events.filter((e) => e.kind === 'created' && e.templateId.endsWith(':TransferInstruction')).length, 2, 'one transaction with every leg');
+  t.match(hooks.steps.filter((s) => s.index === 1).map((s) => s.state), ['pending', 'submitted', 'accepted'], 'the fee leg, accepted');
+  const fee = plan.steps[1]!;
+  t.equal(spendable(ledger, fee.target, 'USDCx').toFixed(), fee.amount, 'the fee party holds the fee');
+  t.equal(balance(w, 'USDCx'), new Decimal(5).minus(fee.amount).plus(result.received!).toFixed());
+});
+
+t.test('"the taker cannot cover a fee leg -> the swap degrades to the deposit alone, fee-less, and says so in the hooks and the result"', async (t) => {
+  const w = await world(t, { env: COLLECTING });
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const notes: string[] = [];
+  const hooks = recorder();
+  const result = await execute(plan, { provider: w.provider, hooks: { ...hooks, onStatus: (s, d) => (hooks.onStatus!(s, d), d.note && notes.push(d.note)) } });
+  t.match(result, { status: 'COMPLETED', fees: { included: false, released: null, note: /b2c-fee-transfer leg needs .* USDCx .* fee-less/ } });
+  t.match(hooks.steps.find((s) => s.index === 1), { state: 'skipped' });
+  t.match(notes[0], /fee-less/, 'the hooks say so');
+  t.equal(w.offers(), 1, 'the deposit alone');
+});
+
+/** The sandbox wallet, with one method answering as `answer` says. */
+function wrap(provider: CantonProvider, methods: Record<string, (params: unknown) => Promise<unknown>>, events = true): CantonProvider {
+  return {
+    request: (args) => (methods[args.method] ? methods[args.method]!(args.params) : provider.request(args)),
+    on: (event, listener) => (events ? provider.on(event, listener) : undefined),
+    removeListener: (event, listener) => provider.removeListener(event, listener),
+  };
+}
+
+t.test('"a provider answering 4001 -> the user-rejected state", nothing submitted', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const declined = Object.assign(new Error('User rejected the request.'), { code: 4001 });
+  const provider = wrap(w.provider, { prepareExecuteAndWait: () => Promise.reject(declined) });
+  const hooks = recorder();
+  const result = await execute(plan, { provider, hooks });
+  t.match(result, { status: 'USER_REJECTED', error: { code: 'user_rejected' } });
+  t.strictSame(hooks.statuses, ['SUBMITTING', 'USER_REJECTED']);
+  t.equal(w.offers(), 0);
+});
+
+t.test('"a provider that never emits txChanged -> still COMPLETED", even one without prepareExecuteAndWait', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const missing = Object.assign(new Error('Method not found'), { code: -32601 });
+  const silent = wrap(w.provider, { prepareExecuteAndWait: () => Promise.reject(missing) }, false);
+  const result = await execute(plan, { provider: silent, client: w.client });
+  t.match(result, { status: 'COMPLETED', outcome: { agrees: true } });
+  t.equal(w.offers(), 1);
+});
+
+t.test('"a hook that throws -> the swap still completes"', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const result = await execute(plan, {
+    provider: w.provider,
+    hooks: {
+      onStatus: () => {
+        throw new Error('the host broke');
+      },
+      onStep: () => {
+        throw new Error('the host broke again');
+      },
+    },
+  });
+  t.equal(result.status, 'COMPLETED');
+});
+
+t.test('"withdraw(planId) takes back a deposit no pool has answered": WITHDRAWN, the funds back', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  await w.control('/sandbox/v1/operator', { paused: true });
+  const plan = await w.plan();
+  const stop = new AbortController();
+  const first = await execute(plan, { provider: w.provider, signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
+  t.equal(first.status, 'INITIATED');
+  t.equal(balance(w, 'Amulet'), '900', 'locked in the offer');
+  const hooks = recorder();
+  const withdrawn = await withdraw(plan.planId, { provider: w.provider, hooks });
+  t.match(withdrawn, { status: 'WITHDRAWN', depositUpdateId: /^1220/ });
+  t.equal(hooks.statuses.at(-1), 'WITHDRAWN');
+  t.equal(balance(w, 'Amulet'), '1000', 'back whole');
+  await t.rejects(withdraw(plan.planId, { provider: w.provider }), { name: 'BestexError', code: 'nothing_to_withdraw' });
+});
