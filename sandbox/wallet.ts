@@ -8,14 +8,15 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { execute, memoryStorage } from '@bestex/sdk';
+import { sandboxProvider } from '@bestex/sdk/sandbox';
 import { chosenCommand, runCli, UsageError } from '../core/cli.js';
 import { Decimal } from '../core/decimal.js';
-import { CHOICES, HOLDING, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION, namesEntity } from '../core/ledger/token-standard.js';
+import { CHOICES, HOLDING, TRANSFER_INSTRUCTION, namesEntity } from '../core/ledger/token-standard.js';
 import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
 import { isPartyId } from '../core/party.js';
 import { SANDBOX_LEDGER_TOKEN } from './ledger/sandbox-ledger.js';
 import { ANNOUNCEMENT_FILE, type SandboxAnnouncement } from './manifest.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from './wire/wire.js';
 import { resolveToken, TOKENS, type Token } from '../core/tokens.js';
 
 const USAGE = `usage: npm run -s sandbox -- <command>
@@ -198,31 +199,6 @@ function readPlan(file: string): Plan {
   return plan;
 }
 
-/** Holdings for each step, disjoint: a transfer spends its inputs whole, so two legs cannot share one. */
-function chooseInputs(steps: readonly PlanStep[], holdings: readonly OwnHolding[]): string[][] {
-  const free = holdings.filter((h) => !h.locked).sort((a, b) => b.amount.comparedTo(a.amount));
-  return steps.map((step) => {
-    const needed = new Decimal(step.amount);
-    const chosen: OwnHolding[] = [];
-    let total = new Decimal(0);
-    for (const holding of free) {
-      if (total.gte(needed)) break;
-      if (holding.instrument !== step.instrument || chosen.includes(holding)) continue;
-      chosen.push(holding);
-      total = total.plus(holding.amount);
-    }
-    if (total.lt(needed)) {
-      const held = holdings.filter((h) => h.instrument === step.instrument && !h.locked).reduce((sum, h) => sum.plus(h.amount), new Decimal(0));
-      throw new Failure(
-        `the party cannot cover the ${step.kind} step: it needs ${step.amount} ${step.instrument} from holdings no other step of the batch spends; ` +
-          `it holds ${held.toFixed()} ${step.instrument} spendable (fund it: npm run -s sandbox -- fund --party <party> --token ${step.instrument === 'Amulet' ? 'CC' : step.instrument} --amount <n>)`,
-      );
-    }
-    for (const holding of chosen) free.splice(free.indexOf(holding), 1);
-    return chosen.map((h) => h.contractId);
-  });
-}
-
 type Command = (args: readonly string[]) => Promise<void>;
 
 const COMMANDS: Readonly<Record<string, Command>> = {
@@ -250,56 +226,36 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     if (!values.plan) throw new UsageError('--plan FILE is required');
     const party = partyArg(values.party);
     const plan = readPlan(values.plan);
-    const now = new Date();
-    const expiry = new Date(plan.expiry);
-    if (now.getTime() >= expiry.getTime()) {
-      throw new Failure(`the plan expired at ${plan.expiry}, ${Math.ceil((now.getTime() - expiry.getTime()) / 1000)} s ago; its floor no longer matches the market: re-plan with a new idempotencyKey`);
-    }
-    const holdings = await holdingsOf(party);
-    const inputs = chooseInputs(plan.steps, holdings);
-    const commands = [];
-    for (const [i, step] of plan.steps.entries()) {
-      const admin = SANDBOX_INSTRUMENT_ADMINS[step.instrument as Token['instrument']];
-      const transfer = {
-        sender: party,
-        receiver: step.target,
-        amount: step.amount,
-        instrumentId: { admin, id: step.instrument },
-        requestedAt: now.toISOString(),
-        executeBefore: step.expiresAt,
-        inputHoldingCids: inputs[i],
-        meta: { values: { [REASON_KEY]: step.memo ?? `${plan.planId} ${step.kind}` } },
-      };
-      const factory = (await ledger('POST', '/registry/transfer-instruction/v1/transfer-factory', {
-        choiceArguments: { expectedAdmin: admin, transfer, extraArgs: { context: { values: {} }, meta: { values: {} } } },
-        excludeDebugFields: true,
-      })) as { factoryId: string; choiceContext: { choiceContextData: unknown } };
-      commands.push({
-        ExerciseCommand: {
-          templateId: TRANSFER_FACTORY.filterId,
-          contractId: factory.factoryId,
-          choice: CHOICES.transfer,
-          choiceArgument: { expectedAdmin: admin, transfer, extraArgs: { context: factory.choiceContext.choiceContextData, meta: { values: {} } } },
+    found ??= findLedger();
+    const provider = sandboxProvider({ ledgerUrl: found.url, token: found.token, party });
+    // The wallet submits and reports; the swap's end is for the outcome query it prints (or the
+    // SDK's own tracking, in an app): it stops waiting once the deposit is on the ledger.
+    const stop = new AbortController();
+    let duplicate = false;
+    const result = await execute(plan as Parameters<typeof execute>[0], {
+      provider,
+      storage: memoryStorage(),
+      signal: stop.signal,
+      hooks: {
+        onStatus: (status, detail) => {
+          if (status !== 'INITIATED') return;
+          duplicate = detail.duplicate === true;
+          stop.abort();
         },
-      });
-    }
-    // One submission is one transaction: the deposit and its fee legs happen together or not at
-    // all. The plan's id is the command's, so the ledger refuses to run the same plan twice.
-    let transaction: { updateId: string };
-    try {
-      ({ transaction } = (await ledger('POST', '/v2/commands/submit-and-wait-for-transaction', {
-        commands: { commands, commandId: plan.planId, actAs: [party], userId: 'bestex-sandbox-wallet' },
-      })) as { transaction: { updateId: string } });
-    } catch (err) {
-      if (err instanceof Refusal && err.code === 'DUPLICATE_COMMAND') {
-        throw new Failure(`${plan.planId} was already executed for this party; to swap again, re-plan with a new idempotencyKey`);
-      }
-      throw err;
+      },
+    });
+    if (duplicate) throw new Failure(`${plan.planId} was already executed for this party; to swap again, re-plan with a new idempotencyKey`);
+    if (result.status === 'REFUSED' || result.status === 'SUBMIT_FAILED' || result.status === 'USER_REJECTED') {
+      const deposit = plan.steps.find((s) => s.kind === 'venue-deposit')!;
+      const fund = ` (fund it: npm run -s sandbox -- fund --party <party> --token ${deposit.instrument === 'Amulet' ? 'CC' : deposit.instrument} --amount <n>)`;
+      throw new Failure(`${result.error?.message ?? result.status}${result.error?.code === 'insufficient_funds' ? fund : ''}`);
     }
     const deposit = plan.steps.find((s) => s.kind === 'venue-deposit')!;
+    const legs = result.fees.included ? plan.steps.length - 1 : 0;
     console.log(`executed ${plan.planId}: ${deposit.amount} ${deposit.instrument} offered to the venue with floor ${deposit.memo ?? '(none)'}` +
-      `${plan.steps.length > 1 ? `, with ${plan.steps.length - 1} fee leg(s)` : ''} (update ${transaction.updateId})`);
-    const since = new Date(expiry.getTime() - PLAN_VALIDITY_MS).toISOString();
+      `${legs > 0 ? `, with ${legs} fee leg(s)` : ''} (update ${result.submittedUpdateId})`);
+    if (result.fees.note) console.log(`note: ${result.fees.note}`);
+    const since = new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS).toISOString();
     const query = new URLSearchParams({ party, since, deadline: plan.expiry, escrow: deposit.target, amount: deposit.amount, minReceive: plan.quoteRef.minReceive, want: plan.quoteRef.pair.want });
     console.log(`outcome: curl '${serviceUrl}/api/outcome?${query.toString()}'`);
   },

@@ -94,19 +94,21 @@ t.test('execute refuses what is not a plan, and a party that cannot cover it, na
   t.equal(app.sandbox!.ledger.ledgerEnd, end);
 });
 
-t.test('execute "performs the deposit and, when fees are collected, the fee legs, as one batch"', async (t) => {
+t.test('execute "performs the deposit and, when fees are collected, the fee legs, as one batch"; an uncovered fee leg "degrades to the deposit alone, fee-less", and says so', async (t) => {
   const { app, cli } = await started(t, COLLECTING);
   const taker = newTaker();
-  await cli('fund', '--party', taker, '--token', 'CC', '--amount', '100');
-  const { plan, file } = await planFile(app, taker, 'cli-fees');
-  t.equal(plan.steps.map((s) => s.kind).join(','), 'venue-deposit,b2c-fee-transfer');
+  await cli('fund', '--party', taker, '--token', 'CC', '--amount', '200');
+  const { plan: feeless, file: feelessFile } = await planFile(app, taker, 'cli-fees-uncovered');
+  t.equal(feeless.steps.map((s) => s.kind).join(','), 'venue-deposit,b2c-fee-transfer');
   const ledger = app.sandbox!.ledger;
   let end = ledger.ledgerEnd;
-  const unfunded = await cli('execute', '--plan', file, '--party', taker);
-  t.equal(unfunded.code, 1, 'the fee leg cannot be covered');
-  t.match(unfunded.stderr, /b2c-fee-transfer step: it needs .* USDCx/);
-  t.equal(ledger.ledgerEnd, end, 'so the deposit was not made either');
+  const unfunded = await cli('execute', '--plan', feelessFile, '--party', taker);
+  t.equal(unfunded.code, 0, unfunded.stderr);
+  t.match(unfunded.stdout, /^executed .* with floor [0-9.]+ \(update 1220[0-9a-f]{64}\)\nnote: the b2c-fee-transfer leg needs .* USDCx .* the deposit goes alone, fee-less\n/);
+  const alone = ledger.transactions(end, end + 1)[0]!;
+  t.equal(alone.events.filter((e) => e.kind === 'exercised' && e.choice === 'TransferFactory_Transfer').length, 1, 'the deposit alone, no fee charged apart from its swap');
   await cli('fund', '--party', taker, '--token', 'USDCx', '--amount', '1');
+  const { plan, file } = await planFile(app, taker, 'cli-fees');
   end = ledger.ledgerEnd;
   const run = await cli('execute', '--plan', file, '--party', taker);
   t.equal(run.code, 0, run.stderr);
@@ -117,7 +119,7 @@ t.test('execute "performs the deposit and, when fees are collected, the fee legs
   const receivers = transfers.map((e) => (e.choiceArgument as { transfer: { receiver: string; amount: string; meta: { values: Record<string, string> } } }).transfer);
   t.strictSame(receivers.map((r) => [r.receiver, r.amount]), plan.steps.map((s) => [s.target, s.amount]), 'each step to its target, for its amount');
   t.equal(receivers[0]!.meta.values['splice.lfdecentralizedtrust.org/reason'], plan.quoteRef.minReceive, 'the deposit\'s memo is the floor');
-  const outcome = await app.server.inject({ url: `/api/outcome?${new URLSearchParams({ party: taker, since: new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS).toISOString(), deadline: plan.expiry })}` });
+  const outcome = await app.server.inject({ url: `/api/outcome?${new URLSearchParams({ party: taker, since: new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS).toISOString(), deadline: plan.expiry, amount: '100', minReceive: plan.quoteRef.minReceive })}` });
   t.equal(outcome.json<{ status: string }>().status, 'completed', 'a fee leg is no deposit: the swap is told apart from it');
 });
 

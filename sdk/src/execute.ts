@@ -51,6 +51,8 @@ export interface StatusDetail {
   readonly updateId?: string;
   /** Why, in words: the fee legs left out, the reason for a refusal. */
   readonly note?: string;
+  /** On INITIATED: the ledger already had this plan (submitted before, elsewhere); nothing new was sent. */
+  readonly duplicate?: true;
   readonly error?: BestexError;
 }
 
@@ -164,7 +166,8 @@ async function takerOf(options: ExecuteOptions): Promise<string> {
 
 function targetOf(plan: Plan, party: string): DepositTarget {
   const deposit = plan.steps[0]!;
-  return { party, pool: deposit.target, instrument: deposit.instrument, amount: deposit.amount, memo: deposit.memo ?? '', want: plan.quoteRef.pair.want, executeBefore: deposit.expiresAt };
+  const notBefore = new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS - ANSWER_GRACE_MS).toISOString();
+  return { party, pool: deposit.target, instrument: deposit.instrument, amount: deposit.amount, memo: deposit.memo ?? '', want: plan.quoteRef.pair.want, executeBefore: deposit.expiresAt, notBefore };
 }
 
 /** Holdings for each step, disjoint (a transfer spends its inputs whole); null for a step it cannot cover. */
@@ -233,7 +236,7 @@ async function transferCommands(options: ExecuteOptions, plan: Plan, party: stri
   return { commands, disclosed };
 }
 
-type Submitted = { readonly updateId: string | null } | { readonly refused: ExecutionStatus; readonly error: BestexError };
+type Submitted = { readonly updateId: string | null; readonly duplicate?: true } | { readonly refused: ExecutionStatus; readonly error: BestexError };
 
 const looksDuplicate = (err: unknown) => /DUPLICATE_COMMAND/.test(`${(err as { message?: unknown })?.message ?? ''} ${JSON.stringify((err as { data?: unknown })?.data ?? '')}`);
 
@@ -258,12 +261,12 @@ async function submit(provider: CantonProvider, params: { commands: LedgerComman
     const answer = (await provider.request({ method: 'prepareExecuteAndWait', params: request })) as { tx?: { payload?: { updateId?: string } } } | null;
     return { updateId: answer?.tx?.payload?.updateId ?? null };
   } catch (err) {
-    if (looksDuplicate(err)) return { updateId: null };
+    if (looksDuplicate(err)) return { updateId: null, duplicate: true };
     if (providerErrorCode(err) !== PROVIDER_ERRORS.methodNotFound) return refusal(err);
     try {
       await provider.request({ method: 'prepareExecute', params: request });
     } catch (again) {
-      return looksDuplicate(again) ? { updateId: null } : refusal(again);
+      return looksDuplicate(again) ? { updateId: null, duplicate: true } : refusal(again);
     }
     if (failed) return refusal(new Error('the wallet reported the transaction failed'));
     return { updateId: null };
@@ -302,6 +305,8 @@ async function crossCheck(client: BestexClient, plan: Plan, party: string, depos
 class Execution {
   private record: ExecutionRecord;
   private state: Tracked;
+  /** The submission found the plan already on the ledger. */
+  private duplicate = false;
   private readonly storage: ExecutionStorage;
 
   constructor(
@@ -406,6 +411,14 @@ class Execution {
       submitted = await submit(provider, { ...built, commandId, party: this.record.party });
     }
     if ('refused' in submitted) return this.finish(submitted.refused, submitted.error);
+    if (submitted.duplicate) {
+      // The ledger already ran this plan's commandId: an earlier submission (another tab, another
+      // process) is tracked instead, read from the oldest offset the participant keeps.
+      this.duplicate = true;
+      const { participantPrunedUpToInclusive } = await ledgerApi<{ participantPrunedUpToInclusive?: number }>(provider, 'get', '/v2/state/latest-pruned-offsets');
+      await this.save({ startOffset: participantPrunedUpToInclusive ?? 0 });
+      this.state = { ...START, offset: this.record.startOffset };
+    }
     await this.save({ status: 'INITIATED', submittedUpdateId: submitted.updateId });
     return this.follow();
   }
@@ -428,7 +441,10 @@ class Execution {
         announced = true;
         if (this.record.status !== 'INITIATED') await this.save({ status: 'INITIATED' });
         this.record.included.forEach((i) => this.step(i, 'submitted', this.state.offerUpdateId!));
-        this.status('INITIATED', { updateId: this.state.offerUpdateId!, ...(this.record.feeNote ? { note: this.record.feeNote } : {}) });
+        this.status('INITIATED', {
+          updateId: this.state.offerUpdateId!,
+          ...(this.duplicate ? { duplicate: true, note: 'this plan was submitted before, under the same commandId: that submission is tracked, nothing new was sent' } : this.record.feeNote ? { note: this.record.feeNote } : {}),
+        });
       }
       if (this.state.feesReleased !== null && feesReported === null) {
         feesReported = this.state.feesReleased;

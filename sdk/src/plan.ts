@@ -29,6 +29,14 @@ export function checkPlan(value: unknown, now: Date): CheckedPlan {
   if (plan.mode !== 'managed-deposit') throw unverifiable(`mode ${JSON.stringify(plan.mode)} is not managed-deposit`);
   const expiry = time(plan.expiry);
   if (Number.isNaN(expiry)) throw unverifiable('its expiry is not a date-time');
+  // First: an expired plan is refused whatever else it says.
+  if (now.getTime() >= expiry) {
+    throw new BestexError(`the plan expired at ${plan.expiry}, ${Math.ceil((now.getTime() - expiry) / 1000)} s ago; its floor no longer matches the market: re-plan with a new idempotencyKey`, {
+      status: null,
+      code: 'plan_expired',
+      action: 're-plan with a new idempotencyKey',
+    });
+  }
   const ref = plan.quoteRef;
   if (!ref || !INSTRUMENTS.includes(ref.pair?.give) || !INSTRUMENTS.includes(ref.pair?.want) || !isDecimal(ref.amount) || !isDecimal(ref.minReceive) || !isDecimal(ref.net)) {
     throw unverifiable('its quoteRef does not say the pair, amount, net and floor');
@@ -57,13 +65,6 @@ export function checkPlan(value: unknown, now: Date): CheckedPlan {
     if (leg.kind === 'fee-transfer' && (!fees?.integrator || toUnits(leg.amount) !== toUnits(fees.integrator.amount) || leg.target !== fees.integrator.recipient)) {
       throw unverifiable('the integrator fee leg is not the disclosed integrator fee to its recipient');
     }
-  }
-  if (now.getTime() >= expiry) {
-    throw new BestexError(`the plan expired at ${plan.expiry}, ${Math.ceil((now.getTime() - expiry) / 1000)} s ago; its floor no longer matches the market: re-plan with a new idempotencyKey`, {
-      status: null,
-      code: 'plan_expired',
-      action: 're-plan with a new idempotencyKey',
-    });
   }
   return { plan, deposit, feeLegs };
 }

@@ -18,6 +18,8 @@ export interface DepositTarget {
   readonly want: string;
   /** When the offer stops being acceptable (the plan's expiry). */
   readonly executeBefore: string;
+  /** No offer committed before this is the plan's: it did not exist yet (its creation, less the record-time tolerance). */
+  readonly notBefore: string;
 }
 
 export interface Tracked {
@@ -65,6 +67,7 @@ export function track(state: Tracked, transactions: readonly LedgerTransaction[]
     }
     if (next.offerCid === null) {
       if (submittedUpdateId !== null && tx.updateId !== submittedUpdateId) continue;
+      if (Date.parse(tx.recordTime) < Date.parse(target.notBefore)) continue;
       const offer = tx.events.find((e) => e.kind === 'created' && e.transfer !== null && isDeposit(e.transfer, target));
       if (!offer) continue;
       const legs = tx.events.flatMap((e) => (e.kind === 'created' && e.transfer?.sender === target.party && e.contractId !== offer.contractId ? [e.contractId] : []));
