@@ -8,7 +8,7 @@ import t from 'tap';
 import { repoRoot } from '../handlers/app.js';
 
 const ROOT = repoRoot();
-const SOURCE_DIRS = ['core', 'handlers', 'sandbox', 'scripts', 'codegen', 'bench', 'generated', 'test'];
+const SOURCE_DIRS = ['core', 'handlers', 'sandbox', 'scripts', 'codegen', 'bench', 'generated', 'sdk/src', 'test'];
 
 /** Every .ts file under `dir`, as a repo-relative path with forward slashes. */
 function sources(dir: string): string[] {
@@ -115,6 +115,14 @@ t.test('"nothing in handlers/ imports the sandbox"', async (t) => {
 
 t.test('"scripts/ holds entry points, not libraries that other code imports": nothing imports scripts/', async (t) => {
   t.strictSame(crossing(() => true, ['scripts/']).map(show), []);
+});
+
+t.test('"the SDK imports nothing of core/, handlers/ or sandbox/", and only its Node entry imports node:', async (t) => {
+  t.strictSame(crossing((f) => f.startsWith('sdk/'), ['core/', 'handlers/', 'sandbox/', 'scripts/', 'generated/']).map(show), []);
+  const nodeOnly = files
+    .filter((f) => f.startsWith('sdk/src/') && f !== 'sdk/src/node.ts')
+    .filter((f) => /from\s*['"]node:|import\(\s*['"]node:/.test(readFileSync(path.join(ROOT, f), 'utf8')));
+  t.strictSame(nodeOnly, [], 'the entries a browser loads never import node: modules');
 });
 
 t.test('"one composition root is the only file that knows every folder": core\'s root modules import no capability folder, but core/services.ts (and core/config.ts the live venues\' settings)', async (t) => {

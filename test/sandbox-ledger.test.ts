@@ -206,3 +206,22 @@ t.test('"fee escrow is released" on COMPLETED, "not released" on SLIPPAGE_FAILED
     if (!released) t.equal(spendable(sandbox.ledger, ALICE, 'USDCx').toFixed(), '2', 'and the fee come back');
   }
 });
+
+t.test('"the sandbox ledger answers GET /v2/version as a participant does, so Canton\'s own @canton-network/core-ledger-client initialises against it"', async (t) => {
+  const sandbox = await sandboxLedger(t);
+  const { LedgerClient } = await import('@canton-network/core-ledger-client');
+  const { pino } = await import('pino');
+  const client = new LedgerClient({
+    baseUrl: new URL(sandbox.url),
+    logger: pino({ level: 'silent' }),
+    accessTokenProvider: { getAccessToken: async () => sandbox.token, getAuthContext: async () => ({ userId: 'bestex-test', accessToken: sandbox.token }) },
+  });
+  await client.init();
+  t.equal(client.getCurrentClientVersion(), '3.4', 'it reads the version the sandbox answers');
+  const wrong = new LedgerClient({
+    baseUrl: new URL(sandbox.url),
+    logger: pino({ level: 'silent' }),
+    accessTokenProvider: { getAccessToken: async () => 'guess', getAuthContext: async () => ({ userId: 'bestex-test', accessToken: 'guess' }) },
+  });
+  await t.rejects(wrong.init(), 'and refuses a client without the token');
+});

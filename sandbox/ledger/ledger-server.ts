@@ -2,6 +2,7 @@
 // the service's ledger adapter and the sandbox wallet use, the registry's transfer-factory lookup,
 // and the sandbox's own controls, which a real network has no counterpart of:
 //
+// - GET  /v2/version                                      -> {version, features}, as a 3.4 participant
 // - GET  /v2/state/ledger-end                              -> {offset}
 // - GET  /v2/state/latest-pruned-offsets                   -> {participantPrunedUpToInclusive: 0, ...}
 // - POST /v2/updates?limit=N                               -> [{update: {Transaction: {value}}}]
@@ -15,6 +16,7 @@
 //
 // Every request needs `Authorization: Bearer <LEDGER_TOKEN>`; errors are JsCantonError bodies.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { v3_4 } from '@canton-network/core-ledger-client-types';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BodyTooLarge, closeServer, listen, readBody } from '../loopback-server.js';
 import { Decimal } from '../../core/decimal.js';
@@ -27,6 +29,21 @@ import { LedgerRejection, type SandboxEvent, type SandboxLedger, type SandboxTra
 export const MAX_LIST_ELEMENTS = 1000;
 const MAX_BODY_BYTES = 64 * 1024;
 export const SYNCHRONIZER_ID = `sandbox::1220${'5'.repeat(64)}`;
+
+/**
+ * What a Canton 3.4 participant answers at GET /v2/version, in the official JSON Ledger API's
+ * shape, so Canton's own clients (@canton-network/core-ledger-client's init) take the sandbox for one.
+ */
+const VERSION: v3_4.components['schemas']['GetLedgerApiVersionResponse'] = {
+  version: '3.4.12',
+  features: {
+    experimental: { staticTime: { supported: false } },
+    userManagement: { supported: false, maxRightsPerUser: 0, maxUsersPageSize: 0 },
+    partyManagement: { maxPartiesPageSize: 0 },
+    offsetCheckpoint: { maxOffsetCheckpointEmissionDelay: { seconds: 1, nanos: 0 } },
+    packageFeature: { maxVettedPackagesPageSize: 0 },
+  },
+};
 
 interface Reply {
   readonly status: number;
@@ -94,6 +111,7 @@ function bearerIs(header: string | undefined, token: string): boolean {
 
 function route(ledger: SandboxLedger, method: string, url: URL, body: string): Reply {
   const path = url.pathname;
+  if (method === 'GET' && path === '/v2/version') return { status: 200, body: VERSION };
   if (method === 'GET' && path === '/v2/state/ledger-end') return { status: 200, body: { offset: ledger.ledgerEnd } };
   // The sandbox keeps its whole history.
   if (method === 'GET' && path === '/v2/state/latest-pruned-offsets') return { status: 200, body: { participantPrunedUpToInclusive: 0, allDivulgedContractsPrunedUpToInclusive: 0 } };

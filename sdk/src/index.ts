@@ -18,13 +18,10 @@ export {
   type QuoteResponse,
   type StatusSummary,
 } from './client.js';
+export { execute, resume, withdraw, type ExecuteOptions } from './execute.js';
 export {
-  execute,
   isTerminal,
-  resume,
   TERMINAL_STATUSES,
-  withdraw,
-  type ExecuteOptions,
   type ExecutionHooks,
   type ExecutionRecord,
   type ExecutionResult,
@@ -33,7 +30,7 @@ export {
   type StatusDetail,
   type StepState,
   type StepUpdate,
-} from './execute.js';
+} from './execution.js';
 export { checkPlan, type CheckedPlan, type Plan } from './plan.js';
 export { PROVIDER_ERRORS, type CantonProvider, type LedgerCommand, type PrepareExecuteParams, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
 export { localStorageStorage, memoryStorage, type ExecutionStorage } from './storage.js';

@@ -1,15 +1,12 @@
 // Where an execution's record is kept, so that `resume` can continue it after a reload or a
 // crash without submitting again: in memory by default, in the browser's localStorage, or (from
 // '@bestex/sdk/node') in a file. A record is versioned JSON; a reader skips a version it does not know.
-import type { ExecutionRecord } from './execute.js';
+import { RECORD_VERSION, type ExecutionRecord } from './execution.js';
 
 export interface ExecutionStorage {
   get(planId: string): Promise<ExecutionRecord | null>;
   set(record: ExecutionRecord): Promise<void>;
 }
-
-/** The version of the record this SDK writes. */
-export const RECORD_VERSION = 1;
 
 /** Parses a stored record; null for one of another version or another shape. */
 export function readRecord(text: string | null): ExecutionRecord | null {

@@ -1,0 +1,92 @@
+// What an execution is and ends as: its states, a step's progress, the hooks' payloads, the
+// result, and the record storage keeps for `resume` (src/execute.ts documents the states).
+import type { Outcome, PlanStep } from './client.js';
+import type { BestexError } from './errors.js';
+import type { Plan } from './plan.js';
+
+/** The version of the record this SDK writes. */
+export const RECORD_VERSION = 1;
+
+export type ExecutionStatus = 'SUBMITTING' | 'INITIATED' | 'COMPLETED' | 'SLIPPAGE_FAILED' | 'EXPIRED' | 'WITHDRAWN' | 'USER_REJECTED' | 'SUBMIT_FAILED' | 'REFUSED';
+
+export const TERMINAL_STATUSES: readonly ExecutionStatus[] = ['COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN', 'USER_REJECTED', 'SUBMIT_FAILED', 'REFUSED'];
+
+export const isTerminal = (status: ExecutionStatus): boolean => TERMINAL_STATUSES.includes(status);
+
+/** The end states in which nothing reached the ledger. */
+export const NOTHING_SUBMITTED: readonly ExecutionStatus[] = ['REFUSED', 'USER_REJECTED', 'SUBMIT_FAILED'];
+
+/** A step's progress: `skipped` for a fee leg left out (the swap went fee-less), `returned` for funds that came back. */
+export type StepState = 'pending' | 'submitted' | 'accepted' | 'returned' | 'skipped';
+
+export interface StepUpdate {
+  readonly index: number;
+  readonly step: PlanStep;
+  readonly state: StepState;
+  readonly updateId?: string;
+}
+
+export interface StatusDetail {
+  readonly planId: string;
+  /** The transaction that created the deposit offer (INITIATED), or answered it (terminal). */
+  readonly updateId?: string;
+  /** Why, in words: the fee legs left out, the reason for a refusal. */
+  readonly note?: string;
+  /** On INITIATED: the ledger already had this plan (submitted before, elsewhere); nothing new was sent. */
+  readonly duplicate?: true;
+  readonly error?: BestexError;
+}
+
+export interface ExecutionHooks {
+  onStatus?(status: ExecutionStatus, detail: StatusDetail): void;
+  onStep?(update: StepUpdate): void;
+}
+
+export interface Realised {
+  /** What the taker received per unit given, to 10 fractional digits (rounded down). */
+  readonly price: string;
+  /** How much worse than the quote's net the payout was, in bps (negative: better), truncated toward zero. */
+  readonly slippageBps: number;
+  /** The payout less the plan's floor: never negative for a COMPLETED swap. */
+  readonly aboveFloor: string;
+}
+
+export interface ExecutionResult {
+  readonly planId: string;
+  readonly party: string;
+  readonly status: ExecutionStatus;
+  /** The ledger transaction that accepted, rejected or withdrew the deposit. */
+  readonly depositUpdateId: string | null;
+  /** The transaction that created the deposit offer. */
+  readonly submittedUpdateId: string | null;
+  /** The amount received in the want instrument, on COMPLETED. */
+  readonly received: string | null;
+  readonly realised: Realised | null;
+  readonly fees: {
+    /** Whether the plan's fee legs went with the deposit. */
+    readonly included: boolean;
+    /** Whether they were accepted (released), returned, or not answered yet. */
+    readonly released: boolean | null;
+    /** Why they were left out, when they were. */
+    readonly note: string | null;
+  };
+  /** The service's reading of the same swap (GET /api/outcome), when a client was given. */
+  readonly outcome: { readonly status: Outcome['status']; readonly depositUpdateId: string | null; readonly agrees: boolean } | null;
+  readonly error: BestexError | null;
+}
+
+/** What storage keeps of an execution. */
+export interface ExecutionRecord {
+  readonly version: typeof RECORD_VERSION;
+  readonly planId: string;
+  readonly party: string;
+  readonly plan: Plan;
+  readonly status: ExecutionStatus;
+  /** The ledger end before submitting: tracking reads from here. */
+  readonly startOffset: number;
+  /** The step indexes submitted. */
+  readonly included: readonly number[];
+  readonly feeNote: string | null;
+  readonly submittedUpdateId: string | null;
+  readonly result: ExecutionResult | null;
+}
