@@ -190,3 +190,17 @@ t.test('a SANDBOX_URL where no sandbox answers stops start-up with one clear lin
   t.equal(code, 1);
   t.match(s.stderr(), new RegExp(`^bestex: no sandbox answers at SANDBOX_URL http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\): start one with make sandbox, or unset SANDBOX_URL to have the service start its own\\n$`));
 });
+
+t.test('"the README\'s SDK example runs against make run and prints each status to COMPLETED with the real update id"', async (t) => {
+  const s = await service(t);
+  const example = fileURLToPath(new URL('../../examples/sdk-swap.mjs', import.meta.url));
+  const run = spawn(process.execPath, [example], { cwd: path.dirname(path.dirname(example)), env: { ...process.env, DATA_DIR: s.dataDir, BESTEX_URL: s.address }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  run.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  run.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const [code] = (await once(run, 'exit')) as [number];
+  t.equal(code, 0, err);
+  t.match(out, /status: SUBMITTING\nstatus: INITIATED \(update 1220[0-9a-f]{64}\)\nstatus: COMPLETED \(update (1220[0-9a-f]{64})\)\n/);
+  t.match(out, /the service reads completed \(same update\)/);
+});
