@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { createClient, execute, resume, withdraw, type AppPlan, type CantonProvider, type ExecutionHooks, type ExecutionResult, type ExecutionStatus, type StepUpdate } from '@bestex/sdk';
+import { createClient, execute, localStorageStorage, resume, withdraw, type AppPlan, type CantonProvider, type ExecutionHooks, type ExecutionResult, type ExecutionStatus, type StepUpdate } from '@bestex/sdk';
 import { fileStorage } from '@bestex/sdk/node';
 import { sandboxProvider } from '@bestex/sdk/sandbox';
 import { Decimal } from '../core/decimal.js';
@@ -280,4 +280,59 @@ t.test('"withdraw(planId) takes back a deposit no pool has answered": WITHDRAWN,
   t.equal(hooks.statuses.at(-1), 'WITHDRAWN');
   t.equal(balance(w, 'Amulet'), '1000', 'back whole');
   await t.rejects(withdraw(plan.planId, { provider: w.provider }), { name: 'BestexError', code: 'nothing_to_withdraw' });
+});
+
+t.test('"when the wallet cannot batch, the swap degrades to the deposit alone, fee-less, and says so in the hooks and the result"', async (t) => {
+  const w = await world(t, { env: COLLECTING });
+  await w.fund('CC', '1000');
+  await w.fund('USDCx', '5');
+  const plan = await w.plan();
+  const single = wrap(w.provider, {
+    prepareExecuteAndWait: (params) => {
+      const { commands } = params as { commands: unknown[] };
+      if (commands.length > 1) return Promise.reject(Object.assign(new Error('this wallet submits one command at a time'), { code: -32602 }));
+      return w.provider.request({ method: 'prepareExecuteAndWait', params });
+    },
+  });
+  const hooks = recorder();
+  const result = await execute(plan, { provider: single, hooks });
+  t.match(result, { status: 'COMPLETED', fees: { included: false, note: /did not take the deposit and its fee legs as one batch .*one command at a time.*fee-less/ } });
+  t.match(hooks.steps.filter((s) => s.index === 1).map((s) => s.state), ['pending', 'skipped'], 'the fee leg, skipped');
+  t.equal(w.offers(), 1, 'the deposit alone: no fee charged apart from its swap');
+  t.equal(balance(w, 'USDCx'), new Decimal(5).plus(result.received!).toFixed(), 'no fee taken');
+});
+
+t.test('the sandbox wallet "emits txChanged": pending, then executed with the update id, or failed when the ledger refuses', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const events: Array<{ status: string; commandId: string; payload?: { updateId: string } }> = [];
+  const listener = (event: never) => void events.push(event);
+  w.provider.on('txChanged', listener);
+  const result = await execute(plan, { provider: w.provider });
+  t.match(events, [{ status: 'pending', commandId: plan.planId }, { status: 'executed', commandId: plan.planId, payload: { updateId: result.submittedUpdateId! } }]);
+  events.length = 0;
+  await t.rejects(w.provider.request({ method: 'prepareExecute', params: { commands: [], commandId: 'empty', actAs: [w.taker] } }), { code: -32003 });
+  t.match(events, [{ status: 'pending', commandId: 'empty' }, { status: 'failed', commandId: 'empty' }]);
+  w.provider.removeListener('txChanged', listener);
+  t.strictSame(await w.provider.request({ method: 'listAccounts' }), [await w.provider.request({ method: 'getPrimaryAccount' })]);
+  t.match(await w.provider.request({ method: 'getPrimaryAccount' }), { partyId: w.taker, primary: true });
+  await t.rejects(w.provider.request({ method: 'signMessage' }), { code: -32601 });
+});
+
+t.test('localStorageStorage: "an adapter for localStorage" keeps the record resume reads', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  await w.control('/sandbox/v1/operator', { paused: true });
+  const plan = await w.plan();
+  const items = new Map<string, string>();
+  const storage = { getItem: (k: string) => items.get(k) ?? null, setItem: (k: string, v: string) => void items.set(k, v) } as unknown as Storage;
+  const stop = new AbortController();
+  const first = await execute(plan, { provider: w.provider, storage: localStorageStorage(storage), signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
+  t.equal(first.status, 'INITIATED');
+  t.match(JSON.parse(items.get(`bestex:execution:${plan.planId}`)!), { version: 1, planId: plan.planId, status: 'INITIATED' }, 'a versioned record under its key');
+  await w.control('/sandbox/v1/operator', { paused: false });
+  const resumed = await resume(plan.planId, { provider: w.provider, storage: localStorageStorage(storage) });
+  t.equal(resumed.status, 'COMPLETED');
+  t.equal(w.offers(), 1);
 });
