@@ -16,6 +16,7 @@
 // range's end is reached: a short page is not taken for the end.
 // Offsets and amounts are read as the text they are sent as, never through a float.
 import { FetchFailed, fetchWithin, nodeFetch, parseJsonKeepingNumbers, type HttpFetch } from '../http-client.js';
+import type { v3_4 } from '@canton-network/core-ledger-client-types';
 import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction, type OffsetRange } from './ledger.js';
 import { HOLDING, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from './token-standard.js';
 
@@ -37,13 +38,16 @@ export interface JsonApiLedgerOptions {
 /** Offsets are int64 on the wire; every offset a participant reaches in practice is far below 2^53. */
 const OFFSET = /^(0|[1-9][0-9]{0,15})$/;
 
+/** The official JSON Ledger API schemas (Canton 3.4), for what the adapter sends; answers are read as text, checked field by field. */
+type JsonLedgerApi = v3_4.components['schemas'];
+
 export class JsonApiLedger implements Ledger {
   private readonly fetch: HttpFetch;
-  private readonly updateFormat: unknown;
+  private readonly updateFormat: JsonLedgerApi['UpdateFormat'];
 
   constructor(private readonly options: JsonApiLedgerOptions) {
     this.fetch = options.fetch ?? nodeFetch;
-    const interfaceFilter = (interfaceId: string) => ({
+    const interfaceFilter = (interfaceId: string): JsonLedgerApi['CumulativeFilter'] => ({
       identifierFilter: { InterfaceFilter: { value: { interfaceId, includeInterfaceView: true, includeCreatedEventBlob: false } } },
     });
     // Instructions (the offers and their fates), holdings (the payout) and the factory (a pool's
@@ -71,7 +75,7 @@ export class JsonApiLedger implements Ledger {
   async *transactions(range: OffsetRange, signal: AbortSignal, pageSize = this.options.pageSize): AsyncIterable<LedgerTransaction> {
     let cursor = range.beginExclusive;
     while (cursor < range.endInclusive) {
-      const body = { beginExclusive: cursor, endInclusive: range.endInclusive, updateFormat: this.updateFormat };
+      const body: JsonLedgerApi['GetUpdatesRequest'] = { beginExclusive: cursor, endInclusive: range.endInclusive, updateFormat: this.updateFormat };
       // The participant ends a list once no item has come for stream_idle_timeout_ms: as long as a
       // request may take, so an empty page means there is nothing more, not a slow read.
       const items = await this.request('POST', `/v2/updates?limit=${pageSize}&stream_idle_timeout_ms=${this.options.timeoutMs}`, body, signal);

@@ -30,11 +30,14 @@ export const MAX_LIST_ELEMENTS = 1000;
 const MAX_BODY_BYTES = 64 * 1024;
 export const SYNCHRONIZER_ID = `sandbox::1220${'5'.repeat(64)}`;
 
+/** The official JSON Ledger API schemas (Canton 3.4), for the answers whose shape they describe. */
+type JsonLedgerApi = v3_4.components['schemas'];
+
 /**
  * What a Canton 3.4 participant answers at GET /v2/version, in the official JSON Ledger API's
  * shape, so Canton's own clients (@canton-network/core-ledger-client's init) take the sandbox for one.
  */
-const VERSION: v3_4.components['schemas']['GetLedgerApiVersionResponse'] = {
+const VERSION: JsonLedgerApi['GetLedgerApiVersionResponse'] = {
   version: '3.4.12',
   features: {
     experimental: { staticTime: { supported: false } },
@@ -52,10 +55,11 @@ interface Reply {
 
 /** A JsCantonError, as a participant answers a refused request. */
 function cantonError(status: number, code: string, cause: string, category: number, grpcCodeValue: number): Reply {
-  return {
-    status,
-    body: { code, cause, correlationId: randomUUID(), traceId: null, context: {}, resources: [], errorCategory: category, grpcCodeValue, retryInfo: null, definiteAnswer: null },
+  // As a participant sends it: the official shape, with traceId, retryInfo and definiteAnswer null.
+  const body: Omit<JsonLedgerApi['JsCantonError'], 'traceId' | 'retryInfo' | 'definiteAnswer'> & Record<'traceId' | 'retryInfo' | 'definiteAnswer', null> = {
+    code, cause, correlationId: randomUUID(), traceId: null, context: {}, resources: [], errorCategory: category, grpcCodeValue, retryInfo: null, definiteAnswer: null,
   };
+  return { status, body };
 }
 const invalid = (cause: string) => cantonError(400, 'INVALID_ARGUMENT', cause, 8, 3);
 function rejection(err: LedgerRejection): Reply {
@@ -112,9 +116,11 @@ function bearerIs(header: string | undefined, token: string): boolean {
 function route(ledger: SandboxLedger, method: string, url: URL, body: string): Reply {
   const path = url.pathname;
   if (method === 'GET' && path === '/v2/version') return { status: 200, body: VERSION };
-  if (method === 'GET' && path === '/v2/state/ledger-end') return { status: 200, body: { offset: ledger.ledgerEnd } };
+  if (method === 'GET' && path === '/v2/state/ledger-end') return { status: 200, body: { offset: ledger.ledgerEnd } satisfies JsonLedgerApi['GetLedgerEndResponse'] };
   // The sandbox keeps its whole history.
-  if (method === 'GET' && path === '/v2/state/latest-pruned-offsets') return { status: 200, body: { participantPrunedUpToInclusive: 0, allDivulgedContractsPrunedUpToInclusive: 0 } };
+  if (method === 'GET' && path === '/v2/state/latest-pruned-offsets') {
+    return { status: 200, body: { participantPrunedUpToInclusive: 0, allDivulgedContractsPrunedUpToInclusive: 0 } satisfies JsonLedgerApi['GetLatestPrunedOffsetsResponse'] };
+  }
   if (method !== 'POST') return cantonError(404, 'NOT_FOUND', `no route ${method} ${path}`, 11, 5);
   let json: unknown;
   try {
