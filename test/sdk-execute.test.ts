@@ -336,3 +336,16 @@ t.test('localStorageStorage: "an adapter for localStorage" keeps the record resu
   t.equal(resumed.status, 'COMPLETED');
   t.equal(w.offers(), 1);
 });
+
+t.test('a registry that cannot be reached ends in SUBMIT_FAILED with nothing submitted, and the plan can be executed again', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const failed = await execute(plan, { provider: w.provider, registryUrl: 'http://127.0.0.1:1' });
+  t.match(failed, { status: 'SUBMIT_FAILED', error: { name: 'BestexError' } });
+  t.equal(w.offers(), 0, 'nothing submitted');
+  const registry = w.app.sandbox!.manifest.ledger;
+  const retried = await execute(plan, { provider: w.provider, registryUrl: registry, fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${w.app.sandbox!.ledgerToken}` } }) });
+  t.equal(retried.status, 'COMPLETED', 'executed again, through the registry at registryUrl');
+  t.equal(w.offers(), 1);
+});

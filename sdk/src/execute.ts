@@ -271,11 +271,13 @@ class Execution {
       error,
     };
     await this.save({ status, result: isTerminal(status) ? result : null });
-    const detail: Omit<StatusDetail, 'planId'> = {
-      ...(state.depositUpdateId ? { updateId: state.depositUpdateId } : {}),
-      ...(error ? { error, note: error.message } : this.record.feeNote ? { note: this.record.feeNote } : {}),
-    };
-    this.status(status, detail);
+    // A wait stopped mid-way changes no state: there is nothing new to report.
+    if (isTerminal(status)) {
+      this.status(status, {
+        ...(state.depositUpdateId ? { updateId: state.depositUpdateId } : {}),
+        ...(error ? { error, note: error.message } : this.record.feeNote ? { note: this.record.feeNote } : {}),
+      });
+    }
     return result;
   }
 
@@ -315,17 +317,24 @@ class Execution {
     this.plan.steps.forEach((_, i) => this.step(i, included.includes(i) ? 'pending' : 'skipped'));
     const inputsOf = (i: number) => (i === 0 ? depositInputs : legInputs[i - 1]!);
     const commandId = this.plan.planId;
-    let built = await transferCommands(this.options, this.plan, this.record.party, included.map((i) => ({ step: this.plan.steps[i]!, inputs: inputsOf(i) })));
-    let submitted = await submit(provider, { ...built, commandId, party: this.record.party });
-    if ('refused' in submitted && submitted.refused === 'SUBMIT_FAILED' && included.length > 1) {
-      // A wallet that cannot batch refuses the batch whole: nothing was submitted, so the deposit
-      // may go alone under the same commandId, fee-less, rather than no swap or a broken one.
-      feeNote = `the wallet did not take the deposit and its fee legs as one batch (${submitted.error.message}): the deposit went alone, fee-less`;
-      included = [0];
-      await this.save({ included, feeNote });
-      this.plan.steps.forEach((_, i) => i > 0 && this.step(i, 'skipped'));
-      built = await transferCommands(this.options, this.plan, this.record.party, [{ step: this.plan.steps[0]!, inputs: depositInputs }]);
+    let submitted: Submitted;
+    try {
+      let built = await transferCommands(this.options, this.plan, this.record.party, included.map((i) => ({ step: this.plan.steps[i]!, inputs: inputsOf(i) })));
       submitted = await submit(provider, { ...built, commandId, party: this.record.party });
+      if ('refused' in submitted && submitted.refused === 'SUBMIT_FAILED' && included.length > 1) {
+        // A wallet that cannot batch refuses the batch whole: nothing was submitted, so the deposit
+        // may go alone under the same commandId, fee-less, rather than no swap or a broken one.
+        feeNote = `the wallet did not take the deposit and its fee legs as one batch (${submitted.error.message}): the deposit went alone, fee-less`;
+        included = [0];
+        await this.save({ included, feeNote });
+        this.plan.steps.forEach((_, i) => i > 0 && this.step(i, 'skipped'));
+        built = await transferCommands(this.options, this.plan, this.record.party, [{ step: this.plan.steps[0]!, inputs: depositInputs }]);
+        submitted = await submit(provider, { ...built, commandId, party: this.record.party });
+      }
+    } catch (err) {
+      // The registry or the ledger could not be read to build the commands: nothing reached the wallet.
+      const error = err instanceof BestexError ? err : new BestexError(`the plan's transfers could not be built: ${err instanceof Error ? err.message : String(err)}`, { status: null, code: 'submit_failed', cause: err });
+      return this.finish('SUBMIT_FAILED', error);
     }
     if ('refused' in submitted) return this.finish(submitted.refused, submitted.error);
     if (submitted.duplicate) {
