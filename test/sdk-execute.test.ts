@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { createClient, execute, localStorageStorage, resume, withdraw, type AppPlan, type CantonProvider, type ExecutionHooks, type ExecutionResult, type ExecutionStatus, type StepUpdate } from '@bestex/sdk';
+import { createClient, execute, localStorageStorage, memoryStorage, resume, withdraw, type AppPlan, type CantonProvider, type ExecutionHooks, type ExecutionResult, type ExecutionStatus, type StepUpdate } from '@bestex/sdk';
 import { fileStorage } from '@bestex/sdk/node';
 import { sandboxProvider } from '@bestex/sdk/sandbox';
 import { Decimal } from '../core/decimal.js';
@@ -73,7 +73,7 @@ t.test('quote -> plan -> execute: hooks fire INITIATED then COMPLETED; "the upda
   const hooks = recorder();
   const result = await execute(plan, { provider: w.provider, client: w.client, hooks });
   t.strictSame(hooks.statuses, ['SUBMITTING', 'INITIATED', 'COMPLETED']);
-  t.match(hooks.steps.map((s) => [s.index, s.step.kind, s.state]), [[0, 'venue-deposit', 'pending'], [0, 'venue-deposit', 'submitted'], [0, 'venue-deposit', 'accepted']]);
+  t.strictSame(hooks.steps.map((s) => [s.index, s.step.kind, s.state]), [[0, 'venue-deposit', 'pending'], [0, 'venue-deposit', 'submitted'], [0, 'venue-deposit', 'accepted']]);
   t.match(result, { status: 'COMPLETED', party: w.taker, depositUpdateId: /^1220[0-9a-f]{64}$/, submittedUpdateId: /^1220[0-9a-f]{64}$/, error: null });
   const service = await w.client.outcome({ party: w.taker, since: new Date(Date.parse(plan.expiry) - 90_000).toISOString(), deadline: plan.expiry });
   t.equal(service.status, 'completed');
@@ -195,7 +195,7 @@ t.test('fees on: "the deposit and the fee legs go as one atomic batch", and "fee
   const ledger = w.app.sandbox!.ledger;
   const submittedTx = ledger.transactions(0, ledger.ledgerEnd).find((tx) => tx.updateId === result.submittedUpdateId)!;
   t.equal(submittedTx.events.filter((e) => e.kind === 'created' && e.templateId.endsWith(':TransferInstruction')).length, 2, 'one transaction with every leg');
-  t.match(hooks.steps.filter((s) => s.index === 1).map((s) => s.state), ['pending', 'submitted', 'accepted'], 'the fee leg, accepted');
+  t.strictSame(hooks.steps.filter((s) => s.index === 1).map((s) => s.state), ['pending', 'submitted', 'accepted'], 'the fee leg, accepted');
   const fee = plan.steps[1]!;
   t.equal(spendable(ledger, fee.target, 'USDCx').toFixed(), fee.amount, 'the fee party holds the fee');
   t.equal(balance(w, 'USDCx'), new Decimal(5).minus(fee.amount).plus(result.received!).toFixed());
@@ -297,7 +297,7 @@ t.test('"when the wallet cannot batch, the swap degrades to the deposit alone, f
   const hooks = recorder();
   const result = await execute(plan, { provider: single, hooks });
   t.match(result, { status: 'COMPLETED', fees: { included: false, note: /did not take the deposit and its fee legs as one batch .*one command at a time.*fee-less/ } });
-  t.match(hooks.steps.filter((s) => s.index === 1).map((s) => s.state), ['pending', 'skipped'], 'the fee leg, skipped');
+  t.strictSame(hooks.steps.filter((s) => s.index === 1).map((s) => s.state), ['pending', 'skipped'], 'the fee leg, skipped');
   t.equal(w.offers(), 1, 'the deposit alone: no fee charged apart from its swap');
   t.equal(balance(w, 'USDCx'), new Decimal(5).plus(result.received!).toFixed(), 'no fee taken');
 });
@@ -347,5 +347,124 @@ t.test('a registry that cannot be reached ends in SUBMIT_FAILED with nothing sub
   const registry = w.app.sandbox!.manifest.ledger;
   const retried = await execute(plan, { provider: w.provider, registryUrl: registry, fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${w.app.sandbox!.ledgerToken}` } }) });
   t.equal(retried.status, 'COMPLETED', 'executed again, through the registry at registryUrl');
+  t.equal(w.offers(), 1);
+});
+
+t.test('"fee escrow is not released" on SLIPPAGE_FAILED: the fee legs come back with the deposit, each step reported', async (t) => {
+  const w = await world(t, { env: COLLECTING });
+  await w.fund('CC', '1000');
+  await w.fund('USDCx', '5');
+  const plan = await w.plan('200');
+  await w.control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300 });
+  const hooks = recorder();
+  const result = await execute(plan, { provider: w.provider, hooks });
+  t.match(result, { status: 'SLIPPAGE_FAILED', fees: { included: true, released: false } });
+  t.strictSame(hooks.steps.filter((s) => s.index === 1).map((s) => s.state), ['pending', 'submitted', 'returned']);
+  t.equal(balance(w, 'USDCx'), '5', 'the fee is back');
+  t.equal(balance(w, 'Amulet'), '1000', 'and the deposit');
+});
+
+t.test('a partner plan with an escrowed service fee and an integrator fee: every leg in one transaction, each reported on its own step', async (t) => {
+  const w = await world(t, { env: COLLECTING });
+  const { issueKey } = await import('./helpers/keys.js');
+  const { key } = await issueKey(w.app.core.keyStore);
+  const partner = createClient({ baseUrl: w.baseUrl, apiKey: key });
+  await w.fund('CC', '1000');
+  // A transfer spends its input holdings whole: two fee legs in one batch need two holdings.
+  await w.fund('USDCx', '5');
+  await w.fund('USDCx', '5');
+  const recipient = `wallet-co::1220${'a'.repeat(64)}`;
+  const plan = await partner.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: w.taker, idempotencyKey: `${w.taker}-partner`, feeBps: 5, feeRecipient: recipient });
+  t.strictSame(plan.steps.map((s) => s.kind), ['venue-deposit', 'fee-escrow-lock', 'fee-transfer']);
+  const hooks = recorder();
+  const result = await execute(plan, { provider: w.provider, client: partner, hooks });
+  t.match(result, { status: 'COMPLETED', fees: { included: true, released: true }, outcome: { agrees: true } });
+  for (const index of [1, 2]) t.strictSame(hooks.steps.filter((s) => s.index === index).map((s) => s.state), ['pending', 'submitted', 'accepted'], plan.steps[index]!.kind);
+  t.equal(spendable(w.app.sandbox!.ledger, recipient, 'USDCx').toFixed(), plan.steps[2]!.amount, 'the integrator holds its fee');
+});
+
+t.test('the SDK\'s own duplicate path: a plan already on the ledger (executed from elsewhere) is tracked, "so a plan is submitted at most once"', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const first = await execute(plan, { provider: w.provider, storage: memoryStorage() });
+  t.equal(first.status, 'COMPLETED');
+  const notes: Array<{ status: string; duplicate?: boolean }> = [];
+  const again = await execute(plan, { provider: w.provider, storage: memoryStorage(), hooks: { onStatus: (status, detail) => void notes.push({ status, ...(detail.duplicate ? { duplicate: true } : {}) }) } });
+  t.match(again, { status: 'COMPLETED', depositUpdateId: first.depositUpdateId, submittedUpdateId: first.submittedUpdateId });
+  t.match(notes.find((n) => n.status === 'INITIATED'), { duplicate: true }, 'the hooks say nothing new was sent');
+  t.equal(w.offers(), 1);
+});
+
+t.test('a tampered service fee leg (b2c-fee-transfer for more than the disclosed fee) is refused unsigned', async (t) => {
+  const w = await world(t, { env: COLLECTING });
+  await w.fund('CC', '1000');
+  await w.fund('USDCx', '50');
+  const plan = await w.plan();
+  const greedy = { ...plan, steps: [plan.steps[0]!, { ...plan.steps[1]!, amount: '40' }] };
+  const result = await execute(greedy, { provider: w.provider });
+  t.match(result, { status: 'REFUSED', error: { code: 'plan_unverifiable', message: /b2c-fee-transfer leg is not the disclosed service fee/ } });
+  t.equal(w.offers(), 0);
+});
+
+t.test('"a hook that throws never breaks the execution", an async one included (no unhandled rejection)', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  t.teardown(() => void process.off('unhandledRejection', onUnhandled));
+  const result = await execute(plan, { provider: w.provider, hooks: { onStatus: async () => Promise.reject(new Error('async host failure')) } });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(result.status, 'COMPLETED');
+  t.strictSame(unhandled, []);
+});
+
+t.test('a wallet that drops the connection after submitting (4900) is not taken for "nothing submitted": the swap is tracked to COMPLETED', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const flaky = wrap(w.provider, {
+    prepareExecuteAndWait: async (params) => {
+      await w.provider.request({ method: 'prepareExecuteAndWait', params });
+      throw Object.assign(new Error('Disconnected'), { code: 4900 });
+    },
+  });
+  const result = await execute(plan, { provider: flaky });
+  t.equal(result.status, 'COMPLETED');
+  t.equal(w.offers(), 1);
+});
+
+t.test('"a reload while the wallet was asked to sign": executing again in a new process resubmits safely under the same commandId and completes', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-sdk-signing-'));
+  // The wallet never answers: the page is closed while the user looks at the signing prompt.
+  const stuck = wrap(w.provider, { prepareExecuteAndWait: () => new Promise(() => {}) });
+  const statuses: ExecutionStatus[] = [];
+  void execute(plan, { provider: stuck, storage: fileStorage(dir), hooks: { onStatus: (s) => void statuses.push(s) } });
+  while (!statuses.includes('SUBMITTING')) await new Promise((resolve) => setTimeout(resolve, 20));
+  const sandbox = w.app.sandbox!;
+  const script = `
+    import { readFileSync } from 'node:fs';
+    import { execute } from '@bestex/sdk';
+    import { fileStorage } from '@bestex/sdk/node';
+    import { sandboxProvider } from '@bestex/sdk/sandbox';
+    const provider = sandboxProvider({ ledgerUrl: process.env.LEDGER, token: process.env.TOKEN, party: process.env.PARTY });
+    const result = await execute(JSON.parse(process.env.PLAN_JSON), { provider, storage: fileStorage(process.env.DIR) });
+    console.log(JSON.stringify(result));
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...process.env, LEDGER: sandbox.manifest.ledger, TOKEN: sandbox.ledgerToken, PARTY: w.taker, PLAN_JSON: JSON.stringify(plan), DIR: dir },
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  t.equal(code, 0, err);
+  t.match(JSON.parse(out) as ExecutionResult, { status: 'COMPLETED' });
   t.equal(w.offers(), 1);
 });

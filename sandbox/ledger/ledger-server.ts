@@ -11,6 +11,8 @@
 //   (the contracts active at the ledger end, for any activeAtOffset up to it)
 // - POST /v2/commands/submit-and-wait-for-transaction      -> {transaction} (ExerciseCommand only)
 // - POST /registry/transfer-instruction/v1/transfer-factory -> {factoryId, transferKind, choiceContext}
+// - POST /registry/transfer-instruction/v1/<cid>/choice-contexts/<accept|reject|withdraw>
+//                                                          -> {choiceContextData, disclosedContracts}
 // - POST /sandbox/v1/fund {party, token, amount}, POST /sandbox/v1/move {pair, bps},
 //   POST /sandbox/v1/operator {paused}
 //
@@ -130,6 +132,8 @@ function route(ledger: SandboxLedger, method: string, url: URL, body: string): R
   }
   const input = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : null;
   if (!input) return invalid('the request body must be a JSON object');
+  const context = /^\/registry\/transfer-instruction\/v1\/([^/]+)\/choice-contexts\/(accept|reject|withdraw)$/.exec(path);
+  if (context) return choiceContext(ledger, decodeURIComponent(context[1]!));
   switch (path) {
     case '/v2/updates':
       return updates(ledger, input, url.searchParams.get('limit'));
@@ -295,6 +299,12 @@ function transferFactory(ledger: SandboxLedger, input: Record<string, unknown>):
   const factoryId = typeof admin === 'string' ? ledger.factories.get(admin) : undefined;
   if (!factoryId) return cantonError(404, 'NOT_FOUND', 'no transfer factory for choiceArguments.expectedAdmin: name an instrument admin of the sandbox', 11, 5);
   return { status: 200, body: { factoryId, transferKind: 'offer', choiceContext: { choiceContextData: { values: {} }, disclosedContracts: [] } } };
+}
+
+/** The registry's context for answering an open instruction: the sandbox's token needs none. */
+function choiceContext(ledger: SandboxLedger, instructionCid: string): Reply {
+  if (!ledger.isOpenInstruction(instructionCid)) return cantonError(404, 'NOT_FOUND', 'no open transfer instruction has that contract id', 11, 5);
+  return { status: 200, body: { choiceContextData: { values: {} }, disclosedContracts: [] } };
 }
 
 function tokenOf(value: unknown): Token | Reply {

@@ -230,6 +230,11 @@ export class SandboxLedger {
     return this.paused;
   }
 
+  /** Whether `cid` is a transfer instruction no one has answered yet. */
+  isOpenInstruction(cid: string): boolean {
+    return this.instructions.has(cid);
+  }
+
   /** Offers open to a pool party, oldest first. */
   openPoolOffers(): string[] {
     return [...this.instructions.entries()].filter(([, i]) => this.poolsByParty.has(i.receiver)).map(([cid]) => cid);

@@ -25,7 +25,7 @@ import { checkPlan, type Plan } from './plan.js';
 import { ledgerApi, PROVIDER_ERRORS, providerErrorCode, type CantonProvider, type DisclosedContract, type LedgerCommand, type TxChangedEvent, type WalletAccount } from './provider.js';
 import { memoryStorage, type ExecutionStorage } from './storage.js';
 import { CHOICES, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from './token-standard.js';
-import { START, track, type DepositTarget, type Tracked } from './tracking.js';
+import { feesReleased, START, track, type DepositTarget, type Tracked } from './tracking.js';
 
 export interface ExecuteOptions {
   readonly provider: CantonProvider;
@@ -50,14 +50,19 @@ export interface ExecuteOptions {
 const ANSWER_GRACE_MS = 60_000;
 /** The span of a plan's validity, for the outcome query's `since`. */
 const PLAN_VALIDITY_MS = 90_000;
+const CROSS_CHECK_BUDGET_MS = 6_000;
+/** Ledger reads that may fail in a row while tracking before the execution gives up (and can be resumed). */
+const READ_ATTEMPTS = 5;
 
 const defaultStorage = memoryStorage();
 const running = new Map<string, Promise<ExecutionResult>>();
 
-function safely(hooks: ExecutionHooks | undefined, call: (hooks: ExecutionHooks) => void): void {
+function safely(hooks: ExecutionHooks | undefined, call: (hooks: ExecutionHooks) => unknown): void {
   if (!hooks) return;
   try {
-    call(hooks);
+    const returned = call(hooks);
+    // An async hook's rejection too: unhandled, it would end a Node process.
+    if (returned instanceof Promise) returned.catch(() => undefined);
   } catch {
     // A hook is the host's code: its failure must never break the swap it watches.
   }
@@ -113,14 +118,16 @@ interface Factory {
   readonly choiceContext: { readonly choiceContextData?: unknown; readonly disclosedContracts?: readonly DisclosedContract[] };
 }
 
-async function transferFactory(options: ExecuteOptions, body: unknown): Promise<Factory> {
-  const resource = '/registry/transfer-instruction/v1/transfer-factory';
-  if (!options.registryUrl) return ledgerApi<Factory>(options.provider, 'post', resource, body);
+/** A call to the token registry's off-ledger API: at `registryUrl`, or through the wallet's `ledgerApi`. */
+async function registry<T>(options: ExecuteOptions, resource: string, body: unknown): Promise<T> {
+  if (!options.registryUrl) return ledgerApi<T>(options.provider, 'post', resource, body);
   const fetcher = options.fetch ?? globalThis.fetch;
   const response = await fetcher(`${options.registryUrl.replace(/\/+$/, '')}${resource}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (!response.ok) throw new BestexError(`the registry refused the transfer factory lookup (HTTP ${response.status})`, { status: response.status, code: 'submit_failed' });
-  return (await response.json()) as Factory;
+  if (!response.ok) throw new BestexError(`the registry refused ${resource} (HTTP ${response.status})`, { status: response.status, code: 'submit_failed' });
+  return (await response.json()) as T;
 }
+
+const transferFactory = (options: ExecuteOptions, body: unknown) => registry<Factory>(options, '/registry/transfer-instruction/v1/transfer-factory', body);
 
 /** One TransferFactory_Transfer per step, with the factory's disclosed contracts. */
 async function transferCommands(options: ExecuteOptions, plan: Plan, party: string, steps: ReadonlyArray<{ step: PlanStep; inputs: readonly OwnHolding[] }>) {
@@ -153,9 +160,23 @@ async function transferCommands(options: ExecuteOptions, plan: Plan, party: stri
   return { commands, disclosed };
 }
 
-type Submitted = { readonly updateId: string | null; readonly duplicate?: true } | { readonly refused: ExecutionStatus; readonly error: BestexError };
+type Submitted =
+  | { readonly updateId: string | null; readonly duplicate?: true; readonly uncertain?: true }
+  | { readonly refused: ExecutionStatus; readonly error: BestexError };
 
 const looksDuplicate = (err: unknown) => /DUPLICATE_COMMAND/.test(`${(err as { message?: unknown })?.message ?? ''} ${JSON.stringify((err as { data?: unknown })?.data ?? '')}`);
+
+/**
+ * Whether an error says for certain that nothing was submitted: the user declined, the wallet
+ * refused the request as such (unauthorised, bad params, no such method), or the ledger refused it
+ * (its own code rides along). Anything else (a dropped connection, a timeout, an unreadable
+ * answer) may have come after the submission: it is tracked, never taken as "nothing sent".
+ */
+function definitelyRefused(err: unknown): boolean {
+  const code = providerErrorCode(err);
+  if (code === PROVIDER_ERRORS.userRejected || code === PROVIDER_ERRORS.unauthorized || code === -32602 || code === PROVIDER_ERRORS.methodNotFound) return true;
+  return code === PROVIDER_ERRORS.transactionRejected && typeof (err as { data?: { ledgerCode?: unknown } })?.data?.ledgerCode === 'string';
+}
 
 /**
  * Asks the wallet to sign and submit: prepareExecuteAndWait, or prepareExecute where the wallet
@@ -163,46 +184,52 @@ const looksDuplicate = (err: unknown) => /DUPLICATE_COMMAND/.test(`${(err as { m
  */
 async function submit(provider: CantonProvider, params: { commands: LedgerCommand[]; disclosed: DisclosedContract[]; commandId: string; party: string }): Promise<Submitted> {
   const request = { commands: params.commands, commandId: params.commandId, actAs: [params.party], readAs: [params.party], disclosedContracts: params.disclosed };
-  const refusal = (err: unknown): Submitted => {
-    const code = providerErrorCode(err);
+  const answerTo = (err: unknown): Submitted => {
+    if (looksDuplicate(err)) return { updateId: null, duplicate: true };
+    if (!definitelyRefused(err)) return { updateId: null, uncertain: true };
     const message = err instanceof Error ? err.message : String((err as { message?: unknown })?.message ?? err);
-    if (code === PROVIDER_ERRORS.userRejected) return { refused: 'USER_REJECTED', error: new BestexError('the user declined to sign the plan in the wallet', { status: null, code: 'user_rejected', cause: err }) };
+    if (providerErrorCode(err) === PROVIDER_ERRORS.userRejected) return { refused: 'USER_REJECTED', error: new BestexError('the user declined to sign the plan in the wallet', { status: null, code: 'user_rejected', cause: err }) };
     return { refused: 'SUBMIT_FAILED', error: new BestexError(`the wallet did not submit the plan: ${message}`, { status: null, code: 'submit_failed', cause: err }) };
   };
-  let failed = false;
-  const onTx = (event: TxChangedEvent) => {
-    if (event.commandId === params.commandId && event.status === 'failed') failed = true;
-  };
-  provider.on('txChanged', onTx as (payload: never) => void);
   try {
     const answer = (await provider.request({ method: 'prepareExecuteAndWait', params: request })) as { tx?: { payload?: { updateId?: string } } } | null;
     return { updateId: answer?.tx?.payload?.updateId ?? null };
   } catch (err) {
-    if (looksDuplicate(err)) return { updateId: null, duplicate: true };
-    if (providerErrorCode(err) !== PROVIDER_ERRORS.methodNotFound) return refusal(err);
-    try {
-      await provider.request({ method: 'prepareExecute', params: request });
-    } catch (again) {
-      return looksDuplicate(again) ? { updateId: null, duplicate: true } : refusal(again);
-    }
-    if (failed) return refusal(new Error('the wallet reported the transaction failed'));
+    if (providerErrorCode(err) !== PROVIDER_ERRORS.methodNotFound) return answerTo(err);
+  }
+  try {
+    await provider.request({ method: 'prepareExecute', params: request });
     return { updateId: null };
-  } finally {
-    provider.removeListener('txChanged', onTx as (payload: never) => void);
+  } catch (err) {
+    return answerTo(err);
   }
 }
+
+/** ceil(a / b) for b > 0: a worse payout is never understated, a better one never overstated. */
+const ceilDiv = (a: bigint, b: bigint): bigint => (a > 0n ? (a + b - 1n) / b : a / b);
 
 function realised(plan: Plan, received: bigint): Realised {
   const net = toUnits(plan.quoteRef.net);
   return {
     price: fromUnits(divide(received, toUnits(plan.quoteRef.amount))),
-    slippageBps: Number(((net - received) * 10_000n) / net),
+    slippageBps: Number(ceilDiv((net - received) * 10_000n, net)),
     aboveFloor: fromUnits(received - toUnits(plan.quoteRef.minReceive)),
   };
 }
 
 /** The service's reading of the swap, polled while it is pending (briefly), compared with the SDK's. */
 async function crossCheck(client: BestexClient, plan: Plan, party: string, depositUpdateId: string | null, signal?: AbortSignal): Promise<ExecutionResult['outcome']> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // The service's reading is a cross-check: it may hold the final status back this long at most.
+  const budget = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), CROSS_CHECK_BUDGET_MS)));
+  try {
+    return await Promise.race([readOutcome(client, plan, party, depositUpdateId, signal), budget]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readOutcome(client: BestexClient, plan: Plan, party: string, depositUpdateId: string | null, signal?: AbortSignal): Promise<ExecutionResult['outcome']> {
   const deposit = plan.steps[0]!;
   const since = new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS).toISOString();
   const query = { party, since, deadline: plan.expiry, escrow: deposit.target, amount: deposit.amount, minReceive: plan.quoteRef.minReceive, want: plan.quoteRef.pair.want };
@@ -224,6 +251,11 @@ class Execution {
   private state: Tracked;
   /** The submission found the plan already on the ledger. */
   private duplicate = false;
+  /** The wallet said (txChanged) that the latest submission failed. */
+  private walletFailed = false;
+  private readonly onTx = (event: TxChangedEvent) => {
+    if (event.commandId === this.plan.planId && event.status === 'failed') this.walletFailed = true;
+  };
   private readonly storage: ExecutionStorage;
 
   constructor(
@@ -255,6 +287,7 @@ class Execution {
 
   /** Ends the execution in `status`: recorded, reported, and returned. */
   async finish(status: ExecutionStatus, error: BestexError | null = null): Promise<ExecutionResult> {
+    this.options.provider.removeListener('txChanged', this.onTx as (payload: never) => void);
     const { state, plan } = this;
     const received = state.received;
     const outcome = this.options.client && ['COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN'].includes(status) ? await crossCheck(this.options.client, plan, this.record.party, state.depositUpdateId, this.options.signal) : null;
@@ -266,16 +299,19 @@ class Execution {
       submittedUpdateId: state.offerUpdateId ?? this.record.submittedUpdateId,
       received: received === null ? null : fromUnits(received),
       realised: received === null ? null : realised(plan, received),
-      fees: { included: this.record.included.length > 1, released: state.feesReleased, note: this.record.feeNote },
+      fees: { included: this.record.included.length > 1, released: feesReleased(state), note: this.record.feeNote },
       outcome,
       error,
     };
     await this.save({ status, result: isTerminal(status) ? result : null });
     // A wait stopped mid-way changes no state: there is nothing new to report.
     if (isTerminal(status)) {
+      const disagreement = outcome && !outcome.agrees ? `the service reads ${outcome.status} with update ${outcome.depositUpdateId ?? '(none)'}, not the wallet's` : null;
+      const note = error?.message ?? disagreement ?? this.record.feeNote;
       this.status(status, {
         ...(state.depositUpdateId ? { updateId: state.depositUpdateId } : {}),
-        ...(error ? { error, note: error.message } : this.record.feeNote ? { note: this.record.feeNote } : {}),
+        ...(error ? { error } : {}),
+        ...(note ? { note } : {}),
       });
     }
     return result;
@@ -318,8 +354,10 @@ class Execution {
     const inputsOf = (i: number) => (i === 0 ? depositInputs : legInputs[i - 1]!);
     const commandId = this.plan.planId;
     let submitted: Submitted;
+    provider.on('txChanged', this.onTx as (payload: never) => void);
     try {
       let built = await transferCommands(this.options, this.plan, this.record.party, included.map((i) => ({ step: this.plan.steps[i]!, inputs: inputsOf(i) })));
+      this.walletFailed = false;
       submitted = await submit(provider, { ...built, commandId, party: this.record.party });
       if ('refused' in submitted && submitted.refused === 'SUBMIT_FAILED' && included.length > 1) {
         // A wallet that cannot batch refuses the batch whole: nothing was submitted, so the deposit
@@ -329,6 +367,7 @@ class Execution {
         await this.save({ included, feeNote });
         this.plan.steps.forEach((_, i) => i > 0 && this.step(i, 'skipped'));
         built = await transferCommands(this.options, this.plan, this.record.party, [{ step: this.plan.steps[0]!, inputs: depositInputs }]);
+        this.walletFailed = false;
         submitted = await submit(provider, { ...built, commandId, party: this.record.party });
       }
     } catch (err) {
@@ -360,9 +399,21 @@ class Execution {
     const target = targetOf(this.plan, this.record.party);
     const giveUpAt = Date.parse(target.executeBefore) + ANSWER_GRACE_MS;
     let announced = this.record.status === 'INITIATED' && this.state.offerCid !== null;
-    let feesReported: boolean | null = null;
+    const answered = new Set<number>();
+    let failedReads = 0;
     for (;;) {
-      this.state = track(this.state, await transactionsOf(provider, this.record.party, this.state.offset), target, this.record.submittedUpdateId);
+      try {
+        this.state = track(this.state, await transactionsOf(provider, this.record.party, this.state.offset), target, this.record.submittedUpdateId);
+        failedReads = 0;
+      } catch (err) {
+        // A passing failure to read is waited out; a lasting one ends the wait (resume goes on later).
+        if (++failedReads >= READ_ATTEMPTS) {
+          provider.removeListener('txChanged', this.onTx as (payload: never) => void);
+          throw err;
+        }
+        await sleep(this.options.pollIntervalMs ?? 250, signal);
+        continue;
+      }
       if (this.state.offerCid !== null && !announced) {
         announced = true;
         if (this.record.status !== 'INITIATED') await this.save({ status: 'INITIATED' });
@@ -372,15 +423,15 @@ class Execution {
           ...(this.duplicate ? { duplicate: true, note: 'this plan was submitted before, under the same commandId: that submission is tracked, nothing new was sent' } : this.record.feeNote ? { note: this.record.feeNote } : {}),
         });
       }
-      if (this.state.feesReleased !== null && feesReported === null) {
-        feesReported = this.state.feesReleased;
-        this.record.included.slice(1).forEach((i) => this.step(i, this.state.feesReleased ? 'accepted' : 'returned'));
-      }
+      this.reportFeeLegs(answered);
       const outcome = this.state.outcome;
       if (outcome) {
         this.step(0, outcome === 'COMPLETED' ? 'accepted' : 'returned', this.state.depositUpdateId ?? undefined);
-        // The escrow is answered in the payout's transaction; a fee leg answered later is still reported once read.
+        // A fee leg answered after the payout's transaction reads as not answered yet (fees.released null).
         return this.finish(outcome);
+      }
+      if (this.state.offerCid === null && this.walletFailed && !this.duplicate) {
+        return this.finish('SUBMIT_FAILED', new BestexError('the wallet reported that the transaction failed', { status: null, code: 'submit_failed' }));
       }
       if (Date.now() >= giveUpAt) {
         if (this.state.offerCid === null) {
@@ -393,18 +444,42 @@ class Execution {
     }
   }
 
-  /** Takes back the deposit offer no pool answered: one withdraw, under its own commandId. */
+  /** Each fee leg's answer, once, on the plan step it is: matched by receiver and amount. */
+  private reportFeeLegs(answered: Set<number>): void {
+    for (const leg of this.state.feeLegs) {
+      const answer = this.state.feeAnswers[leg.cid];
+      if (!answer) continue;
+      const index = this.record.included.find((i) => i > 0 && !answered.has(i) && this.plan.steps[i]!.target === leg.receiver && toUnits(this.plan.steps[i]!.amount) === toUnits(leg.amount));
+      if (index === undefined) continue;
+      answered.add(index);
+      this.step(index, answer);
+    }
+  }
+
+  /** Whether the plan's deposit offer is on the ledger (read once, from the record's start). */
+  async onLedger(): Promise<boolean> {
+    const target = targetOf(this.plan, this.record.party);
+    this.state = track(this.state, await transactionsOf(this.options.provider, this.record.party, this.state.offset), target, this.record.submittedUpdateId);
+    return this.state.offerCid !== null;
+  }
+
+  /** Takes back the deposit offer no pool answered: one withdraw, under its own commandId, with the registry's choice context. */
   async withdraw(): Promise<ExecutionResult> {
     const { provider } = this.options;
-    const target = targetOf(this.plan, this.record.party);
-    const open = (await openOffersOf(provider, this.record.party)).find(({ contractId, transfer }) =>
-      this.state.offerCid !== null ? contractId === this.state.offerCid : transfer.receiver === target.pool && toUnits(transfer.amount) === toUnits(target.amount) && transfer.meta?.values?.[REASON_KEY] === target.memo,
-    );
-    if (!open) throw new BestexError(`no open deposit of ${this.plan.planId} to withdraw: the venue answered it, or it was withdrawn`, { status: null, code: 'nothing_to_withdraw' });
+    const nothing = () => new BestexError(`no open deposit of ${this.plan.planId} to withdraw: the venue answered it, or it was withdrawn`, { status: null, code: 'nothing_to_withdraw' });
+    if (!(await this.onLedger()) || this.state.outcome !== null) throw nothing();
+    const offerCid = this.state.offerCid!;
+    if (!(await openOffersOf(provider, this.record.party)).some((offer) => offer.contractId === offerCid)) throw nothing();
+    const context = await registry<Factory['choiceContext']>(this.options, `/registry/transfer-instruction/v1/${encodeURIComponent(offerCid)}/choice-contexts/withdraw`, { meta: {}, excludeDebugFields: true });
     const command: LedgerCommand = {
-      ExerciseCommand: { templateId: TRANSFER_INSTRUCTION.id, contractId: open.contractId, choice: CHOICES.withdraw, choiceArgument: { extraArgs: { context: { values: {} }, meta: { values: {} } } } },
+      ExerciseCommand: {
+        templateId: TRANSFER_INSTRUCTION.id,
+        contractId: offerCid,
+        choice: CHOICES.withdraw,
+        choiceArgument: { extraArgs: { context: context.choiceContextData ?? { values: {} }, meta: { values: {} } } },
+      },
     };
-    const submitted = await submit(provider, { commands: [command], disclosed: [], commandId: `${this.plan.planId}-withdraw`, party: this.record.party });
+    const submitted = await submit(provider, { commands: [command], disclosed: [...(context.disclosedContracts ?? [])], commandId: `${this.plan.planId}-withdraw`, party: this.record.party });
     if ('refused' in submitted) throw submitted.error;
     return this.follow();
   }
@@ -437,8 +512,12 @@ export function execute(plan: Plan, options: ExecuteOptions): Promise<ExecutionR
   return once(planId, async () => {
     const party = await takerOf(options);
     const stored = await (options.storage ?? defaultStorage).get(planId);
-    // Only an execution that may have reached the ledger is continued; one that submitted nothing runs again.
-    if (stored && stored.party === party && !NOTHING_SUBMITTED.includes(stored.status)) return continueFrom(stored, options);
+    // Only an execution that may have reached the ledger is continued; one that submitted nothing
+    // runs again, and so does one left while the wallet was asked (resubmitting under the same
+    // commandId is safe: the ledger runs it at most once).
+    if (stored && stored.party === party && !NOTHING_SUBMITTED.includes(stored.status)) {
+      if (stored.status !== 'SUBMITTING' || (await new Execution(options, stored).onLedger())) return continueFrom(stored, options);
+    }
     const execution = new Execution(options, newRecord(plan, party));
     return execution.run();
   });

@@ -109,8 +109,9 @@ export async function transactionsOf(provider: CantonProvider, party: string, be
     const page = await ledgerApi<Array<{ update?: { Transaction?: { value: { updateId: string; offset: number; recordTime: string; events: unknown[] } } } }>>(
       provider,
       'post',
-      `/v2/updates?limit=${PAGE}`,
+      '/v2/updates',
       { beginExclusive: begin, endInclusive: end, updateFormat: { includeTransactions: { eventFormat: filterFor(party), transactionShape: 'TRANSACTION_SHAPE_LEDGER_EFFECTS' } } },
+      { limit: String(PAGE) },
     );
     const transactions = page.flatMap((item) => (item.update?.Transaction ? [item.update.Transaction.value] : []));
     if (transactions.length === 0) break;

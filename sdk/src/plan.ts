@@ -56,13 +56,21 @@ export function checkPlan(value: unknown, now: Date): CheckedPlan {
   if (deposit.instrument !== ref.pair.give || toUnits(deposit.amount) !== toUnits(ref.amount)) throw unverifiable('the deposit is not the quote\'s give amount in its give instrument');
   if (deposit.memo !== ref.minReceive) throw unverifiable('the deposit\'s memo is not the quote\'s floor (quoteRef.minReceive)');
   if (toUnits(ref.minReceive) > toUnits(ref.net)) throw unverifiable('the floor is above the quote\'s net');
+  if (toUnits(ref.net) === 0n) throw unverifiable('the quote\'s net is zero');
   const feeLegs = plan.steps.slice(1);
   if (feeLegs.length > 0 && plan.collectsFees !== true) throw unverifiable('it has fee legs but does not collect fees');
+  const fees = ref.clientFees;
+  if (feeLegs.length > 0 && !fees) throw unverifiable('it has fee legs but discloses no fees (quoteRef.clientFees)');
+  for (const kind of FEE_KINDS) {
+    if (feeLegs.filter((leg) => leg.kind === kind).length > 1) throw unverifiable(`it has more than one ${kind} leg`);
+  }
   for (const leg of feeLegs) {
     if (leg.instrument !== ref.pair.want) throw unverifiable(`the ${leg.kind} leg is not in the want instrument`);
-    const fees = ref.clientFees;
-    if (leg.kind === 'fee-escrow-lock' && fees && toUnits(leg.amount) !== toUnits(fees.service.amount)) throw unverifiable('the service fee leg is not the disclosed service fee');
-    if (leg.kind === 'fee-transfer' && (!fees?.integrator || toUnits(leg.amount) !== toUnits(fees.integrator.amount) || leg.target !== fees.integrator.recipient)) {
+    // The service's fee (escrowed for a partner, or the keyless fee) is exactly the disclosed service line.
+    if ((leg.kind === 'fee-escrow-lock' || leg.kind === 'b2c-fee-transfer') && toUnits(leg.amount) !== toUnits(fees!.service.amount)) {
+      throw unverifiable(`the ${leg.kind} leg is not the disclosed service fee`);
+    }
+    if (leg.kind === 'fee-transfer' && (!fees!.integrator || toUnits(leg.amount) !== toUnits(fees!.integrator.amount) || leg.target !== fees!.integrator.recipient)) {
       throw unverifiable('the integrator fee leg is not the disclosed integrator fee to its recipient');
     }
   }

@@ -57,9 +57,9 @@ export function providerErrorCode(err: unknown): number | null {
 }
 
 /** One JSON Ledger API call through the wallet (`ledgerApi`): the wallet adds its own auth. */
-export async function ledgerApi<T>(provider: CantonProvider, requestMethod: 'get' | 'post', resource: string, body?: unknown): Promise<T> {
+export async function ledgerApi<T>(provider: CantonProvider, requestMethod: 'get' | 'post', resource: string, body?: unknown, query?: Record<string, string>): Promise<T> {
   try {
-    return (await provider.request({ method: 'ledgerApi', params: body === undefined ? { requestMethod, resource } : { requestMethod, resource, body } })) as T;
+    return (await provider.request({ method: 'ledgerApi', params: { requestMethod, resource, ...(body === undefined ? {} : { body }), ...(query ? { query } : {}) } })) as T;
   } catch (err) {
     throw new BestexError(`the wallet could not read the ledger (${requestMethod.toUpperCase()} ${resource}): ${err instanceof Error ? err.message : String(err)}`, {
       status: null,

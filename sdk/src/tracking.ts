@@ -26,14 +26,15 @@ export interface Tracked {
   /** The transaction that created the deposit offer, once seen. */
   readonly offerUpdateId: string | null;
   readonly offerCid: string | null;
-  readonly feeLegCids: readonly string[];
+  /** The other offers of the deposit's submission: its fee legs. */
+  readonly feeLegs: ReadonlyArray<{ readonly cid: string; readonly receiver: string; readonly amount: string }>;
   /** The transaction that accepted, rejected or withdrew the deposit. */
   readonly depositUpdateId: string | null;
   readonly outcome: DepositOutcome | null;
   /** What the taker was paid, in 1e-10 units of the want instrument. */
   readonly received: bigint | null;
-  /** Whether the fee legs were accepted (true), returned (false), or not answered yet (null). */
-  readonly feesReleased: boolean | null;
+  /** Each fee leg's answer by its offer's contract id: accepted (released), returned, or not yet (absent). */
+  readonly feeAnswers: Readonly<Record<string, 'accepted' | 'returned'>>;
   /** The offset of the last transaction fed. */
   readonly offset: number;
 }
@@ -41,18 +42,26 @@ export interface Tracked {
 export const START: Omit<Tracked, 'offset'> = {
   offerUpdateId: null,
   offerCid: null,
-  feeLegCids: [],
+  feeLegs: [],
   depositUpdateId: null,
   outcome: null,
   received: null,
-  feesReleased: null,
+  feeAnswers: {},
 };
+
+/** Whether every fee leg was accepted (true), any returned (false), or some are not answered yet (null). */
+export function feesReleased(state: Tracked): boolean | null {
+  const answers = state.feeLegs.map((leg) => state.feeAnswers[leg.cid]);
+  if (answers.some((a) => a === 'returned')) return false;
+  return answers.length > 0 && answers.every((a) => a === 'accepted') ? true : null;
+}
 
 const isDeposit = (t: TransferView, target: DepositTarget) =>
   t.sender === target.party &&
   t.receiver === target.pool &&
   t.instrumentId.id === target.instrument &&
   toUnits(t.amount) === toUnits(target.amount) &&
+  Date.parse(t.executeBefore) === Date.parse(target.executeBefore) &&
   t.meta?.values?.[REASON_KEY] === target.memo;
 
 /** Where things stand after `transactions`, from `state`. `offerUpdateId`, when known, is the submission's. */
@@ -70,8 +79,10 @@ export function track(state: Tracked, transactions: readonly LedgerTransaction[]
       if (Date.parse(tx.recordTime) < Date.parse(target.notBefore)) continue;
       const offer = tx.events.find((e) => e.kind === 'created' && e.transfer !== null && isDeposit(e.transfer, target));
       if (!offer) continue;
-      const legs = tx.events.flatMap((e) => (e.kind === 'created' && e.transfer?.sender === target.party && e.contractId !== offer.contractId ? [e.contractId] : []));
-      next = { ...next, offerCid: offer.contractId, offerUpdateId: tx.updateId, feeLegCids: legs };
+      const legs = tx.events.flatMap((e) =>
+        e.kind === 'created' && e.transfer?.sender === target.party && e.contractId !== offer.contractId ? [{ cid: e.contractId, receiver: e.transfer.receiver, amount: e.transfer.amount }] : [],
+      );
+      next = { ...next, offerCid: offer.contractId, offerUpdateId: tx.updateId, feeLegs: legs };
       continue;
     }
     if (next.depositUpdateId === null) {
@@ -101,8 +112,10 @@ export function track(state: Tracked, transactions: readonly LedgerTransaction[]
 }
 
 function feesIn(state: Tracked, tx: LedgerTransaction): Tracked {
-  if (state.feeLegCids.length === 0 || state.feesReleased !== null) return state;
-  const answers = tx.events.filter((e) => e.kind === 'exercised' && state.feeLegCids.includes(e.contractId));
-  if (answers.length === 0) return state;
-  return { ...state, feesReleased: answers.some((e) => e.kind === 'exercised' && e.choice === CHOICES.accept) };
+  let answers = state.feeAnswers;
+  for (const e of tx.events) {
+    if (e.kind !== 'exercised' || !state.feeLegs.some((leg) => leg.cid === e.contractId) || answers[e.contractId]) continue;
+    answers = { ...answers, [e.contractId]: e.choice === CHOICES.accept ? 'accepted' : 'returned' };
+  }
+  return answers === state.feeAnswers ? state : { ...state, feeAnswers: answers };
 }
