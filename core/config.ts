@@ -163,7 +163,8 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
   if (feeCollectionEnabled && serviceFeeParty === null) problems.push('SERVICE_FEE_PARTY is required with FEE_COLLECTION_ENABLED=true: partner plans pay the service fee to it');
   problems.push(...feePartyProblems({ serviceFeeParty, b2cFeeParty, poolParties: poolParties ?? {} }));
   const ledgerToken = read<string | null>('LEDGER_TOKEN', null, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces', true);
-  const sandboxUrl = read<string | null>('SANDBOX_URL', null, url(false), 'an http(s):// URL without credentials, query or fragment: a running sandbox\'s, as `make sandbox` prints it');
+  // It is sent LEDGER_TOKEN's ledger's address: https unless on this machine, as any URL a token goes to.
+  const sandboxUrl = read<string | null>('SANDBOX_URL', null, url(true), 'an http(s):// URL without credentials, query or fragment, https unless on this machine: a running sandbox\'s, as `make sandbox` prints it', true);
   if (sandboxUrl !== null && venuesMode !== 'sandbox') problems.push('SANDBOX_URL is for VENUES=sandbox: with VENUES=live the service uses the real venues');
   if (sandboxUrl !== null && ledgerToken === null) problems.push('LEDGER_TOKEN is required with SANDBOX_URL: the token that sandbox\'s ledger accepts (its ledgerToken, as `make sandbox` prints it)');
   const ledgerUrl = read<string | null>(

@@ -7,9 +7,11 @@
 //
 // Its settings are the service's variables of the same names and meanings: SANDBOX_VENUES_PORT
 // (the venues' port, 0: any free port), LEDGER_URL (where its ledger listens, an http:// loopback
-// URL with a port, 0: any), LEDGER_TOKEN (the ledger's bearer token), TRADECRAFT_POOL_PARTIES (the
-// pool parties, the sandbox's own by default), DATA_DIR (./data).
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// URL with a port, 0: any), LEDGER_TOKEN (the ledger's bearer token; unset, it chooses a random
+// one and says it in its line, which whoever set a token of their own needs not read again),
+// TRADECRAFT_POOL_PARTIES (the pool parties, the sandbox's own by default), DATA_DIR (./data).
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parsePoolParties, sandboxLedgerUrl } from '../core/config.js';
 import { ListenError } from './loopback-server.js';
@@ -40,13 +42,14 @@ function forget(file: string): void {
 async function main(): Promise<void> {
   const ledgerUrl = new URL(setting('LEDGER_URL', 'http://127.0.0.1:0', sandboxLedgerUrl, 'an http:// URL on this machine (127.0.0.1, localhost or [::1]) with a port and no path (port 0: any free port)'));
   const dataDir = setting('DATA_DIR', './data', (raw) => raw, 'a directory path');
+  const given = setting<string | undefined>('LEDGER_TOKEN', undefined, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces');
   let sandbox: Sandbox;
   try {
     sandbox = await startSandbox({
       venuesPort: setting('SANDBOX_VENUES_PORT', 0, port, 'an integer from 0 to 65535'),
       ledgerHost: ledgerUrl.hostname.replace(/^\[|\]$/g, ''),
       ledgerPort: Number(ledgerUrl.port),
-      ledgerToken: setting<string | undefined>('LEDGER_TOKEN', undefined, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces'),
+      ledgerToken: given ?? `sandbox-${randomBytes(24).toString('hex')}`,
       poolParties: setting<Record<string, string> | undefined>('TRADECRAFT_POOL_PARTIES', undefined, parsePoolParties, '"CC/USDCx=<party>,CC/CBTC=<party>"'),
       // Names the failure, never its message, which may quote a party.
       onOperatorError: (err) => console.error(`sandbox: the pool operator failed on a deposit offer (${err instanceof Error ? err.name : typeof err}); it stays open`),
@@ -57,10 +60,15 @@ async function main(): Promise<void> {
   }
   const announcement: SandboxAnnouncement = { ...sandbox.manifest, ledgerToken: sandbox.ledgerToken, pid: process.pid };
   const file = path.join(dataDir, ANNOUNCEMENT_FILE);
-  mkdirSync(dataDir, { recursive: true });
-  // It holds the ledger's token: its owner's to read, as keys.json is.
-  writeFileSync(file, `${JSON.stringify(announcement, null, 2)}\n`, { mode: 0o600 });
-  process.stdout.write(`${JSON.stringify(announcement)}\n`);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // It holds the ledger's token: its owner's to read, as keys.json is, whatever an older file's mode
+  // was (a new file, renamed over it).
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(announcement, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  renameSync(temporary, file);
+  // The token is said only when the sandbox chose it: whoever set LEDGER_TOKEN knows it.
+  const { ledgerToken, ...said } = announcement;
+  process.stdout.write(`${JSON.stringify(given === undefined ? { ...said, ledgerToken } : said)}\n`);
 
   let stopping = false;
   const stop = () => {

@@ -1,9 +1,9 @@
 // What the sandbox tells whoever uses it, the only way the service learns of it: where each venue
 // and the ledger listen, the parties and credentials a deployment would configure for real venues
 // and a real participant. Announced once as a JSON line on stdout when the sandbox listens (with
-// the ledger's token and the process id), kept in DATA_DIR/sandbox.json for the wallet CLI (the
-// same, readable by its owner only), and served without the token at GET /sandbox/v1/manifest
-// on the venues' server, whose URL is SANDBOX_URL.
+// the process id, and the ledger's token when the sandbox chose it), kept in DATA_DIR/sandbox.json
+// for the wallet CLI (with the token, readable by its owner only), and served without the token
+// at GET /sandbox/v1/manifest on the venues' server, whose URL is SANDBOX_URL.
 import type { Token } from '../core/tokens.js';
 
 /** The venues the sandbox serves, each under its own path on one server. */
@@ -27,7 +27,7 @@ export interface SandboxManifest {
   readonly nightlyRecipient: string;
 }
 
-/** The line the sandbox prints once it listens, and what DATA_DIR/sandbox.json holds. */
+/** What DATA_DIR/sandbox.json holds, and the line the sandbox prints once it listens (there without the token when LEDGER_TOKEN set it). */
 export interface SandboxAnnouncement extends SandboxManifest {
   /** The bearer token the sandbox ledger accepts. */
   readonly ledgerToken: string;

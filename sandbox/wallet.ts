@@ -49,21 +49,40 @@ class Refusal extends Failure {
 const serviceUrl = (process.env.BESTEX_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
 
 /**
- * The sandbox ledger: LEDGER_URL (with LEDGER_TOKEN, else the sandbox's default token) when set,
- * else the running sandbox's, as it wrote them to DATA_DIR/sandbox.json when it started.
+ * The sandbox ledger: LEDGER_URL when set (with LEDGER_TOKEN, else the running sandbox's token when
+ * it names that ledger, else the sandbox's default), else the running sandbox's, as it wrote them
+ * to DATA_DIR/sandbox.json when it started.
  */
 function findLedger(): { url: string; token: string } {
-  const url = process.env.LEDGER_URL;
-  if (url) return { url: url.replace(/\/+$/, ''), token: process.env.LEDGER_TOKEN || SANDBOX_LEDGER_TOKEN };
   const file = path.resolve(process.env.DATA_DIR || './data', ANNOUNCEMENT_FILE);
-  let running: Partial<SandboxAnnouncement>;
+  let running: Partial<SandboxAnnouncement> | null = null;
   try {
     running = JSON.parse(readFileSync(file, 'utf8')) as Partial<SandboxAnnouncement>;
   } catch {
-    throw new Failure(`no running sandbox found (${file} is absent or unreadable): start the service (make run) or the sandbox (make sandbox), or set LEDGER_URL`);
+    running = null;
   }
+  const url = process.env.LEDGER_URL?.replace(/\/+$/, '');
+  if (url) {
+    // The running sandbox's own token, when LEDGER_URL names its ledger and LEDGER_TOKEN is unset.
+    const token = process.env.LEDGER_TOKEN || (running?.ledger === url && typeof running.ledgerToken === 'string' ? running.ledgerToken : SANDBOX_LEDGER_TOKEN);
+    return { url, token };
+  }
+  if (!running) throw new Failure(`no running sandbox found (${file} is absent or unreadable): start the service (make run) or the sandbox (make sandbox), or set LEDGER_URL`);
   if (typeof running.ledger !== 'string' || typeof running.ledgerToken !== 'string') throw new Failure(`${file} does not say where the sandbox ledger is: restart the sandbox, or set LEDGER_URL`);
+  if (typeof running.pid === 'number' && !alive(running.pid)) {
+    throw new Failure(`the sandbox ${file} names (pid ${running.pid}) is not running: start the service (make run) or the sandbox (make sandbox), or set LEDGER_URL`);
+  }
   return { url: running.ledger, token: process.env.LEDGER_TOKEN || running.ledgerToken };
+}
+
+/** Whether a process of that id runs (one of another user counts: it exists). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 let found: { url: string; token: string } | null = null;

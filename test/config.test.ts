@@ -285,7 +285,11 @@ t.test('loadConfig: SANDBOX_URL, a running sandbox, needs LEDGER_TOKEN and VENUE
   t.equal(loadConfig({ SANDBOX_URL: 'http://127.0.0.1:4100/', LEDGER_TOKEN: 'tok' }).sandboxUrl, 'http://127.0.0.1:4100');
   t.match(configError(t, { SANDBOX_URL: 'http://127.0.0.1:4100' }).message, /LEDGER_TOKEN is required with SANDBOX_URL/);
   t.match(configError(t, { ...LIVE, SANDBOX_URL: 'http://127.0.0.1:4100' }).message, /SANDBOX_URL is for VENUES=sandbox/);
-  t.match(configError(t, { SANDBOX_URL: 'http://u:hunter2@127.0.0.1:4100', LEDGER_TOKEN: 'tok' }).message, /SANDBOX_URL must be an http\(s\):\/\/ URL without credentials/);
+  const credentials = configError(t, { SANDBOX_URL: 'http://u:hunter2@127.0.0.1:4100', LEDGER_TOKEN: 'tok' });
+  t.match(credentials.message, /SANDBOX_URL must be an http\(s\):\/\/ URL without credentials/);
+  t.notMatch(credentials.message, /hunter2/, 'a refused SANDBOX_URL is not shown: it may hold a password');
+  t.match(configError(t, { SANDBOX_URL: 'http://sandbox.example:4100', LEDGER_TOKEN: 'tok' }).message, /https unless on this machine/, 'the ledger token never goes in the clear off this machine');
+  t.equal(loadConfig({ SANDBOX_URL: 'https://sandbox.example', LEDGER_TOKEN: 'tok' }).sandboxUrl, 'https://sandbox.example');
 });
 
 t.test('loadConfig: venue URLs and keys are refused without being shown: credentials or a query in a URL, a key sent over plain http, a blank key', async (t) => {

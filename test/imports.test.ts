@@ -109,6 +109,11 @@ t.test('"nothing in core/ imports handlers/, scripts/ or the sandbox"', async (t
   t.strictSame(wrong.map(show), []);
 });
 
+t.test('the service imports nothing of its own client: no @bestex/sdk in core/ or handlers/', async (t) => {
+  const wrong = files.filter((f) => (f.startsWith('core/') || f.startsWith('handlers/')) && /['"]@bestex\/sdk/.test(readFileSync(path.join(ROOT, f), 'utf8')));
+  t.strictSame(wrong, []);
+});
+
 t.test('"nothing in handlers/ imports the sandbox"', async (t) => {
   t.strictSame(crossing((f) => f.startsWith('handlers/'), ['sandbox/']).map(show), []);
 });

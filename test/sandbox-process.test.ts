@@ -3,7 +3,7 @@
 // HTTP; a service whose sandbox dies keeps answering and says so.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -88,6 +88,7 @@ t.test('make run: the service and the sandbox are two processes, on free ports, 
     const res = await fetch(`${s.address}${QUOTE}`);
     t.equal(res.status, 200);
     const body = (await res.json()) as QuoteResponse;
+    t.equal(body.venues.length, 5);
     t.ok(body.venues.every((v) => v.available), 'every venue quotes, over HTTP to the sandbox');
   }
   t.not(a.sandbox.url, b.sandbox.url, 'no two sandboxes share a port');
@@ -95,9 +96,12 @@ t.test('make run: the service and the sandbox are two processes, on free ports, 
 });
 
 t.test('the sandbox says where it is in DATA_DIR/sandbox.json (its owner\'s only), and the wallet CLI finds it there', async (t) => {
-  const s = await service(t);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  // A world-readable file left from before: the token must not land in it.
+  writeFileSync(path.join(dataDir, 'sandbox.json'), '{}', { mode: 0o644 });
+  const s = await service(t, { DATA_DIR: dataDir });
   const file = path.join(s.dataDir, 'sandbox.json');
-  t.equal(statSync(file).mode & 0o777, 0o600, 'it holds the ledger token: owner-only');
+  t.equal(statSync(file).mode & 0o777, 0o600, 'it holds the ledger token: owner-only, whatever was there before');
   t.match(JSON.parse(readFileSync(file, 'utf8')), { sandbox: s.sandbox.url, ledger: s.sandbox.ledger, ledgerToken: String, pid: s.sandbox.pid });
   const party = `wallet-finds::1220${'4'.repeat(64)}`;
   const funded = await sandboxCli(['fund', '--party', party, '--token', 'CC', '--amount', '7'], { DATA_DIR: s.dataDir, LEDGER_URL: '', LEDGER_TOKEN: '' });
@@ -126,20 +130,47 @@ t.test('a service that dies without closing (SIGKILL) leaves no orphan: the sand
 });
 
 t.test('killing the sandbox makes the venues read venue_error or timeout and the status say so; the service keeps answering', async (t) => {
-  const s = await service(t, { LIVENESS_PROBE_INTERVAL_MS: '100', QUOTE_CACHE_TTL_MS: '1' });
-  process.kill(s.sandbox.pid, 'SIGKILL');
-  await until(() => logLines(s).some((l) => l.msg === 'the sandbox stopped: venues and the ledger are unreachable until the service restarts'), 'the service to notice');
-  const res = await fetch(`${s.address}/api/quote?from=CC&to=USDCx&amount=101`);
+  // No probe in the way: each venue is asked, and fails.
+  const asked = await service(t, { LIVENESS_PROBE_INTERVAL_MS: '3600000', QUOTE_CACHE_TTL_MS: '1' });
+  // Probes every 100 ms: the status follows.
+  const probed = await service(t, { LIVENESS_PROBE_INTERVAL_MS: '100', QUOTE_CACHE_TTL_MS: '1' });
+  for (const s of [asked, probed]) {
+    process.kill(s.sandbox.pid, 'SIGKILL');
+    await until(() => logLines(s).some((l) => l.msg === 'the sandbox stopped: venues and the ledger are unreachable until the service restarts'), 'the service to notice');
+  }
+  const res = await fetch(`${asked.address}/api/quote?from=CC&to=USDCx&amount=101`);
   t.equal(res.status, 200, 'quotes still answer');
   const body = (await res.json()) as QuoteResponse;
   t.equal(body.best, null);
-  t.ok(body.venues.every((v) => !v.available && ['venue_error', 'timeout', 'venue_down'].includes(v.rejectionCode!)), JSON.stringify(body.venues.map((v) => v.rejectionCode)));
+  t.equal(body.venues.length, 5);
+  t.ok(body.venues.every((v) => !v.available && ['venue_error', 'timeout'].includes(v.rejectionCode!)), JSON.stringify(body.venues.map((v) => v.rejectionCode)));
   const status = await until(async () => {
-    const answer = (await (await fetch(`${s.address}/api/status`)).json()) as { state: string };
+    const answer = (await (await fetch(`${probed.address}/api/status`)).json()) as { state: string; components: Array<{ component: string; state: string }> };
     return answer.state === 'down' ? answer : null;
   }, 'the status to read down');
-  t.match(status, { state: 'down', components: [{ component: 'venue:tradecraft', state: 'dead' }] }, 'no venue is live');
-  t.equal((await fetch(`${s.address}/api/liveness`)).status, 200);
+  const venues = status.components.filter((c) => c.component.startsWith('venue:'));
+  t.equal(venues.length, 5);
+  t.ok(venues.every((c) => c.state === 'dead'), 'every venue reads dead');
+  t.equal((await fetch(`${probed.address}/api/liveness`)).status, 200);
+});
+
+t.test('Ctrl-C (SIGINT to the service\'s process group) stops the service first and its sandbox after, with no false "sandbox stopped" error', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  const { LEDGER_URL: _l, SANDBOX_URL: _s, LEDGER_TOKEN: _t, ...inherited } = process.env;
+  // Its own group, as a terminal gives it: the group's SIGINT is what Ctrl-C sends.
+  const child = spawn(process.execPath, [MAIN], { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  t.teardown(() => void (child.exitCode === null && child.kill('SIGKILL')));
+  const r = { child, dataDir, stdout: () => stdout, stderr: () => '' };
+  await until(() => /Server listening at/.test(stdout), 'the service to listen');
+  const started = logLines(r).find((l) => l.msg === 'sandbox started') as { sandboxPid: number };
+  process.kill(-child.pid!, 'SIGINT');
+  const [code] = (await once(child, 'exit')) as [number];
+  t.equal(code, 0);
+  t.notOk(alive(started.sandboxPid), 'the sandbox is gone');
+  t.notOk(logLines(r).some((l) => l.msg === 'the sandbox stopped: venues and the ledger are unreachable until the service restarts'), 'its stop was the service\'s own doing');
+  t.notOk(existsSync(path.join(dataDir, 'sandbox.json')));
 });
 
 t.test('SANDBOX_VENUES_PORT and LEDGER_URL choose where the started sandbox listens; a port taken stops start-up with one clear line', async (t) => {
@@ -166,11 +197,18 @@ t.test('make sandbox: one JSON line once it listens; a service with SANDBOX_URL 
   const line = await until(() => sandbox.stdout().split('\n')[0]?.endsWith('}') && sandbox.stdout().split('\n')[0], 'the sandbox line');
   const said = JSON.parse(line) as { sandbox: string; ledger: string; ledgerToken: string; pid: number };
   t.equal(said.pid, sandbox.child.pid);
+  t.match(said.ledgerToken, /^sandbox-[0-9a-f]{48}$/, 'a token of its own, chosen at start, said once');
+  const chosen = run(SANDBOX, { LEDGER_TOKEN: 'operator-chosen-token' });
+  t.teardown(() => chosen.child.kill('SIGKILL'));
+  const chosenLine = await until(() => chosen.stdout().split('\n')[0]?.endsWith('}') && chosen.stdout().split('\n')[0], 'the second sandbox line');
+  t.notMatch(chosenLine, /operator-chosen-token|ledgerToken/, 'a token set through LEDGER_TOKEN is not printed');
+  chosen.child.kill('SIGTERM');
   const s = run(MAIN, { SANDBOX_URL: said.sandbox, LEDGER_TOKEN: said.ledgerToken });
   t.teardown(() => s.child.kill('SIGKILL'));
   const address = await until(() => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(s.stdout())?.[1], 'the service');
   t.notOk(logLines(s).some((l) => l.msg === 'sandbox started'), 'it starts none of its own');
   const body = (await (await fetch(`${address}${QUOTE}`)).json()) as QuoteResponse;
+  t.equal(body.venues.length, 5);
   t.ok(body.venues.every((v) => v.available));
   const outcome = await fetch(`${address}/api/outcome?party=${encodeURIComponent(`someone::1220${'5'.repeat(64)}`)}&since=2026-11-20T10:00:00Z&deadline=2026-11-20T10:01:30Z`);
   t.equal(outcome.status, 200, 'outcomes read its ledger with the token');
@@ -181,6 +219,7 @@ t.test('make sandbox: one JSON line once it listens; a service with SANDBOX_URL 
   const [code] = (await once(sandbox.child, 'exit')) as [number];
   t.equal(code, 0);
   t.ok(await refused(`${said.sandbox}/nightly/nswap/tokens`));
+  t.notOk(existsSync(path.join(sandbox.dataDir, 'sandbox.json')), 'its file goes with it');
 });
 
 t.test('a SANDBOX_URL where no sandbox answers stops start-up with one clear line', async (t) => {

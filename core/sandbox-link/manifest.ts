@@ -35,6 +35,8 @@ function httpUrl(value: unknown, field: string): string {
   if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.username || parsed.password || parsed.search || parsed.hash) {
     throw new ManifestError(`${field} is not an http(s) URL`);
   }
+  // Keys and the ledger's token go to these addresses: never in the clear off this machine.
+  if (parsed.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname)) throw new ManifestError(`${field} is plain http off this machine`);
   return (value as string).replace(/\/+$/, '');
 }
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { fetchWithin, FetchFailed, nodeFetch } from '../http-client.js';
 import type { CoreLog } from '../log.js';
-import { ManifestError, readManifest, withSandbox } from './manifest.js';
+import { ManifestError, readManifest, withSandbox, type SandboxManifest } from './manifest.js';
 
 /** The sandbox program, as `make build` leaves it beside the service's own modules. */
 const PROGRAM = fileURLToPath(new URL('../../sandbox/main.js', import.meta.url));
@@ -60,16 +60,15 @@ function parse(text: string, source: string) {
   }
 }
 
+/** What a started sandbox inherits: the basics a process needs, none of the service's secrets or NODE_OPTIONS. */
+const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'TEMP', 'TMP', 'LANG', 'LC_ALL', 'TZ', 'SYSTEMROOT'];
+
 /** The started sandbox's settings: the service's own, under the same names and meanings. */
 function childEnv(config: Config): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    SANDBOX_VENUES_PORT: String(config.sandboxVenuesPort),
-    LEDGER_URL: config.ledgerUrl,
-    DATA_DIR: config.dataDir,
-  };
-  delete env.LEDGER_TOKEN;
-  delete env.TRADECRAFT_POOL_PARTIES;
+  const env: NodeJS.ProcessEnv = Object.fromEntries(INHERITED.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]])));
+  env.SANDBOX_VENUES_PORT = String(config.sandboxVenuesPort);
+  env.LEDGER_URL = config.ledgerUrl;
+  env.DATA_DIR = config.dataDir;
   if (config.ledgerToken !== null) env.LEDGER_TOKEN = config.ledgerToken;
   const pools = Object.entries(config.poolParties);
   if (pools.length > 0) env.TRADECRAFT_POOL_PARTIES = pools.map(([pair, party]) => `${pair}=${party}`).join(',');
@@ -78,60 +77,74 @@ function childEnv(config: Config): NodeJS.ProcessEnv {
 
 async function startSandbox(config: Config, log: CoreLog): Promise<SandboxLink> {
   if (!existsSync(PROGRAM)) throw new SandboxUnavailable(`the sandbox program is not built (${PROGRAM}): run make build`);
-  const child = spawn(process.execPath, [PROGRAM, '--exit-with-stdin'], { env: childEnv(config), stdio: ['pipe', 'pipe', 'pipe'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let announced: { text: string } | null = null;
-  try {
-    const line = await firstLine(child);
-    announced = { text: line };
-  } finally {
-    if (!announced) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  }
-  const announcement = parseAnnouncement(announced.text);
-  // Whatever it says from here on (an operator failure) is the sandbox's own log, passed on as is.
-  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-  child.stdout!.resume();
-  let stopping = false;
-  child.once('exit', (code, signal) => {
-    if (!stopping) log.error({ code, signal }, 'the sandbox stopped: venues and the ledger are unreachable until the service restarts');
+  // A process group of its own: a terminal's Ctrl-C reaches the service alone, which stops the
+  // sandbox once its requests have drained; the stdin pipe ends it however else the service ends.
+  const child = spawn(process.execPath, [PROGRAM, '--exit-with-stdin'], { env: childEnv(config), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const ended = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
   });
-  log.info({ sandboxPid: child.pid, url: announcement.manifest.sandbox, ledger: announcement.manifest.ledger }, 'sandbox started');
+  let stopping = false;
   const close = async () => {
     stopping = true;
-    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
     const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
     child.kill('SIGTERM');
-    await exited;
+    await ended;
     clearTimeout(killer);
   };
   let applied: Config;
+  let manifest: SandboxManifest;
   try {
-    applied = withSandbox(config, announcement.manifest, announcement.ledgerToken);
+    const announcement = parseAnnouncement(await firstLine(child), config.ledgerToken);
+    manifest = announcement.manifest;
+    applied = withSandbox(config, manifest, announcement.ledgerToken);
   } catch (err) {
-    await close();
+    stopping = true;
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await ended;
+    }
     throw err;
   }
+  // Whatever it says from here on (an operator failure) is the sandbox's own log, passed on as is.
+  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  child.stdout!.resume();
+  child.once('exit', (code, signal) => {
+    if (!stopping) log.error({ code, signal }, 'the sandbox stopped: venues and the ledger are unreachable until the service restarts');
+  });
+  log.info({ sandboxPid: child.pid, url: manifest.sandbox, ledger: manifest.ledger }, 'sandbox started');
   return { config: applied, pid: child.pid ?? null, close };
 }
 
-function parseAnnouncement(line: string) {
+/** The sandbox's line: its manifest, and its ledger's token unless the service set it (LEDGER_TOKEN). */
+function parseAnnouncement(line: string, configured: string | null) {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
     throw new SandboxUnavailable(`the sandbox printed a line that is not its manifest: ${JSON.stringify(line.slice(0, 200))}`);
   }
-  const token = (value as { ledgerToken?: unknown }).ledgerToken;
-  if (typeof token !== 'string' || !/^[\x21-\x7e]+$/.test(token)) throw new SandboxUnavailable('the sandbox announced no ledger token');
+  const announced = (value as { ledgerToken?: unknown }).ledgerToken;
+  const token = configured ?? (typeof announced === 'string' && /^[\x21-\x7e]+$/.test(announced) ? announced : null);
+  if (token === null) throw new SandboxUnavailable('the sandbox announced no ledger token');
   return { manifest: parse(line, 'the started sandbox'), ledgerToken: token };
+}
+
+/** What a dying child said last that explains it: its own `sandbox:` line, else an error line. */
+function lastWord(stderr: string): string | undefined {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const own = lines.filter((l) => l.startsWith('sandbox: ')).pop();
+  return own?.replace(/^sandbox: /, '') ?? lines.find((l) => /Error\b/.test(l)) ?? lines.pop();
 }
 
 /** The child's first line on stdout; SandboxUnavailable with its own last word when it ends or stalls first. */
 function firstLine(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
+    if (!child.stdout || !child.stderr) {
+      child.once('error', (e) => reject(new SandboxUnavailable(`the sandbox could not be started: ${e.message}`)));
+      return;
+    }
     let out = '';
     let err = '';
     const timer = setTimeout(() => finish(new SandboxUnavailable(`the sandbox did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
@@ -142,8 +155,7 @@ function firstLine(child: ChildProcess): Promise<string> {
     };
     const onErr = (chunk: Buffer) => void (err += chunk.toString('utf8'));
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
-      const said = err.trim().split('\n').pop()?.replace(/^sandbox: /, '');
-      finish(new SandboxUnavailable(`the sandbox did not start: ${said || `it exited (${signal ?? `code ${code}`})`}`));
+      finish(new SandboxUnavailable(`the sandbox did not start: ${lastWord(err) ?? `it exited (${signal ?? `code ${code}`})`}`));
     };
     const onError = (e: Error) => finish(new SandboxUnavailable(`the sandbox could not be started: ${e.message}`));
     const finish = (error: Error | null, line?: string) => {
