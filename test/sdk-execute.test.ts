@@ -57,6 +57,33 @@ async function world(t: { teardown(fn: () => Promise<void>): void }, options: Te
   };
 }
 
+/**
+ * Runs `call` (an expression over `plan`, `provider` and `storage`, awaited) in a new Node process,
+ * as a reloaded page or a restarted app would: the SDK as installed, the sandbox wallet of
+ * `w`'s taker, file storage in `dir`. Answers the result it prints.
+ */
+async function inNewProcess(w: World, dir: string, plan: AppPlan, call: string): Promise<{ code: unknown; result: ExecutionResult | null; stderr: string }> {
+  const sandbox = w.app.sandbox!;
+  const script = `
+    import { execute, resume } from '@bestex/sdk';
+    import { fileStorage } from '@bestex/sdk/node';
+    import { sandboxProvider } from '@bestex/sdk/sandbox';
+    const provider = sandboxProvider({ ledgerUrl: process.env.LEDGER, token: process.env.TOKEN, party: process.env.PARTY });
+    const storage = fileStorage(process.env.DIR);
+    const plan = JSON.parse(process.env.PLAN_JSON);
+    console.log(JSON.stringify(await ${call}));
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...process.env, LEDGER: sandbox.manifest.ledger, TOKEN: sandbox.ledgerToken, PARTY: w.taker, PLAN_JSON: JSON.stringify(plan), DIR: dir },
+  });
+  let out = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  return { code, result: out.trim() === '' ? null : (JSON.parse(out) as ExecutionResult), stderr };
+}
+
 /** Hooks that record what they are told. */
 function recorder(): ExecutionHooks & { statuses: ExecutionStatus[]; steps: StepUpdate[] } {
   const statuses: ExecutionStatus[] = [];
@@ -157,25 +184,9 @@ t.test('"resume after a new process -> the same result and no second submission"
   const first = await execute(plan, { provider: w.provider, storage: fileStorage(dir), signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
   t.equal(first.status, 'INITIATED', 'left mid-way, with the deposit on the ledger');
   await w.control('/sandbox/v1/operator', { paused: false });
-  const sandbox = w.app.sandbox!;
-  const script = `
-    import { resume } from '@bestex/sdk';
-    import { fileStorage } from '@bestex/sdk/node';
-    import { sandboxProvider } from '@bestex/sdk/sandbox';
-    const provider = sandboxProvider({ ledgerUrl: process.env.LEDGER, token: process.env.TOKEN, party: process.env.PARTY });
-    const result = await resume(process.env.PLAN, { provider, storage: fileStorage(process.env.DIR) });
-    console.log(JSON.stringify(result));
-  `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    env: { ...process.env, LEDGER: sandbox.manifest.ledger, TOKEN: sandbox.ledgerToken, PARTY: w.taker, PLAN: plan.planId, DIR: dir },
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise((resolve) => child.on('exit', resolve));
-  t.equal(code, 0, err);
-  const resumed = JSON.parse(out) as ExecutionResult;
+  const run = await inNewProcess(w, dir, plan, 'resume(plan.planId, { provider, storage })');
+  t.equal(run.code, 0, run.stderr);
+  const resumed = run.result!;
   t.match(resumed, { status: 'COMPLETED', submittedUpdateId: first.submittedUpdateId, depositUpdateId: /^1220/ });
   t.equal(w.offers(), 1, 'no second submission');
   const again = await resume(plan.planId, { provider: w.provider, storage: fileStorage(dir) });
@@ -446,25 +457,8 @@ t.test('"a reload while the wallet was asked to sign": executing again in a new 
   const statuses: ExecutionStatus[] = [];
   void execute(plan, { provider: stuck, storage: fileStorage(dir), hooks: { onStatus: (s) => void statuses.push(s) } });
   while (!statuses.includes('SUBMITTING')) await new Promise((resolve) => setTimeout(resolve, 20));
-  const sandbox = w.app.sandbox!;
-  const script = `
-    import { readFileSync } from 'node:fs';
-    import { execute } from '@bestex/sdk';
-    import { fileStorage } from '@bestex/sdk/node';
-    import { sandboxProvider } from '@bestex/sdk/sandbox';
-    const provider = sandboxProvider({ ledgerUrl: process.env.LEDGER, token: process.env.TOKEN, party: process.env.PARTY });
-    const result = await execute(JSON.parse(process.env.PLAN_JSON), { provider, storage: fileStorage(process.env.DIR) });
-    console.log(JSON.stringify(result));
-  `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    env: { ...process.env, LEDGER: sandbox.manifest.ledger, TOKEN: sandbox.ledgerToken, PARTY: w.taker, PLAN_JSON: JSON.stringify(plan), DIR: dir },
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise((resolve) => child.on('exit', resolve));
-  t.equal(code, 0, err);
-  t.match(JSON.parse(out) as ExecutionResult, { status: 'COMPLETED' });
+  const run = await inNewProcess(w, dir, plan, 'execute(plan, { provider, storage })');
+  t.equal(run.code, 0, run.stderr);
+  t.match(run.result, { status: 'COMPLETED' });
   t.equal(w.offers(), 1);
 });
