@@ -462,3 +462,13 @@ t.test('"a reload while the wallet was asked to sign": executing again in a new 
   t.match(run.result, { status: 'COMPLETED' });
   t.equal(w.offers(), 1);
 });
+
+t.test('a signal already aborted stops the execution before anything is signed', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const result = await execute(plan, { provider: w.provider, signal: AbortSignal.abort() });
+  t.match(result, { status: 'REFUSED', error: { code: 'aborted' } });
+  t.equal(w.offers(), 0);
+  t.equal((await execute(plan, { provider: w.provider })).status, 'COMPLETED', 'and it can be executed after');
+});

@@ -13,7 +13,8 @@ export type SdkErrorCode =
   | 'submit_failed'
   | 'ledger_unreadable'
   | 'unknown_plan'
-  | 'nothing_to_withdraw';
+  | 'nothing_to_withdraw'
+  | 'aborted';
 
 export interface BestexErrorDetails {
   /** The HTTP status, for an answer of the service; null for what the SDK decided itself. */

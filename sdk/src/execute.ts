@@ -31,7 +31,11 @@ export interface ExecuteOptions {
   readonly provider: CantonProvider;
   /** The taker; the wallet's primary account by default. */
   readonly party?: string;
-  /** The token registry's base URL, for the transfer factory; asked through the wallet's `ledgerApi` by default. */
+  /**
+   * The token registry's base URL (the instrument admin's, such as a Scan's for Amulet), for the
+   * transfer factory and choice contexts. Without it they are asked through the wallet's
+   * `ledgerApi`, which works where the participant serves the registry too (the sandbox does).
+   */
   readonly registryUrl?: string;
   readonly hooks?: ExecutionHooks;
   /** Where the execution is recorded for `resume`; one in-memory store per page or process by default. */
@@ -320,6 +324,9 @@ class Execution {
   /** Checks, chooses the holdings, submits once, then tracks. */
   async run(): Promise<ExecutionResult> {
     const { provider } = this.options;
+    if (this.options.signal?.aborted) {
+      return this.refuse(new BestexError('the execution was stopped before anything was signed', { status: null, code: 'aborted' }));
+    }
     let checked;
     try {
       checked = checkPlan(this.plan, new Date());
@@ -505,7 +512,8 @@ function once(planId: string, start: () => Promise<ExecutionResult>): Promise<Ex
 
 /**
  * Runs `plan` through the user's wallet and tracks it to its end. Resolves with the result in every
- * end state (check `status`); rejects only when the wallet or the ledger cannot be read at all.
+ * end state (check `status`); rejects only when the wallet or the ledger cannot be read at all, or
+ * the storage cannot be written (the execution can then be resumed).
  */
 export function execute(plan: Plan, options: ExecuteOptions): Promise<ExecutionResult> {
   const planId = typeof (plan as { planId?: unknown })?.planId === 'string' ? plan.planId : '';
