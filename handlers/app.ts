@@ -11,6 +11,7 @@ import type { Config } from '../core/config.js';
 import { createServices, type CoreOverrides, type CoreServices } from '../core/services.js';
 import { AccessLog } from './http/access-log.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
+import { registerCors } from './http/cors.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
@@ -92,6 +93,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     server.get('/openapi/v1.yaml', async (_request, reply) =>
       reply.type('application/yaml; charset=utf-8').header('cache-control', 'public, max-age=300').send(specText),
     );
+    await registerCors(server);
     const limits = await registerRateLimits(server, core.rateWindows, {
       keylessPerMinute: config.rateLimitKeylessPerMinute,
       keyedPerMinute: config.rateLimitKeyedPerMinute,

@@ -150,7 +150,7 @@ function operationRoute(
     const key = requirement === 'none' ? null : presentedKey(request.headers);
     if (key === null && requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
     if (key === null) return admitted(request, reply, null);
-    return verifyKey(key, keys).then(
+    return verifyKey(key, keys, request.headers.origin).then(
       (partner) => {
         annotate(request, { partnerId: partner.id });
         return admitted(request, reply, partner);

@@ -11,15 +11,18 @@ import { hashKey, isWellFormedKey, KEY_ID_SHAPE, KEY_PREFIX } from '../core/keys
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { loadFeeSchemas } from '../core/quotes/fee-schemas.js';
 import { openKeyStore } from '../core/keys/open-store.js';
-import { KeyStoreUnavailable, newKey, type KeySelector, type KeyStore } from '../core/keys/partner-keys.js';
+import { KeyStoreUnavailable, newKey, parseOrigin, type KeySelector, type KeyStore } from '../core/keys/partner-keys.js';
 import type { SharedState } from '../core/state/shared-state.js';
 
 const USAGE = `usage: npm run -s keys -- <command>
-  create --name NAME [--schema SCHEMA_ID]  issue a key for a partner under a fee schema (default: the
-                                           configured default schema); prints the key, once
+  create --name NAME [--schema SCHEMA_ID] [--origin ORIGIN ...]
+                                           issue a key for a partner under a fee schema (default: the
+                                           configured default schema); prints the key, once. With
+                                           --origin (repeatable, such as https://wallet.example), a key
+                                           for web pages: it is refused from any other origin
   revoke KEY_OR_ID                         revoke a key, named by the key itself or its key_ id
   list [--json]                            every key's id, name, creation time, status, revocation
-                                           time and fee schema; never a key`;
+                                           time, fee schema and origins; never a key`;
 
 const MAX_NAME_CHARS = 100;
 
@@ -42,7 +45,7 @@ type Command = (args: readonly string[], config: Config, store: KeyStore) => Pro
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   async create(args, config, store) {
-    const { values } = parse(args, { name: { type: 'string' }, schema: { type: 'string' } }, 0);
+    const { values } = parse(args, { name: { type: 'string' }, schema: { type: 'string' }, origin: { type: 'string', multiple: true } }, 0);
     const name = values.name?.trim();
     if (!name) throw new UsageError('create needs --name NAME');
     if (name.length > MAX_NAME_CHARS || /\p{Cc}/u.test(name)) {
@@ -53,9 +56,14 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     if (!schemas.has(schemaId)) {
       throw new UsageError(`--schema ${JSON.stringify(schemaId)} is not a configured fee schema or override (${config.feeSchemasFile ?? 'the built-in default'})`);
     }
-    const { key, record } = newKey(name, schemaId);
+    const origins = (values.origin ?? []).map((raw) => {
+      const origin = parseOrigin(raw.trim());
+      if (!origin) throw new UsageError(`--origin ${JSON.stringify(raw)} is not an origin: http(s)://host[:port], with nothing after it`);
+      return origin;
+    });
+    const { key, record } = newKey(name, schemaId, new Date(), [...new Set(origins)]);
     await store.add(record);
-    console.error(`created ${record.id} for ${JSON.stringify(name)}, fee schema ${schemaId}`);
+    console.error(`created ${record.id} for ${JSON.stringify(name)}, fee schema ${schemaId}${record.origins ? `, only from ${record.origins.join(', ')}` : ''}`);
     console.error('the key follows on stdout; store it now: it will not be shown again');
     console.log(key);
   },
@@ -77,14 +85,14 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 
   async list(args, _config, store) {
     const { values } = parse(args, { json: { type: 'boolean' } }, 0);
-    const rows = (await store.list()).map(({ id, name, createdAt, status, revokedAt, schemaId }) => ({ id, name, createdAt, status, revokedAt, schemaId }));
+    const rows = (await store.list()).map(({ id, name, createdAt, status, revokedAt, schemaId, origins }) => ({ id, name, createdAt, status, revokedAt, schemaId, origins: origins ?? null }));
     if (values.json) {
       console.log(JSON.stringify(rows, null, 2));
       return;
     }
     const table = [
-      ['ID', 'NAME', 'CREATED', 'STATUS', 'REVOKED', 'SCHEMA'],
-      ...rows.map((r) => [r.id, r.name, r.createdAt, r.status, r.revokedAt ?? '-', r.schemaId]),
+      ['ID', 'NAME', 'CREATED', 'STATUS', 'REVOKED', 'SCHEMA', 'ORIGINS'],
+      ...rows.map((r) => [r.id, r.name, r.createdAt, r.status, r.revokedAt ?? '-', r.schemaId, r.origins?.join(',') ?? 'any (server-to-server)']),
     ];
     const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
     for (const row of table) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());

@@ -101,7 +101,7 @@ t.test('PartnerKeys: "the key\'s partner, or null when the key is malformed, unk
   const revoked = issue('Gone');
   const store = spyStore([active.record, { ...revoked.record, status: 'revoked', revokedAt: new Date().toISOString() }]);
   const keys = new PartnerKeys(store);
-  t.same(await keys.verify(active.key), { id: active.record.id, name: 'Acme', schemaId: 'partner-default' }, 'active');
+  t.same(await keys.verify(active.key), { id: active.record.id, name: 'Acme', schemaId: 'partner-default', origins: null }, 'active: a server-to-server key, taken from any origin');
   t.equal(await keys.verify(revoked.key), null, 'revoked');
   t.equal(await keys.verify(generateKey()), null, 'unknown');
   t.equal(store.lookups.length, 3, 'each well-formed key is one lookup, by its hash');
@@ -475,11 +475,11 @@ t.test('CLI: list "never prints a key or a hash"; it prints id, name, createdAt,
     t.notMatch(run.stdout, /bx_|[0-9a-f]{64}/);
   }
   const lines = table.stdout.trimEnd().split('\n');
-  t.match(lines[0], /^ID\s+NAME\s+CREATED\s+STATUS\s+REVOKED\s+SCHEMA$/);
-  t.match(lines[1], /^key_[0-9a-f]{12}\s+Acme\s+\S+Z\s+revoked\s+\S+Z\s+partner-default$/);
-  t.match(lines[2], /^key_[0-9a-f]{12}\s+Globex\s+\S+Z\s+active\s+-\s+partner-default$/);
+  t.match(lines[0], /^ID\s+NAME\s+CREATED\s+STATUS\s+REVOKED\s+SCHEMA\s+ORIGINS$/);
+  t.match(lines[1], /^key_[0-9a-f]{12}\s+Acme\s+\S+Z\s+revoked\s+\S+Z\s+partner-default\s+any \(server-to-server\)$/);
+  t.match(lines[2], /^key_[0-9a-f]{12}\s+Globex\s+\S+Z\s+active\s+-\s+partner-default\s+any \(server-to-server\)$/);
   const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
-  t.same(Object.keys(rows[0]!), ['id', 'name', 'createdAt', 'status', 'revokedAt', 'schemaId']);
+  t.same(Object.keys(rows[0]!), ['id', 'name', 'createdAt', 'status', 'revokedAt', 'schemaId', 'origins']);
   t.same(rows.map((r) => [r.name, r.status]), [['Acme', 'revoked'], ['Globex', 'active']]);
 });
 

@@ -10,6 +10,8 @@ export interface Partner {
   readonly name: string;
   /** The fee schema or override (core/quotes/fee-schemas.ts) that applies to this partner. */
   readonly schemaId: string;
+  /** The browser origins the key may be used from; null for a server-to-server key (any or no Origin). */
+  readonly origins: readonly string[] | null;
 }
 
 export type KeyStatus = 'active' | 'revoked';
@@ -26,6 +28,23 @@ export interface KeyRecord {
   /** ISO 8601, null while active. */
   readonly revokedAt: string | null;
   readonly schemaId: string;
+  /**
+   * The browser origins (`https://wallet.example`) a key used in web pages is allowed from: a
+   * request whose Origin is not one of them is refused. Absent for a server-to-server key.
+   */
+  readonly origins?: readonly string[];
+}
+
+/** A browser origin as a request's Origin header names it: scheme, host and port, nothing after. */
+export function parseOrigin(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return null;
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.pathname !== '/' || url.search || url.hash || raw.replace(/\/$/, '') !== url.origin) return null;
+  return url.origin;
 }
 
 const HASH_SHAPE = /^[0-9a-f]{64}$/;
@@ -34,14 +53,17 @@ const TIMESTAMP_SHAPE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 /** `value` as a key record with exactly the record's fields, or null when any is missing or malformed. */
 export function parseKeyRecord(value: unknown): KeyRecord | null {
   if (typeof value !== 'object' || value === null) return null;
-  const { id, hash, name, createdAt, status, revokedAt, schemaId } = value as Record<string, unknown>;
+  const { id, hash, name, createdAt, status, revokedAt, schemaId, origins } = value as Record<string, unknown>;
   if (typeof id !== 'string' || !KEY_ID_SHAPE.test(id)) return null;
   if (typeof hash !== 'string' || !HASH_SHAPE.test(hash)) return null;
   if (typeof name !== 'string' || name === '') return null;
   if (!isTimestamp(createdAt)) return null;
   if (typeof schemaId !== 'string' || schemaId === '') return null;
-  if (status === 'active' && revokedAt === null) return { id, hash, name, createdAt, status, revokedAt, schemaId };
-  if (status === 'revoked' && isTimestamp(revokedAt)) return { id, hash, name, createdAt, status, revokedAt, schemaId };
+  // Records written before keys had origins have none: server-to-server keys, as they were.
+  if (origins !== undefined && (!Array.isArray(origins) || origins.length === 0 || !origins.every((o) => typeof o === 'string' && parseOrigin(o) === o))) return null;
+  const allowed = origins === undefined ? {} : { origins: origins as string[] };
+  if (status === 'active' && revokedAt === null) return { id, hash, name, createdAt, status, revokedAt, schemaId, ...allowed };
+  if (status === 'revoked' && isTimestamp(revokedAt)) return { id, hash, name, createdAt, status, revokedAt, schemaId, ...allowed };
   return null;
 }
 
@@ -56,11 +78,11 @@ export function validKeyRecord(record: KeyRecord): KeyRecord {
 }
 
 /** A new active key and the record the store keeps of it: the key itself is shown once, by its issuer. */
-export function newKey(name: string, schemaId: string, createdAt = new Date()): { readonly key: string; readonly record: KeyRecord } {
+export function newKey(name: string, schemaId: string, createdAt = new Date(), origins: readonly string[] = []): { readonly key: string; readonly record: KeyRecord } {
   const key = generateKey();
   return {
     key,
-    record: { id: newKeyId(), hash: hashKey(key), name, createdAt: createdAt.toISOString(), status: 'active', revokedAt: null, schemaId },
+    record: { id: newKeyId(), hash: hashKey(key), name, createdAt: createdAt.toISOString(), status: 'active', revokedAt: null, schemaId, ...(origins.length > 0 ? { origins } : {}) },
   };
 }
 
@@ -117,6 +139,6 @@ export class PartnerKeys implements KeyVerifier {
     }
     this.health?.up();
     if (!record || record.status !== 'active') return null;
-    return { id: record.id, name: record.name, schemaId: record.schemaId };
+    return { id: record.id, name: record.name, schemaId: record.schemaId, origins: record.origins ?? null };
   }
 }

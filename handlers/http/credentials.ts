@@ -23,8 +23,12 @@ export function presentedKey(headers: IncomingHttpHeaders): string | null {
   return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? authorization;
 }
 
-/** The partner a presented key belongs to; throws invalid_key or key_verification_unavailable. */
-export async function verifyKey(key: string, keys: KeyVerifier): Promise<Partner> {
+/**
+ * The partner a presented key belongs to; throws invalid_key or key_verification_unavailable. A key
+ * kept to browser origins is invalid from any other Origin, or without one: copied out of a page,
+ * it is useless elsewhere.
+ */
+export async function verifyKey(key: string, keys: KeyVerifier, origin?: string): Promise<Partner> {
   let partner: Partner | null;
   try {
     partner = await keys.verify(key);
@@ -39,5 +43,8 @@ export async function verifyKey(key: string, keys: KeyVerifier): Promise<Partner
     throw err;
   }
   if (!partner) throw new DomainError('invalid_key', 'the API key is not valid');
+  if (partner.origins !== null && (origin === undefined || !partner.origins.includes(origin))) {
+    throw new DomainError('invalid_key', 'the API key is not valid from this origin');
+  }
   return partner;
 }
