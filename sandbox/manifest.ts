@@ -6,17 +6,13 @@
 // at GET /sandbox/v1/manifest on the venues' server, whose URL is SANDBOX_URL.
 import type { Token } from '../core/tokens.js';
 
-/** The venues the sandbox serves, each under its own path on one server. */
-export const SANDBOX_VENUE_IDS = ['tradecraft', 'cantex', 'oneswap', 'nightly', 'temple'] as const;
-export type SandboxVenueId = (typeof SANDBOX_VENUE_IDS)[number];
-
 export interface SandboxManifest {
   /** The venues' server: SANDBOX_URL for a service that uses this sandbox. */
   readonly sandbox: string;
-  /** Each venue's base URL, as a deployment sets `<VENUE>_URL`. */
-  readonly venues: Readonly<Record<SandboxVenueId, string>>;
+  /** Each venue's base URL by venue id, as a deployment sets `<VENUE>_URL`. */
+  readonly venues: Readonly<Record<string, string>>;
   /** The credential each keyed venue accepts, as a deployment sets `<VENUE>_API_KEY`. */
-  readonly venueKeys: Readonly<Partial<Record<SandboxVenueId, string>>>;
+  readonly venueKeys: Readonly<Record<string, string>>;
   /** The sandbox ledger's JSON Ledger API. */
   readonly ledger: string;
   /** The tradecraft pool party per pair, by pairKey (TRADECRAFT_POOL_PARTIES). */

@@ -5,14 +5,15 @@
 import { resolveToken, CC } from '../core/tokens.js';
 import { SANDBOX_LEDGER_TOKEN, SandboxLedger, type SandboxPool } from './ledger/sandbox-ledger.js';
 import { startSandboxLedgerServer } from './ledger/ledger-server.js';
-import type { SandboxManifest, SandboxVenueId } from './manifest.js';
+import type { SandboxManifest } from './manifest.js';
 import { createSandboxVenues, SANDBOX_POOL_PARTIES } from './market.js';
 import type { SandboxVenue } from './sandbox-venue.js';
 import { SANDBOX_NIGHTLY_RECIPIENT, startSandboxVenueServer } from './venue-server.js';
+import { SANDBOX_VENUES } from './wire/venues.js';
 import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY } from './wire/wire.js';
 
 /** The venues that take a credential, and the one the sandbox accepts. */
-const VENUE_KEYS: Partial<Record<SandboxVenueId, string>> = { cantex: SANDBOX_VENUE_KEY, oneswap: SANDBOX_VENUE_KEY, temple: SANDBOX_VENUE_KEY };
+const VENUE_KEYS: Record<string, string> = Object.fromEntries(SANDBOX_VENUES.filter((venue) => venue.keyed).map((venue) => [venue.id, SANDBOX_VENUE_KEY]));
 
 export interface SandboxOptions {
   /** The venues' server port on 127.0.0.1 (0: any free port). */

@@ -6,23 +6,10 @@
 // venues runs.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BodyTooLarge, closeServer, listen, readBody } from './loopback-server.js';
-import { SANDBOX_VENUE_IDS, type SandboxManifest, type SandboxVenueId } from './manifest.js';
+import type { SandboxManifest } from './manifest.js';
 import type { SandboxVenue } from './sandbox-venue.js';
-import { cantexWire } from './wire/cantex.js';
-import { nightlyWire } from './wire/nightly.js';
-import { oneswapWire } from './wire/oneswap.js';
-import { templeWire } from './wire/temple.js';
-import { tradecraftWire } from './wire/tradecraft.js';
-import { SANDBOX_INSTRUMENT_ADMINS, type WireHandler } from './wire/wire.js';
-
-/** Each venue's path on the server: its base URL is the server's URL and this. */
-const PREFIXES: Readonly<Record<SandboxVenueId, string>> = {
-  tradecraft: '/tradecraft/v1',
-  cantex: '/cantex',
-  oneswap: '/oneswap',
-  nightly: '/nightly',
-  temple: '/temple',
-};
+import { SANDBOX_VENUES } from './wire/venues.js';
+import type { WireHandler } from './wire/wire.js';
 
 /** The party Nightly is told quotes are for, before there is a taker. */
 export const SANDBOX_NIGHTLY_RECIPIENT = `bestex-quotes::1220${'0'.repeat(64)}`;
@@ -35,25 +22,18 @@ const MANIFEST_PATH = '/sandbox/v1/manifest';
 export interface SandboxVenueServer {
   /** `http://127.0.0.1:<port>`. */
   readonly url: string;
-  /** Each venue's base URL on this server. */
-  readonly venues: Readonly<Record<SandboxVenueId, string>>;
+  /** Each venue's base URL on this server, by venue id. */
+  readonly venues: Readonly<Record<string, string>>;
   close(): Promise<void>;
 }
 
-/** The wire handler of each sandbox venue, over the market's venues by id. */
-function wireHandlers(market: readonly SandboxVenue[]): Record<SandboxVenueId, WireHandler> {
-  const spec = (id: SandboxVenueId) => {
-    const venue = market.find((v) => v.id === id);
-    if (!venue) throw new Error(`the sandbox market has no venue ${id}`);
-    return venue.spec;
-  };
-  return {
-    tradecraft: tradecraftWire(spec('tradecraft')),
-    cantex: cantexWire(spec('cantex'), SANDBOX_INSTRUMENT_ADMINS),
-    oneswap: oneswapWire(spec('oneswap')),
-    nightly: nightlyWire(spec('nightly')),
-    temple: templeWire(spec('temple')),
-  };
+/** Each sandbox venue's prefix and wire handler, over the market's venue of the same id. */
+function routesOver(market: readonly SandboxVenue[]): Array<readonly [string, WireHandler]> {
+  return SANDBOX_VENUES.map((venue) => {
+    const priced = market.find((v) => v.id === venue.id);
+    if (!priced) throw new Error(`the sandbox market has no venue ${venue.id}`);
+    return [venue.prefix, venue.wire(priced.spec)] as const;
+  });
 }
 
 /**
@@ -64,14 +44,13 @@ export async function startSandboxVenueServer(
   market: readonly SandboxVenue[],
   options: { host: string; port: number; manifest?: () => SandboxManifest | null },
 ): Promise<SandboxVenueServer> {
-  const handlers = wireHandlers(market);
-  const routes = SANDBOX_VENUE_IDS.map((id) => [PREFIXES[id], handlers[id]] as const);
+  const routes = routesOver(market);
   const manifest = options.manifest ?? (() => null);
   const server = createServer((request, response) => void serve(routes, manifest, request, response));
   const url = await listen(server, options.host, options.port, 'the sandbox venues', 'set SANDBOX_VENUES_PORT to a free port, or 0 for any');
   return {
     url,
-    venues: Object.fromEntries(SANDBOX_VENUE_IDS.map((id) => [id, `${url}${PREFIXES[id]}`])) as Record<SandboxVenueId, string>,
+    venues: Object.fromEntries(SANDBOX_VENUES.map((venue) => [venue.id, `${url}${venue.prefix}`])),
     close: () => closeServer(server),
   };
 }

@@ -25,9 +25,10 @@
 import { createHash } from 'node:crypto';
 import { BPS, ceil10, dec, divFloor10, floor10, toWire, type Decimal } from '../../core/decimal.js';
 import { constantProductOut } from '../../core/venues/venue-math.js';
-import { CC, TOKENS, type Token } from '../../core/tokens.js';
-import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
-import { jsonReply, SANDBOX_VENUE_KEY, type WireHandler, type WireRequest, type WireResponse } from './wire.js';
+import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
+import type { VenueFeeQuote, VenueQuoteRequest } from '../../core/venues/venue.js';
+import type { AmmPool, PricedTrade, SandboxVenueSpec } from '../sandbox-venue.js';
+import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireRequest, type WireResponse } from './wire.js';
 
 type Admins = Readonly<Record<Token['instrument'], string>>;
 
@@ -158,3 +159,33 @@ function readQuoteRequest(body: string): QuoteFields {
   if (!AMOUNT_TEXT.test(sellAmount) || dec(sellAmount).isZero()) throw new BadRequest('sellAmount must be a positive decimal with at most 10 fractional digits');
   return fields as unknown as QuoteFields;
 }
+
+const CANTEX_FEE_FREE_FROM_CC = dec('500');
+const CANTEX_NETWORK_FEE: VenueFeeQuote = { amount: dec('0.79'), asset: CC, appliedTo: 'on_top' };
+
+/** Cantex-style network fee: a flat CC charge on top of the give amount for trades under 500 CC. */
+function cantexNetworkFee(_request: VenueQuoteRequest, trade: PricedTrade): VenueFeeQuote | null {
+  return trade.ccSize.gte(CANTEX_FEE_FREE_FROM_CC) ? null : CANTEX_NETWORK_FEE;
+}
+
+/**
+ * Cantex: constant-product AMM with a 0.05 % LP fee inside the price and a network fee charged
+ * on top of the give amount.
+ */
+export function createCantexSpec(): SandboxVenueSpec {
+  return {
+    id: 'cantex',
+    pricing: {
+      kind: 'amm',
+      inPriceFeeBps: 5,
+      pools: [
+        { quote: USDCX, baseReserve: dec('30000000'), quoteReserve: dec('4485000') },
+        { quote: CBTC, baseReserve: dec('10000000'), quoteReserve: dec('14.95') },
+      ],
+    },
+    fee: cantexNetworkFee,
+  };
+}
+
+/** The sandbox's cantex: its market and its wire, under its prefix. */
+export const cantexVenue: SandboxVenueDefinition = { id: 'cantex', prefix: '/cantex', keyed: true, spec: createCantexSpec, wire: (spec) => cantexWire(spec, SANDBOX_INSTRUMENT_ADMINS) };

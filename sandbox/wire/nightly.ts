@@ -46,7 +46,7 @@ import { constantProductOut } from '../../core/venues/venue-math.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
 import { parseJsonKeepingNumbers } from '../../core/http-client.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
-import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type WireHandler, type WireResponse } from './wire.js';
+import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 /** Nightly's cap on what is given, in USD at the give token's listed price. */
 export const NIGHTLY_MAX_SWAP_USD = dec('50000');
@@ -208,3 +208,6 @@ export function nightlyWire(spec: SandboxVenueSpec): WireHandler {
     return route === 'GET' ? tokensAnswer(market) : quoteAnswer(market, request.body);
   };
 }
+
+/** The sandbox's nightly: its market and its wire, under its prefix. */
+export const nightlyVenue: SandboxVenueDefinition = { id: 'nightly', prefix: '/nightly', keyed: false, spec: createNightlySpec, wire: nightlyWire };

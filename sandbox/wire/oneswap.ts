@@ -40,8 +40,9 @@
 import { BPS, ceil10, dec, divFloor10, ZERO, type Decimal } from '../../core/decimal.js';
 import { constantProductOut } from '../../core/venues/venue-math.js';
 import { CC, USDCX, type Token } from '../../core/tokens.js';
+import type { VenueFeeQuote, VenueQuoteRequest } from '../../core/venues/venue.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
-import { jsonNumber, jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type WireHandler, type WireResponse } from './wire.js';
+import { jsonNumber, jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 const QUOTE_PATH = '/api/v1/quote';
 // At most 20 integer digits: past ~40, arithmetic at 50 significant digits would round the answer.
@@ -120,3 +121,29 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
     return { status: 200, body: quote(pool, sellingCc, dec(amountText)) };
   };
 }
+
+const ONESWAP_TRAFFIC_FEE = { CC: dec('0.5'), USDCx: dec('0.075') };
+
+/** OneSwap-style traffic fee: a flat amount of the give token taken out of the give amount. */
+function oneswapTrafficFee({ give }: VenueQuoteRequest): VenueFeeQuote {
+  return { amount: give === CC ? ONESWAP_TRAFFIC_FEE.CC : ONESWAP_TRAFFIC_FEE.USDCx, asset: give, appliedTo: 'deducted_from_give' };
+}
+
+/**
+ * OneSwap: constant-product AMM, 0.30 % inside the price plus a traffic fee deducted from the
+ * give amount. No CBTC pool: CC/CBTC quotes come back `no_pool`.
+ */
+export function createOneSwapSpec(): SandboxVenueSpec {
+  return {
+    id: 'oneswap',
+    pricing: {
+      kind: 'amm',
+      inPriceFeeBps: 30,
+      pools: [{ quote: USDCX, baseReserve: dec('12000000'), quoteReserve: dec('1806000') }],
+    },
+    fee: oneswapTrafficFee,
+  };
+}
+
+/** The sandbox's oneswap: its market and its wire, under its prefix. */
+export const oneswapVenue: SandboxVenueDefinition = { id: 'oneswap', prefix: '/oneswap', keyed: true, spec: createOneSwapSpec, wire: oneswapWire };

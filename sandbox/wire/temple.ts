@@ -18,11 +18,11 @@
 //   assume: 401 for a missing or wrong key (checked before anything else, as a gateway does), 400
 //   for a missing symbol or bad levels, 404 for an unknown symbol or path, 405 for a method other
 //   than GET on the book.
-import { ceil10, floor10 } from '../../core/decimal.js';
-import type { BookLevel } from '../../core/venues/venue-math.js';
-import { CC } from '../../core/tokens.js';
+import { ceil10, dec, floor10 } from '../../core/decimal.js';
+import { proportionalGiveFee, type BookLevel } from '../../core/venues/venue-math.js';
+import { CBTC, CC, USDCX } from '../../core/tokens.js';
 import type { OrderBook, SandboxVenueSpec } from '../sandbox-venue.js';
-import { jsonReply, SANDBOX_VENUE_KEY, type WireHandler, type WireResponse } from './wire.js';
+import { jsonReply, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 const BOOK_PATH = '/api/v1/market/orderbook';
 const POSITIVE_INTEGER = /^[1-9][0-9]*$/;
@@ -53,3 +53,35 @@ export function templeWire(spec: SandboxVenueSpec): WireHandler {
     return jsonReply(200, { bids: side(book.bids, count, floor10), asks: side(book.asks, count, ceil10) });
   };
 }
+
+const levels = (rows: Array<[string, string]>) => rows.map(([price, quantity]) => ({ price: dec(price), quantity: dec(quantity) }));
+
+/**
+ * Temple: central limit order book walked level by level, 1 bp taker fee deducted from the
+ * give amount, minimum order 1 CC.
+ */
+export function createTempleSpec(): SandboxVenueSpec {
+  return {
+    id: 'temple',
+    pricing: {
+      kind: 'book',
+      books: [
+        {
+          quote: USDCX,
+          bids: levels([['0.15', '40000'], ['0.1498', '80000'], ['0.1495', '150000'], ['0.149', '300000'], ['0.148', '600000']]),
+          asks: levels([['0.1503', '40000'], ['0.1505', '80000'], ['0.1508', '150000'], ['0.1512', '300000'], ['0.152', '600000']]),
+        },
+        {
+          quote: CBTC,
+          bids: levels([['0.000001499', '100000'], ['0.000001496', '250000']]),
+          asks: levels([['0.000001503', '100000'], ['0.000001507', '250000']]),
+        },
+      ],
+    },
+    fee: proportionalGiveFee(1),
+    minCc: dec('1'),
+  };
+}
+
+/** The sandbox's temple: its market and its wire, under its prefix. */
+export const templeVenue: SandboxVenueDefinition = { id: 'temple', prefix: '/temple', keyed: true, spec: createTempleSpec, wire: templeWire };

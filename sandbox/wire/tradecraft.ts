@@ -19,11 +19,11 @@
 //   venue does; so is an amount the fee consumes whole.
 // - total_lp_tokens is sqrt(token1_holdings x token2_holdings), rounded down: the sandbox keeps
 //   no LP supply, and that is what a first deposit of the current reserves would have minted.
-import { Decimal, ZERO, floor10 } from '../../core/decimal.js';
-import { constantProductOut } from '../../core/venues/venue-math.js';
-import { CC, TOKENS, type Token } from '../../core/tokens.js';
+import { Decimal, ZERO, dec, floor10 } from '../../core/decimal.js';
+import { constantProductOut, proportionalGiveFee } from '../../core/venues/venue-math.js';
+import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
-import { jsonNumber, jsonReply, type WireHandler, type WireResponse } from './wire.js';
+import { jsonNumber, jsonReply, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 const QUOTE_PATH = /^\/quoteForFixedInput\/([^/]+)\/([^/]+)$/;
 /** A plain decimal, bounded so that no request makes the handler build an enormous number. */
@@ -97,3 +97,25 @@ export function tradecraftWire(spec: SandboxVenueSpec): WireHandler {
     return jsonReply(404, { error: `no route ${request.method} ${request.path}` });
   };
 }
+
+/**
+ * Tradecraft: constant-product AMM, 0.30 % fee deducted from the give amount. The v1 execution
+ * venue (managed deposit: the minimum-receive floor rides in the deposit memo).
+ */
+export function createTradecraftSpec(): SandboxVenueSpec {
+  return {
+    id: 'tradecraft',
+    pricing: {
+      kind: 'amm',
+      inPriceFeeBps: 0,
+      pools: [
+        { quote: USDCX, baseReserve: dec('20000000'), quoteReserve: dec('3000000') },
+        { quote: CBTC, baseReserve: dec('8000000'), quoteReserve: dec('12') },
+      ],
+    },
+    fee: proportionalGiveFee(30),
+  };
+}
+
+/** The sandbox's tradecraft: its market and its wire, under its prefix. */
+export const tradecraftVenue: SandboxVenueDefinition = { id: 'tradecraft', prefix: '/tradecraft/v1', keyed: false, spec: createTradecraftSpec, wire: tradecraftWire };

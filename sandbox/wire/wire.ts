@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { toWire, type Decimal } from '../../core/decimal.js';
 import type { Token } from '../../core/tokens.js';
+import type { SandboxVenueSpec } from '../sandbox-venue.js';
 
 export interface WireRequest {
   readonly method: string;
@@ -24,6 +25,21 @@ export interface WireResponse {
 }
 
 export type WireHandler = (request: WireRequest) => WireResponse;
+
+/**
+ * One sandbox venue, whole: its market (seeded, the same on every start) and its documented API
+ * answering from it, served under its own prefix. A venue is added to the sandbox with its module
+ * in this folder and one line in SANDBOX_VENUES (sandbox/wire/venues.ts).
+ */
+export interface SandboxVenueDefinition {
+  readonly id: string;
+  /** Its path on the venues' server: its base URL is the server's URL and this. */
+  readonly prefix: string;
+  /** Whether it takes the sandbox's venue key, as the real venue takes an API key. */
+  readonly keyed: boolean;
+  spec(): SandboxVenueSpec;
+  wire(spec: SandboxVenueSpec): WireHandler;
+}
 
 /** The credential the sandbox's keyed venues (Cantex, OneSwap, Temple) accept; any other is refused as the venue refuses it. */
 export const SANDBOX_VENUE_KEY = 'sandbox-venue-key';
