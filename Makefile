@@ -32,9 +32,10 @@ dist/.generated: node_modules/.package-lock.json openapi/v1.yaml scripts/generat
 SDK_SOURCES := $(shell find sdk/src -name '*.ts' 2>/dev/null)
 
 # The SDK is built first: the tests use it as a partner does, through its package's exports.
-sdk/dist/.built: dist/.generated sdk/package.json sdk/tsconfig.json sdk/tsconfig.node.json $(SDK_SOURCES)
+sdk/dist/.built: dist/.generated sdk/package.json sdk/tsconfig.json sdk/tsconfig.node.json scripts/bundle-sdk.ts $(SDK_SOURCES)
 	rm -rf sdk/dist
 	npx tsc -p sdk && npx tsc -p sdk/tsconfig.node.json
+	npx tsx scripts/bundle-sdk.ts
 	@touch $@
 
 dist/.built: dist/.generated sdk/dist/.built tsconfig.json $(SOURCES)

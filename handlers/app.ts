@@ -93,6 +93,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
     server.get('/openapi/v1.yaml', async (_request, reply) =>
       reply.type('application/yaml; charset=utf-8').header('cache-control', 'public, max-age=300').send(specText),
     );
+    // The SDK's browser scripts, as make build bundled them: a host embeds the widget with one tag.
+    for (const name of ['widget', 'sdk']) {
+      const file = path.join(repoRoot(), 'sdk', 'dist', 'bundle', `${name}.js`);
+      const script = existsSync(file) ? readFileSync(file) : null;
+      server.get(`/sdk/${name}.js`, async (request, reply) =>
+        script === null
+          ? sendError(reply, errorReply('not_found', `no such path: ${request.method} /sdk/${name}.js (the SDK is not built: make build)`))
+          : reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(script),
+      );
+    }
     await registerCors(server);
     const limits = await registerRateLimits(server, core.rateWindows, {
       keylessPerMinute: config.rateLimitKeylessPerMinute,

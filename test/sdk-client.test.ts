@@ -72,11 +72,13 @@ t.test('"importing it touches no window, document or storage, so server-side ren
     }
     const sdk = await import('@bestex/sdk');
     const sandbox = await import('@bestex/sdk/sandbox');
+    const widget = await import('@bestex/sdk/widget');
+    widget.defineBestexSwap();
     sdk.createClient({ baseUrl: 'http://127.0.0.1:1' });
     sdk.memoryStorage();
     sdk.localStorageStorage();
     sandbox.sandboxProvider({ ledgerUrl: 'http://127.0.0.1:1', token: 't', party: 'p::1220' + 'a'.repeat(64) });
-    console.log(Object.keys(sdk).sort().join(','));
+    console.log(Object.keys(sdk).sort().join(','), typeof widget.BestexSwapElement);
   `;
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' });
   t.equal(run.status, 0, run.stderr);

@@ -17,6 +17,14 @@ import { BestexError, createClient, execute, isTerminal, localStorageStorage, me
 import type { AppPlan, CantonProvider, ExecuteOptions, ExecutionHooks, ExecutionPlan, ExecutionResult, ExecutionStatus, QuoteResponse, StepUpdate } from '@bestex/sdk';
 import { sandboxProvider } from '@bestex/sdk/sandbox';
 import { fileStorage } from '@bestex/sdk/node';
+import { BestexSwapElement, defineBestexSwap } from '@bestex/sdk/widget';
+
+export function embed(): void {
+  defineBestexSwap('partner-swap');
+  const widget: BestexSwapElement | undefined = document.querySelector<BestexSwapElement>('partner-swap') ?? undefined;
+  widget?.addEventListener('bestex:plan', () => undefined);
+  void widget?.executionHooks();
+}
 
 export async function swap(baseUrl: string, ledgerUrl: string, token: string, party: string): Promise<ExecutionResult> {
   const client = createClient({ baseUrl, apiKey: undefined });
@@ -45,7 +53,7 @@ t.test('"a consumer project outside the repo installs the packed SDK and compile
   // make build has built sdk/dist; packing as is keeps the test from rebuilding it.
   const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: path.join(ROOT, 'sdk'), encoding: 'utf8' })) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const files = packed[0]!.files.map((f) => f.path);
-  t.ok(files.includes('dist/index.js') && files.includes('dist/index.d.ts') && files.includes('dist/sandbox.d.ts') && files.includes('dist/node.js'), 'the entries and their declarations are packed');
+  t.ok(['dist/index.js', 'dist/index.d.ts', 'dist/sandbox.d.ts', 'dist/node.js', 'dist/widget.js', 'dist/widget.d.ts', 'dist/bundle/widget.js'].every((f) => files.includes(f)), 'the entries, their declarations and the browser bundles are packed');
   t.notOk(files.some((f) => f.startsWith('src/') || f.includes('test')), 'no sources or tests');
   const project = path.join(work, 'consumer');
   execFileSync('mkdir', ['-p', project]);

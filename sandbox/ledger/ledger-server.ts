@@ -87,7 +87,18 @@ export async function startSandboxLedgerServer(ledger: SandboxLedger, options: {
   return { url, close: () => closeServer(server) };
 }
 
+/**
+ * A browser wallet (the SDK's sandbox provider in a page) may call the sandbox ledger from any
+ * origin, as a wallet's own backend would be called: its token, not the page's origin, guards it.
+ */
+const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type', 'access-control-allow-methods': 'GET, POST', 'access-control-max-age': '600' };
+
 async function serve(ledger: SandboxLedger, token: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  if (request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) {
+    response.writeHead(204, CORS);
+    response.end();
+    return;
+  }
   let reply: Reply;
   try {
     const url = new URL(request.url ?? '/', 'http://sandbox');
@@ -104,7 +115,7 @@ async function serve(ledger: SandboxLedger, token: string, request: IncomingMess
       : cantonError(500, 'INTERNAL', 'the sandbox ledger failed', 4, 13);
   }
   const text = JSON.stringify(reply.body);
-  response.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.writeHead(reply.status, { ...CORS, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   response.end(text);
 }
 
