@@ -12,6 +12,7 @@ import { createServices, type CoreOverrides, type CoreServices } from '../core/s
 import { AccessLog } from './http/access-log.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
 import { registerCors } from './http/cors.js';
+import { registerDemo } from './demo.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
@@ -103,6 +104,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
           : reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(script),
       );
     }
+    registerDemo(server, core);
     await registerCors(server);
     const limits = await registerRateLimits(server, core.rateWindows, {
       keylessPerMinute: config.rateLimitKeylessPerMinute,

@@ -93,3 +93,19 @@ t.test('CLI: "keys create --origin https://wallet.example ..." issues a key for 
   t.equal(bad.code, 2);
   t.match(bad.stderr, /--origin "https:\/\/wallet\.example\/app" is not an origin/);
 });
+
+t.test('GET /demo is for the sandbox only: "never with VENUES=live", and no demo key is made there', async (t) => {
+  const sandbox = await testApp();
+  t.teardown(sandbox.close);
+  const demo = await sandbox.server.inject({ url: '/demo', headers: { host: '127.0.0.1:8080' } });
+  t.equal(demo.statusCode, 200);
+  t.match(demo.headers['content-type'], /text\/html/);
+  t.match(demo.body, /<bestex-swap id="swap"/);
+  t.strictSame((await sandbox.core.keyStore.list()).filter((k) => k.name === 'demo (sandbox)').map((k) => k.origins), [['http://127.0.0.1:8080']]);
+  const live = await testApp({ env: { VENUES: 'live', LEDGER_URL: 'http://127.0.0.1:1', TRADECRAFT_POOL_PARTIES: `CC/USDCx=tc-pool::1220${'e'.repeat(64)}`, CANTEX_ENABLED: 'false', ONESWAP_ENABLED: 'false', NIGHTLY_ENABLED: 'false', TEMPLE_ENABLED: 'false' }, probed: false });
+  t.teardown(live.close);
+  const refused = await live.server.inject({ url: '/demo' });
+  t.equal(refused.statusCode, 404);
+  t.match(refused.json(), { code: 'not_found' });
+  t.strictSame(await live.core.keyStore.list(), []);
+});

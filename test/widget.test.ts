@@ -98,8 +98,10 @@ async function run(): Promise<void> {
   });
 
   t.test('"creating a plan ... dispatches bestex:plan" whose detail validates against the spec\'s ExecutionPlan; the host executes it and the widget shows COMPLETED with the update id; all by keyboard', async (t) => {
-    const { page } = await setup(t);
+    const { app, page } = await setup(t);
     await widgetText(page, 'tbody tr').first().waitFor();
+    // The pool waits until the executing state is on screen.
+    app.sandbox!.ledger.setOperatorPaused(true);
     // Keyboard only: into the party field, type, submit with Enter.
     await widgetText(page, '[name=party]').focus();
     await page.keyboard.type(`widget-taker::1220${'3'.repeat(64)}`);
@@ -115,6 +117,9 @@ async function run(): Promise<void> {
     t.match(detail!.quote, { pair: { give: 'Amulet', want: 'USDCx' } }, 'with the quote it came from');
     t.match(await widgetText(page, '[part=plan]').innerText(), /valid for \d+ s/, 'the plan counts down');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'widget-plan.png'), fullPage: true });
+    await page.waitForFunction(() => document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=status]')!.getAttribute('data-status') === 'INITIATED', undefined, { timeout: 20_000 });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'widget-executing.png'), fullPage: true });
+    app.sandbox!.ledger.setOperatorPaused(false);
     await page.waitForFunction(() => document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=status]')!.getAttribute('data-status') === 'COMPLETED', undefined, { timeout: 20_000 });
     const status = await widgetText(page, '[part=status]').innerText();
     const result = await page.evaluate(() => (window as unknown as { result: { depositUpdateId: string } }).result);
@@ -145,6 +150,31 @@ async function run(): Promise<void> {
     t.match(answer, { status: 401, body: { code: 'invalid_key' } }, 'the service\'s own origin is not on the host page\'s key list');
   });
 
+  t.test('"make run serves GET /demo": from a quote to a COMPLETED swap with its update id, by keyboard alone, with a demo key kept to its own origin', async (t) => {
+    const app = await testApp();
+    t.teardown(app.close);
+    const service = await listen(app.server);
+    const page = await browser.newPage();
+    t.teardown(() => page.close());
+    await page.goto(`${service}/demo`);
+    await widgetText(page, 'tbody tr').first().waitFor();
+    await page.evaluate(() => (window as unknown as { demo: { funded: Promise<unknown> } }).demo.funded);
+    await widgetText(page, '[part=create]').focus();
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=status]')!.getAttribute('data-status') === 'COMPLETED', undefined, { timeout: 20_000 });
+    const result = await page.evaluate(() => (window as unknown as { demo: { result: { depositUpdateId: string } } }).demo.result);
+    t.equal(await widgetText(page, '[part=status]').innerText(), `COMPLETED (update ${result.depositUpdateId})`);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'demo-completed.png'), fullPage: true });
+    const demoKeys = (await app.core.keyStore.list()).filter((k) => k.name === 'demo (sandbox)');
+    t.strictSame(demoKeys.map((k) => k.origins), [[service]], 'one demo key, allowed only from the page\'s origin');
+    await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
+    const violations = await page.evaluate(async () => {
+      const results = await (window as unknown as { axe: { run: (context: unknown) => Promise<{ violations: Array<{ id: string; impact: string }> }> } }).axe.run(document);
+      return results.violations.map((v) => ({ id: v.id, impact: v.impact }));
+    });
+    t.strictSame(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], 'the demo page passes axe too');
+  });
+
   t.test('an accessibility scan (axe-core) finds no serious or critical violation', async (t) => {
     const { page } = await setup(t);
     await widgetText(page, 'tbody tr').first().waitFor();
@@ -156,3 +186,4 @@ async function run(): Promise<void> {
     t.strictSame(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], JSON.stringify(violations));
   });
 }
+

@@ -22,6 +22,8 @@ const DEBOUNCE_MS = 300;
 /** The service's quote cache window: a refresh sooner would get the same bytes. */
 const REFRESH_MS = 10_000;
 const PLAN_VALIDITY_S = 90;
+/** The longest a retry after a 503 waits. */
+const MAX_BACKOFF_S = 60;
 
 const REASONS: Readonly<Record<string, string>> = {
   no_pool: 'no pool for this pair',
@@ -74,6 +76,8 @@ export class BestexSwapElement extends Base {
   private countdown: ReturnType<typeof setInterval> | undefined;
   private waitUntil = 0;
   private requestSeq = 0;
+  /** Retries after a 503 in a row: each waits twice the one before. */
+  private busyRetries = 0;
   private readonly parts: Record<string, HTMLElement> = {};
 
   /** The plan the widget made last, if any. */
@@ -193,6 +197,7 @@ export class BestexSwapElement extends Base {
       const quote = await this.api().quote({ from: this.value('from'), to: this.value('to'), amount: this.value('amount') });
       if (seq !== this.requestSeq) return;
       this.quote = quote;
+      this.busyRetries = 0;
       this.parts.error!.textContent = '';
       this.renderQuote(quote);
     } catch (err) {
@@ -302,7 +307,8 @@ export class BestexSwapElement extends Base {
       return;
     }
     if (err.status === 503) {
-      const seconds = err.retryAfterSeconds ?? 5;
+      const seconds = Math.min(MAX_BACKOFF_S, (err.retryAfterSeconds ?? 5) * 2 ** this.busyRetries);
+      this.busyRetries += 1;
       error.textContent = `The service is busy: retrying in ${seconds} s.`;
       setTimeout(retry, seconds * 1000);
       return;
