@@ -2,8 +2,11 @@
 // that funds a fresh sandbox party, listens for bestex:plan, executes the plan with the SDK and
 // the sandbox wallet, and shows each status until COMPLETED with the update id. Plan creation is
 // key-gated: the page gets a demo partner key of its own, allowed only from the origin it is
-// served to (one active per origin: a new one revokes the one before). Never with VENUES=live.
+// served to, which must be the service's own address (a forged Host gets no key); one active per
+// origin, a new one revoking the one before. Never with VENUES=live.
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { errorReply, sendError } from './http/error-reply.js';
 import type { CoreServices } from '../core/services.js';
 import { newKey } from '../core/keys/partner-keys.js';
 
@@ -73,8 +76,17 @@ export function registerDemo(server: FastifyInstance, core: CoreServices): void 
     }
     return key;
   };
+  /** The origins the service itself answers at: its HOST (and the loopback names) with its bound port. */
+  const ownOrigins = (): string[] => {
+    const address = server.server.address() as AddressInfo | string | null;
+    if (address === null || typeof address === 'string') return [];
+    const { port } = address;
+    const hosts = new Set([config.host.includes(':') ? `[${config.host}]` : config.host, 'localhost', '127.0.0.1', '[::1]']);
+    return [...hosts].map((host) => `http://${host}:${port}`);
+  };
   server.get('/demo', async (request, reply) => {
     const origin = `${request.protocol}://${request.host}`;
+    if (!ownOrigins().includes(origin)) return sendError(reply, errorReply('not_found', `no such path: GET /demo at ${request.host}: open it at the service's own address`));
     const key = await keyFor(origin);
     return reply
       .type('text/html; charset=utf-8')

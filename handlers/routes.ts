@@ -150,7 +150,7 @@ function operationRoute(
     const key = requirement === 'none' ? null : presentedKey(request.headers);
     if (key === null && requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
     if (key === null) return admitted(request, reply, null);
-    return verifyKey(key, keys, request.headers.origin).then(
+    return verifyKey(key, keys, requestOrigin(request)).then(
       (partner) => {
         annotate(request, { partnerId: partner.id });
         return admitted(request, reply, partner);
@@ -158,6 +158,16 @@ function operationRoute(
       (err: unknown) => refused(request, reply, err),
     );
   };
+}
+
+/**
+ * The origin of the page that sent the request, when a browser sent it: its Origin header, or, for
+ * a same-origin GET (which carries none), the request's own origin when the browser says the
+ * request is same-origin (Sec-Fetch-Site, which a page cannot set).
+ */
+function requestOrigin(request: FastifyRequest): string | undefined {
+  if (request.headers.origin !== undefined) return request.headers.origin;
+  return request.headers['sec-fetch-site'] === 'same-origin' ? `${request.protocol}://${request.host}` : undefined;
 }
 
 /** Adds fields to the request's access-log line. */

@@ -8,7 +8,7 @@ import t from 'tap';
 import { FileKeyStore } from '../core/keys/file-store.js';
 import { hashKey } from '../core/keys/api-key.js';
 import { newKey, parseKeyRecord, parseOrigin } from '../core/keys/partner-keys.js';
-import { testApp } from './helpers/app.js';
+import { listen, testApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
@@ -94,18 +94,34 @@ t.test('CLI: "keys create --origin https://wallet.example ..." issues a key for 
   t.match(bad.stderr, /--origin "https:\/\/wallet\.example\/app" is not an origin/);
 });
 
-t.test('GET /demo is for the sandbox only: "never with VENUES=live", and no demo key is made there', async (t) => {
+t.test('GET /demo is for the sandbox only: "never with VENUES=live"; its key is for the service\'s own origin, a forged Host gets none, and no other site may read the page', async (t) => {
   const sandbox = await testApp();
   t.teardown(sandbox.close);
-  const demo = await sandbox.server.inject({ url: '/demo', headers: { host: '127.0.0.1:8080' } });
+  const base = await listen(sandbox.server);
+  const own = new URL(base).host;
+  const demo = await sandbox.server.inject({ url: '/demo', headers: { host: own, origin: 'https://evil.example' } });
   t.equal(demo.statusCode, 200);
   t.match(demo.headers['content-type'], /text\/html/);
   t.match(demo.body, /<bestex-swap id="swap"/);
-  t.strictSame((await sandbox.core.keyStore.list()).filter((k) => k.name === 'demo (sandbox)').map((k) => k.origins), [['http://127.0.0.1:8080']]);
+  t.equal(demo.headers['access-control-allow-origin'], undefined, 'the page holds the sandbox\'s token: no CORS for other sites');
+  const forged = await sandbox.server.inject({ url: '/demo', headers: { host: 'evil.example' } });
+  t.equal(forged.statusCode, 404, 'a forged Host gets no page and no key');
+  t.strictSame((await sandbox.core.keyStore.list()).filter((k) => k.name === 'demo (sandbox)').map((k) => k.origins), [[`http://${own}`]]);
   const live = await testApp({ env: { VENUES: 'live', LEDGER_URL: 'http://127.0.0.1:1', TRADECRAFT_POOL_PARTIES: `CC/USDCx=tc-pool::1220${'e'.repeat(64)}`, CANTEX_ENABLED: 'false', ONESWAP_ENABLED: 'false', NIGHTLY_ENABLED: 'false', TEMPLE_ENABLED: 'false' }, probed: false });
   t.teardown(live.close);
   const refused = await live.server.inject({ url: '/demo' });
   t.equal(refused.statusCode, 404);
   t.match(refused.json(), { code: 'not_found' });
   t.strictSame(await live.core.keyStore.list(), []);
+});
+
+t.test('a same-origin GET carries no Origin: the browser\'s Sec-Fetch-Site: same-origin stands for the request\'s own origin', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const base = await listen(app.server);
+  const { key, record } = newKey('own-page', 'partner-default', new Date(), [base]);
+  await app.core.keyStore.add(record);
+  const host = new URL(base).host;
+  t.equal((await app.server.inject({ url: QUOTE, headers: { host, 'x-api-key': key, 'sec-fetch-site': 'same-origin' } })).statusCode, 200);
+  t.equal((await app.server.inject({ url: QUOTE, headers: { host, 'x-api-key': key, 'sec-fetch-site': 'cross-site' } })).statusCode, 401, 'another site\'s request without Origin is refused');
 });

@@ -83,6 +83,19 @@ async function run(): Promise<void> {
 
   const widgetText = (page: Page, selector: string) => page.locator('bestex-swap').locator(selector);
 
+  /** Presses Tab until the widget's control named (or part) `target` has the focus, as a keyboard user would. */
+  async function tabTo(page: Page, target: string): Promise<void> {
+    for (let presses = 0; presses < 20; presses++) {
+      await page.keyboard.press('Tab');
+      const focused = await page.evaluate(() => {
+        const inner = document.querySelector('bestex-swap')?.shadowRoot?.activeElement;
+        return inner ? inner.getAttribute('name') ?? inner.getAttribute('part') : null;
+      });
+      if (focused === target) return;
+    }
+    throw new Error(`Tab never reached ${target}`);
+  }
+
   t.test('the widget quotes: every venue ranked as the quote ranks them, with its net and fees; unavailable ones say why in words', async (t) => {
     const { app, page } = await setup(t);
     await widgetText(page, 'tbody tr').first().waitFor();
@@ -102,8 +115,8 @@ async function run(): Promise<void> {
     await widgetText(page, 'tbody tr').first().waitFor();
     // The pool waits until the executing state is on screen.
     app.sandbox!.ledger.setOperatorPaused(true);
-    // Keyboard only: into the party field, type, submit with Enter.
-    await widgetText(page, '[name=party]').focus();
+    // Keyboard only: Tab to the party field, type, submit with Enter.
+    await tabTo(page, 'party');
     await page.keyboard.type(`widget-taker::1220${'3'.repeat(64)}`);
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => (window as unknown as { plans: unknown[] }).plans.length === 1);
@@ -140,14 +153,21 @@ async function run(): Promise<void> {
 
   t.test('"a keyed request from an origin not on the key\'s list is refused"', async (t) => {
     const { key, service } = await setup(t);
+    // A third site, on an origin of its own: the browser sends its Origin.
+    const elsewhere = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end('<!doctype html><title>elsewhere</title>');
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise((resolve) => elsewhere.close(resolve)));
     const other = await browser.newPage();
     t.teardown(() => other.close());
-    await other.goto(`${service}/api/status`);
+    await other.goto(`http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/`);
     const answer = await other.evaluate(async ([url, k]) => {
       const response = await fetch(`${url}/api/quote?from=CC&to=USDCx&amount=100`, { headers: { 'x-api-key': k! } });
       return { status: response.status, body: await response.json() };
     }, [service, key]);
-    t.match(answer, { status: 401, body: { code: 'invalid_key' } }, 'the service\'s own origin is not on the host page\'s key list');
+    t.match(answer, { status: 401, body: { code: 'invalid_key', error: 'the API key is not valid from this origin' } }, 'the key copied to another site is useless there, and the page reads why');
   });
 
   t.test('"make run serves GET /demo": from a quote to a COMPLETED swap with its update id, by keyboard alone, with a demo key kept to its own origin', async (t) => {
@@ -159,7 +179,7 @@ async function run(): Promise<void> {
     await page.goto(`${service}/demo`);
     await widgetText(page, 'tbody tr').first().waitFor();
     await page.evaluate(() => (window as unknown as { demo: { funded: Promise<unknown> } }).demo.funded);
-    await widgetText(page, '[part=create]').focus();
+    await tabTo(page, 'create');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=status]')!.getAttribute('data-status') === 'COMPLETED', undefined, { timeout: 20_000 });
     const result = await page.evaluate(() => (window as unknown as { demo: { result: { depositUpdateId: string } } }).demo.result);

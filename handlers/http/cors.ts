@@ -1,12 +1,13 @@
-// Browsers, through @fastify/cors: every answer may be read by a page of any origin, and a
-// preflight (OPTIONS with Origin and Access-Control-Request-Method) is answered 204. Keyless
+// Browsers, through @fastify/cors: every answer of the API (and the SDK's scripts, and the spec) may
+// be read by a page of any origin, and a preflight (OPTIONS with Origin and
+// Access-Control-Request-Method) is answered 204. Keyless
 // reads are public and cacheable; a keyed request is held to its key's origins where it is
 // verified (handlers/http/credentials.ts), which no CORS header could do: a page that is refused
 // there still reads why (401 invalid_key). The headers a browser client needs to see are exposed:
 // Retry-After and X-RateLimit-* (to wait), x-service-* (the contract asks clients to check the API
 // version). An OPTIONS that is no preflight is routed like any other request: 405 in the
 // contract's error shape, never the plugin's plain-text 400.
-import cors from '@fastify/cors';
+import cors, { type FastifyCorsOptionsDelegateCallback } from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 
 const METHODS = 'GET, POST';
@@ -14,15 +15,18 @@ const ALLOWED_HEADERS = 'content-type, x-api-key, authorization';
 /** How long a browser may reuse a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE_S = '600';
 
+/** The API and the SDK's scripts are for any page; the demo page (it holds the sandbox's token) is not. */
+const crossOrigin = (url: string) => url.startsWith('/api/') || url.startsWith('/sdk/') || url.startsWith('/openapi/');
+
 export async function registerCors(server: FastifyInstance): Promise<void> {
-  await server.register(cors, {
-    origin: '*',
-    exposedHeaders: ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-service-api-version', 'x-service-build'],
-    preflight: false,
-  });
+  const exposed = ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-service-api-version', 'x-service-build'];
+  const delegator: FastifyCorsOptionsDelegateCallback = (request, callback) => {
+    callback(null, crossOrigin(request.url) ? { origin: '*', exposedHeaders: exposed, preflight: false } : { origin: false, preflight: false });
+  };
+  await server.register(cors, { preflight: false, delegator });
   // Before routing: a preflight is never counted, verified or logged as a refusal.
   server.addHook('onRequest', (request, reply, done) => {
-    if (request.method !== 'OPTIONS' || request.headers.origin === undefined || request.headers['access-control-request-method'] === undefined) {
+    if (request.method !== 'OPTIONS' || !crossOrigin(request.url) || request.headers.origin === undefined || request.headers['access-control-request-method'] === undefined) {
       done();
       return;
     }

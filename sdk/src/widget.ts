@@ -73,7 +73,12 @@ export class BestexSwapElement extends Base {
   private selected = PLANNABLE_VENUE;
   private debounce: ReturnType<typeof setTimeout> | undefined;
   private refresh: ReturnType<typeof setInterval> | undefined;
-  private countdown: ReturnType<typeof setInterval> | undefined;
+  /** The plan's validity, counting down. */
+  private planTimer: ReturnType<typeof setInterval> | undefined;
+  /** A refusal's wait (429, 503), counting down or waiting to retry. */
+  private waitTimer: ReturnType<typeof setInterval> | undefined;
+  private creating = false;
+  private lastBest = '';
   private waitUntil = 0;
   private requestSeq = 0;
   /** Retries after a 503 in a row: each waits twice the one before. */
@@ -94,7 +99,8 @@ export class BestexSwapElement extends Base {
 
   disconnectedCallback(): void {
     clearInterval(this.refresh);
-    clearInterval(this.countdown);
+    clearInterval(this.planTimer);
+    clearInterval(this.waitTimer);
     clearTimeout(this.debounce);
   }
 
@@ -163,7 +169,8 @@ export class BestexSwapElement extends Base {
       void this.createPlan();
     });
     this.parts.keyNote = el('p', { class: 'note' });
-    this.parts.error = el('p', { part: 'error', role: 'alert' });
+    // Not an alert: a countdown in it would be read out every second. The live region below says it once.
+    this.parts.error = el('p', { part: 'error' });
     this.parts.venues = el('div', { part: 'venues' });
     this.parts.plan = el('div', { part: 'plan' });
     this.parts.status = el('p', { part: 'status' });
@@ -188,6 +195,8 @@ export class BestexSwapElement extends Base {
 
   private requote(delayMs: number): void {
     clearTimeout(this.debounce);
+    // While a refusal's wait runs, its own retry asks again.
+    if (Date.now() < this.waitUntil) return;
     this.debounce = setTimeout(() => void this.loadQuote(), delayMs);
   }
 
@@ -201,7 +210,7 @@ export class BestexSwapElement extends Base {
       this.parts.error!.textContent = '';
       this.renderQuote(quote);
     } catch (err) {
-      if (seq === this.requestSeq) this.showError(err, () => this.requote(0));
+      if (seq === this.requestSeq) this.showError(err, () => void this.loadQuote());
     }
   }
 
@@ -234,18 +243,25 @@ export class BestexSwapElement extends Base {
     table.append(body);
     const edge = quote.edgeBps === null ? 'no second venue to compare' : `best beats the next by ${quote.edgeBps} bps`;
     this.parts.venues!.replaceChildren(table, el('p', { class: 'note', part: 'edge' }, `${edge}; as of ${quote.asOf}`));
-    this.announce(quote.best ? `Best: ${quote.best.venueId}, ${quote.best.net} ${quote.pair.want}` : 'No venue can quote this now');
+    // Said when it changes, not at every refresh.
+    const best = quote.best ? `Best: ${quote.best.venueId}, ${quote.best.net} ${quote.pair.want}` : 'No venue can quote this now';
+    if (best !== this.lastBest) this.announce(best);
+    this.lastBest = best;
   }
 
   private async createPlan(): Promise<void> {
     const party = this.value('party');
-    if (!this.getAttribute('api-key')?.trim()) return;
+    // One plan per press: a second Enter while the first is asked would make a second plan.
+    if (!this.getAttribute('api-key')?.trim() || this.creating) return;
     if (!party) {
       this.parts.error!.textContent = 'Your party is required to create a plan.';
       (this.parts.party as HTMLInputElement).focus();
       return;
     }
     const slippage = Number(this.value('slippage-bps'));
+    const button = this.parts.create as HTMLButtonElement;
+    this.creating = true;
+    button.disabled = true;
     try {
       const plan = await this.api().plan({
         from: this.value('from'),
@@ -261,44 +277,61 @@ export class BestexSwapElement extends Base {
       this.showPlan(plan);
       this.dispatchEvent(new CustomEvent('bestex:plan', { detail: { plan, quote: this.quote }, bubbles: true, composed: true }));
     } catch (err) {
-      this.showError(err, () => void this.loadQuote());
+      // A refused plan is not retried by itself: the person presses again when told.
+      this.showError(err, null);
+    } finally {
+      this.creating = false;
+      button.disabled = false;
     }
   }
 
   private showPlan(plan: AppPlan | ExecutionPlan): void {
-    clearInterval(this.countdown);
+    clearInterval(this.planTimer);
     const left = el('span');
     const tick = () => {
       const seconds = Math.max(0, Math.ceil((Date.parse(plan.expiry) - Date.now()) / 1000));
       left.textContent = seconds > 0 ? `valid for ${seconds} s` : 'expired: create a new plan';
-      if (seconds === 0) clearInterval(this.countdown);
+      if (seconds === 0) clearInterval(this.planTimer);
     };
     tick();
-    this.countdown = setInterval(tick, 1000);
+    this.planTimer = setInterval(tick, 1000);
     this.parts.plan!.replaceChildren(el('p', {}, `Plan ${plan.planId}: deposit ${plan.steps[0]!.amount} ${plan.steps[0]!.instrument}, receive at least ${plan.quoteRef.minReceive} ${plan.quoteRef.pair.want}, `, left));
     this.announce(`Plan created, valid for ${PLAN_VALIDITY_S} seconds`);
   }
 
-  /** Every documented error as a state a person understands. */
-  private showError(err: unknown, retry: () => void): void {
+  /**
+   * Every documented error as a state a person understands. `retry` asks again once a wait is
+   * over (a quote); without it (a plan) the person is told when to press again.
+   */
+  private showError(err: unknown, retry: (() => void) | null): void {
     const error = this.parts.error!;
+    clearInterval(this.waitTimer);
     if (!(err instanceof BestexError)) {
       error.textContent = 'Something went wrong.';
       return;
     }
-    if (err.status === 429) {
-      let seconds = err.retryAfterSeconds ?? 60;
+    const wait = (seconds: number, what: string) => {
       this.waitUntil = Date.now() + seconds * 1000;
-      clearInterval(this.countdown);
+      let left = seconds;
       const tick = () => {
-        error.textContent = `Too many requests: retrying in ${seconds} s.`;
-        if (seconds-- <= 0) {
-          clearInterval(this.countdown);
-          retry();
-        }
+        error.textContent = `${what}: ${retry ? 'retrying' : 'try again'} in ${left} s.`;
+        if (left-- > 0) return;
+        clearInterval(this.waitTimer);
+        error.textContent = retry ? '' : `${what}: try again now.`;
+        retry?.();
       };
+      this.announce(`${what}: ${retry ? 'retrying' : 'try again'} in ${seconds} seconds`);
       tick();
-      this.countdown = setInterval(tick, 1000);
+      this.waitTimer = setInterval(tick, 1000);
+    };
+    if (err.status === 429) {
+      wait(err.retryAfterSeconds ?? 60, 'Too many requests');
+      return;
+    }
+    if (err.status === 503) {
+      const seconds = Math.min(MAX_BACKOFF_S, (err.retryAfterSeconds ?? 5) * 2 ** this.busyRetries);
+      this.busyRetries += 1;
+      wait(seconds, 'The service is busy');
       return;
     }
     if (err.code === 'venue_unavailable') {
@@ -306,14 +339,8 @@ export class BestexSwapElement extends Base {
       this.requote(0);
       return;
     }
-    if (err.status === 503) {
-      const seconds = Math.min(MAX_BACKOFF_S, (err.retryAfterSeconds ?? 5) * 2 ** this.busyRetries);
-      this.busyRetries += 1;
-      error.textContent = `The service is busy: retrying in ${seconds} s.`;
-      setTimeout(retry, seconds * 1000);
-      return;
-    }
     error.textContent = err.message;
+    this.announce(err.message);
   }
 }
 
