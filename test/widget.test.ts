@@ -103,8 +103,13 @@ async function run(): Promise<void> {
     const quote = (await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=100' })).json<{ venues: Array<{ venueId: string; net: string }> }>();
     t.equal(rows.length, 5);
     rows.forEach((row, i) => t.match(row, new RegExp(`^\\s*${quote.venues[i]!.venueId}\\s+${quote.venues[i]!.net.replace('.', '\\.')}`), `row ${i}: ${quote.venues[i]!.venueId}`));
+    rows.forEach((row, i) => t.match(row, /(venue fee [0-9.]+ \w+, (taken from what you give|on top of what you give|taken from what you receive) \(\d+ bps\)|no venue fee)\s+service [0-9.]+ \(\d+ bps\)\s+you receive [0-9.]+/, `row ${i}: its fee lines, and the disclosed ones with the key`));
     t.match(await widgetText(page, '[part=edge]').innerText(), /best beats the next by \d+ bps/);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'widget-quote.png'), fullPage: true });
+    // The attributes are properties too: the host sets one, the widget quotes again.
+    await page.evaluate(() => void ((document.querySelector('bestex-swap') as unknown as { amount: string }).amount = '250'));
+    await page.waitForFunction(() => /for 250 Amulet/.test(document.querySelector('bestex-swap')!.shadowRoot!.querySelector('table')?.getAttribute('aria-label') ?? ''));
+    t.equal(await widgetText(page, '[name=amount]').inputValue(), '250', 'the property reflects to its attribute and the form');
     await widgetText(page, '[name=to]').selectOption('CBTC');
     await page.waitForFunction(() => document.querySelector('bestex-swap')!.shadowRoot!.textContent!.includes('no pool for this pair'));
     t.pass('oneswap reads "no pool for this pair" for CC/CBTC');

@@ -26,7 +26,7 @@ export function presentedKey(headers: IncomingHttpHeaders): string | null {
 /**
  * The partner a presented key belongs to; throws invalid_key or key_verification_unavailable. A key
  * kept to browser origins is invalid from any other Origin, or without one: copied out of a page,
- * it is useless elsewhere.
+ * it is useless in other sites' pages (it binds browsers, which cannot forge Origin).
  */
 export async function verifyKey(key: string, keys: KeyVerifier, origin?: string): Promise<Partner> {
   let partner: Partner | null;

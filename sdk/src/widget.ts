@@ -7,7 +7,8 @@
 // Importing it defines nothing and touches no window, document or storage: a browser calls
 // defineBestexSwap() (the served /sdk/widget.js does), so server-side rendering never breaks.
 //
-// Attributes: api-base, api-key, from, to, amount, slippage-bps, party. Theming: CSS custom
+// Attributes (and the same as properties: apiBase, apiKey, from, to, amount, slippageBps, party):
+// api-base, api-key, from, to, amount, slippage-bps, party. Theming: CSS custom
 // properties (--bestex-accent, --bestex-text, --bestex-muted, --bestex-surface, --bestex-radius)
 // and ::part(form), ::part(venues), ::part(venue), ::part(edge), ::part(create), ::part(plan),
 // ::part(status), ::part(error).
@@ -87,6 +88,27 @@ export class BestexSwapElement extends Base {
 
   /** The plan the widget made last, if any. */
   plan: AppPlan | ExecutionPlan | null = null;
+
+  // Each attribute as a property of the same meaning (apiBase is api-base), reflected to it.
+  get apiBase(): string | null { return this.getAttribute('api-base'); }
+  set apiBase(value: string | null) { this.reflect('api-base', value); }
+  get apiKey(): string | null { return this.getAttribute('api-key'); }
+  set apiKey(value: string | null) { this.reflect('api-key', value); }
+  get from(): string | null { return this.getAttribute('from'); }
+  set from(value: string | null) { this.reflect('from', value); }
+  get to(): string | null { return this.getAttribute('to'); }
+  set to(value: string | null) { this.reflect('to', value); }
+  get amount(): string | null { return this.getAttribute('amount'); }
+  set amount(value: string | null) { this.reflect('amount', value); }
+  get slippageBps(): string | null { return this.getAttribute('slippage-bps'); }
+  set slippageBps(value: string | null) { this.reflect('slippage-bps', value); }
+  get party(): string | null { return this.getAttribute('party'); }
+  set party(value: string | null) { this.reflect('party', value); }
+
+  private reflect(name: string, value: string | null): void {
+    if (value === null) this.removeAttribute(name);
+    else this.setAttribute(name, value);
+  }
 
   connectedCallback(): void {
     if (!this.root) this.build();
