@@ -5,6 +5,9 @@ import { isPartyId } from './party.js';
 import { CC, pairKey, resolveToken } from './tokens.js';
 import { DEFAULT_BASE_URLS, KEYED_VENUES, LIVE_VENUE_IDS, missingLiveVenueConfig, type LiveVenueConfig, type LiveVenueId, type LiveVenuesConfig } from './venues/live-venues.js';
 
+/** The host names a URL may use to stay on this machine (`URL.hostname` form). */
+export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -116,7 +119,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
       return undefined;
     }
     if (!['http:', 'https:'].includes(parsed.protocol) || parsed.username || parsed.password || parsed.search || parsed.hash) return undefined;
-    const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname);
+    const loopback = LOOPBACK_HOSTS.includes(parsed.hostname);
     if (needsTls && parsed.protocol !== 'https:' && !loopback) return undefined;
     return raw.replace(/\/+$/, '');
   };
@@ -237,7 +240,7 @@ export function sandboxLedgerUrl(raw: string): string | undefined {
   } catch {
     return undefined;
   }
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname);
+  const loopback = LOOPBACK_HOSTS.includes(parsed.hostname);
   const bare = parsed.pathname === '/' && !parsed.search && !parsed.hash && !parsed.username && !parsed.password;
   // `new URL` drops a port that is the scheme's default; the sandbox needs it said, 0 included.
   if (parsed.protocol !== 'http:' || !loopback || !bare || !/:[0-9]{1,5}\/?$/.test(raw)) return undefined;

@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { errorReply, sendError } from './http/error-reply.js';
+import { LOOPBACK_HOSTS } from '../core/config.js';
 import type { CoreServices } from '../core/services.js';
 import { newKey } from '../core/keys/partner-keys.js';
 
@@ -81,7 +82,7 @@ export function registerDemo(server: FastifyInstance, core: CoreServices): void 
     const address = server.server.address() as AddressInfo | string | null;
     if (address === null || typeof address === 'string') return [];
     const { port } = address;
-    const hosts = new Set([config.host.includes(':') ? `[${config.host}]` : config.host, 'localhost', '127.0.0.1', '[::1]']);
+    const hosts = new Set([config.host.includes(':') ? `[${config.host}]` : config.host, ...LOOPBACK_HOSTS]);
     return [...hosts].map((host) => `http://${host}:${port}`);
   };
   server.get('/demo', async (request, reply) => {

@@ -3,7 +3,7 @@
 // program (its announced line, or GET <SANDBOX_URL>/sandbox/v1/manifest), so it is checked field by
 // field before it becomes configuration, and it is applied as configuration: the service then runs
 // exactly the adapters and settings `VENUES=live` runs.
-import { ConfigError, feePartyProblems, type Config } from '../config.js';
+import { ConfigError, feePartyProblems, LOOPBACK_HOSTS, type Config } from '../config.js';
 import { isPartyId } from '../party.js';
 import { pairKey, resolveToken, CC, TOKENS, type Token } from '../tokens.js';
 import { LIVE_VENUE_IDS, type LiveVenueId, type LiveVenuesConfig } from '../venues/live-venues.js';
@@ -36,7 +36,7 @@ function httpUrl(value: unknown, field: string): string {
     throw new ManifestError(`${field} is not an http(s) URL`);
   }
   // Keys and the ledger's token go to these addresses: never in the clear off this machine.
-  if (parsed.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname)) throw new ManifestError(`${field} is plain http off this machine`);
+  if (parsed.protocol === 'http:' && !LOOPBACK_HOSTS.includes(parsed.hostname)) throw new ManifestError(`${field} is plain http off this machine`);
   return (value as string).replace(/\/+$/, '');
 }
 

@@ -28,8 +28,6 @@ export class SandboxUnavailable extends Error {
 export interface SandboxLink {
   /** The service's configuration with the sandbox's venues, ledger, parties and credentials. */
   readonly config: Config;
-  /** The started sandbox's process id; null for one found at SANDBOX_URL. */
-  readonly pid: number | null;
   /** Stops a started sandbox (one at SANDBOX_URL is left running). */
   close(): Promise<void>;
 }
@@ -49,7 +47,7 @@ async function attachSandbox(config: Config, url: string): Promise<SandboxLink> 
   }
   if (answer.status !== 200) throw new SandboxUnavailable(`SANDBOX_URL ${url} answered HTTP ${answer.status} for the sandbox's manifest: is it a sandbox's URL, as make sandbox prints it?`);
   const manifest = parse(answer.text, `the sandbox at SANDBOX_URL ${url}`);
-  return { config: withSandbox(config, manifest, config.ledgerToken!), pid: null, close: async () => {} };
+  return { config: withSandbox(config, manifest, config.ledgerToken!), close: async () => {} };
 }
 
 function parse(text: string, source: string) {
@@ -114,7 +112,7 @@ async function startSandbox(config: Config, log: CoreLog): Promise<SandboxLink> 
     if (!stopping) log.error({ code, signal }, 'the sandbox stopped: venues and the ledger are unreachable until the service restarts');
   });
   log.info({ sandboxPid: child.pid, url: manifest.sandbox, ledger: manifest.ledger }, 'sandbox started');
-  return { config: applied, pid: child.pid ?? null, close };
+  return { config: applied, close };
 }
 
 /** The sandbox's line: its manifest, and its ledger's token unless the service set it (LEDGER_TOKEN). */

@@ -18,11 +18,12 @@ const PREFLIGHT_MAX_AGE_S = '600';
 /** The API and the SDK's scripts are for any page; the demo page (it holds the sandbox's token) is not. */
 const crossOrigin = (url: string) => url.startsWith('/api/') || url.startsWith('/sdk/') || url.startsWith('/openapi/');
 
+// Made once: the delegator runs on every request, cached quotes included.
+const OPEN = { origin: '*', exposedHeaders: ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-service-api-version', 'x-service-build'], preflight: false };
+const CLOSED = { origin: false, preflight: false };
+
 export async function registerCors(server: FastifyInstance): Promise<void> {
-  const exposed = ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-service-api-version', 'x-service-build'];
-  const delegator: FastifyCorsOptionsDelegateCallback = (request, callback) => {
-    callback(null, crossOrigin(request.url) ? { origin: '*', exposedHeaders: exposed, preflight: false } : { origin: false, preflight: false });
-  };
+  const delegator: FastifyCorsOptionsDelegateCallback = (request, callback) => callback(null, crossOrigin(request.url) ? OPEN : CLOSED);
   await server.register(cors, { preflight: false, delegator });
   // Before routing: a preflight is never counted, verified or logged as a refusal.
   server.addHook('onRequest', (request, reply, done) => {

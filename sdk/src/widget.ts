@@ -26,6 +26,9 @@ const PLAN_VALIDITY_S = 90;
 /** The longest a retry after a 503 waits. */
 const MAX_BACKOFF_S = 60;
 
+/** The widget's attributes; each is also a property, camel-cased. */
+const ATTRIBUTES = ['api-base', 'api-key', 'from', 'to', 'amount', 'slippage-bps', 'party'] as const;
+
 const REASONS: Readonly<Record<string, string>> = {
   no_pool: 'no pool for this pair',
   below_minimum: 'below the venue\'s minimum size',
@@ -65,7 +68,7 @@ const Base = ((globalThis as { HTMLElement?: typeof HTMLElement }).HTMLElement ?
 
 export class BestexSwapElement extends Base {
   static get observedAttributes(): string[] {
-    return ['api-base', 'api-key', 'from', 'to', 'amount', 'slippage-bps', 'party'];
+    return [...ATTRIBUTES];
   }
 
   private root: ShadowRoot | null = null;
@@ -89,26 +92,15 @@ export class BestexSwapElement extends Base {
   /** The plan the widget made last, if any. */
   plan: AppPlan | ExecutionPlan | null = null;
 
-  // Each attribute as a property of the same meaning (apiBase is api-base), reflected to it.
-  get apiBase(): string | null { return this.getAttribute('api-base'); }
-  set apiBase(value: string | null) { this.reflect('api-base', value); }
-  get apiKey(): string | null { return this.getAttribute('api-key'); }
-  set apiKey(value: string | null) { this.reflect('api-key', value); }
-  get from(): string | null { return this.getAttribute('from'); }
-  set from(value: string | null) { this.reflect('from', value); }
-  get to(): string | null { return this.getAttribute('to'); }
-  set to(value: string | null) { this.reflect('to', value); }
-  get amount(): string | null { return this.getAttribute('amount'); }
-  set amount(value: string | null) { this.reflect('amount', value); }
-  get slippageBps(): string | null { return this.getAttribute('slippage-bps'); }
-  set slippageBps(value: string | null) { this.reflect('slippage-bps', value); }
-  get party(): string | null { return this.getAttribute('party'); }
-  set party(value: string | null) { this.reflect('party', value); }
-
-  private reflect(name: string, value: string | null): void {
-    if (value === null) this.removeAttribute(name);
-    else this.setAttribute(name, value);
-  }
+  // Each attribute as a property of the same meaning (apiBase is api-base), reflected to it;
+  // defined from ATTRIBUTES below the class.
+  declare apiBase: string | null;
+  declare apiKey: string | null;
+  declare from: string | null;
+  declare to: string | null;
+  declare amount: string | null;
+  declare slippageBps: string | null;
+  declare party: string | null;
 
   connectedCallback(): void {
     if (!this.root) this.build();
@@ -364,6 +356,18 @@ export class BestexSwapElement extends Base {
     error.textContent = err.message;
     this.announce(err.message);
   }
+}
+
+for (const attribute of ATTRIBUTES) {
+  Object.defineProperty(BestexSwapElement.prototype, attribute.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()), {
+    get(this: HTMLElement) {
+      return this.getAttribute(attribute);
+    },
+    set(this: HTMLElement, value: string | null) {
+      if (value === null) this.removeAttribute(attribute);
+      else this.setAttribute(attribute, value);
+    },
+  });
 }
 
 /** Defines <bestex-swap> (or `tag`) where a browser can: nowhere else, and once. */
