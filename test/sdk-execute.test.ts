@@ -247,13 +247,27 @@ t.test('"a provider answering 4001 -> the user-rejected state", nothing submitte
   t.equal(w.offers(), 0);
 });
 
-t.test('"a provider that never emits txChanged -> still COMPLETED", even one without prepareExecuteAndWait', async (t) => {
+t.test('"a provider that never emits txChanged -> still COMPLETED", even one without prepareExecuteAndWait that answers before the transaction commits', async (t) => {
   const w = await world(t);
   await w.fund('CC', '1000');
   const plan = await w.plan();
   const missing = Object.assign(new Error('Method not found'), { code: -32601 });
-  const silent = wrap(w.provider, { prepareExecuteAndWait: () => Promise.reject(missing) }, false);
-  const result = await execute(plan, { provider: silent, client: w.client });
+  // prepareExecute answers at once and the transaction commits a while later, with no event at all:
+  // only the ledger can tell the SDK it happened.
+  const committed: Promise<unknown>[] = [];
+  const late = wrap(
+    w.provider,
+    {
+      prepareExecuteAndWait: () => Promise.reject(missing),
+      prepareExecute: (params) => {
+        committed.push(new Promise((resolve) => setTimeout(() => resolve(w.provider.request({ method: 'prepareExecute', params })), 400)));
+        return Promise.resolve(null);
+      },
+    },
+    false,
+  );
+  const result = await execute(plan, { provider: late, client: w.client });
+  await Promise.all(committed);
   t.match(result, { status: 'COMPLETED', outcome: { agrees: true } });
   t.equal(w.offers(), 1);
 });

@@ -152,7 +152,11 @@ async function run(): Promise<void> {
       await widgetText(page, '[name=amount]').fill('101');
       await page.waitForFunction(() => /Too many requests: retrying in \d+ s/.test(document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=error]')!.textContent ?? ''));
     });
-    t.match(await widgetText(page, '[part=error]').innerText(), /Too many requests: retrying in \d+ s/);
+    const left = async () => Number(/retrying in (\d+) s/.exec(await widgetText(page, '[part=error]').innerText())?.[1]);
+    const first = await left();
+    t.ok(first > 0, `it says how long (${first} s)`);
+    await page.waitForTimeout(2_100);
+    t.ok((await left()) < first, 'and counts down');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'widget-rate-limited.png'), fullPage: true });
   });
 
