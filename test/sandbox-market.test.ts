@@ -43,7 +43,7 @@ const venue = (id: string): Venue => {
   return port(v);
 };
 const signal = new AbortController().signal;
-const deadline = { signal };
+const deadline = { signal, endsAt: Number.POSITIVE_INFINITY };
 const quote = (id: string, give: Token, want: Token, amount: string): Promise<VenueQuote> =>
   venue(id).quote({ give, want, amount: dec(amount) }, deadline);
 

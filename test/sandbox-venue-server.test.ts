@@ -17,7 +17,7 @@ import { readManifest } from '../core/sandbox-link/manifest.js';
 import { testApp } from './helpers/app.js';
 import { testSandbox } from './helpers/sandbox.js';
 
-const deadline = { signal: new AbortController().signal };
+const deadline = { signal: new AbortController().signal, endsAt: Number.POSITIVE_INFINITY };
 
 t.test('every sandbox venue answers its documented API over real HTTP on loopback, each under its own prefix', async (t) => {
   const server = await startSandboxVenueServer(createSandboxVenues(), { host: '127.0.0.1', port: 0 });

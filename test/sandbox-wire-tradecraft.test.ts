@@ -9,7 +9,7 @@ import { tradecraftWire } from '../sandbox/wire/tradecraft.js';
 import type { WireHandler, WireResponse } from '../sandbox/wire/wire.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { TRADECRAFT_BASE_URL, TradecraftVenue } from '../core/venues/tradecraft.js';
-import { parseJsonKeepingNumbers } from '../core/http-client.js';
+import { parseJsonKeepingNumbers } from '../core/json-numbers.js';
 import { ceil10, floor10, s, x, X } from './helpers/exact.js';
 import { wireFetch } from './helpers/wire-fetch.js';
 import { neverAborted, noDeadline, plainQuote } from './helpers/venue-fetch.js';

@@ -92,16 +92,17 @@ t.test('"a network fee in the want instrument is a want-side fee" (selling USDCx
   t.match(sentJson(calls[0]), { sellInstrumentId: 'USDCx', sellInstrumentAdmin: ADMINS.USDCx, buyInstrumentId: 'Amulet', buyInstrumentAdmin: ADMINS.Amulet });
 });
 
-t.test('"numbers kept as their source text": more digits than a float holds reach the result exactly', async (t) => {
-  // As JSON numbers, not strings: a float would read 123456789.12345679 and 0.79000000000000004.
-  const { venue } = cantex(() => ({ body: quoteBody({ returned: '123456789.1234567891', networkFee: '0.790000000000000000001' }) }));
+t.test('"never let a float reach an amount": amounts are read exactly as strings, and a JSON number where Cantex sends a string is refused, never rounded', async (t) => {
+  const { venue } = cantex(() => ({ body: quoteBody({ returned: '"123456789.1234567891"', networkFee: '"0.790000000000000000001"' }) }));
   t.strictSame(plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, open)), {
     gross: '123456789.1234567891',
     // "fees round up" to 10 fractional digits; "outputs round down".
     fee: { amount: '0.7900000001', asset: 'CC', appliedTo: 'on_top' },
   });
-  const { venue: long } = cantex(() => ({ body: quoteBody({ returned: '14.887162959697779123', networkFee: '"0"' }) }));
-  t.strictSame(plainQuote(await long.quote({ give: CC, want: USDCX, amount: dec('100') }, open)), { gross: '14.8871629596', fee: null });
+  // As a JSON number a float would read 14.887162959697779: the answer is read with JSON.parse,
+  // so the adapter refuses the number rather than take its rounded value.
+  const { venue: numeric } = cantex(() => ({ body: quoteBody({ returned: '14.887162959697779123', networkFee: '"0"' }) }));
+  await t.rejects(numeric.quote({ give: CC, want: USDCX, amount: dec('100') }, open), { name: 'VenueUnreadable', message: /returned\.amount/ });
 });
 
 t.test('"a zero output is below_minimum"', async (t) => {

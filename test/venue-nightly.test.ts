@@ -104,8 +104,10 @@ t.test('nightly: USDCx→CC maps both ids the other way round', async (t) => {
   t.strictSame(sentJson(quotes()[0]), { fromToken: 'USDCx', toToken: 'Amulet', amount: '50', recipient: PARTY });
 });
 
-t.test('nightly: "a number with more digits than a float holds" reaches gross exactly, and net floors it to 10 dp', async (t) => {
-  const { venue } = setup(() => ({ body: quoteJson('1000', '14.887162959697779123456') }));
+t.test('nightly: "a number with more digits than a float holds" reaches gross exactly as a string, and net floors it to 10 dp; as a JSON number it is refused, never rounded', async (t) => {
+  const { venue: numeric } = setup(() => ({ body: quoteJson('1000', '14.887162959697779123456') }));
+  await t.rejects(ask(numeric, CC, USDCX, '1000'), { name: 'VenueUnreadable', message: /toAmount/ });
+  const { venue } = setup(() => ({ body: quoteJson('1000', '"14.887162959697779123456"') }));
   const q = await ask(venue, CC, USDCX, '1000');
   t.strictSame(plainQuote(q), { gross: '14.887162959697779123456', fee: null });
   const wire = toQuoteVenue('nightly', dec('1000'), USDCX, CC, q);

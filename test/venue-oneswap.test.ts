@@ -82,12 +82,14 @@ t.test('"the larger of trafficFeeInInput and amount − inputAmountAfterTrafficF
   }
 });
 
-t.test('"numbers kept as their source text": more digits than a float holds reach the result exactly', async (t) => {
-  // JSON numbers, not strings: a float would read 123456789.12345679 and 0.50000000000000000001 as 0.5.
-  const { venue } = oneswap(() => ({ body: quoteBody({ input: '1000000', output: '123456789.1234567891' }) }));
+t.test('"never let a float reach an amount": amounts are read exactly as strings, and a JSON number where OneSwap sends a string is refused, never rounded', async (t) => {
+  const { venue } = oneswap(() => ({ body: quoteBody({ input: '"1000000"', output: '"123456789.1234567891"' }) }));
   t.strictSame(plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('1000000') }, open)), { gross: '123456789.1234567891', fee: null });
+  // As JSON numbers a float would read 123456789.12345679 and 0.50000000000000000001 as 0.5.
+  const { venue: numeric } = oneswap(() => ({ body: quoteBody({ input: '"1000000"', output: '123456789.1234567891' }) }));
+  await t.rejects(numeric.quote({ give: CC, want: USDCX, amount: dec('1000000') }, open), { name: 'VenueUnreadable', message: /outputAmount/ });
   const { venue: withFee } = oneswap(() => ({
-    body: quoteBody({ input: '"100"', output: '14.887162959697779123', extra: '"trafficFeeInInput": 0.50000000000000000001' }),
+    body: quoteBody({ input: '"100"', output: '"14.887162959697779123"', extra: '"trafficFeeInInput": "0.50000000000000000001"' }),
   }));
   t.strictSame(plainQuote(await withFee.quote({ give: CC, want: USDCX, amount: dec('100') }, open)), {
     // "fees round up": 0.5000000001; the gross extrapolates the exact output with that fee.

@@ -4,7 +4,7 @@ import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
 import { TradecraftVenue } from '../core/venues/tradecraft.js';
-import { parseJsonKeepingNumbers } from '../core/http-client.js';
+import { parseJsonKeepingNumbers } from '../core/json-numbers.js';
 import { decimalField, VenueHttp, VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';
 import { deadlineIn, fakeFetch, neverAborted, noDeadline, type Reply } from './helpers/venue-fetch.js';
 
@@ -95,11 +95,11 @@ t.test('quote: once /pools is read, a pair it does not list is no_pool without r
 
 t.test('venue HTTP: nothing secret reaches an error a log could carry: not a URL\'s credentials, not a venue\'s error body', async (t) => {
   const http = new VenueHttp({ baseUrl: 'https://user:hunter2@api.tradecraft.fi/v1', timeoutMs: 1000 });
-  const err = await http.getJson('/pools', neverAborted()).catch((e: unknown) => e as Error);
+  const err = await http.getJson('/pools', noDeadline()).catch((e: unknown) => e as Error);
   t.type(err, VenueUnreadable);
   t.notMatch(String((err as Error).message), /hunter2/);
   const failing = new VenueHttp({ baseUrl: 'https://api.example/v1', timeoutMs: 1000, fetch: fakeFetch(() => ({ status: 401, body: '{"error":"bad key os_live_hunter2"}' })).fetch });
-  const refused = await failing.getJson('/x', neverAborted()).catch((e: unknown) => e as VenueHttpError);
+  const refused = await failing.getJson('/x', noDeadline()).catch((e: unknown) => e as VenueHttpError);
   t.match(refused, { status: 401, body: { error: 'bad key os_live_hunter2' } }, 'the adapter can read the body');
   t.notMatch(JSON.stringify(refused), /hunter2/, 'but it is not among the error\'s own fields, which a logger writes');
 });

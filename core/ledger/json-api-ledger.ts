@@ -15,7 +15,8 @@
 // starting after the last offset the previous one reached, until a page comes back empty or the
 // range's end is reached: a short page is not taken for the end.
 // Offsets and amounts are read as the text they are sent as, never through a float.
-import { FetchFailed, fetchWithin, nodeFetch, parseJsonKeepingNumbers, type HttpFetch } from '../http-client.js';
+import { FetchFailed, fetchWithin, originFetch, type HttpFetch } from '../http-client.js';
+import { parseJsonKeepingNumbers } from '../json-numbers.js';
 import type { v3_4 } from '@canton-network/core-ledger-client-types';
 import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction, type OffsetRange } from './ledger.js';
 import { HOLDING, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from './token-standard.js';
@@ -46,7 +47,7 @@ export class JsonApiLedger implements Ledger {
   private readonly updateFormat: JsonLedgerApi['UpdateFormat'];
 
   constructor(private readonly options: JsonApiLedgerOptions) {
-    this.fetch = options.fetch ?? nodeFetch;
+    this.fetch = options.fetch ?? originFetch(options.baseUrl);
     const interfaceFilter = (interfaceId: string): JsonLedgerApi['CumulativeFilter'] => ({
       identifierFilter: { InterfaceFilter: { value: { interfaceId, includeInterfaceView: true, includeCreatedEventBlob: false } } },
     });

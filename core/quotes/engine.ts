@@ -36,7 +36,7 @@ export async function quoteAcrossVenues(request: QuoteRequest, options: QuoteEng
 function collectAnswers(request: QuoteRequest, options: QuoteEngineOptions): Promise<VenueQuote[]> {
   const { venues } = options;
   const answers: Array<VenueQuote | undefined> = new Array<VenueQuote | undefined>(venues.length);
-  const deadline = new SharedDeadline();
+  const deadline = new SharedDeadline(Date.now() + options.venueTimeoutMs);
   return new Promise((resolve) => {
     let pending = venues.length;
     let settled = false;
@@ -92,6 +92,8 @@ function collectAnswers(request: QuoteRequest, options: QuoteEngineOptions): Pro
 class SharedDeadline implements Deadline {
   #controller: AbortController | undefined;
   #expired = false;
+
+  constructor(readonly endsAt: number) {}
 
   get signal(): AbortSignal {
     if (!this.#controller) {

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
-import { fetchWithin, FetchFailed, nodeFetch } from '../http-client.js';
+import { fetchWithin, FetchFailed, originFetch } from '../http-client.js';
 import type { CoreLog } from '../log.js';
 import { ManifestError, readManifest, withSandbox, type SandboxManifest } from './manifest.js';
 
@@ -40,7 +40,7 @@ export function linkSandbox(config: Config, log: CoreLog): Promise<SandboxLink> 
 async function attachSandbox(config: Config, url: string): Promise<SandboxLink> {
   let answer: { status: number; text: string };
   try {
-    answer = await fetchWithin(nodeFetch, `${url}/sandbox/v1/manifest`, { method: 'GET', headers: { accept: 'application/json' } }, MANIFEST_TIMEOUT_MS, new AbortController().signal);
+    answer = await fetchWithin(originFetch(url), `${url}/sandbox/v1/manifest`, { method: 'GET', headers: { accept: 'application/json' } }, MANIFEST_TIMEOUT_MS, new AbortController().signal);
   } catch (err) {
     const why = err instanceof FetchFailed ? err.code : 'no answer';
     throw new SandboxUnavailable(`no sandbox answers at SANDBOX_URL ${url} (${why}): start one with make sandbox, or unset SANDBOX_URL to have the service start its own`);

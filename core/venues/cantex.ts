@@ -40,6 +40,7 @@ import { ceil10, floor10 } from '../decimal.js';
 import { CBTC, CC, pairKey, TOKENS, USDCX, type Token } from '../tokens.js';
 import {
   unavailable,
+  untilAborted,
   type Deadline,
   type Venue,
   type VenueFeeQuote,
@@ -81,7 +82,7 @@ export class CantexVenue implements Venue {
         buyInstrumentId: want.instrument,
         buyInstrumentAdmin: this.admins[want.instrument],
       };
-      const answer = objectField(await this.http.postJson('/v2/pools/quote', body, deadline.signal), 'the quote');
+      const answer = objectField(await this.http.postJson('/v2/pools/quote', body, deadline), 'the quote');
       const returned = objectField(answer.returned, "'returned'");
       this.expectInstrument(returned, want, 'returned');
       const gross = floor10(decimalField(returned.amount, 'returned.amount'));
@@ -97,7 +98,7 @@ export class CantexVenue implements Venue {
   async probe(signal: AbortSignal): Promise<VenueProbe> {
     let answer: unknown;
     try {
-      answer = await this.http.getJson('/v2/pools/info', signal);
+      answer = await this.http.getJson('/v2/pools/info', untilAborted(signal));
     } catch (err) {
       if (err instanceof VenueFailure) return { live: false, pairs: [] };
       throw err;

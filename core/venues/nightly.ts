@@ -32,7 +32,7 @@
 // - Only pairs with CC are offered (the probe's pairs); anything else is 'no_pool'.
 import { type Decimal } from '../decimal.js';
 import { CC, pairKey, TOKENS, type Token } from '../tokens.js';
-import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
+import { unavailable, untilAborted, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const NIGHTLY_BASE_URL = 'https://mainnet.rpc.canton.nightly.app';
@@ -71,14 +71,14 @@ export class NightlyVenue implements Venue {
     const { give, want, amount } = request;
     if (give !== CC && want !== CC) return unavailable('no_pool');
     try {
-      const tokens = this.tokens ?? (await this.readTokens(deadline.signal));
+      const tokens = this.tokens ?? (await this.readTokens(deadline));
       const from = tokens.get(give);
       const to = tokens.get(want);
       if (!from || !to) return unavailable('no_pool');
       if (from.minSwapAmount && amount.lt(from.minSwapAmount)) return unavailable('below_minimum');
       if (from.maxSwapUsd && from.price && amount.times(from.price).gt(from.maxSwapUsd)) return unavailable('above_maximum');
       const body = { fromToken: from.instrumentId, toToken: to.instrumentId, amount: amount.toFixed(), recipient: this.recipient };
-      const answer = objectField(await this.http.postJson('/nswap/quote', body, deadline.signal), 'the quote');
+      const answer = objectField(await this.http.postJson('/nswap/quote', body, deadline), 'the quote');
       if (answer.toAmount === undefined && isMaintenance(answer)) return unavailable('maintenance');
       const fromAmount = decimalField(answer.fromAmount, 'fromAmount');
       if (!fromAmount.eq(amount)) throw new VenueUnreadable(`'fromAmount' ${fromAmount.toFixed()} is not the amount asked, ${amount.toFixed()}`);
@@ -92,7 +92,7 @@ export class NightlyVenue implements Venue {
 
   async probe(signal: AbortSignal): Promise<VenueProbe> {
     try {
-      const tokens = await this.readTokens(signal);
+      const tokens = await this.readTokens(untilAborted(signal));
       const pairs = tokens.has(CC) ? [...tokens.keys()].filter((t) => t !== CC).map((t) => pairKey(CC, t)) : [];
       return { live: true, pairs };
     } catch (err) {
@@ -102,8 +102,8 @@ export class NightlyVenue implements Venue {
     }
   }
 
-  private async readTokens(signal: AbortSignal): Promise<ReadonlyMap<Token, NightlyToken>> {
-    const answer = objectField(await this.http.getJson('/nswap/tokens', signal), 'the tokens answer');
+  private async readTokens(deadline: Deadline): Promise<ReadonlyMap<Token, NightlyToken>> {
+    const answer = objectField(await this.http.getJson('/nswap/tokens', deadline), 'the tokens answer');
     if (!Array.isArray(answer.tokens)) {
       if (isMaintenance(answer)) throw new NightlyMaintenance();
       throw new VenueUnreadable("'tokens' is not a list");

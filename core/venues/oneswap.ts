@@ -39,7 +39,7 @@
 import { ceil10, dec, type Decimal } from '../decimal.js';
 import { quoteFromOutputAfterGiveFee } from './venue-math.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
-import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
+import { unavailable, untilAborted, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, errorBodyText, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const ONESWAP_BASE_URL = 'https://api.oneswap.cc';
@@ -62,7 +62,7 @@ export class OneSwapVenue implements Venue {
 
   async quote(request: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote> {
     try {
-      return await this.ask(request, deadline.signal);
+      return await this.ask(request, deadline);
     } catch (err) {
       return rejection(err);
     }
@@ -72,7 +72,7 @@ export class OneSwapVenue implements Venue {
     const answers = await Promise.all(
       PROBE_PAIRS.map(async ([give, want]) => {
         try {
-          await this.ask({ give, want, amount: PROBE_AMOUNT }, signal);
+          await this.ask({ give, want, amount: PROBE_AMOUNT }, untilAborted(signal));
           return { pair: pairKey(give, want), answered: true, served: true };
         } catch (err) {
           if (err instanceof VenueHttpError && (err.status === 400 || err.status === 409 || isNoPool(err))) {
@@ -90,9 +90,9 @@ export class OneSwapVenue implements Venue {
   }
 
   /** The quote, or the failure thrown. */
-  private async ask({ give, want, amount }: VenueQuoteRequest, signal: AbortSignal): Promise<VenueQuote> {
+  private async ask({ give, want, amount }: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote> {
     const query = new URLSearchParams({ from: give.instrument, to: want.instrument, amount: amount.toFixed() });
-    const answer = objectField(await this.http.getJson(`/api/v1/quote?${query.toString()}`, signal), 'the quote');
+    const answer = objectField(await this.http.getJson(`/api/v1/quote?${query.toString()}`, deadline), 'the quote');
     if (answer.inputAmount !== undefined && !decimalField(answer.inputAmount, 'inputAmount').eq(amount)) {
       throw new VenueUnreadable(`'inputAmount' ${String(answer.inputAmount)} is not the amount asked for, ${amount.toFixed()}`);
     }

@@ -25,7 +25,7 @@
 import { dec, type Decimal } from '../decimal.js';
 import { proportionalGiveFee, walkBook, type BookLevel } from './venue-math.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
-import { unavailable, type Deadline, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
+import { unavailable, untilAborted, type Deadline, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export interface TempleVenueOptions extends VenueHttpOptions {
@@ -63,7 +63,8 @@ export class TempleVenue implements Venue {
     const { takerFeeBps = 1, minCc = dec('1'), levels = 100, ...http } = options;
     if (!Number.isInteger(takerFeeBps) || takerFeeBps < 0 || takerFeeBps >= 10_000) throw new Error('takerFeeBps must be an integer from 0 to 9999');
     if (!Number.isInteger(levels) || levels < 1) throw new Error('levels must be a positive integer');
-    this.http = new VenueHttp(http);
+    // No reference says whether a level's price and quantity are strings or numbers: either is read exactly.
+    this.http = new VenueHttp({ ...http, amountFields: ['price', 'quantity'] });
     this.fee = takerFeeBps === 0 ? null : proportionalGiveFee(takerFeeBps);
     this.minCc = minCc;
     this.levels = levels;
@@ -76,7 +77,7 @@ export class TempleVenue implements Venue {
     if (!symbol) return unavailable('no_pool');
     const sellingCc = give === CC;
     try {
-      const book = await this.readBook(symbol, this.levels, deadline.signal);
+      const book = await this.readBook(symbol, this.levels, deadline);
       const gross = sellingCc ? walkBook(book.bids, amount, 'sell-base') : walkBook(book.asks, amount, 'buy-base');
       if (!gross) return unavailable('insufficient_liquidity');
       const ccSize = sellingCc ? amount : gross;
@@ -92,7 +93,7 @@ export class TempleVenue implements Venue {
     const answered = await Promise.all(
       [...SYMBOLS].map(async ([token, symbol]) => {
         try {
-          await this.readBook(symbol, 1, signal);
+          await this.readBook(symbol, 1, untilAborted(signal));
           return pairKey(CC, token);
         } catch (err) {
           if (err instanceof VenueFailure) return null;
@@ -105,8 +106,8 @@ export class TempleVenue implements Venue {
   }
 
 
-  private async readBook(symbol: string, levels: number, signal: AbortSignal): Promise<Book> {
-    const answer = objectField(await this.http.getJson(`/api/v1/market/orderbook?symbol=${symbol}&levels=${levels}`, signal), 'the order book');
+  private async readBook(symbol: string, levels: number, deadline: Deadline): Promise<Book> {
+    const answer = objectField(await this.http.getJson(`/api/v1/market/orderbook?symbol=${symbol}&levels=${levels}`, deadline), 'the order book');
     const bids = side(answer.bids, 'bids').sort((a, b) => b.price.comparedTo(a.price));
     const asks = side(answer.asks, 'asks').sort((a, b) => a.price.comparedTo(b.price));
     return { bids, asks };

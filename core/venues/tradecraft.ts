@@ -18,7 +18,7 @@
 import { ceil10, type Decimal } from '../decimal.js';
 import { quoteFromOutputAfterGiveFee } from './venue-math.js';
 import { pairKey, TOKENS, type Token } from '../tokens.js';
-import { unavailable, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
+import { unavailable, untilAborted, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const TRADECRAFT_BASE_URL = 'https://api.tradecraft.fi/v1';
@@ -40,7 +40,8 @@ export class TradecraftVenue implements Venue {
   private fees: Map<string, PoolFees> | null = null;
 
   constructor(options: VenueHttpOptions) {
-    this.http = new VenueHttp(options);
+    // Tradecraft sends its amounts and fee percentages as JSON numbers.
+    this.http = new VenueHttp({ ...options, amountFields: ['user_gets', 'lp_fee_percent', 'operator_fee_percent'] });
   }
 
   async quote(request: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote> {
@@ -48,10 +49,10 @@ export class TradecraftVenue implements Venue {
     try {
       // /pools is read once, then refreshed by the probe: a pair it does not list is no_pool
       // without a round trip per quote.
-      const fees = (this.fees ?? (await this.readPools(deadline.signal))).get(pair);
+      const fees = (this.fees ?? (await this.readPools(deadline))).get(pair);
       if (!fees) return unavailable('no_pool');
       const path = `/quoteForFixedInput/${PATH_TOKEN[request.give.symbol]}/${PATH_TOKEN[request.want.symbol]}?givingAmount=${request.amount.toFixed()}`;
-      const answer = objectField(await this.http.getJson(path, deadline.signal), 'the quote');
+      const answer = objectField(await this.http.getJson(path, deadline), 'the quote');
       const userGets = decimalField(answer.user_gets, 'user_gets');
       return quoteFromOutputAfterGiveFee(userGets, request.amount, ceil10(request.amount.times(fees.rate)), request.give);
     } catch (err) {
@@ -61,15 +62,15 @@ export class TradecraftVenue implements Venue {
 
   async probe(signal: AbortSignal): Promise<VenueProbe> {
     try {
-      return { live: true, pairs: [...(await this.readPools(signal)).keys()] };
+      return { live: true, pairs: [...(await this.readPools(untilAborted(signal))).keys()] };
     } catch (err) {
       if (err instanceof VenueFailure) return { live: false, pairs: [] };
       throw err;
     }
   }
 
-  private async readPools(signal: AbortSignal): Promise<Map<string, PoolFees>> {
-    const answer = objectField(await this.http.getJson('/pools', signal), 'the pools answer');
+  private async readPools(deadline: Deadline): Promise<Map<string, PoolFees>> {
+    const answer = objectField(await this.http.getJson('/pools', deadline), 'the pools answer');
     if (!Array.isArray(answer.pools)) throw new VenueUnreadable("'pools' is not a list");
     const fees = new Map<string, PoolFees>();
     for (const [i, entry] of answer.pools.entries()) {

@@ -1,9 +1,11 @@
 // What every real venue adapter needs of HTTP: JSON in and out within the quote's deadline (and
-// the venue's own timeout, whichever ends first), with every JSON number kept as its source text,
-// since a venue that answers `14.887162959697779` must never have that pass through a float on
-// its way to an amount.
+// the venue's own timeout, whichever ends first), no amount passing through a float: a venue that
+// sends amounts as JSON numbers names their fields (`amountFields`), and those keep their source
+// text; a venue that sends them as strings is read with JSON.parse.
 import { Decimal } from '../decimal.js';
-import { FetchFailed, fetchWithin, nodeFetch, parseJsonKeepingNumbers, type HttpFetch } from '../http-client.js';
+import { FetchFailed, fetchWithin, originFetch, type HttpFetch } from '../http-client.js';
+import { parseJsonKeepingFields } from '../json-numbers.js';
+import type { Deadline } from './venue.js';
 
 /** Any way a venue can fail a request: what a probe reads as "not live" and a quote may map to a rejection. */
 export class VenueFailure extends Error {}
@@ -42,8 +44,14 @@ export interface VenueHttpOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** The venue's own limit per request, inside the quote's deadline. */
   readonly timeoutMs: number;
-  /** Replaceable in tests (a `fetch` will do); nodeFetch by default. */
+  /** Replaceable in tests (a `fetch` will do); a kept-alive pool to `baseUrl`'s origin by default. */
   readonly fetch?: HttpFetch;
+  /**
+   * The members, at any depth of an answer, whose JSON numbers are amounts: read as their source
+   * text. Without them the answer is read with JSON.parse, for a venue whose amounts are strings
+   * (a number where an adapter expects an amount is then refused, never rounded).
+   */
+  readonly amountFields?: readonly string[];
 }
 
 // Some venues' CDNs refuse Node's default fetch user agent.
@@ -51,25 +59,34 @@ const USER_AGENT = 'bestex/1 (+https://github.com/bestex)';
 
 export class VenueHttp {
   private readonly fetch: HttpFetch;
+  private readonly parse: (text: string) => unknown;
+  // Made once: every request of this venue sends the same headers.
+  private readonly getHeaders: Record<string, string>;
+  private readonly postHeaders: Record<string, string>;
 
   constructor(private readonly options: VenueHttpOptions) {
-    this.fetch = options.fetch ?? nodeFetch;
+    this.fetch = options.fetch ?? originFetch(options.baseUrl);
+    const fields = options.amountFields && new Set(options.amountFields);
+    this.parse = fields ? (text) => parseJsonKeepingFields(text, fields) : (text) => JSON.parse(text) as unknown;
+    this.getHeaders = { accept: 'application/json', 'user-agent': USER_AGENT, ...options.headers };
+    this.postHeaders = { accept: 'application/json', 'user-agent': USER_AGENT, 'content-type': 'application/json', ...options.headers };
   }
 
-  getJson(path: string, signal: AbortSignal): Promise<unknown> {
-    return this.request('GET', path, undefined, signal);
+  /** `deadline`: a quote's, or `untilAborted(signal)` for a probe, which only the venue's own timeout ends. */
+  getJson(path: string, deadline: Deadline): Promise<unknown> {
+    return this.request('GET', path, undefined, deadline);
   }
 
-  postJson(path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
-    return this.request('POST', path, JSON.stringify(body), signal);
+  postJson(path: string, body: unknown, deadline: Deadline): Promise<unknown> {
+    return this.request('POST', path, JSON.stringify(body), deadline);
   }
 
-  private async request(method: string, path: string, body: string | undefined, deadline: AbortSignal): Promise<unknown> {
-    const headers = { accept: 'application/json', 'user-agent': USER_AGENT, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...this.options.headers };
+  private async request(method: string, path: string, body: string | undefined, deadline: Deadline): Promise<unknown> {
+    const headers = body === undefined ? this.getHeaders : this.postHeaders;
     let text: string;
     let status: number;
     try {
-      ({ status, text } = await fetchWithin(this.fetch, `${this.options.baseUrl}${path}`, { method, headers, body }, this.options.timeoutMs, deadline));
+      ({ status, text } = await fetchWithin(this.fetch, `${this.options.baseUrl}${path}`, { method, headers, body }, this.options.timeoutMs, deadline.signal, deadline.endsAt));
     } catch (err) {
       if (!(err instanceof FetchFailed)) throw err;
       if (err.timedOut) throw new VenueTimeout(`no answer from ${method} ${path} in time`);
@@ -77,7 +94,7 @@ export class VenueHttp {
     }
     let parsed: unknown;
     try {
-      parsed = parseJsonKeepingNumbers(text);
+      parsed = this.parse(text);
     } catch {
       if (status < 200 || status > 299) throw new VenueHttpError(status, text);
       throw new VenueUnreadable(`${method} ${path} answered ${status} with a body that is not JSON`);

@@ -35,7 +35,15 @@ export interface VenueProbe {
 export interface Deadline {
   /** Aborts when the deadline passes. */
   readonly signal: AbortSignal;
+  /**
+   * When it passes, in Date.now() ms (Infinity: only when the signal says so). A venue request
+   * that this ends no later than its own timeout would needs no timer of its own.
+   */
+  readonly endsAt: number;
 }
+
+/** A deadline that is only `signal`: a probe's, which the venue's own timeout bounds. */
+export const untilAborted = (signal: AbortSignal): Deadline => ({ signal, endsAt: Number.POSITIVE_INFINITY });
 
 export interface Venue {
   readonly id: string;

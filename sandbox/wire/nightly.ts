@@ -44,7 +44,7 @@ import { BPS, ceil10, dec, type Decimal, divFloor10, floor10, toWire } from '../
 import { isPartyId } from '../../core/party.js';
 import { constantProductOut } from '../../core/venues/venue-math.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
-import { parseJsonKeepingNumbers } from '../../core/http-client.js';
+import { parseJsonKeepingNumbers } from '../../core/json-numbers.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 

@@ -4,7 +4,7 @@
 // a venue hang, all without a network. One fake for all venues, so that each behaves as a real
 // fetch does in the same way: in particular a hanging request settles only when its AbortSignal
 // aborts, which is what the adapters' timeout handling relies on.
-import type { VenueQuote } from '../../core/venues/venue.js';
+import type { Deadline, VenueQuote } from '../../core/venues/venue.js';
 
 /** One request an adapter made, as the fake saw it. */
 export interface SentRequest {
@@ -67,18 +67,18 @@ export function neverAborted(): AbortSignal {
 }
 
 /** A quote's deadline that never ends (see neverAborted). */
-export function noDeadline(): { readonly signal: AbortSignal } {
-  return { signal: neverAborted() };
+export function noDeadline(): Deadline {
+  return { signal: neverAborted(), endsAt: Number.POSITIVE_INFINITY };
 }
 
 /**
  * A quote's deadline that ends `ms` from now. A timer of its own rather than AbortSignal.timeout,
  * whose timer does not keep the process alive, so a test waiting on a hang cannot end early.
  */
-export function deadlineIn(ms: number): { readonly signal: AbortSignal } {
+export function deadlineIn(ms: number): Deadline {
   const controller = new AbortController();
   setTimeout(() => controller.abort(), ms);
-  return { signal: controller.signal };
+  return { signal: controller.signal, endsAt: Date.now() + ms };
 }
 
 /** An available quote as plain strings (the fee's asset by symbol), or its rejection code: what tests compare. */
