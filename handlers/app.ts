@@ -105,7 +105,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       );
     }
     registerDemo(server, core);
-    await registerCors(server);
+    registerCors(server);
     const limits = await registerRateLimits(server, core.rateWindows, {
       keylessPerMinute: config.rateLimitKeylessPerMinute,
       keyedPerMinute: config.rateLimitKeyedPerMinute,

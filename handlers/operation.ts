@@ -12,8 +12,8 @@ export interface OperationContext<Query = unknown, Body = unknown> {
   clientIp(): string;
   /** Adds fields to this request's access-log line. */
   annotate(fields: AccessLogFields): void;
-  /** Counts a keyless fresh quote (a cache miss) in its caller's budget; rejects with rate_limited over it. */
-  spendFreshQuote(): Promise<void>;
+  /** Counts a keyless fresh quote (a cache miss) in its caller's budget; throws (or, with shared windows, rejects) rate_limited over it. */
+  spendFreshQuote(): void | Promise<void>;
 }
 
 export interface OperationResult {

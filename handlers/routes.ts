@@ -17,7 +17,7 @@ import { ValidatedQueries, type Query } from './http/validated-queries.js';
 import { validationError } from './http/validation-error.js';
 import { NOT_IMPLEMENTED, type HandlerMap, type OperationContext, type OperationHandler, type OperationResult } from './operation.js';
 
-type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> | undefined;
+type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> | void;
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -123,6 +123,8 @@ function operationRoute(
   // counts in its IP's keyless window, so guessing keys is limited like any keyless traffic; a
   // key that could not be verified (503) or a fault (500) is answered as it is.
   const count = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => limits.admit(request, reply, partner);
+  /** `next` once the request is counted: at once when it was (this process's own windows), else after. */
+  const counted = (counting: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> => (counting === undefined ? next() : counting.then(next));
   // With a replay, the request is validated and looked up before it is counted: a replay is not
   // counted, while every other answer, a 4xx included, is counted as it would be without.
   const replayFirst = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): Promise<void> => {
@@ -130,21 +132,21 @@ function operationRoute(
     try {
       context = prepare(request, reply, partner);
     } catch (err) {
-      return count(request, reply, partner).then(() => Promise.reject(err));
+      return Promise.resolve(counted(count(request, reply, partner), () => Promise.reject(err)));
     }
     return handler.replay!(context).then(
-      (stored) => (stored ? send(reply, stored) : count(request, reply, partner).then(() => execute(reply, context))),
-      (err: unknown) => count(request, reply, partner).then(() => Promise.reject(err)),
+      (stored) => (stored ? send(reply, stored) : counted(count(request, reply, partner), () => execute(reply, context))),
+      (err: unknown) => counted(count(request, reply, partner), () => Promise.reject(err)),
     );
   };
   const admitted = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => {
     if (!rateLimited) return run(request, reply, partner);
     if (handler.replay) return replayFirst(request, reply, partner);
-    return count(request, reply, partner).then(() => run(request, reply, partner));
+    return counted(count(request, reply, partner), () => run(request, reply, partner));
   };
-  const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown): Promise<never> =>
+  const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown): Promise<void> =>
     rateLimited && err instanceof DomainError && err.code === 'invalid_key'
-      ? count(request, reply, null).then(() => Promise.reject(err))
+      ? Promise.resolve(counted(count(request, reply, null), () => Promise.reject(err)))
       : Promise.reject(err);
   return (request, reply) => {
     const key = requirement === 'none' ? null : presentedKey(request.headers);

@@ -203,3 +203,37 @@ t.test('in-process windows: a busy minute of distinct callers costs each new win
   map.add('late', { value: 1, expiresAt: 120_000 }, 60_000);
   t.equal(map.size, 1, 'windows that ended are swept as new ones come');
 });
+
+t.test('"where the window is this process\'s own" it is counted at once, and answers exactly as the shared windows counted through @fastify/rate-limit do', async (t) => {
+  let now = 1_000_000;
+  /** This process's memory, presented as a store other instances share: its windows go through the plugin. */
+  const sharedInProcess = Object.defineProperty(new InProcessSharedState(() => now), 'shared', { value: true });
+  const own = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '3', RATE_LIMIT_KEYED_PER_MINUTE: '2', RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '2' }, { overrides: { sharedState: new InProcessSharedState(() => now) } });
+  const shared = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '3', RATE_LIMIT_KEYED_PER_MINUTE: '2', RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '2' }, { overrides: { sharedState: sharedInProcess } });
+  t.equal(own.core.rateWindows.isLocal, true);
+  t.equal(shared.core.rateWindows.isLocal, false);
+  const keys = await Promise.all([own, shared].map(async (app) => (await issueKey(app.core.keyStore)).key));
+  const answers = async (app: TestApp, key: string): Promise<unknown[]> => {
+    const seen: unknown[] = [];
+    const ask = async (url: string, headers: Record<string, string> = {}) => {
+      const res = await app.server.inject({ url, headers });
+      const { 'retry-after': retryAfter, 'x-ratelimit-limit': limit, 'x-ratelimit-remaining': remaining } = res.headers;
+      seen.push({ url, status: res.statusCode, retryAfter, limit, remaining, code: res.statusCode === 200 ? null : (res.json() as { code: string }).code });
+    };
+    for (let i = 1; i <= 4; i++) await ask(`/api/quote?from=CC&to=USDCx&amount=${i}`);
+    now += 12_345;
+    for (let i = 0; i < 3; i++) await ask(QUOTE, { 'x-api-key': key });
+    await ask(QUOTE, { 'x-api-key': generateKey() });
+    now += 60_000;
+    await ask(QUOTE);
+    await ask(QUOTE, { 'x-api-key': key });
+    return seen;
+  };
+  const [fromOwn, fromShared] = [await answers(own, keys[0]!), await answers(shared, keys[1]!)];
+  t.strictSame(fromOwn, fromShared);
+  t.same(
+    fromOwn.map((a) => (a as { status: number }).status),
+    [200, 200, 429, 429, 200, 200, 429, 429, 200, 200],
+    'the fresh budget, the keyless window, the keyed window and a refused key, then a new window',
+  );
+});

@@ -54,7 +54,7 @@ export class QuoteService {
    * last case does `beforeCompute` run first, and its rejection refuses the request: a quote
    * another instance computed is no fresh quote for the caller.
    */
-  async baseQuote({ request, cacheKey: key }: KeyedQuoteRequest, beforeCompute?: () => Promise<void>): Promise<BaseQuote> {
+  async baseQuote({ request, cacheKey: key }: KeyedQuoteRequest, beforeCompute?: () => void | Promise<void>): Promise<BaseQuote> {
     const ready = this.cache.peek(key);
     if (ready) return { json: ready.value, cached: true };
     if (!this.cache.has(key)) {

@@ -11,12 +11,22 @@ export class RateWindows {
     this.local = state instanceof InProcessSharedState ? state : new InProcessSharedState();
   }
 
+  /** Whether the windows are this process's own (no shared state): then hitNow counts. */
+  get isLocal(): boolean {
+    return this.state === this.local;
+  }
+
+  /** Counts a hit in `key`'s window in this process's memory, at once; for windows that are its own (isLocal). */
+  hitNow(key: string, windowMs: number): WindowCount {
+    return this.local.hitNow(key, windowMs);
+  }
+
   /**
    * Counts a hit in `key`'s fixed window of `windowMs` (core/state/shared-state.ts): at once when the
    * windows are this process's own, so a single instance's requests wait on no promise for it.
    */
   hit(key: string, windowMs: number): WindowCount | Promise<WindowCount> {
-    return this.state === this.local ? this.local.hitNow(key, windowMs) : this.sharedHit(key, windowMs);
+    return this.isLocal ? this.local.hitNow(key, windowMs) : this.sharedHit(key, windowMs);
   }
 
   private async sharedHit(key: string, windowMs: number): Promise<WindowCount> {
