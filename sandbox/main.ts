@@ -10,6 +10,12 @@
 // URL with a port, 0: any), LEDGER_TOKEN (the ledger's bearer token; unset, it chooses a random
 // one and says it in its line, which whoever set a token of their own needs not read again),
 // TRADECRAFT_POOL_PARTIES (the pool parties, the sandbox's own by default), DATA_DIR (./data).
+//
+// A fault of its own, for benchmarks and tests: SANDBOX_HANG_PATHS, comma-separated path prefixes on
+// the venues' server (e.g. /nightly/nswap/quote): a request whose path starts with one is read and
+// never answered, until its client gives up or the sandbox stops. Hang a quote path, not the
+// venue's probe path, so the venue stays live and every quote waits on it. A sandbox the service
+// starts never has it (the variable is not passed on).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -29,6 +35,10 @@ function setting<T>(name: string, fallback: T, parse: (raw: string) => T | undef
 }
 
 const port = (raw: string) => (/^[0-9]{1,5}$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : undefined);
+const pathPrefixes = (raw: string) => {
+  const prefixes = raw.split(',').map((p) => p.trim());
+  return prefixes.every((p) => /^\/[\x21-\x7e]*$/.test(p)) ? prefixes : undefined;
+};
 
 /** Removes the file only while it still says this process: another sandbox may have replaced it. */
 function forget(file: string): void {
@@ -51,6 +61,7 @@ async function main(): Promise<void> {
       ledgerPort: Number(ledgerUrl.port),
       ledgerToken: given ?? `sandbox-${randomBytes(24).toString('hex')}`,
       poolParties: setting<Record<string, string> | undefined>('TRADECRAFT_POOL_PARTIES', undefined, parsePoolParties, '"CC/USDCx=<party>,CC/CBTC=<party>"'),
+      hangPaths: setting<string[]>('SANDBOX_HANG_PATHS', [], pathPrefixes, 'comma-separated paths, each starting with /'),
       // Names the failure, never its message, which may quote a party.
       onOperatorError: (err) => console.error(`sandbox: the pool operator failed on a deposit offer (${err instanceof Error ? err.name : typeof err}); it stays open`),
     });

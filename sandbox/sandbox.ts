@@ -28,6 +28,8 @@ export interface SandboxOptions {
   /** The ledger's clock (tests move it). */
   readonly now?: () => Date;
   readonly onOperatorError?: (err: unknown) => void;
+  /** Venue request paths never answered (SANDBOX_HANG_PATHS). */
+  readonly hangPaths?: readonly string[];
 }
 
 export interface Sandbox {
@@ -57,7 +59,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const poolParties = options.poolParties ?? SANDBOX_POOL_PARTIES;
   const ledgerToken = options.ledgerToken ?? SANDBOX_LEDGER_TOKEN;
   let manifest: SandboxManifest | null = null;
-  const venues = await startSandboxVenueServer(market, { host: '127.0.0.1', port: options.venuesPort, manifest: () => manifest });
+  const venues = await startSandboxVenueServer(market, { host: '127.0.0.1', port: options.venuesPort, manifest: () => manifest, hangPaths: options.hangPaths });
   try {
     const ledger = new SandboxLedger({
       admins: SANDBOX_INSTRUMENT_ADMINS,

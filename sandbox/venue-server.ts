@@ -38,15 +38,21 @@ function routesOver(market: readonly SandboxVenue[]): Array<readonly [string, Wi
 
 /**
  * Starts the server on `host`:`port` (0: any free port). `manifest` is what GET
- * /sandbox/v1/manifest answers once the whole sandbox listens (503 before).
+ * /sandbox/v1/manifest answers once the whole sandbox listens (503 before). A request whose path
+ * starts with one of `hangPaths` is read and never answered, as a venue that hangs (closing the
+ * server drops it).
  */
 export async function startSandboxVenueServer(
   market: readonly SandboxVenue[],
-  options: { host: string; port: number; manifest?: () => SandboxManifest | null },
+  options: { host: string; port: number; manifest?: () => SandboxManifest | null; hangPaths?: readonly string[] },
 ): Promise<SandboxVenueServer> {
   const routes = routesOver(market);
   const manifest = options.manifest ?? (() => null);
-  const server = createServer((request, response) => void serve(routes, manifest, request, response));
+  const hangPaths = options.hangPaths ?? [];
+  const server = createServer((request, response) => {
+    if (hangPaths.some((prefix) => (request.url ?? '').startsWith(prefix))) return void request.resume();
+    void serve(routes, manifest, request, response);
+  });
   const url = await listen(server, options.host, options.port, 'the sandbox venues', 'set SANDBOX_VENUES_PORT to a free port, or 0 for any');
   return {
     url,
