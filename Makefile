@@ -57,7 +57,7 @@ test: build ## Run every test; ends with "N passed, M failed"
 lint: install ## Lint the spec with Redocly's recommended rules
 	npx redocly lint openapi/v1.yaml
 
-bench: build ## Benchmark cached and fresh quotes against a bare fastify baseline
+bench: build ## Benchmark quotes and plans against bare baselines, and a hung venue (REDIS_URL: two instances too)
 	node dist/bench/bench.js
 
 clean: ## Remove build output

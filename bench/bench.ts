@@ -1,64 +1,122 @@
-// `make bench` measures what a keyless quote costs the service, as a ratio of a bare fastify server
-// (bench/baseline.ts) sending the same bytes and headers, both measured in the same run on the
-// same machine: the cached quote (one URL, every request a cache hit) against the baseline on that
-// static path, and the fresh quote (a new amount every request, every request a cache miss) against
-// the baseline driven by the same varying-path load generator, so only the server's work differs.
-// The service runs as `make run` runs it (its sandbox in a process of its own); targets are cached
-// >= 0.8x and fresh >= 0.3x, medians of per-round ratios; each server's CPU per response (from
-// /proc) is printed beside them, informational and steadier than requests/s on a busy machine.
+// `make bench` (issue 18) measures what the service's work costs, as deployed: the sandbox in a
+// process of its own, as real venues are, and the service pointed at it by SANDBOX_URL with
+// logging on. Each measurement is set against a baseline that does only the unavoidable part of the
+// same work, in a process of its own, measured in the same run, round after round, baseline then
+// service:
 //
-// Environment: BENCH_ROUNDS (default 5), BENCH_DURATION_S (measured seconds per target per round,
-// default 3), BENCH_WARMUP_S (first-round warm-up, default 2); the service inherits the rest, so
-// QUOTE_CACHE_MAX_ENTRIES (or any other setting) can be set from the shell; PORT, HOST and
-// LOG_LEVEL are always the bench's. Exit status 1 when a gated target is missed or any run saw
-// errors or non-2xx answers, after everything is printed; every child process is stopped on the
-// way out, even on error. The load (bench/load.ts), the child processes (bench/processes.ts) and
-// the report (bench/report.ts) live beside this file.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// - cached keyless quote (one URL, a cache hit every request) against bare fastify sending the
+//   cached quote's exact bytes and headers (bench/baseline.ts);
+// - fresh keyless quote (a new amount every request, a cache miss every request) against the
+//   "bare fan-out" (bench/fan-out-baseline.ts): bare fastify making exactly the five venue
+//   requests a fresh quote makes (bench/fan-out-requests.ts, checked against the real adapters by
+//   test/bench.test.ts) to the same sandbox process, with undici as the service does, answering a
+//   small JSON body. Both pay the same sandbox, whose CPU competes with theirs on a 2-core machine,
+//   so the ratio is fair;
+// - keyless plan (POST /api/app/plan, a new idempotencyKey every request, never a replay) against
+//   bare fastify answering a real plan's bytes after one read of the shared state
+//   (bench/plan-baseline.ts).
+//
+// The gated figure is the CPU-capacity ratio, baseline CPU µs per request / service CPU µs per
+// request, CPU read from /proc for the server process only (never the sandbox's or the load
+// generator's), the median of per-round ratios; req/s, p50 and p99 are printed beside it.
+// Targets: cached >= 0.8, fresh >= 0.5, plan >= 0.5. Also gated: at 50 connections, the fresh
+// quote's p99 at most 2x the bare fan-out's (median of per-round ratios) and no venue marked
+// `timeout` in any answer (none is slow); with one venue's quote path hung (a second sandbox with
+// SANDBOX_HANG_PATHS, a second service with VENUE_TIMEOUT_MS=300), fresh quotes at 50 connections
+// answer with a p99 of at most VENUE_TIMEOUT_MS + 20 ms and no other venue marked `timeout`.
+//
+// With REDIS_URL set, the same three pairs run again with two service instances sharing that Redis
+// (the load spread over both, their CPU added), with Redis commands per request (INFO stats'
+// total_commands_processed, less the bench's own INFO calls); informational. The service's keys
+// there are under its fixed prefix `bestex:`; the bench removes those its instances created and
+// no others (a db of its own in the URL, e.g. redis://127.0.0.1:6379/15, keeps them apart).
+//
+// Environment: BENCH_ROUNDS (default 5), BENCH_DURATION_S (measured seconds per measurement,
+// default 3), BENCH_WARMUP_S (first-round warm-up, default 2; later rounds min(1, it)), REDIS_URL;
+// the services inherit the rest (QUOTE_CACHE_MAX_ENTRIES, ...), except what the bench sets (PORT,
+// HOST, LOG_LEVEL, the sandbox, the rate limits raised out of reach: one client on one IP drives
+// every request). With the defaults the run takes about 3.5 minutes (2.5 more with REDIS_URL).
+// Exit status 1, after everything is printed, when a gated target is missed or any run saw errors
+// or non-2xx answers; every child process is stopped on the way out, even on error.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CONNECTIONS, PIPELINING, runLoad, type LoadJob } from './load.js';
-import { alive, cpuMs, freePort, get, HOST, killAll, stderrTail, stopAll, track, waitFor200 } from './processes.js';
-import { fmt, median, summarise, table, type Measured, type Summary } from './report.js';
+import { Redis } from 'ioredis';
+import { dataDirOf, startBaseline, startSandbox, startService, waitForLive, type RunningSandbox, type Server } from './deployment.js';
+import { CACHED_PATH, CONNECTIONS, FRESH_PATH_PREFIX, PIPELINING, PLAN_PATH, runLoad, type LoadKind } from './load.js';
+import { alive, cpuMs, get, HOST, killAll, stop, stopAll } from './processes.js';
+import { addRejections, fmt, invalid, median, rejectionsText, summarise, table, verdict, type Measured } from './report.js';
 
-const CACHED_PATH = '/api/quote?from=CC&to=USDCx&amount=100';
-/** The headers the baseline copies from the service's cached-quote response. */
-const COPIED_HEADERS = ['content-type', 'cache-control', 'vary', 'x-service-api-version', 'x-service-build'] as const;
+/** The connections of the latency checks. */
+const WIDE = 50;
+/** The hung scenario's per-venue deadline, and how far past it the quote's p99 may be. */
+const HUNG_TIMEOUT_MS = 300;
+const HUNG_SLACK_MS = 20;
+const HUNG_VENUE = 'nightly';
+/** Nightly's quote, not its token list (its probe): the venue stays live, every quote waits on it. */
+const HUNG_PATH = '/nightly/nswap/quote';
 
-// Why ratios: absolute requests/s depend on the machine, its load and its Node; a fixed rps target
-// would pass on a laptop and fail on a small CI runner. "service / baseline" is the share of the
-// fastify ceiling the service keeps after its own work (spec-driven routing, validation, parameter
-// parsing, the quote cache, the access log); machine speed cancels out of the ratio.
-//
-// Like for like: the baseline is measured twice, under the same load each service target gets.
-// Building a new path per request (autocannon's setupRequest) costs the load generator itself:
-// measured on a 2-core VM, it capped the client at ~18.7k req/s against the bare baseline versus
-// ~33.8k req/s with a static path, i.e. ~45% of the client's throughput goes to its own work.
-// Comparing fresh against the static-path baseline would charge the service for the client's work,
-// so the gated fresh ratio is against the baseline driven by the SAME varying-path generator (the
-// baseline ignores the query string, so only the client's cost differs). fresh / baseline(static)
-// is still printed, ungated, as information.
+const PLAN_BODY = {
+  from: 'CC',
+  to: 'USDCx',
+  amount: '100',
+  venueId: 'tradecraft',
+  takerParty: `bench-taker::1220${'b'.repeat(64)}`,
+} as const;
 
-/** The four measurements of a round, in the order they run. */
-const MEASUREMENTS = [
-  { key: 'baseStatic', name: 'baseline (static path)', short: 'baseline(static)', server: 'baseline', varyAmount: false },
-  { key: 'cached', name: 'cached keyless quote', short: 'cached', server: 'service', varyAmount: false },
-  { key: 'baseVarying', name: 'baseline (varying path)', short: 'baseline(varying)', server: 'baseline', varyAmount: true },
-  { key: 'fresh', name: 'fresh keyless quote', short: 'fresh', server: 'service', varyAmount: true },
-] as const;
-type Key = (typeof MEASUREMENTS)[number]['key'];
+/** Headers node or fastify writes for any answer; every other header of the service's answer is copied. */
+const TRANSPORT_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
 
-/** The ratios reported; `min` null = informational, not gated. */
-const RATIOS = [
-  { label: 'cached / baseline(static)', target: 'cached', base: 'baseStatic', min: 0.8 },
-  { label: 'fresh / baseline(varying)', target: 'fresh', base: 'baseVarying', min: 0.3 },
-  { label: 'fresh / baseline(static)', target: 'fresh', base: 'baseStatic', min: null },
-] as const;
+type PairKey = 'cached' | 'fresh' | 'plan' | 'fresh50';
+interface Pair {
+  readonly key: PairKey;
+  readonly name: string;
+  readonly baseName: string;
+  readonly kind: LoadKind;
+  readonly connections: number;
+  /** Read every answer's venues (the 50-connection check). */
+  readonly inspect: boolean;
+  /** Gated CPU-capacity ratio; null: printed only. */
+  readonly minRatio: number | null;
+}
 
-/** The temp dir holding the baseline's body file; removed on the way out. */
+/** The latency check's load: fresh quotes at 50 connections, every answer's venues read. */
+const FRESH_WIDE: Pair = { key: 'fresh50', name: `fresh keyless quote, ${WIDE} conns`, baseName: `bare fan-out, ${WIDE} conns`, kind: 'fresh', connections: WIDE, inspect: true, minRatio: null };
+
+const PAIRS: readonly Pair[] = [
+  { key: 'cached', name: 'cached keyless quote', baseName: 'bare fastify, same bytes', kind: 'cached', connections: CONNECTIONS, inspect: false, minRatio: 0.8 },
+  { key: 'fresh', name: 'fresh keyless quote', baseName: 'bare fan-out', kind: 'fresh', connections: CONNECTIONS, inspect: false, minRatio: 0.5 },
+  { key: 'plan', name: 'keyless plan', baseName: 'bare fastify, plan bytes', kind: 'plan', connections: CONNECTIONS, inspect: false, minRatio: 0.5 },
+  FRESH_WIDE,
+];
+
+interface RoundResult {
+  readonly base: Measured;
+  readonly service: Measured;
+}
+
+/** Where a section's load goes: the service instance(s), and the baseline per kind of load. */
+interface Section {
+  readonly title: string;
+  readonly services: readonly Server[];
+  readonly baselines: Readonly<Record<LoadKind, Server>>;
+  readonly pairs: readonly Pair[];
+  readonly redis: Redis | null;
+}
+
+interface Settings {
+  readonly rounds: number;
+  readonly durationS: number;
+  readonly warmupS: number;
+  readonly laterWarmupS: number;
+}
+
+/** The temp dir holding the data dirs and the baselines' body files; removed on the way out. */
 let tmpDir: string | null = null;
+/** Amounts and idempotencyKeys used so far: each run continues after the last, so none repeats. */
+let sequence = 0;
+const keyPrefix = `bench-${randomBytes(4).toString('hex')}`;
 
 function seconds(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -80,194 +138,309 @@ function roundsFromEnv(): number {
   return value;
 }
 
-// Rounds, to damp drift on a noisy machine: R rounds (BENCH_ROUNDS), each measuring in this order:
-// baseline (static path), cached, baseline (varying path), fresh. Interleaving means a slow patch
-// of the machine hits a target and its own baseline alike, instead of one whole target. Later
-// rounds warm up for min(1, BENCH_WARMUP_S) s (the servers' JIT is warm by then; the short warm-up
-// just opens the connections and lets the server that sat idle settle). The report gives, per
-// target, the median req/s over the rounds, p50/p99 from the median round, and the median server
-// CPU µs/req; each ratio is the median of the per-round ratios, and one line per round shows them,
-// so the noise is visible. With the defaults the whole run takes about 85 s.
-//
-// What runs, all on loopback, each in its own process: the service (`node dist/handlers/main.js`,
-// LOG_LEVEL=info, stdout to /dev/null: logging stays on, as in production, it just is not kept;
-// the keyless and fresh-quote rate limits raised out of reach, since one client on one IP drives
-// it), which starts its sandbox as it always does; the baseline, with fastify's logger off (it is
-// the ceiling, not a copy of the service); both serve every round; and one load generator per
-// measurement.
+async function commandsProcessed(redis: Redis): Promise<number> {
+  const match = /total_commands_processed:(\d+)/.exec(await redis.info('stats'));
+  if (!match) throw new Error("Redis's INFO stats has no total_commands_processed");
+  return Number(match[1]);
+}
+
+/** One load against `servers`, with their CPU time (and Redis's commands) over it. */
+async function measure(title: string, servers: readonly Server[], pair: Pair, warmupS: number, durationS: number, redis: Redis | null): Promise<Measured> {
+  const cpu = () => servers.reduce<number | null>((sum, s) => {
+    const ms = cpuMs(s.child.pid);
+    return sum === null || ms === null ? null : sum + ms;
+  }, 0);
+  const redisBefore = redis ? await commandsProcessed(redis) : null;
+  const cpuBefore = cpu();
+  const loaded = await runLoad({
+    title,
+    origins: servers.map((s) => s.url),
+    kind: pair.kind,
+    connections: pair.connections,
+    warmupS,
+    durationS,
+    firstSequence: sequence,
+    planBody: PLAN_BODY,
+    keyPrefix,
+    inspect: pair.inspect,
+  });
+  const cpuAfter = cpu();
+  // The first INFO is itself counted by the second.
+  const redisCommands = redis && redisBefore !== null ? (await commandsProcessed(redis)) - redisBefore - 1 : null;
+  sequence += loaded.sequenceUsed;
+  for (const s of servers) if (!alive(s.child)) throw new Error(`${s.name} exited during ${title}:\n${s.stderr()}`);
+  const perResponse = (x: number | null): number => (x === null || loaded.allResponses === 0 ? Number.NaN : x / loaded.allResponses);
+  return {
+    ...loaded,
+    serverCpuUs: perResponse(cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) * 1000),
+    redisPerRequest: perResponse(redisCommands),
+  };
+}
+
+const describe = (m: Measured): string =>
+  `${fmt(m.rps, 0)} req/s, p50 ${fmt(m.p50Ms, 3)} ms, p99 ${fmt(m.p99Ms, 3)} ms, server CPU ${fmt(m.serverCpuUs, 0)} µs/req` +
+  (Number.isFinite(m.redisPerRequest) ? `, ${fmt(m.redisPerRequest, 2)} Redis cmds/req` : '') +
+  (invalid(m) ? ` [${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts]` : '');
+
+/** Every round: each pair, baseline then service. */
+async function runSection(section: Section, settings: Settings): Promise<Map<PairKey, RoundResult[]>> {
+  const results = new Map<PairKey, RoundResult[]>(section.pairs.map((p) => [p.key, []]));
+  for (let round = 1; round <= settings.rounds; round += 1) {
+    const warmupS = round === 1 ? settings.warmupS : settings.laterWarmupS;
+    for (const pair of section.pairs) {
+      const label = `${section.title}, round ${round}/${settings.rounds}`;
+      const base = await measure(`${pair.baseName} (${label})`, [section.baselines[pair.kind]], pair, warmupS, settings.durationS, section.redis);
+      console.log(`${label}: ${pair.baseName}: ${describe(base)}`);
+      const service = await measure(`${pair.name} (${label})`, section.services, pair, warmupS, settings.durationS, section.redis);
+      console.log(`${label}: ${pair.name}: ${describe(service)}`);
+      results.get(pair.key)!.push({ base, service });
+    }
+  }
+  return results;
+}
+
+const cpuRatio = (r: RoundResult): number => r.base.serverCpuUs / r.service.serverCpuUs;
+
+/** Prints a section's table and ratios; answers whether every gated figure passed and every run was valid. */
+function report(section: Section, results: Map<PairKey, RoundResult[]>, rounds: number, gated: boolean): boolean {
+  let ok = true;
+  const rows = section.pairs.flatMap((pair) => {
+    const runs = results.get(pair.key)!;
+    return [[`${pair.baseName}`, summarise(runs.map((r) => r.base))] as const, [`${pair.name}`, summarise(runs.map((r) => r.service))] as const];
+  });
+  console.log('');
+  console.log(`== ${section.title} ==`);
+  for (let i = 0; i < rounds; i += 1) {
+    const perPair = section.pairs.map((pair) => {
+      const r = results.get(pair.key)![i]!;
+      return pair.key === 'fresh50' ? `${pair.key} p99 ${fmt(r.service.p99Ms / r.base.p99Ms, 2)}x` : `${pair.key} ${fmt(cpuRatio(r), 2)}`;
+    });
+    console.log(`round ${i + 1}/${rounds}: CPU-capacity ratios ${perPair.join(', ')}`);
+  }
+  console.log('');
+  console.log(table(rounds, rows, section.redis !== null));
+  console.log('');
+  for (const pair of section.pairs) {
+    const runs = results.get(pair.key)!;
+    runs.forEach((r, i) => {
+      for (const [which, m] of [['baseline', r.base], ['service', r.service]] as const) {
+        if (invalid(m)) {
+          ok = false;
+          console.log(`${pair.name}, round ${i + 1}, ${which}: INVALID RUN (${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts, ${m.ok} 2xx)`);
+        }
+      }
+    });
+    const ratio = median(runs.map(cpuRatio));
+    const rpsRatio = median(runs.map((r) => r.service.rps / r.base.rps));
+    if (pair.key === 'fresh50') {
+      const p99Ratio = median(runs.map((r) => r.service.p99Ms / r.base.p99Ms));
+      const rejections = addRejections(runs.map((r) => r.service));
+      const timeouts = Object.entries(rejections).filter(([what]) => what.endsWith(' timeout')).reduce((sum, [, n]) => sum + n, 0);
+      const p99Pass = Number.isFinite(p99Ratio) && p99Ratio <= 2;
+      const timeoutPass = timeouts === 0 && runs.every((r) => r.service.inspected > 0);
+      console.log(
+        `${pair.name}: p99 ${fmt(median(runs.map((r) => r.service.p99Ms)), 3)} ms against the bare fan-out's ${fmt(median(runs.map((r) => r.base.p99Ms)), 3)} ms: ` +
+          `${fmt(p99Ratio, 2)}x (median of per-round ratios; target <= 2x)${gated ? ` ${verdict(p99Pass)}` : ' (informational)'}`,
+      );
+      console.log(
+        `${pair.name}: venues marked timeout in ${runs.reduce((sum, r) => sum + r.service.inspected, 0)} answers read (none is slow): ${timeouts}` +
+          `${gated ? ` (target 0) ${verdict(timeoutPass)}` : ''}; every rejection: ${rejectionsText(rejections)}`,
+      );
+      console.log(`${pair.name}: CPU-capacity ratio ${fmt(ratio, 3)} (informational), req/s ratio ${fmt(rpsRatio, 2)}`);
+      if (gated && !(p99Pass && timeoutPass)) ok = false;
+      continue;
+    }
+    const pass = pair.minRatio !== null && Number.isFinite(ratio) && ratio >= pair.minRatio;
+    const target = pair.minRatio === null ? '' : ` (target >= ${pair.minRatio})`;
+    // Three decimals: a ratio of 0.498 printed as "0.50 ... FAIL" would read as a contradiction.
+    console.log(
+      `${pair.name}: CPU-capacity ratio ${fmt(ratio, 3)} of the ${pair.baseName}${target}${gated && pair.minRatio !== null ? ` ${verdict(pass)}` : ' (informational)'}; ` +
+        `req/s ratio ${fmt(rpsRatio, 2)}`,
+    );
+    if (gated && pair.minRatio !== null && !pass) ok = false;
+  }
+  return ok;
+}
+
+/** The hung venue: a sandbox whose nightly quote never answers, and a service with a known deadline. */
+async function hungScenario(root: string, ledgerToken: string, settings: Settings): Promise<boolean> {
+  console.log('');
+  console.log(`starting a second sandbox with SANDBOX_HANG_PATHS=${HUNG_PATH} and a service with VENUE_TIMEOUT_MS=${HUNG_TIMEOUT_MS}…`);
+  const sandbox = await startSandbox('the hung sandbox', dataDirOf(root, 'hung-sandbox'), ledgerToken, [HUNG_PATH]);
+  const service = await startService('the hung service', {
+    dataDir: dataDirOf(root, 'hung-service'),
+    sandbox,
+    ledgerToken,
+    redisUrl: '',
+    env: { VENUE_TIMEOUT_MS: String(HUNG_TIMEOUT_MS) },
+  });
+  try {
+    // Live by its probe, so every quote really asks it and waits (else venue_down, and nothing waits).
+    await waitForLive(service, HUNG_VENUE);
+    const m = await measure(`fresh quotes with ${HUNG_VENUE} hung`, [service], FRESH_WIDE, settings.warmupS, settings.durationS, null);
+    const boundMs = HUNG_TIMEOUT_MS + HUNG_SLACK_MS;
+    const hungTimeouts = m.rejections[`${HUNG_VENUE} timeout`] ?? 0;
+    const others = Object.entries(m.rejections).filter(([what]) => what.endsWith(' timeout') && !what.startsWith(`${HUNG_VENUE} `));
+    const otherTimeouts = others.reduce((sum, [, n]) => sum + n, 0);
+    const p99Pass = Number.isFinite(m.p99Ms) && m.p99Ms <= boundMs;
+    // The check means something only when the hung venue timed out in every answer.
+    const hangHeld = m.inspected > 0 && hungTimeouts === m.inspected;
+    console.log('');
+    console.log(`== one venue hung (${HUNG_VENUE}'s quote never answered; VENUE_TIMEOUT_MS=${HUNG_TIMEOUT_MS}; ${WIDE} connections, fresh amounts) ==`);
+    console.log(`hung: ${describe(m)}`);
+    console.log(`hung: quote p99 ${fmt(m.p99Ms, 3)} ms (target <= VENUE_TIMEOUT_MS + ${HUNG_SLACK_MS} = ${boundMs} ms) ${verdict(p99Pass)}`);
+    console.log(`hung: other venues marked timeout: ${otherTimeouts} (target 0) ${verdict(otherTimeouts === 0)}; every rejection: ${rejectionsText(m.rejections)}`);
+    console.log(`hung: ${HUNG_VENUE} marked timeout in ${hungTimeouts} of ${m.inspected} answers read ${hangHeld ? '(the hang held)' : '(the hang did not hold: the check is void) FAIL'}`);
+    if (invalid(m)) console.log(`hung: INVALID RUN (${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts, ${m.ok} 2xx)`);
+    return p99Pass && otherTimeouts === 0 && hangHeld && !invalid(m);
+  } finally {
+    await stop(service.child);
+    await stop(sandbox.child);
+  }
+}
+
+/** Every `bestex:*` key in the Redis. */
+async function serviceKeys(redis: Redis): Promise<Set<string>> {
+  const keys = new Set<string>();
+  for await (const batch of redis.scanStream({ match: 'bestex:*', count: 1000 }) as AsyncIterable<string[]>) for (const key of batch) keys.add(key);
+  return keys;
+}
+
+async function redisSection(
+  redisUrl: string,
+  root: string,
+  sandbox: RunningSandbox,
+  ledgerToken: string,
+  baselines: { cached: Server; fresh: Server },
+  plan: { bodyFile: string; headers: string },
+  settings: Settings,
+): Promise<boolean> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => {});
+  const before = await serviceKeys(redis);
+  const started: Server[] = [];
+  try {
+    console.log('');
+    console.log('starting two service instances sharing REDIS_URL, and the plan baseline reading Redis…');
+    for (const name of ['service instance 1', 'service instance 2']) {
+      started.push(await startService(name, { dataDir: dataDirOf(root, name), sandbox, ledgerToken, redisUrl }));
+    }
+    const planBaseline = await startPlanBaseline(plan, redisUrl);
+    started.push(planBaseline);
+    const section: Section = {
+      title: 'two instances, one Redis (informational)',
+      services: started.slice(0, 2),
+      baselines: { cached: baselines.cached, fresh: baselines.fresh, plan: planBaseline },
+      pairs: PAIRS.filter((p) => p.key !== 'fresh50'),
+      redis,
+    };
+    const results = await runSection(section, settings);
+    const ok = report(section, results, settings.rounds, false);
+    console.log('(server CPU: both instances together; Redis cmds/req: INFO stats total_commands_processed over the run, less the bench\'s own INFO, per response; the baselines\' figures count what else reached Redis meanwhile)');
+    return ok;
+  } finally {
+    for (const s of started) await stop(s.child);
+    const created = [...(await serviceKeys(redis))].filter((key) => !before.has(key));
+    for (let i = 0; i < created.length; i += 500) await redis.unlink(...created.slice(i, i + 500));
+    console.log(`Redis: removed the ${created.length} bestex:* keys the bench's instances created; the ${before.size} that were there before are left`);
+    await redis.quit();
+  }
+}
+
+function startPlanBaseline(plan: { bodyFile: string; headers: string }, redisUrl: string): Promise<Server> {
+  return startBaseline(
+    redisUrl === '' ? 'the plan baseline' : 'the plan baseline (Redis)',
+    './plan-baseline.js',
+    { BENCH_BASELINE_BODY_FILE: plan.bodyFile, BENCH_BASELINE_HEADERS: plan.headers, ...(redisUrl === '' ? {} : { BENCH_BASELINE_REDIS_URL: redisUrl }) },
+    { path: PLAN_PATH, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idempotencyKey: 'ready' }) } },
+  );
+}
+
+/** The answer's headers a baseline copies: all but those node writes for any answer. */
+function copiedHeaders(headers: Headers): Record<string, string> {
+  return Object.fromEntries([...headers].filter(([name]) => !TRANSPORT_HEADERS.has(name)));
+}
+
+function sameAnswer(name: string, copy: { body: Buffer; headers: Headers }, original: { body: Buffer }, headers: Record<string, string>): void {
+  if (!copy.body.equals(original.body)) throw new Error(`${name} does not answer the service's bytes`);
+  for (const [header, value] of Object.entries(headers)) {
+    if (copy.headers.get(header) !== value) throw new Error(`${name}'s ${header} header is ${JSON.stringify(copy.headers.get(header))}, not ${JSON.stringify(value)}`);
+  }
+}
+
 async function main(): Promise<number> {
   const rounds = roundsFromEnv();
   const durationS = seconds('BENCH_DURATION_S', 3, 1);
   const warmupS = seconds('BENCH_WARMUP_S', 2, 0);
-  /** Round 1 warms up for BENCH_WARMUP_S; later rounds for at most 1 s (the servers are warm by then). */
-  const laterWarmupS = Math.min(1, warmupS);
-  const serviceEntry = fileURLToPath(new URL('../handlers/main.js', import.meta.url));
-  const baselineEntry = fileURLToPath(new URL('./baseline.js', import.meta.url));
-  for (const entry of [serviceEntry, baselineEntry]) {
-    if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (make build)`);
-  }
+  const settings: Settings = { rounds, durationS, warmupS, laterWarmupS: Math.min(1, warmupS) };
+  const redisUrl = process.env.REDIS_URL?.trim() ?? '';
   const cpus = os.cpus();
   console.log(
-    `bestex bench: node ${process.version}, ${cpus.length} CPU(s) (${cpus[0]?.model.trim() ?? 'unknown'}); ` +
-      `autocannon ${CONNECTIONS} connections, pipelining ${PIPELINING}, on ${HOST}; ` +
-      `${rounds} round${rounds === 1 ? '' : 's'} of ${MEASUREMENTS.map((m) => m.short).join(' -> ')}, ` +
-      `${durationS} s each after a ${warmupS} s warm-up in round 1${rounds > 1 ? `, ${laterWarmupS} s in later rounds` : ''}`,
+    `bestex bench: node ${process.version}, ${cpus.length} CPU(s) (${cpus[0]?.model.trim() ?? 'unknown'}); autocannon pipelining ${PIPELINING}, ` +
+      `${CONNECTIONS} connections (${WIDE} for the latency checks), on ${HOST}; ${rounds} round${rounds === 1 ? '' : 's'} of ` +
+      `${PAIRS.map((p) => `${p.baseName} -> ${p.name}`).join(', ')}; ${durationS} s each after a ${warmupS} s warm-up in round 1` +
+      `${rounds > 1 ? `, ${settings.laterWarmupS} s in later rounds` : ''}`,
   );
 
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'bestex-bench-'));
-  const UNLIMITED = 1_000_000_000;
-  tmpDir = tmp;
+  const root = mkdtempSync(path.join(os.tmpdir(), 'bestex-bench-'));
+  tmpDir = root;
+  // The sandboxes' ledgers take it; the bench sets it, so no sandbox prints one.
+  const ledgerToken = `bench-${randomBytes(24).toString('hex')}`;
   try {
-    const servicePort = await freePort();
-    console.log(`starting service (node ${path.relative(process.cwd(), serviceEntry)}, LOG_LEVEL=info, stdout to /dev/null) on ${HOST}:${servicePort}…`);
-    const service = track(
-      spawn(process.execPath, [serviceEntry], {
-        // One load generator on one IP: with the default per-IP limits nearly every request
-        // would be a 429. Raised so every request is admitted, the window still counted, the
-        // bench measures the full path an admitted quote takes.
-        env: {
-          ...process.env,
-          PORT: String(servicePort),
-          HOST,
-          LOG_LEVEL: 'info',
-          DATA_DIR: tmp,
-          REDIS_URL: '',
-          LEDGER_URL: `http://${HOST}:0`,
-          RATE_LIMIT_KEYLESS_PER_MINUTE: String(UNLIMITED),
-          RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: String(UNLIMITED),
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      }),
-    );
-    const serviceStderr = stderrTail(service);
-    const serviceUrl = `http://${HOST}:${servicePort}`;
-    await waitFor200(`${serviceUrl}/api/status`, service, 'the service', serviceStderr);
-    console.log('service ready (GET /api/status answered 200)');
+    console.log('starting the sandbox (node dist/sandbox/main.js) and the service against it (SANDBOX_URL; LOG_LEVEL=info, stdout to /dev/null)…');
+    const sandbox = await startSandbox('the sandbox', dataDirOf(root, 'sandbox'), ledgerToken);
+    const service = await startService('the service', { dataDir: dataDirOf(root, 'service'), sandbox, ledgerToken, redisUrl: '' });
 
-    console.log(`fetching the cached keyless quote once (GET ${CACHED_PATH})…`);
-    const quote = await get(`${serviceUrl}${CACHED_PATH}`);
+    const quote = await get(`${service.url}${CACHED_PATH}`);
     if (quote.status !== 200) throw new Error(`GET ${CACHED_PATH} answered ${quote.status}: ${quote.body.toString('utf8').slice(0, 500)}`);
-    const headers: Record<string, string> = {};
-    for (const name of COPIED_HEADERS) {
-      const value = quote.headers.get(name);
-      if (value === null) throw new Error(`the service's quote response has no ${name} header`);
-      headers[name] = value;
-    }
-    const bodyFile = path.join(tmp, 'quote-body.json');
-    writeFileSync(bodyFile, quote.body);
-    console.log(`  ${quote.body.length} bytes; ${COPIED_HEADERS.map((h) => `${h}: ${headers[h]}`).join('; ')}`);
+    const quoteHeaders = copiedHeaders(quote.headers);
+    const quoteFile = path.join(root, 'quote-body.json');
+    writeFileSync(quoteFile, quote.body);
+    const planRequest = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...PLAN_BODY, idempotencyKey: `${keyPrefix}-sample` }) };
+    const plan = await get(`${service.url}${PLAN_PATH}`, planRequest);
+    if (plan.status !== 200) throw new Error(`POST ${PLAN_PATH} answered ${plan.status}: ${plan.body.toString('utf8').slice(0, 500)}`);
+    const planHeaders = copiedHeaders(plan.headers);
+    const planFile = path.join(root, 'plan-body.json');
+    writeFileSync(planFile, plan.body);
+    console.log(`service ready; its cached quote is ${quote.body.length} bytes, a keyless plan ${plan.body.length} bytes`);
 
-    const baselinePort = await freePort();
-    console.log(`starting bare fastify baseline (fastify logger OFF; same body and headers) on ${HOST}:${baselinePort}…`);
-    const baseline = track(
-      spawn(process.execPath, [baselineEntry], {
-        env: {
-          ...process.env,
-          BENCH_BASELINE_PORT: String(baselinePort),
-          BENCH_BASELINE_BODY_FILE: bodyFile,
-          BENCH_BASELINE_HEADERS: JSON.stringify(headers),
-        },
-        // stdin stays open as a pipe: the baseline exits when it closes, i.e. when this process dies.
-        stdio: ['pipe', 'ignore', 'pipe'],
-      }),
-    );
-    const baselineStderr = stderrTail(baseline);
-    const baselineUrl = `http://${HOST}:${baselinePort}`;
-    const copy = await waitFor200(`${baselineUrl}${CACHED_PATH}`, baseline, 'the baseline', baselineStderr);
-    if (!copy.body.equals(quote.body)) throw new Error('the baseline does not return the same body bytes as the service');
-    for (const name of COPIED_HEADERS) {
-      if (copy.headers.get(name) !== headers[name]) {
-        throw new Error(`the baseline's ${name} header is ${JSON.stringify(copy.headers.get(name))}, not ${JSON.stringify(headers[name])}`);
-      }
-    }
-    console.log('baseline ready: identical body bytes and headers');
-
-    const servers = {
-      service: { child: service, url: serviceUrl, stderr: serviceStderr, name: 'the service' },
-      baseline: { child: baseline, url: baselineUrl, stderr: baselineStderr, name: 'the baseline' },
-    } as const;
+    const cachedBaseline = await startBaseline('the cached-quote baseline', './baseline.js', { BENCH_BASELINE_BODY_FILE: quoteFile, BENCH_BASELINE_HEADERS: JSON.stringify(quoteHeaders) }, { path: CACHED_PATH });
+    sameAnswer('the cached-quote baseline', await get(`${cachedBaseline.url}${CACHED_PATH}`), quote, quoteHeaders);
+    const fanOut = await startBaseline('the bare fan-out', './fan-out-baseline.js', { BENCH_SANDBOX_MANIFEST: JSON.stringify(sandbox.announcement) }, { path: `${FRESH_PATH_PREFIX}100` });
+    const planText = { bodyFile: planFile, headers: JSON.stringify(planHeaders) };
+    const planBaseline = await startPlanBaseline(planText, '');
+    sameAnswer('the plan baseline', await get(`${planBaseline.url}${PLAN_PATH}`, planRequest), plan, planHeaders);
+    console.log(`baselines ready: ${Object.keys(quoteHeaders).length} headers and the bytes of the quote and of the plan copied and checked; the fan-out asks ${sandbox.announcement.sandbox}`);
     const [load1] = os.loadavg();
     if (load1 !== undefined && load1 > cpus.length / 2) {
       console.log(`note: 1-minute load average is ${load1.toFixed(1)} on ${cpus.length} CPU(s): other processes compete for the CPU, expect noisy numbers`);
     }
 
-    /** Amounts sent so far by varying-path runs: each run continues after the last, so no amount repeats. */
-    let amountsSent = 0;
-    const perRound: Array<Record<Key, Measured>> = [];
-    const roundLines: string[] = [];
-    for (let round = 1; round <= rounds; round += 1) {
-      const roundWarmupS = round === 1 ? warmupS : laterWarmupS;
-      const measured: Partial<Record<Key, Measured>> = {};
-      for (const m of MEASUREMENTS) {
-        const server = servers[m.server];
-        const job: LoadJob = {
-          title: `${m.name} (round ${round})`,
-          url: m.varyAmount ? `${server.url}/api/quote` : `${server.url}${CACHED_PATH}`,
-          warmupS: roundWarmupS,
-          durationS,
-          varyAmount: m.varyAmount,
-          firstAmount: amountsSent,
-        };
-        console.log(`round ${round}/${rounds}: measuring ${m.name} (${roundWarmupS > 0 ? `${roundWarmupS} s warm-up + ` : ''}${durationS} s)…`);
-        const cpuBefore = cpuMs(server.child.pid);
-        const loaded = await runLoad(job);
-        const cpuAfter = cpuMs(server.child.pid);
-        const serverCpuUs =
-          cpuBefore === null || cpuAfter === null || loaded.allResponses === 0 ? Number.NaN : ((cpuAfter - cpuBefore) * 1000) / loaded.allResponses;
-        const result: Measured = { ...loaded, serverCpuUs };
-        measured[m.key] = result;
-        amountsSent += result.distinctAmounts ?? 0;
-        const extra = result.distinctAmounts === null ? '' : `, ${result.distinctAmounts} distinct amounts sent incl. warm-up`;
-        console.log(`  ${fmt(result.rps, 0)} req/s, p50 ${fmt(result.p50Ms, 3)} ms, p99 ${fmt(result.p99Ms, 3)} ms, server CPU ${fmt(serverCpuUs, 0)} µs/req${extra}`);
-        for (const s of Object.values(servers)) {
-          if (!alive(s.child)) throw new Error(`${s.name} exited during the ${m.name} run (round ${round}):\n${s.stderr()}`);
-        }
-      }
-      const r = measured as Record<Key, Measured>;
-      perRound.push(r);
-      roundLines.push(
-        `round ${round}/${rounds}: ` +
-          MEASUREMENTS.map((m) => `${m.short} ${fmt(r[m.key].rps, 0)}`).join(', ') +
-          ' req/s | ' +
-          RATIOS.map((q) => `${q.label.replaceAll(' ', '')} ${fmt(r[q.target].rps / r[q.base].rps, 2)}x${q.min === null ? ' (info)' : ''}`).join(', '),
-      );
-    }
+    const local: Section = {
+      title: 'one instance, in-process state',
+      services: [service],
+      baselines: { cached: cachedBaseline, fresh: fanOut, plan: planBaseline },
+      pairs: PAIRS,
+      redis: null,
+    };
+    const results = await runSection(local, settings);
+    let ok = report(local, results, rounds, true);
+    console.log('(baselines: bare fastify, logger off, each in its own process; service: LOG_LEVEL=info, access log on, stdout to /dev/null)');
+    console.log('(CPU-capacity ratio: baseline CPU µs/req / service CPU µs/req, the server process only, over warm-up and run, median of per-round ratios)');
+    console.log('(median req/s and CPU µs/req: medians over the rounds; p50/p99: from the median round; 2xx, non-2xx, errors: summed over the rounds)');
 
-    const summaries = new Map<Key, Summary>(MEASUREMENTS.map((m) => [m.key, summarise(perRound.map((r) => r[m.key]))]));
+    ok = (await hungScenario(root, ledgerToken, settings)) && ok;
+
     console.log('');
-    for (const line of roundLines) console.log(line);
-    console.log('');
-    console.log(table(rounds, MEASUREMENTS.map((m) => [m.name, summaries.get(m.key) as Summary] as const)));
-    console.log('');
-    let failed = false;
-    for (const m of MEASUREMENTS) {
-      perRound.forEach((r, i) => {
-        const x = r[m.key];
-        if (x.non2xx > 0 || x.errors > 0 || x.timeouts > 0 || x.ok === 0) {
-          failed = true;
-          console.log(`${m.name}, round ${i + 1}: INVALID RUN (${x.non2xx} non-2xx, ${x.errors} errors, ${x.timeouts} timeouts, ${x.ok} 2xx)`);
-        }
-      });
+    if (redisUrl === '') {
+      console.log('two instances sharing Redis: skipped (REDIS_URL is not set); run `REDIS_URL=redis://127.0.0.1:6379/15 make bench` to measure them');
+    } else {
+      ok = (await redisSection(redisUrl, root, sandbox, ledgerToken, { cached: cachedBaseline, fresh: fanOut }, planText, settings)) && ok;
     }
-    for (const q of RATIOS) {
-      const ratio = median(perRound.map((r) => r[q.target].rps / r[q.base].rps));
-      if (q.min === null) {
-        console.log(`${q.label}: ${fmt(ratio, 2)}x (informational, not gated: the static-path baseline does not pay the client's per-request path building)`);
-        continue;
-      }
-      const pass = Number.isFinite(ratio) && ratio >= q.min;
-      if (!pass) failed = true;
-      // Three decimals: a ratio of 0.298 printed as "0.30x ... FAIL" would read as a contradiction.
-      console.log(`${q.label}: ${fmt(ratio, 3)}x (median of per-round ratios; target >= ${q.min}x) ${pass ? 'PASS' : 'FAIL'}`);
-    }
-    console.log('(baseline: bare fastify, logger off; service: LOG_LEVEL=info, access log on, stdout to /dev/null)');
-    console.log('(baseline(varying): the baseline driven by the same varying-amount load generator as the fresh run; it ignores the query string)');
-    console.log(`(median req/s and server CPU µs/req: medians over the rounds; p50/p99: from the median round; 2xx, non-2xx, errors: summed over the rounds)`);
-    console.log('(server CPU µs/req: the server process\'s CPU time over warm-up and run per response; informational, steadier than req/s on a busy machine)');
-    return failed ? 1 : 0;
+    return ok ? 0 : 1;
   } finally {
     await stopAll();
-    rmSync(tmp, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
     tmpDir = null;
   }
 }

@@ -4,13 +4,16 @@
 // coarse for sub-millisecond loopback latencies); requests/s is autocannon's mean of per-second
 // samples.
 import { createRequire } from 'node:module';
-import { CONNECTIONS, FRESH_PATH_PREFIX, PIPELINING, type LoadJob, type LoadResult } from './load.js';
+import { CACHED_PATH, FRESH_PATH_PREFIX, PIPELINING, PLAN_PATH, type LoadJob, type LoadResult } from './load.js';
 
 /** The slice of autocannon v8's programmatic API used here (it ships no type declarations). */
 interface AutocannonRequest {
   method?: string;
   path?: string;
+  headers?: Record<string, string>;
+  body?: string;
   setupRequest?: (request: AutocannonRequest, context: object) => AutocannonRequest;
+  onResponse?: (status: number, body: string) => void;
 }
 interface AutocannonResult {
   requests: { average: number; sent: number; total: number };
@@ -25,25 +28,52 @@ interface AutocannonInstance extends PromiseLike<AutocannonResult> {
 }
 type Autocannon = (options: Record<string, unknown>) => AutocannonInstance;
 
+/** The request autocannon repeats: the same one, or one built anew each time. */
+function requestOf(job: LoadJob, next: () => number): AutocannonRequest {
+  switch (job.kind) {
+    case 'cached':
+      return { method: 'GET', path: CACHED_PATH };
+    case 'fresh':
+      // 10 fractional digits is the most an amount may carry; 100 + n * 1e-10 stays distinct for
+      // 9,999,999,999 requests.
+      return { method: 'GET', setupRequest: (request) => ({ ...request, path: `${FRESH_PATH_PREFIX}100.${String(next()).padStart(10, '0')}` }) };
+    case 'plan': {
+      const headers = { 'content-type': 'application/json' };
+      const base = job.planBody ?? {};
+      return {
+        method: 'POST',
+        setupRequest: (request) => ({ ...request, path: PLAN_PATH, headers, body: JSON.stringify({ ...base, idempotencyKey: `${job.keyPrefix}-${next()}` }) }),
+      };
+    }
+  }
+}
+
 async function loadGenerator(job: LoadJob): Promise<LoadResult> {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-  let amounts = 0;
-  // 10 fractional digits is the most an amount may carry; 100 + n * 1e-10 stays distinct for
-  // 9,999,999,999 requests. One counter for all connections: they share this process.
-  const nextFreshPath = (): string => {
-    amounts += 1;
-    return `${FRESH_PATH_PREFIX}100.${String(job.firstAmount + amounts).padStart(10, '0')}`;
-  };
+  // One counter for all connections: they share this process.
+  let sequence = job.firstSequence;
+  const request = requestOf(job, () => (sequence += 1));
+  let inspected = 0;
+  const rejections: Record<string, number> = {};
+  if (job.inspect) {
+    request.onResponse = (status, body) => {
+      if (status < 200 || status > 299) return;
+      inspected += 1;
+      const { venues } = JSON.parse(body) as { venues?: unknown };
+      if (!Array.isArray(venues)) return;
+      for (const { venueId, rejectionCode } of venues as Array<{ venueId: string; rejectionCode: string | null }>) {
+        if (rejectionCode !== null) rejections[`${venueId} ${rejectionCode}`] = (rejections[`${venueId} ${rejectionCode}`] ?? 0) + 1;
+      }
+    };
+  }
   const instance = autocannon({
-    url: job.url,
-    connections: CONNECTIONS,
+    url: job.origins.length === 1 ? job.origins[0] : job.origins,
+    connections: job.connections,
     pipelining: PIPELINING,
     duration: job.durationS,
     timeout: 10,
-    ...(job.warmupS > 0 ? { warmup: { connections: CONNECTIONS, duration: job.warmupS } } : {}),
-    ...(job.varyAmount
-      ? { requests: [{ method: 'GET', setupRequest: (request: AutocannonRequest) => ({ ...request, path: nextFreshPath() }) }] }
-      : {}),
+    ...(job.warmupS > 0 ? { warmup: { connections: job.connections, duration: job.warmupS } } : {}),
+    requests: [request],
   });
   // Only the measured run's responses reach this listener: the warm-up has its own tracker.
   const latencies: number[] = [];
@@ -65,7 +95,9 @@ async function loadGenerator(job: LoadJob): Promise<LoadResult> {
     timeouts: result.timeouts,
     durationS: result.duration,
     allResponses: result.requests.total + (result.warmup?.requests.total ?? 0),
-    distinctAmounts: job.varyAmount ? amounts : null,
+    sequenceUsed: sequence - job.firstSequence,
+    inspected,
+    rejections,
   };
 }
 

@@ -1,29 +1,40 @@
 // Load generation: one process per measurement (bench/load-generator.ts, autocannon's programmatic
-// API, 10 connections, pipelining 1), so that on a 2-core machine the server under test has one
-// core and the load generator the other. Varying-path runs send a new amount on every request, so
-// every request is a cache miss; amounts stay distinct across rounds (each run continues where the
-// previous one stopped), and each fresh round sends more distinct amounts than
-// QUOTE_CACHE_MAX_ENTRIES' default (10000), so the cache evicts while it runs: eviction is part of
-// the real miss path.
+// API, pipelining 1), so that on a 2-core machine the server under test has one core and the load
+// generator the other. Three kinds of load: the cached quote's one URL; a new amount on every
+// request (every request a cache miss for the service); and a keyless plan with a new
+// idempotencyKey on every request (never a replay). Amounts and keys continue where the previous
+// run stopped (`firstSequence`), so none repeats within a bench run, and each fresh round sends
+// more distinct amounts than QUOTE_CACHE_MAX_ENTRIES' default (10000), so the cache evicts while
+// it runs: eviction is part of the real miss path.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { track } from './processes.js';
 
 export const CONNECTIONS = 10;
 export const PIPELINING = 1;
+export const CACHED_PATH = '/api/quote?from=CC&to=USDCx&amount=100';
 export const FRESH_PATH_PREFIX = '/api/quote?from=CC&to=USDCx&amount=';
+export const PLAN_PATH = '/api/app/plan';
 
 const GENERATOR = fileURLToPath(new URL('./load-generator.js', import.meta.url));
 
+export type LoadKind = 'cached' | 'fresh' | 'plan';
+
 export interface LoadJob {
   readonly title: string;
-  readonly url: string;
+  /** The servers' origins; connections are spread over them in turn. */
+  readonly origins: readonly string[];
+  readonly kind: LoadKind;
+  readonly connections: number;
   readonly warmupS: number;
   readonly durationS: number;
-  /** Vary the amount on every request (a cache miss on every request for the service). */
-  readonly varyAmount: boolean;
-  /** With varyAmount: the amounts sent are 100 + (firstAmount + 1) * 1e-10, 100 + (firstAmount + 2) * 1e-10, ... */
-  readonly firstAmount: number;
+  /** fresh: amounts 100 + (firstSequence + 1) * 1e-10, ...; plan: idempotencyKeys <keyPrefix>-<firstSequence + 1>, ... */
+  readonly firstSequence: number;
+  /** plan: the request body, without its idempotencyKey. */
+  readonly planBody?: Readonly<Record<string, string>>;
+  readonly keyPrefix?: string;
+  /** Parse every 2xx body (warm-up included) and count venues[].rejectionCode per venue. */
+  readonly inspect: boolean;
 }
 
 export interface LoadResult {
@@ -38,8 +49,11 @@ export interface LoadResult {
   readonly durationS: number;
   /** Responses in the warm-up and the measured run together (for CPU per request). */
   readonly allResponses: number;
-  /** Varying-path runs: how many distinct amounts were sent, warm-up included. */
-  readonly distinctAmounts: number | null;
+  /** Amounts or idempotencyKeys used, warm-up included (0 for the cached quote). */
+  readonly sequenceUsed: number;
+  /** With `inspect`: bodies read, and `<venueId> <rejectionCode>` -> how many of them said so. */
+  readonly inspected: number;
+  readonly rejections: Readonly<Record<string, number>>;
 }
 
 export function runLoad(job: LoadJob): Promise<LoadResult> {

@@ -17,7 +17,7 @@ export function track(child: ChildProcess): ChildProcess {
 }
 
 /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
-async function stop(child: ChildProcess, graceMs = 3000): Promise<void> {
+export async function stop(child: ChildProcess, graceMs = 3000): Promise<void> {
   if (!alive(child)) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
@@ -59,13 +59,13 @@ export interface Fetched {
   readonly body: Buffer;
 }
 
-export async function get(url: string): Promise<Fetched> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+export async function get(url: string, init: RequestInit = {}): Promise<Fetched> {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(2000) });
   return { status: response.status, headers: response.headers, body: Buffer.from(await response.arrayBuffer()) };
 }
 
 /** Polls `url` until it answers 200; fails early when the child exits. */
-export async function waitFor200(url: string, child: ChildProcess, name: string, stderr: () => string): Promise<Fetched> {
+export async function waitFor200(url: string, child: ChildProcess, name: string, stderr: () => string, init: RequestInit = {}): Promise<Fetched> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = 'no answer yet';
   while (Date.now() < deadline) {
@@ -74,7 +74,7 @@ export async function waitFor200(url: string, child: ChildProcess, name: string,
       throw new Error(`${name} exited (code ${child.exitCode}, signal ${child.signalCode}) before answering ${url}${why ? `:\n${why}` : ''}`);
     }
     try {
-      const fetched = await get(url);
+      const fetched = await get(url, init);
       if (fetched.status === 200) return fetched;
       last = `HTTP ${fetched.status}`;
     } catch (err) {
