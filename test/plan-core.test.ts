@@ -9,6 +9,7 @@ import { dec, toWire } from '../core/decimal.js';
 import { DomainError } from '../core/errors.js';
 import { DEFAULT_FEE_SCHEMAS, FeeSchemas } from '../core/quotes/fee-schemas.js';
 import { callerDigest, IdempotencyRecords } from '../core/plans/idempotency.js';
+import { newPlanId } from '../core/plans/plan-id.js';
 import { assemblePlan, PLAN_VALIDITY_MS, type PlanInputs } from '../core/plans/assembly.js';
 import { planViolations } from '../core/plans/guardrail.js';
 import { parsePlanRequest, type PlanRoute } from '../core/plans/params.js';
@@ -381,4 +382,40 @@ t.test('PlanService: "the plan is bound to the caller that asked": a held record
   await t.rejects(service.create(params, caller, null), { code: 'guardrail' }, 'a create whose record lost to it');
   t.equal(service.guardrailTrips, 2);
   t.notMatch(JSON.stringify(logged), 'pl_theirs', 'the other caller\'s plan is not logged either');
+});
+
+t.test('"planId": pl_ and 128 random bits, drawn from a pool and never repeated across its refills', async (t) => {
+  const ids = Array.from({ length: 1000 }, () => newPlanId());
+  t.ok(ids.every((id) => /^pl_[A-Za-z0-9_-]{22}$/.test(id)), 'each id is pl_ and 16 bytes in base64url');
+  t.equal(new Set(ids).size, ids.length, 'no id repeats');
+  const bits = ids.map((id) => Buffer.from(id.slice(3), 'base64url'));
+  const ones = bits.reduce((sum, b) => sum + [...b].reduce((s, byte) => s + byte.toString(2).replaceAll('0', '').length, 0), 0);
+  const share = ones / (ids.length * 128);
+  t.ok(share > 0.48 && share < 0.52, `about half the bits are set (${share.toFixed(4)}): the bytes are random, not zeroed`);
+});
+
+t.test('IdempotencyRecords: "a record holds the request\'s fingerprint, the caller\'s digest and the plan as sent": the plan\'s text unescaped, never the taker; a record kept as JSON before is read the same', async (t) => {
+  const stored = new Map<string, string>();
+  const state = new InProcessSharedState();
+  const spy = Object.assign(Object.create(state) as InProcessSharedState, {
+    setIfAbsent: (key: string, value: string, ttlMs: number) => {
+      stored.set(key, value);
+      return state.setIfAbsent(key, value, ttlMs);
+    },
+  });
+  const records = new IdempotencyRecords(spy);
+  const plan = JSON.stringify({ planId: 'pl_x', note: 'a "quoted" line\nbreak', takerParty: 'kept in the plan the taker receives' });
+  const record = { fingerprint: 'fp_abc-_', boundTo: callerDigest('app:127.0.0.1'), plan };
+  t.equal(await records.claim('k1', record), record, 'the first claim holds');
+  const [raw] = [...stored.values()];
+  t.ok(raw!.endsWith(`\n${plan}`), 'the plan is kept byte for byte, not escaped inside another JSON text');
+  t.notOk(raw!.includes('127.0.0.1'), 'the caller is kept as a digest');
+  t.strictSame(await records.find(record.boundTo, 'k1'), record, 'read back whole');
+  t.strictSame(await records.claim('k1', { ...record, plan: '{"planId":"pl_other"}' }), record, 'a later claim gets the held record');
+
+  const legacy = { fingerprint: 'fp_old', boundTo: callerDigest('app:10.0.0.1'), plan: '{"planId":"pl_old"}' };
+  const [key] = [...stored.keys()];
+  const other = new IdempotencyRecords(Object.assign(Object.create(state) as InProcessSharedState, { get: async () => ({ value: JSON.stringify(legacy), ttlMs: 1000 }) }));
+  t.ok(key!.startsWith('idem:'));
+  t.strictSame(await other.find(legacy.boundTo, 'k2'), legacy, 'a record stored as JSON by an earlier version is read as before');
 });

@@ -3,7 +3,7 @@
 // the plan it holds; the first plan stored for a key wins, so concurrent identical requests agree
 // on one plan. A record holds the request's fingerprint (a digest), the caller it is bound to (a
 // digest) and the plan's JSON text: never the taker's party, nor the caller's key or IP.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import { SharedStateUnavailable, type SharedState } from '../state/shared-state.js';
 
@@ -19,7 +19,8 @@ export interface IdempotencyRecord {
   readonly plan: string;
 }
 
-const digest = (text: string): string => createHash('sha256').update(text).digest('base64url');
+// crypto.hash, one call: a Hash object per digest cost a plan more than the digest itself.
+const digest = (text: string): string => hash('sha256', text, 'base64url');
 
 /** A caller's identity as records keep it: `partner:<key id>` or `app:<client IP>`, digested. */
 export const callerDigest = (caller: string): string => digest(`caller\0${caller}`);
@@ -43,7 +44,7 @@ export class IdempotencyRecords {
   /** Stores `record` unless the caller holds one under `idempotencyKey`; returns the record that holds. */
   async claim(idempotencyKey: string, record: IdempotencyRecord): Promise<IdempotencyRecord> {
     const key = this.key(record.boundTo, idempotencyKey);
-    if (await this.unlessUnavailable(this.state.setIfAbsent(key, JSON.stringify(record), this.retentionMs))) return record;
+    if (await this.unlessUnavailable(this.state.setIfAbsent(key, formatRecord(record), this.retentionMs))) return record;
     const winner = await this.find(record.boundTo, idempotencyKey);
     // Held a moment ago and gone now: its retention ended in between; this plan takes the key.
     if (winner === null) return this.claim(idempotencyKey, record);
@@ -64,7 +65,27 @@ export class IdempotencyRecords {
   }
 }
 
+/** The first line of a record in its line format. */
+const RECORD_LINES = 'plan-record/2';
+
+/**
+ * A record as the shared state keeps it: a header line, its two digests (base64url) and the plan's
+ * JSON text (which holds no raw line break), one per line. Nested in another JSON text, every quote
+ * of the plan was escaped on the way in and read back on a replay, and each held plan was larger.
+ */
+function formatRecord(record: IdempotencyRecord): string {
+  return `${RECORD_LINES}\n${record.fingerprint}\n${record.boundTo}\n${record.plan}`;
+}
+
+/** A stored record, in its line format or as the JSON object records were kept as before it (a rolling deploy shares them). */
 function parseRecord(text: string): IdempotencyRecord {
+  if (text.startsWith(`${RECORD_LINES}\n`)) {
+    const first = RECORD_LINES.length + 1;
+    const second = text.indexOf('\n', first);
+    const third = second < 0 ? -1 : text.indexOf('\n', second + 1);
+    if (third < 0) throw new Error('an idempotency record in the shared state is malformed');
+    return { fingerprint: text.slice(first, second), boundTo: text.slice(second + 1, third), plan: text.slice(third + 1) };
+  }
   const record = JSON.parse(text) as Partial<IdempotencyRecord> | null;
   if (typeof record?.fingerprint !== 'string' || typeof record.boundTo !== 'string' || typeof record.plan !== 'string') {
     throw new Error('an idempotency record in the shared state is malformed');

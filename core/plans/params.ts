@@ -1,7 +1,7 @@
 // Turns a schema-valid plan body into the domain request, applying the rules the schema cannot
 // express: known and distinct tokens, the amount's range, the taker's party format, fee params
 // together and well-formed, and a quoteRef that agrees with the chosen venue.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { toWire } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
 import { isPartyId } from '../party.js';
@@ -63,6 +63,6 @@ export function parsePlanRequest(body: PlanRequest, route: PlanRoute): PlanParam
     idempotencyKey: body.idempotencyKey,
     slippageBps,
     integratorFee,
-    fingerprint: createHash('sha256').update(JSON.stringify(meaning)).digest('base64url'),
+    fingerprint: hash('sha256', JSON.stringify(meaning), 'base64url'),
   };
 }

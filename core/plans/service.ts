@@ -1,7 +1,6 @@
 // The plan use case, one core for both routes: the chosen venue's quote comes from the same base
 // quote a quote request gets (never from the client), the plan is assembled from it, checked by the
 // party-isolation guardrail, and kept under the caller's idempotencyKey so a retry gets it again.
-import { randomBytes } from 'node:crypto';
 import { checkIntegratorCap } from '../quotes/client-fees.js';
 import { dec, type Decimal } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
@@ -10,6 +9,7 @@ import { callerDigest, IdempotencyRecords, type IdempotencyRecord } from './idem
 import type { Partner } from '../keys/partner-keys.js';
 import { assemblePlan, type PlanInputs, type PlanParties } from './assembly.js';
 import { planViolations } from './guardrail.js';
+import { newPlanId } from './plan-id.js';
 import type { PlanParams, PlanRoute } from './params.js';
 import type { QuoteService } from '../quotes/service.js';
 import type { CoreLog } from '../log.js';
@@ -56,6 +56,8 @@ const callerId = (caller: PlanCaller): string => (caller.route === 'partner' ? `
 
 export class PlanService {
   private trips = 0;
+  /** The last base quote read for a plan, parsed: plans for one combination within its cache window parse its body once. */
+  private lastQuote: { readonly json: string; readonly quote: QuoteResponse } | undefined;
 
   constructor(private readonly options: PlanServiceOptions) {}
 
@@ -107,7 +109,7 @@ export class PlanService {
       terms,
       collecting: options.collecting,
       parties: { pool, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty } satisfies PlanParties,
-      planId: `pl_${randomBytes(16).toString('base64url')}`,
+      planId: newPlanId(),
       createdAt: options.now(),
     };
     const plan = (options.assemble ?? assemblePlan)(inputs);
@@ -137,7 +139,9 @@ export class PlanService {
   private async venueQuote(params: PlanParams, route: PlanRoute): Promise<{ net: Decimal; asOf: string }> {
     let quote: QuoteResponse;
     try {
-      quote = JSON.parse((await this.options.quotes.baseQuote(params)).json) as QuoteResponse;
+      const { json } = await this.options.quotes.baseQuote(params);
+      if (this.lastQuote?.json !== json) this.lastQuote = { json, quote: JSON.parse(json) as QuoteResponse };
+      quote = this.lastQuote.quote;
     } catch (err) {
       this.options.log.warn({ venueId: params.venueId, err }, 'the quote for a plan could not be built');
       // The keyed route documents 502 for this; the keyless one, 500.
