@@ -62,7 +62,14 @@ export async function registerOperations(app: FastifyInstance, definition: Docum
     if (!route) throw new Error(`no handler for ${method.toUpperCase()} ${path} (${operationId ?? 'no operationId'})`);
     const url = path.replace(/\{([^}]+)\}/g, ':$1');
     methodsByPath.set(url, [...(methodsByPath.get(url) ?? []), method.toUpperCase()]);
-    app.route({ method: method.toUpperCase() as 'GET', url, handler: route });
+    app.route({
+      method: method.toUpperCase() as 'GET',
+      url,
+      handler: (request, reply) => {
+        request.routeUrl = url;
+        return route(request, reply);
+      },
+    });
   }
   for (const [url, methods] of methodsByPath) {
     const allowed = methods.includes('GET') ? [...methods, 'HEAD'] : methods;

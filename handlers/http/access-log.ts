@@ -21,8 +21,10 @@ export interface AccessLogFields {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Extra fields for this request's access-log line. */
-    logFields?: AccessLogFields;
+    /** Extra fields for this request's access-log line; null until a handler annotates one. */
+    logFields: AccessLogFields | null;
+    /** The route pattern, set by the operation routes: fastify's routeOptions builds a dozen-field object on each read. */
+    routeUrl: string | null;
   }
 }
 
@@ -73,7 +75,7 @@ export function directLineWriter(logger: Logger): ((fields: string) => void) | n
 }
 
 /** `,"key":value` for each annotated field that is set, in the order annotated, as pino writes them. */
-function annotatedFields(fields: AccessLogFields | undefined): string {
+function annotatedFields(fields: AccessLogFields | null): string {
   let text = '';
   if (!fields) return text;
   for (const key in fields) {
@@ -94,7 +96,7 @@ export class AccessLog extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const route = request.routeOptions.url ?? '(none)';
+    const route = request.routeUrl ?? request.routeOptions.url ?? '(none)';
     const latencyMs = Math.round(reply.elapsedTime * 1000) / 1000;
     // A keyed request is billable traffic when it was served: never when refused, over its rate
     // limit (429) included.

@@ -7,10 +7,10 @@
 // check the API version). An OPTIONS that is no preflight is routed like any other request: 405
 // in the contract's error shape.
 //
-// Two fixed headers on the cross-origin paths, written by one hook of our own: @fastify/cors,
-// which wrote them before, normalised its options for every request when they depend on the path
-// (a delegator), which cost a cached quote ~7 % of its CPU.
-import type { FastifyInstance } from 'fastify';
+// Two fixed headers on the cross-origin paths, written by the app's one onRequest hook
+// (handlers/app.ts): @fastify/cors, which wrote them before, normalised its options for every
+// request when they depend on the path (a delegator), which cost a cached quote ~7 % of its CPU.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const METHODS = 'GET, POST';
 const ALLOWED_HEADERS = 'content-type, x-api-key, authorization';
@@ -21,16 +21,18 @@ const PREFLIGHT_MAX_AGE_S = '600';
 /** The API and the SDK's scripts are for any page; the demo page (it holds the sandbox's token) is not. */
 const crossOrigin = (url: string) => url.startsWith('/api/') || url.startsWith('/sdk/') || url.startsWith('/openapi/');
 
-export function registerCors(server: FastifyInstance): void {
-  // Before routing: a preflight is never counted, verified or logged as a refusal.
-  server.addHook('onRequest', (request, reply, done) => {
-    if (!crossOrigin(request.url)) return done();
-    reply.header('access-control-allow-origin', '*');
-    reply.header('access-control-expose-headers', EXPOSED_HEADERS);
-    if (request.method !== 'OPTIONS' || request.headers.origin === undefined || request.headers['access-control-request-method'] === undefined) return done();
-    reply
-      .code(204)
-      .headers({ 'access-control-allow-methods': METHODS, 'access-control-allow-headers': ALLOWED_HEADERS, 'access-control-max-age': PREFLIGHT_MAX_AGE_S })
-      .send();
-  });
+/**
+ * The CORS headers of `request`'s answer; true when that answer is a preflight's, sent here: it
+ * runs before routing, so a preflight is never counted, verified or logged as a refusal.
+ */
+export function answerCors(request: FastifyRequest, reply: FastifyReply): boolean {
+  if (!crossOrigin(request.url)) return false;
+  reply.header('access-control-allow-origin', '*');
+  reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+  if (request.method !== 'OPTIONS' || request.headers.origin === undefined || request.headers['access-control-request-method'] === undefined) return false;
+  reply
+    .code(204)
+    .headers({ 'access-control-allow-methods': METHODS, 'access-control-allow-headers': ALLOWED_HEADERS, 'access-control-max-age': PREFLIGHT_MAX_AGE_S })
+    .send();
+  return true;
 }
