@@ -4,6 +4,7 @@
 // coarse for sub-millisecond loopback latencies); requests/s is autocannon's mean of per-second
 // samples.
 import { createRequire } from 'node:module';
+import { Pool } from 'undici';
 import { CACHED_PATH, FRESH_PATH_PREFIX, PIPELINING, PLAN_PATH, type LoadJob, type LoadResult } from './load.js';
 
 /** The slice of autocannon v8's programmatic API used here (it ships no type declarations). */
@@ -48,7 +49,90 @@ function requestOf(job: LoadJob, next: () => number): AutocannonRequest {
   }
 }
 
+/** Venue rejections counted from a quote's body, as `inspect` asks. */
+function countRejections(body: string, rejections: Record<string, number>): void {
+  const { venues } = JSON.parse(body) as { venues?: unknown };
+  if (!Array.isArray(venues)) return;
+  for (const { venueId, rejectionCode } of venues as Array<{ venueId: string; rejectionCode: string | null }>) {
+    if (rejectionCode !== null) rejections[`${venueId} ${rejectionCode}`] = (rejections[`${venueId} ${rejectionCode}`] ?? 0) + 1;
+  }
+}
+
+const percentileOf = (sorted: readonly number[], q: number): number =>
+  sorted.length === 0 ? Number.NaN : (sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number);
+
+/**
+ * Fresh quotes in an open loop: one starts every 1/arrivalsPerSecond s, answered or not, as
+ * independent callers arrive. A closed loop's connections fall into step when every answer takes
+ * the same time (a hung venue: each waits out the deadline), so its requests arrive in bursts of
+ * one per connection, and each burst queues behind itself.
+ */
+async function pacedLoad(job: LoadJob & { readonly arrivalsPerSecond: number }): Promise<LoadResult> {
+  const pool = new Pool(job.origins[0]!, { connections: job.connections });
+  let sequence = job.firstSequence;
+  const latencies: number[] = [];
+  const rejections: Record<string, number> = {};
+  let sent = 0;
+  let inspected = 0;
+  let non2xx = 0;
+  let errors = 0;
+  const one = async (measured: boolean): Promise<void> => {
+    sequence += 1;
+    sent += 1;
+    const started = performance.now();
+    try {
+      const { statusCode, body } = await pool.request({ method: 'GET', path: `${FRESH_PATH_PREFIX}100.${String(sequence).padStart(10, '0')}` });
+      const text = await body.text();
+      if (statusCode < 200 || statusCode > 299) {
+        non2xx += 1;
+        return;
+      }
+      if (job.inspect) {
+        inspected += 1;
+        countRejections(text, rejections);
+      }
+      if (measured) latencies.push(performance.now() - started);
+    } catch {
+      errors += 1;
+    }
+  };
+  const run = async (seconds: number, measured: boolean): Promise<void> => {
+    const pending: Array<Promise<void>> = [];
+    const start = performance.now();
+    const count = Math.round(seconds * job.arrivalsPerSecond);
+    for (let i = 0; i < count; i++) {
+      const due = start + (i * 1000) / job.arrivalsPerSecond;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      pending.push(one(measured));
+    }
+    await Promise.all(pending);
+  };
+  await run(job.warmupS, false);
+  const started = performance.now();
+  await run(job.durationS, true);
+  const durationS = (performance.now() - started) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    rps: latencies.length / durationS,
+    p50Ms: percentileOf(latencies, 0.5),
+    p99Ms: percentileOf(latencies, 0.99),
+    ok: latencies.length,
+    sent,
+    non2xx,
+    errors,
+    timeouts: 0,
+    durationS,
+    allResponses: sent - errors,
+    sequenceUsed: sequence - job.firstSequence,
+    inspected,
+    rejections,
+  };
+}
+
 async function loadGenerator(job: LoadJob): Promise<LoadResult> {
+  if (job.arrivalsPerSecond !== undefined) return pacedLoad({ ...job, arrivalsPerSecond: job.arrivalsPerSecond });
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
   // One counter for all connections: they share this process.
   let sequence = job.firstSequence;
@@ -59,11 +143,7 @@ async function loadGenerator(job: LoadJob): Promise<LoadResult> {
     request.onResponse = (status, body) => {
       if (status < 200 || status > 299) return;
       inspected += 1;
-      const { venues } = JSON.parse(body) as { venues?: unknown };
-      if (!Array.isArray(venues)) return;
-      for (const { venueId, rejectionCode } of venues as Array<{ venueId: string; rejectionCode: string | null }>) {
-        if (rejectionCode !== null) rejections[`${venueId} ${rejectionCode}`] = (rejections[`${venueId} ${rejectionCode}`] ?? 0) + 1;
-      }
+      countRejections(body, rejections);
     };
   }
   const instance = autocannon({
@@ -82,12 +162,10 @@ async function loadGenerator(job: LoadJob): Promise<LoadResult> {
   });
   const result = await instance;
   latencies.sort((a, b) => a - b);
-  const percentile = (q: number): number =>
-    latencies.length === 0 ? Number.NaN : (latencies[Math.min(latencies.length - 1, Math.max(0, Math.ceil(q * latencies.length) - 1))] as number);
   return {
     rps: result.requests.average,
-    p50Ms: percentile(0.5),
-    p99Ms: percentile(0.99),
+    p50Ms: percentileOf(latencies, 0.5),
+    p99Ms: percentileOf(latencies, 0.99),
     ok: latencies.length,
     sent: result.requests.sent,
     non2xx: result.non2xx,

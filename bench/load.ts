@@ -35,6 +35,12 @@ export interface LoadJob {
   readonly keyPrefix?: string;
   /** Parse every 2xx body (warm-up included) and count venues[].rejectionCode per venue. */
   readonly inspect: boolean;
+  /**
+   * Open loop (fresh quotes only): requests start at this many evenly spaced moments per second,
+   * whether or not earlier ones have been answered, over at most `connections` connections.
+   * Without it, each connection sends its next request when its last is answered (closed loop).
+   */
+  readonly arrivalsPerSecond?: number;
 }
 
 export interface LoadResult {
