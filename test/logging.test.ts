@@ -1,8 +1,9 @@
 // Logs are pino JSON lines; request lines carry method, route, status and latency; no secret, API
 // key or party id ever reaches a line.
+import fc from 'fast-check';
 import pino from 'pino';
 import t from 'tap';
-import { directLineWriter, jsonString, REQUEST_COMPLETED } from '../handlers/http/access-log.js';
+import { directLineWriter, jsonString, latencyText, REQUEST_COMPLETED } from '../handlers/http/access-log.js';
 import { createLogger, LineBatch } from '../handlers/logger.js';
 import { testApp } from './helpers/app.js';
 
@@ -135,4 +136,11 @@ t.test('a logger that reshapes its lines gets its access-log line from pino itse
   t.equal(directLineWriter(captured({ hooks: { streamWrite: (s) => s } }).logger), null, 'a stream-write hook');
   t.equal(directLineWriter(pino({}, pino.multistream([{ stream: { write: () => undefined } }]))), null, 'a stream that routes by level');
   t.not(directLineWriter(captured({}).logger), null, 'a plain pino logger takes the direct path');
+});
+
+t.test('latencyMs is written as JSON writes the latency rounded to the microsecond, from whole microseconds', async (t) => {
+  const written = (ms: number) => String(Math.round(ms * 1000) / 1000);
+  for (const ms of [0, 0.0004, 0.0005, 0.001, 0.01, 0.1, 0.123, 0.12, 0.1204, 1, 1.5, 2.0005, 10.01, 99.999, 100, 123.4567, 1_000_000.001]) t.equal(latencyText(ms), written(ms), String(ms));
+  fc.assert(fc.property(fc.double({ min: 0, max: 1e7, noNaN: true }), (ms) => latencyText(ms) === written(ms)), { numRuns: 20_000 });
+  fc.assert(fc.property(fc.integer({ min: 0, max: 1e9 }), (us) => latencyText(us / 1000) === written(us / 1000)), { numRuns: 20_000 });
 });

@@ -74,16 +74,28 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
   // own, the count is read at once: the plugin's limiter always answers with a promise (three,
   // with its store's and its key's), which cost a cached quote ~7.5 % of its CPU. Shared windows
   // (Redis) answer with a promise anyway, and go through the plugin.
-  const limit = (key: (request: FastifyRequest) => string, max: number) => {
-    const shared = app.createRateLimit({ keyGenerator: key, max });
+  const limit = (kind: string, caller: (request: FastifyRequest) => string, max: number) => {
+    const shared = app.createRateLimit({ keyGenerator: (request) => `${kind}:${caller(request)}`, max });
+    // The last caller's window key, kept: one client's requests then build no new key string
+    // (and the window map hashes none) per request.
+    let lastCaller = '';
+    let lastKey = '';
+    const windowKey = (request: FastifyRequest): string => {
+      const who = caller(request);
+      if (who !== lastCaller) {
+        lastCaller = who;
+        lastKey = `rate:${kind}:${who}`;
+      }
+      return lastKey;
+    };
     return (request: FastifyRequest, reply: FastifyReply, showCounts: boolean): void | Promise<void> => {
-      if (windows.isLocal) return enforce(verdict(windows.hitNow(`rate:${key(request)}`, RATE_WINDOW_MS), max), reply, showCounts);
+      if (windows.isLocal) return enforce(verdict(windows.hitNow(windowKey(request), RATE_WINDOW_MS), max), reply, showCounts);
       return shared(request).then((result) => (result.isAllowed ? undefined : enforce(result, reply, showCounts)));
     };
   };
-  const keylessWindow = limit((request) => `ip:${clientIp(request)}`, settings.keylessPerMinute);
-  const keyedWindow = limit((request) => `key:${request.partner!.id}`, settings.keyedPerMinute);
-  const freshBudget = limit((request) => `fresh:${clientIp(request)}`, settings.freshQuotesPerMinute);
+  const keylessWindow = limit('ip', clientIp, settings.keylessPerMinute);
+  const keyedWindow = limit('key', (request) => request.partner!.id, settings.keyedPerMinute);
+  const freshBudget = limit('fresh', clientIp, settings.freshQuotesPerMinute);
 
   return {
     admit: (request, reply, partner) => {
