@@ -54,3 +54,9 @@ t.test('against the lossless parser: the named members agree with it exactly, th
     { numRuns: 300 },
   );
 });
+
+t.test('text that is not JSON is refused before any scan: an unterminated run of escaped quotes (quadratic to scan) is refused at once', async (t) => {
+  const hostile = `{"price": 1, "note": "${'\\"'.repeat(400_000)}`;
+  t.throws(() => parseJsonKeepingFields(hostile, AMOUNTS), SyntaxError);
+  t.strictSame(parseJsonKeepingFields(`{"price": 1, "note": "${'\\"'.repeat(400_000)}"}`, AMOUNTS), { price: '1', note: '"'.repeat(400_000) }, 'and the same run terminated is read');
+});
