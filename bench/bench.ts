@@ -39,7 +39,7 @@
 // default 3), BENCH_WARMUP_S (first-round warm-up, default 2; later rounds min(1, it)), REDIS_URL;
 // the services inherit the rest (QUOTE_CACHE_MAX_ENTRIES, ...), except what the bench sets (PORT,
 // HOST, LOG_LEVEL, the sandbox, the rate limits raised out of reach: one client on one IP drives
-// every request). With the defaults the run takes about 3.5 minutes (2.5 more with REDIS_URL).
+// every request). With the defaults the run takes about 4 minutes (2.5 more with REDIS_URL).
 // Exit status 1, after everything is printed, when a gated target is missed or any run saw errors
 // or non-2xx answers; every child process is stopped on the way out, even on error.
 import { randomBytes } from 'node:crypto';
