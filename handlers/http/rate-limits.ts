@@ -45,7 +45,7 @@ function windowsStore(windows: RateWindows): new () => FastifyRateLimitStore {
 }
 
 /** What a limit says of one counted request: the fields of @fastify/rate-limit's answer that the service reads. */
-export interface Verdict {
+interface Verdict {
   readonly max: number;
   readonly remaining: number;
   readonly ttlInSeconds: number;
@@ -53,7 +53,7 @@ export interface Verdict {
 }
 
 /** The verdict on a window's count, as @fastify/rate-limit reaches it from its store's count (a test holds the two together). */
-export function verdict({ count, resetInMs }: WindowCount, max: number): Verdict {
+function verdict({ count, resetInMs }: WindowCount, max: number): Verdict {
   return { max, remaining: Math.max(0, max - count), ttlInSeconds: Math.ceil(resetInMs / 1000), isExceeded: count > max };
 }
 
