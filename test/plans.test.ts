@@ -60,6 +60,16 @@ t.test('"Both routes build the plan through the same core as the quote, with the
   t.strictSame(fromApp.quoteRef.appliedSchema, { schemaId: 'b2c-default', overrideId: null }, 'the keyless plan, the B2C schema');
 });
 
+t.test('"the same numbers as the quote", plan after plan: each plan takes the base quote of its own parameters, whichever combination came before', async (t) => {
+  const { app } = await started(t);
+  for (const [from, to, amount] of [['CC', 'USDCx', '100'], ['CC', 'USDCx', '250.5'], ['CC', 'CBTC', '100'], ['CC', 'USDCx', '100']] as const) {
+    const quoted = await quote(app, `from=${from}&to=${to}&amount=${amount}`);
+    const made = plan(await appPlan(app, body({ from, to, amount })));
+    t.equal(made.quoteRef.net, quoted.venues.find((v) => v.venueId === 'tradecraft')!.net, `${amount} ${from} for ${to}: the venue's net in its own quote`);
+    t.equal(made.quoteRef.asOf, quoted.asOf, `${amount} ${from} for ${to}: from that quote`);
+  }
+});
+
 /** floor(net × (10000 − s) / 10000) in integer units of 1e-10, independently of decimal.js. */
 function floorOf(net: string, slippageBps: number): string {
   const [whole, fraction = ''] = net.split('.');

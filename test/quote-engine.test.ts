@@ -99,6 +99,19 @@ t.test('quoteAcrossVenues: every venue shares the one deadline signal, and it is
   t.strictSame(a.requests[0], REQUEST, 'the venue gets the request as is');
 });
 
+t.test('quoteAcrossVenues: "one deadline per quote": every venue gets the same deadline, which says when it ends, VENUE_TIMEOUT_MS from the quote\'s start', async (t) => {
+  const seen: Deadline[] = [];
+  const venue = (id: string) => fakeVenueWithDeadline(id, async (deadline) => {
+    seen.push(deadline);
+    return { available: true, gross: dec('1'), fee: null };
+  });
+  const before = Date.now();
+  await quoteAcrossVenues(REQUEST, options([venue('a'), venue('b')], { venueTimeoutMs: 5_000 }).opts);
+  const after = Date.now();
+  t.equal(seen[0], seen[1], 'one deadline object for the quote');
+  t.ok(seen[0]!.endsAt >= before + 5_000 && seen[0]!.endsAt <= after + 5_000, `endsAt is the quote's start + VENUE_TIMEOUT_MS (${seen[0]!.endsAt - before} ms after the call)`);
+});
+
 t.test('quoteAcrossVenues: a venue that first reads the deadline signal after the deadline finds it aborted', async (t) => {
   let late: Deadline | undefined;
   const lazy = fakeVenueWithDeadline('lazy', (deadline) => {
