@@ -51,7 +51,7 @@ run: build ## Run the service; it starts the sandbox as a child process (HOST, P
 sandbox: build ## Run the sandbox alone in the foreground; prints one JSON line with its URLs
 	node dist/sandbox/main.js
 
-test: build ## Run every test; ends with "N passed, M failed"
+test: build ## Run every test; ends with "N passed, M failed, K skipped"
 	npx tap -R ./dist/scripts/tap-summary-reporter.js 'dist/test/**/*.test.js'
 
 lint: install ## Lint the spec with Redocly's recommended rules

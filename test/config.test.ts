@@ -1,4 +1,6 @@
 // loadConfig (core/config.ts) and the quote query rules of core/quotes/params.ts.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { DomainError } from '../core/errors.js';
@@ -7,6 +9,7 @@ import { MAX_AMOUNT, parseAmount, parseIntegratorFee, parseQuoteParams } from '.
 import { CBTC, CC, USDCX } from '../core/tokens.js';
 import type { GetQuoteQuery } from '../core/wire.js';
 import { readManifest, withSandbox } from '../core/sandbox-link/manifest.js';
+import { repoRoot } from '../handlers/app.js';
 import { testSandbox } from './helpers/sandbox.js';
 
 /** The sandbox's own pools (sandbox/market.ts), as its manifest names them. */
@@ -460,4 +463,31 @@ t.test('core/party.ts checks party ids with exactly the spec\'s PartyId pattern'
   const { loadSpec } = await import('./helpers/spec.js');
   const schemas = (loadSpec().document.components as { schemas: Record<string, { pattern?: string }> }).schemas;
   t.equal(PARTY_ID.source, schemas.PartyId!.pattern);
+});
+
+t.test('"The README\'s configuration table lists every variable the service reads": the table and loadConfig name the same variables', async (t) => {
+  // Every name loadConfig asks the environment for, in both venue modes (a mode may read more).
+  const read = new Set<string>();
+  const recording = (base: Record<string, string>) =>
+    new Proxy(base, {
+      get(target, name) {
+        if (typeof name !== 'string') return undefined;
+        read.add(name);
+        return target[name];
+      },
+    });
+  loadConfig(recording({}));
+  t.throws(() => loadConfig(recording({ VENUES: 'live' })), ConfigError, 'live mode without its variables is refused, after reading them all');
+  t.ok(read.size > 20, `loadConfig read ${read.size} variables`);
+
+  const readme = readFileSync(path.join(repoRoot(), 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## Configuration\n'), readme.indexOf('\n## ', readme.indexOf('\n## Configuration\n') + 1));
+  const venues = ['TRADECRAFT', 'CANTEX', 'ONESWAP', 'NIGHTLY', 'TEMPLE'];
+  const documented = new Set(
+    [...section.matchAll(/^\| `([A-Z0-9_<>]+)` \|/gm)].flatMap(([, name]) =>
+      name!.startsWith('<VENUE>_') ? venues.map((venue) => name!.replace('<VENUE>', venue)) : [name!],
+    ),
+  );
+  t.strictSame([...read].filter((name) => !documented.has(name)).sort(), [], 'every variable loadConfig reads has a row in the table');
+  t.strictSame([...documented].filter((name) => !read.has(name)).sort(), [], 'every row in the table is a variable loadConfig reads');
 });
