@@ -75,6 +75,13 @@ async function serve(
       const current = manifest();
       [status, body] = current ? [200, JSON.stringify(current)] : [503, JSON.stringify({ error: 'the sandbox is still starting' })];
     }
+    // The index a person opening the sandbox's URL sees: where each venue and the ledger answer.
+    if (url.pathname === '/' && request.method === 'GET') {
+      const current = manifest();
+      [status, body] = current
+        ? [200, JSON.stringify({ venues: current.venues, ledger: current.ledger, manifest: `${current.sandbox}${MANIFEST_PATH}` }, null, 2)]
+        : [503, JSON.stringify({ error: 'the sandbox is still starting' })];
+    }
     const route = routes.find(([prefix]) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`));
     if (route && url.pathname !== MANIFEST_PATH) {
       const [prefix, handler] = route;

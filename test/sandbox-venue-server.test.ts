@@ -101,3 +101,18 @@ t.test('the embedded default: "routes every quote through the real adapters", so
   t.strictSame(body.venues.map((v) => v.venueId).sort(), ['cantex', 'nightly', 'oneswap', 'temple', 'tradecraft']);
   t.ok(body.venues.every((v) => v.available), 'every venue quotes through its adapter');
 });
+
+t.test('GET / on the sandbox\'s URL: an index a person can read, naming where each venue and the ledger answer and where the manifest is', async (t) => {
+  const sandbox = await testSandbox({ ledgerToken: 'hunter2-ledger' });
+  t.teardown(sandbox.close);
+  const res = await fetch(`${sandbox.manifest.sandbox}/`);
+  t.equal(res.status, 200);
+  const text = await res.text();
+  t.notMatch(text, /hunter2/, 'never the ledger\'s token');
+  t.strictSame(JSON.parse(text), {
+    venues: sandbox.manifest.venues,
+    ledger: sandbox.manifest.ledger,
+    manifest: `${sandbox.manifest.sandbox}/sandbox/v1/manifest`,
+  });
+  t.equal((await fetch(`${sandbox.manifest.sandbox}/`, { method: 'POST' })).status, 404, 'GET only');
+});
