@@ -241,6 +241,7 @@ t.test('loadConfig: "the venue\'s pool party per pair is configuration" (TRADECR
   const applied = withSandbox(loadConfig({}), readManifest(sandbox.manifest), sandbox.ledgerToken);
   t.strictSame(applied.poolParties, SANDBOX_POOLS, 'the sandbox pools without configuration, as its manifest says');
   t.strictSame(applied.ledgerReadAs, Object.values(SANDBOX_POOLS), 'and read as by default');
+  t.equal(applied.sandboxUrl, sandbox.manifest.sandbox, 'the applied configuration names the sandbox it found, started or given');
   const own = { 'CC/USDCx': PARTY('mine') };
   t.strictSame(withSandbox(loadConfig({ TRADECRAFT_POOL_PARTIES: `CC/USDCx=${PARTY('mine')}` }), readManifest(sandbox.manifest), 't').poolParties, own, 'TRADECRAFT_POOL_PARTIES, when set, wins');
   t.strictSame(loadConfig({ ...LIVE, TRADECRAFT_POOL_PARTIES: `usdcx / cc=${PARTY('a')}, Amulet/CBTC=${PARTY('b')}` }).poolParties, { 'CC/USDCx': PARTY('a'), 'CC/CBTC': PARTY('b') }, 'pairs named as the API accepts tokens, in either order');

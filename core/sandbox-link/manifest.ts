@@ -99,6 +99,8 @@ export function withSandbox(config: Config, manifest: SandboxManifest, ledgerTok
     ...config,
     liveVenues,
     poolParties,
+    // However it was found, the configuration the service runs with says where its sandbox is.
+    sandboxUrl: manifest.sandbox,
     ledgerUrl: manifest.ledger,
     ledgerToken,
     ledgerReadAs: config.ledgerReadAs.length > 0 ? config.ledgerReadAs : [...new Set(Object.values(poolParties))],
