@@ -13,6 +13,7 @@ import { AccessLog } from './http/access-log.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
 import { answerCors } from './http/cors.js';
 import { registerDemo } from './demo.js';
+import { registerJsonBody } from './http/json-body.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id.js';
 import { unroutedAnswers } from './http/unrouted-errors.js';
@@ -69,9 +70,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     bodyLimit: 16 * 1024,
     return503OnClosing: true,
   });
-  // Every request body in the contract is JSON: anything else is refused, never parsed as text.
-  server.removeAllContentTypeParsers();
-  server.addContentTypeParser('application/json', { parseAs: 'string' }, server.getDefaultJsonParser('error', 'error'));
+  registerJsonBody(server);
   server.server.on('connect', unrouted.connect);
   const core = await createServices(config, logger, options.overrides);
 
