@@ -1,5 +1,7 @@
 // Derives one JSON Schema per operation input from the spec: the query parameters as a closed
-// object (so an unknown or misspelt parameter is rejected) and the request body. Used by the
+// object (so an unknown or misspelt parameter is rejected) and the request body. An operation
+// whose contract documents no 400 cannot refuse its query: it gets no query schema, and ignores
+// any query it is sent (a cache-buster on the status, say). Used by the
 // generator and by the contract tests, so both read the spec the same way.
 
 export interface ParameterObject {
@@ -62,6 +64,12 @@ export function requestSchemas(spec: OpenApiDocument): {
   const body: Record<string, Record<string, unknown>> = {};
   for (const { operationId, operation } of listOperations(spec)) {
     const params = (operation.parameters ?? []).map((p) => resolveParameter(spec, p)).filter((p) => p.in === 'query');
+    const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
+    if (bodySchema) body[operationId] = bodySchema;
+    if (operation.responses?.['400'] === undefined) {
+      if (params.length > 0) throw new Error(`${operationId} takes query parameters but documents no 400 to refuse them with`);
+      continue;
+    }
     const properties: Record<string, unknown> = {};
     for (const p of params) properties[p.name] = p.schema ?? {};
     query[operationId] = {
@@ -70,8 +78,6 @@ export function requestSchemas(spec: OpenApiDocument): {
       required: params.filter((p) => p.required).map((p) => p.name),
       properties,
     };
-    const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
-    if (bodySchema) body[operationId] = bodySchema;
   }
   return { query, body };
 }

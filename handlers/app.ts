@@ -13,7 +13,10 @@ import { AccessLog } from './http/access-log.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
 import { answerCors } from './http/cors.js';
 import { registerDemo } from './demo.js';
+import { registerJsonBody } from './http/json-body.js';
 import { registerRateLimits } from './http/rate-limits.js';
+import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id.js';
+import { unroutedAnswers } from './http/unrouted-errors.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
 import { registerOperations } from './routes.js';
@@ -50,6 +53,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const specText = readFileSync(path.join(repoRoot(), 'openapi', 'v1.yaml'));
   const definition = parse(specText.toString('utf8')) as Document;
+  const unrouted = unroutedAnswers(logger, { 'x-service-api-version': API_VERSION, 'x-service-build': config.serviceBuild });
 
   const server = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -57,15 +61,17 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // Requests log through the root logger: a pino child per request costs more than the line.
     // The access-log line carries the request id itself.
     childLoggerFactory: (logger) => logger,
+    genReqId: requestIdOf,
+    clientErrorHandler: unrouted.clientError,
+    frameworkErrors: unrouted.frameworkError,
     // A hop count, never `true`: fastify would then take X-Forwarded-For's leftmost address,
     // which the client writes. Hop 0 is the connection's own address, the innermost proxy.
     trustProxy: config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
     bodyLimit: 16 * 1024,
     return503OnClosing: true,
   });
-  // Every request body in the contract is JSON: anything else is refused, never parsed as text.
-  server.removeAllContentTypeParsers();
-  server.addContentTypeParser('application/json', { parseAs: 'string' }, server.getDefaultJsonParser('error', 'error'));
+  registerJsonBody(server);
+  server.server.on('connect', unrouted.connect);
   const core = await createServices(config, logger, options.overrides);
 
   // From here on a failure must close what the core opened (a started sandbox).
@@ -74,6 +80,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     server.addHook('onRequest', (request, reply, done) => {
       reply.header('x-service-api-version', API_VERSION);
       reply.header('x-service-build', config.serviceBuild);
+      reply.header(REQUEST_ID_HEADER, request.id);
       if (!answerCors(request, reply)) done();
     });
     // Declared before any request, so every request object has the same shape.

@@ -2,6 +2,7 @@
 // operations and holds the operationId -> handler registry; each route runs the generated
 // validators and calls its handler directly. Routing through openapi-backend's handleRequest on
 // every request would cost ~65 µs of parsing and cloning that the hot path cannot afford.
+import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ValidateFunction } from 'ajv';
 import { OpenAPIBackend, type Document } from 'openapi-backend';
@@ -19,7 +20,8 @@ import { NOT_IMPLEMENTED, type HandlerMap, type OperationContext, type Operation
 
 type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> | void;
 
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** Every method a request can be routed with (the app routes all HTTP defines; CONNECT is no request for a path). */
+const ALL_METHODS = METHODS.filter((m) => m !== 'CONNECT');
 
 const validators = (module: Record<string, unknown>, operationId: string) => module[operationId] as ValidateFunction | undefined;
 
@@ -56,6 +58,12 @@ export async function registerOperations(app: FastifyInstance, definition: Docum
     );
   }
 
+  // Every method HTTP defines is routed, so one a path does not support is a 405 there, not a 404.
+  // Only POST carries a body in the contract: any other method is routed without reading one, so
+  // a PUT with a text body is the 405 it is, not a complaint about its body.
+  for (const method of ALL_METHODS) {
+    if (method !== 'POST') app.addHttpMethod(method, { hasBody: false, overrideExisting: true });
+  }
   const methodsByPath = new Map<string, string[]>();
   for (const { operationId, method, path } of api.getOperations()) {
     const route = operationId ? (api.handlers[operationId] as RouteHandler | undefined) : undefined;

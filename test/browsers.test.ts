@@ -32,7 +32,7 @@ t.test('"keyless reads open to any origin"; every answer, errors included, reada
     const res = await app.server.inject({ url, headers: { origin: 'https://anyone.example' } });
     t.equal(res.statusCode, status, url);
     t.equal(res.headers['access-control-allow-origin'], '*');
-    t.equal(res.headers['access-control-expose-headers'], 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-service-api-version, x-service-build');
+    t.equal(res.headers['access-control-expose-headers'], 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-service-api-version, x-service-build, x-request-id');
   }
 });
 

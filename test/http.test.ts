@@ -1,6 +1,7 @@
 // Server-wide rules: every response is JSON in the error shape when it is an error, carries the
 // version and build headers, and never leaks a stack or a framework message.
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import t from 'tap';
 import type { ValidateFunction } from 'ajv';
 import Fastify from 'fastify';
@@ -11,7 +12,7 @@ import { getQuote } from '../generated/query-validators.js';
 import { ValidatedQueries } from '../handlers/http/validated-queries.js';
 import { NOT_IMPLEMENTED, type HandlerMap, type OperationHandler } from '../handlers/operation.js';
 import { registerOperations } from '../handlers/routes.js';
-import { testApp } from './helpers/app.js';
+import { listen, testApp } from './helpers/app.js';
 import { SPEC_PATH } from './helpers/spec.js';
 
 const ERROR_SHAPE = { error: String, code: String, action: String };
@@ -122,12 +123,13 @@ t.test('parameter names that are Object.prototype properties are unknown paramet
   const app = await testApp();
   t.teardown(app.close);
   for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
-    for (const path of ['/api/status', '/api/quote?from=CC&to=USDCx&amount=1&', '/api/liveness']) {
+    for (const path of ['/api/quote?from=CC&to=USDCx&amount=1&', '/api/liveness']) {
       const sep = path.includes('?') ? '' : '?';
       const res = await app.server.inject(`${path}${sep}${name}=1`);
       t.equal(res.statusCode, 400, `${path} ${name}`);
       t.match(res.json(), { code: 'bad_request', error: `unknown query parameter '${name}'` }, `${path} ${name}`);
     }
+    t.equal((await app.server.inject(`/api/status?${name}=1`)).statusCode, 200, `the status, which ignores its query: ${name}`);
   }
 });
 
@@ -233,4 +235,182 @@ t.test('only operations that opt in have their queries kept by URL; the others a
   const invalid = await app.inject('/api/liveness?venue=tradecraft&unknown=1');
   t.match(invalid.json(), { code: 'bad_request', message: "unknown query parameter 'unknown'" }, 'and are still validated');
   t.equal(seen.fresh!.length, 2, 'an invalid query never reaches the handler');
+});
+
+t.test('"every response carries x-request-id": the caller\'s when well-formed (1 to 128 letters, digits, . _ -, no bx_), else the service\'s own, and the access line carries the same id', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const kept = ['abc-123', 'A.b_C-9', '7f3e2a10-58c1-4c39-9d0e-3c7a4f1e2b6d', 'x'.repeat(128)];
+  const replaced = ['', 'x'.repeat(129), 'has space', 'alice::1220abc', 'quote"d', 'caf\u00e9', 'bx_supersecretkeyvalue0123456789', 'trace-BX_1'];
+  for (const id of [...kept, ...replaced]) {
+    for (const url of ['/api/status', '/api/quote?from=CC', '/nowhere']) {
+      const res = await app.server.inject({ url, headers: { 'x-request-id': id } });
+      const answered = res.headers['x-request-id'];
+      if (kept.includes(id)) t.equal(answered, id, `${url}: ${id.slice(0, 20)} kept`);
+      else {
+        t.not(answered, id, `${url}: ${JSON.stringify(id.slice(0, 20))} replaced`);
+        t.match(answered, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'by a UUID');
+      }
+      const line = app.logs().filter((l) => l.msg === 'request completed').at(-1);
+      t.equal(line?.reqId, answered, `${url}: the access line carries the answered id`);
+    }
+  }
+  const [a, b] = await Promise.all([app.server.inject('/api/status'), app.server.inject('/api/status')]);
+  t.not(a.headers['x-request-id'], b.headers['x-request-id'], 'the service\'s own ids differ request to request');
+});
+
+t.test('"TRACE and other methods on a defined path": like PUT, 405 method_not_allowed with Allow, whatever body they carry', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  for (const method of ['TRACE', 'PUT', 'PATCH', 'DELETE', 'QUERY', 'PROPFIND', 'SEARCH', 'LOCK', 'PURGE'] as const) {
+    for (const [url, allow] of [['/api/quote', 'GET, HEAD'], ['/api/status', 'GET, HEAD'], ['/api/app/plan', 'POST']] as const) {
+      const res = await app.server.inject({ method: method as 'GET', url, payload: 'plain text', headers: { 'content-type': 'text/plain' } });
+      t.equal(res.statusCode, 405, `${method} ${url}`);
+      t.equal(res.headers.allow, allow, `${method} ${url}`);
+      t.match(res.json(), { ...ERROR_SHAPE, code: 'method_not_allowed', error: `${method} is not supported on ${url}` }, `${method} ${url}`);
+      t.equal(res.headers['cache-control'], 'no-store');
+    }
+  }
+  const unknown = await app.server.inject({ method: 'TRACE', url: '/nowhere' });
+  t.equal(unknown.statusCode, 404, 'an undefined path is still 404, whatever the method');
+});
+
+t.test('messages in plain words: a JSON array body "must be a JSON object", and no prose description is pasted into a sentence', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const plan = (body: unknown) => app.server.inject({ method: 'POST', url: '/api/app/plan', payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const valid = { from: 'CC', to: 'USDCx', amount: '1', venueId: 'tradecraft', takerParty: `alice::1220${'a'.repeat(64)}`, idempotencyKey: 'k1' };
+  for (const body of [[], [valid], 'text', 5, null]) t.match((await plan(body)).json(), { code: 'bad_request', error: 'the request body must be a JSON object' }, JSON.stringify(body));
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ ...valid, idempotencyKey: 5 }, "body field 'idempotencyKey' must be a string"],
+    [{ ...valid, idempotencyKey: 'a b' }, "body field 'idempotencyKey' must be printable ASCII characters, without spaces"],
+    [{ ...valid, idempotencyKey: '' }, "body field 'idempotencyKey' must not be empty"],
+    [{ ...valid, takerParty: 5 }, "body field 'takerParty' must be a string"],
+    [{ ...valid, venueId: ['tradecraft'] }, "body field 'venueId' must be a string"],
+    [{ ...valid, venueId: '' }, "body field 'venueId' must not be empty"],
+    [{ ...valid, quoteRef: 'x' }, "body field 'quoteRef' must be an object"],
+    [{ ...valid, quoteRef: {} }, "missing required body field 'quoteRef.venueId'"],
+    [{ ...valid, amount: ['1'] }, /^body field 'amount' must be a positive decimal string/],
+    [{ ...valid, slippageBps: 'abc' }, /^body field 'slippageBps' must be an integer from 0 to 5000/],
+  ] as never;
+  for (const [body, message] of cases) {
+    const res = await plan(body);
+    t.equal(res.statusCode, 400, JSON.stringify(body).slice(0, 80));
+    t.match(res.json(), { code: 'bad_request', error: message }, JSON.stringify(body).slice(0, 80));
+    t.notMatch(res.json().error, /must be [A-Z]|given once|must be a [aeiou]/, 'no prose description, no query wording, no "a object"');
+  }
+  const twice = await app.server.inject('/api/quote?from=CC&from=USDCx&to=USDCx&amount=1');
+  t.match(twice.json(), { error: "query parameter 'from' must be given once" }, 'a query parameter sent twice is still "given once"');
+});
+
+t.test('a body with a __proto__ key (or a constructor.prototype) is refused for that, naming it, not called invalid JSON', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  for (const [payload, key] of [
+    ['{"__proto__":{"admin":true},"from":"CC"}', '__proto__'],
+    ['{"from":"CC","quoteRef":{"venueId":"tradecraft","__proto__":null}}', 'quoteRef.__proto__'],
+    ['{"constructor":{"prototype":{"x":1}}}', 'constructor.prototype'],
+  ] as const) {
+    const res = await app.server.inject({ method: 'POST', url: '/api/execute/plan', payload, headers: { 'content-type': 'application/json' } });
+    t.equal(res.statusCode, 400, payload);
+    t.match(res.json(), { ...ERROR_SHAPE, code: 'bad_request', error: `the request body has a '${key}' key, which is refused (it could alter object prototypes)` }, payload);
+  }
+  const broken = await app.server.inject({ method: 'POST', url: '/api/execute/plan', payload: '{"__proto__":', headers: { 'content-type': 'application/json' } });
+  t.match(broken.json(), { code: 'bad_request', error: 'the request body is not valid JSON' }, 'JSON that does not parse is still invalid JSON');
+});
+
+interface RawAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/**
+ * Sends `bytes` on one keep-alive connection, as a client pipelining its requests would, and
+ * reads every answer until the server closes the connection: how it closed it (an orderly end, or
+ * the error the client saw) and the answers, parsed.
+ */
+function rawExchange(base: string, bytes: string): Promise<{ answers: RawAnswer[]; ended: boolean; error: string | null }> {
+  const { port } = new URL(base);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let ended = false;
+    let error: string | null = null;
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', () => {
+      ended = true;
+      socket.end();
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      error = err.code ?? err.message;
+    });
+    socket.on('close', () => {
+      const answers: RawAnswer[] = [];
+      let rest = Buffer.concat(chunks).toString('latin1');
+      while (rest.length > 0) {
+        const headEnd = rest.indexOf('\r\n\r\n');
+        if (headEnd < 0) break;
+        const [statusLine, ...lines] = rest.slice(0, headEnd).split('\r\n');
+        const headers: Record<string, string> = {};
+        for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+        const length = Number(headers['content-length'] ?? 0);
+        answers.push({ status: Number(statusLine!.split(' ')[1]), headers, body: rest.slice(headEnd + 4, headEnd + 4 + length) });
+        rest = rest.slice(headEnd + 4 + length);
+      }
+      resolve({ answers, ended, error });
+    });
+    socket.write(bytes);
+  });
+}
+
+const NEXT_REQUEST = 'GET /api/status HTTP/1.1\r\nHost: localhost\r\n\r\n';
+
+t.test('"answers outside the contract": a head over the limit, an unparsable URL, an unknown method and CONNECT are each the error envelope with the version headers and no-store, logged, and close the connection in order', async (t) => {
+  const app = await testApp({ env: { SERVICE_BUILD: 'abc1234' } });
+  t.teardown(app.close);
+  const base = await listen(app.server);
+  const cases = [
+    ['a head over the limit', `GET /api/status HTTP/1.1\r\nHost: localhost\r\nx-padding: ${'a'.repeat(20_000)}\r\n\r\n`, /^the request head \(its URL and headers\) is over the 16 KB limit$/],
+    ['an unparsable URL', 'GET /% HTTP/1.1\r\nHost: localhost\r\n\r\n', /^the request URL is malformed$/],
+    ['an unparsable URL on an API path', 'GET /api/%zz HTTP/1.1\r\nHost: localhost\r\n\r\n', /^the request URL is malformed$/],
+    ['an unknown method', 'FOO /api/status HTTP/1.1\r\nHost: localhost\r\n\r\n', /^the request method is not one HTTP defines$/],
+    ['a malformed header line', 'GET /api/status HTTP/1.1\r\nHost: localhost\r\nno colon here\r\n\r\n', /^the request is not valid HTTP\/1.1$/],
+    ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', /^CONNECT is not supported: this service is not a proxy$/],
+  ] as const;
+  for (const [name, request, message] of cases) {
+    // The next request is pipelined behind the bad one, as a keep-alive client may send it.
+    const { answers, ended, error } = await rawExchange(base, request + NEXT_REQUEST);
+    t.equal(answers.length, 1, `${name}: one answer, then the connection is closed`);
+    const [answer] = answers;
+    t.equal(answer?.status, 400, name);
+    t.match(JSON.parse(answer?.body ?? '{}'), { error: message, code: 'bad_request', action: 'fix the request per the message' }, name);
+    t.match(answer?.headers, { 'x-service-api-version': '1', 'x-service-build': 'abc1234', 'cache-control': 'no-store', connection: 'close' }, name);
+    t.match(answer?.headers['content-type'], /^application\/json/, name);
+    t.match(answer?.headers['x-request-id'], /^[0-9a-f-]{36}$/, `${name}: a request id`);
+    t.ok(ended, `${name}: the server ended the connection in order`);
+    t.equal(error, null, `${name}: the client saw no ECONNRESET`);
+    const line = app.logs().find((l) => l.msg === 'request completed' && l.reqId === answer?.headers['x-request-id']);
+    t.match(line, { route: '(none)', status: 400, code: 'bad_request' }, `${name}: logged with its code under its request id`);
+  }
+  const head = app.logs().find((l) => l.clientError === 'HPE_HEADER_OVERFLOW');
+  t.ok(head, 'the parser\'s error is on the line');
+  t.notMatch(app.rawLogs(), 'aaaaaaaaaaaaaaaa', 'the refused head is never logged');
+});
+
+t.test('"a keep-alive client\'s next request does not die with ECONNRESET" after an answer outside the contract', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const base = await listen(app.server);
+  for (const [name, init, url] of [
+    ['a head over the limit', { headers: { 'x-padding': 'a'.repeat(20_000) } }, '/api/status'],
+    ['an unparsable URL', {}, '/%'],
+  ] as const) {
+    t.equal((await fetch(`${base}/api/status`)).status, 200, `${name}: before`);
+    const refused = await fetch(`${base}${url}`, init);
+    t.equal(refused.status, 400, name);
+    t.equal(refused.headers.get('connection'), 'close', name);
+    t.match(await refused.json(), { code: 'bad_request' }, name);
+    t.equal((await fetch(`${base}/api/status`)).status, 200, `${name}: the next request on the same client is answered`);
+  }
 });

@@ -1,11 +1,13 @@
 // Logs are pino JSON lines; request lines carry method, route, status and latency; no secret, API
 // key or party id ever reaches a line.
 import fc from 'fast-check';
+import type { InjectOptions } from 'fastify';
 import pino from 'pino';
 import t from 'tap';
 import { directLineWriter, jsonString, latencyText, REQUEST_COMPLETED } from '../handlers/http/access-log.js';
 import { createLogger, LineBatch } from '../handlers/logger.js';
 import { testApp } from './helpers/app.js';
+import { issueKey } from './helpers/keys.js';
 
 const PARTY = 'alice::1220bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 const KEY = 'bx_supersecretkeyvalue0123456789';
@@ -31,6 +33,8 @@ t.test('no API key or party id reaches the logs, from headers, query strings or 
   await app.server.inject(`/api/outcome?party=${encodeURIComponent(PARTY)}&since=2026-01-01T00:00:00Z&deadline=2026-01-01T00:01:00Z`);
   await app.server.inject(`/nowhere?party=${PARTY}`);
   await app.server.inject({ method: 'POST', url: '/api/execute/plan', headers: { 'x-api-key': KEY }, payload: { takerParty: PARTY } });
+  await app.server.inject({ url: '/api/status', headers: { 'x-request-id': KEY } });
+  await app.server.inject({ url: '/api/status', headers: { 'x-request-id': PARTY } });
   const raw = app.rawLogs();
   t.ok(raw.length > 0, 'something was logged');
   t.notMatch(raw, KEY, 'no API key');
@@ -143,4 +147,31 @@ t.test('latencyMs is written as JSON writes the latency rounded to the microseco
   for (const ms of [0, 0.0004, 0.0005, 0.001, 0.01, 0.1, 0.123, 0.12, 0.1204, 1, 1.5, 2.0005, 10.01, 99.999, 100, 123.4567, 1_000_000.001]) t.equal(latencyText(ms), written(ms), String(ms));
   fc.assert(fc.property(fc.double({ min: 0, max: 1e7, noNaN: true }), (ms) => latencyText(ms) === written(ms)), { numRuns: 20_000 });
   fc.assert(fc.property(fc.integer({ min: 0, max: 1e9 }), (us) => latencyText(us / 1000) === written(us / 1000)), { numRuns: 20_000 });
+});
+
+t.test('"every 4xx and 429 access line carries its error code", and a 429\'s which limit refused it: keyless window, keyed window or fresh-quote budget', async (t) => {
+  const app = await testApp({ env: { RATE_LIMIT_KEYLESS_PER_MINUTE: '3', RATE_LIMIT_KEYED_PER_MINUTE: '1', RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '1' } });
+  t.teardown(app.close);
+  const { key } = await issueKey(app.core.keyStore);
+  const lastLine = () => app.logs().filter((l) => l.msg === 'request completed').at(-1);
+  const expect = async (request: string | InjectOptions, fields: Record<string, unknown>, name: string) => {
+    const res = await app.server.inject(request);
+    t.equal(res.statusCode, fields.status, name);
+    t.match(lastLine(), fields, name);
+    if (fields.code === undefined) t.notOk('code' in lastLine()!, `${name}: no code on a success`);
+    if (fields.status !== 429) t.notOk('rateLimit' in lastLine()!, `${name}: no limit named`);
+  };
+  await expect('/api/status', { status: 200 }, 'a success');
+  await expect('/nowhere', { status: 404, code: 'not_found' }, 'an unknown path');
+  await expect({ method: 'PUT', url: '/api/quote' }, { status: 405, code: 'method_not_allowed' }, 'a method a path does not support');
+  await expect({ url: '/api/quote?from=CC&to=USDCx&amount=1', headers: { 'x-api-key': 'bx_nope' } }, { status: 401, code: 'invalid_key' }, 'a bad key (counted in the keyless window: 1 of 3)');
+  await expect('/api/quote?from=CC&to=USDCx&amount=1', { status: 200 }, 'a fresh quote (2 of 3, and the one fresh quote)');
+  await expect('/api/quote?from=CC&to=USDCx&amount=1', { status: 200 }, 'a cached quote (3 of 3)');
+  await expect({ url: '/api/quote?from=CC&to=USDCx&amount=1', remoteAddress: '10.0.0.2' }, { status: 200 }, 'a cached quote from another IP (1 of 3 in its window)');
+  await expect({ url: '/api/quote?from=CC&to=USDCx&amount=2', remoteAddress: '10.0.0.2' }, { status: 200 }, 'its one fresh quote');
+  await expect({ url: '/api/quote?from=CC&to=USDCx&amount=3', remoteAddress: '10.0.0.2' }, { status: 429, code: 'rate_limited', rateLimit: 'fresh-quote-budget' }, 'a fresh quote over its IP\'s budget');
+  await expect('/api/quote?from=CC&to=USDCx&amount=1', { status: 429, code: 'rate_limited', rateLimit: 'keyless-window' }, 'a keyless request over its IP\'s window');
+  await expect({ url: '/api/quote?from=CC&to=USDCx&amount=1', headers: { 'x-api-key': key } }, { status: 200 }, 'a keyed request (1 of 1)');
+  await expect({ url: '/api/quote?from=CC&to=USDCx&amount=1', headers: { 'x-api-key': key } }, { status: 429, code: 'rate_limited', rateLimit: 'keyed-window' }, 'a keyed request over its key\'s window');
+  await expect({ url: '/api/quote?from=ETH&to=USDCx&amount=1', remoteAddress: '10.0.0.3' }, { status: 400, code: 'unknown_token' }, 'a 400 with a code of its own');
 });

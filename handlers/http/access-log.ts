@@ -1,9 +1,14 @@
-// One access-log line per request, written by fastify's own log controller: method, route
-// pattern, status and latency, plus the fields a handler annotated. Never the URL (its query may
+// One access-log line per request, written by fastify's own log controller: the request id (the
+// one its answer carries in x-request-id), method, route pattern, status and latency, plus the
+// fields a handler annotated and, on an error, its code. Never the URL (its query may
 // hold a party id) and never headers (they may hold a key).
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { OutcomeStatus } from '../../core/wire.js';
+import type { ErrorCode } from './error-catalogue.js';
+
+/** Which limit refused a 429: the keyless per-IP window, the keyed per-key window, or the keyless fresh-quote budget. */
+export type RateLimitName = 'keyless-window' | 'keyed-window' | 'fresh-quote-budget';
 
 /** What a handler may add to its request's access-log line: a closed set, so no secret or party id can be. */
 export interface AccessLogFields {
@@ -17,6 +22,10 @@ export interface AccessLogFields {
   outcome?: OutcomeStatus;
   /** The verified key's record id (`key_...`, never the key): attributes a keyed request's traffic. */
   partnerId?: string;
+  /** On every error answer: its code, so an operator can tell refusals of one status apart. */
+  code?: ErrorCode;
+  /** On a 429: the limit that refused it. */
+  rateLimit?: RateLimitName;
 }
 
 declare module 'fastify' {

@@ -4,8 +4,8 @@
 // it is verified (handlers/http/credentials.ts), which no CORS header could do: a page that is
 // refused there still reads why (401 invalid_key). The headers a browser client needs to see are
 // exposed: Retry-After and X-RateLimit-* (to wait), x-service-* (the contract asks clients to
-// check the API version). An OPTIONS that is no preflight is routed like any other request: 405
-// in the contract's error shape.
+// check the API version), x-request-id (to quote to support). An OPTIONS that is no preflight is
+// routed like any other request: 405 in the contract's error shape.
 //
 // Two fixed headers on the cross-origin paths, written by the app's one onRequest hook
 // (handlers/app.ts): @fastify/cors, which wrote them before, normalised its options for every
@@ -14,12 +14,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const METHODS = 'GET, POST';
 const ALLOWED_HEADERS = 'content-type, x-api-key, authorization';
-const EXPOSED_HEADERS = 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-service-api-version, x-service-build';
+const EXPOSED_HEADERS = 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-service-api-version, x-service-build, x-request-id';
 /** How long a browser may reuse a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE_S = '600';
 
 /** The API and the SDK's scripts are for any page; the demo page (it holds the sandbox's token) is not. */
 const crossOrigin = (url: string) => url.startsWith('/api/') || url.startsWith('/sdk/') || url.startsWith('/openapi/');
+
+/** The CORS headers of an answer to `url` that is no preflight's. */
+export const crossOriginHeaders = (url: string): Record<string, string> =>
+  crossOrigin(url) ? { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS } : {};
 
 /**
  * The CORS headers of `request`'s answer; true when that answer is a preflight's, sent here: it

@@ -10,8 +10,11 @@ export interface ErrorReply {
   readonly body: { error: string; code: ErrorCode; action: string };
 }
 
-export const sendError = (reply: FastifyReply, shaped: ErrorReply): FastifyReply =>
-  reply.code(shaped.status).headers(shaped.headers).send(shaped.body);
+/** Sends the error, and puts its code on the request's access-log line. */
+export function sendError(reply: FastifyReply, shaped: ErrorReply): FastifyReply {
+  (reply.request.logFields ??= {}).code = shaped.body.code;
+  return reply.code(shaped.status).headers(shaped.headers).send(shaped.body);
+}
 
 export function errorReply(code: ErrorCode, message: string, headers: Record<string, string> = {}): ErrorReply {
   const { status, action } = ERROR_CATALOGUE[code];

@@ -10,6 +10,7 @@ import { DomainError } from '../../core/errors.js';
 import type { Partner } from '../../core/keys/partner-keys.js';
 import type { RateWindows } from '../../core/state/rate-windows.js';
 import type { WindowCount } from '../../core/state/shared-state.js';
+import type { RateLimitName } from './access-log.js';
 
 const RATE_WINDOW_MS = 60_000;
 
@@ -74,7 +75,7 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
   // own, the count is read at once: the plugin's limiter always answers with a promise (three,
   // with its store's and its key's), which cost a cached quote ~7.5 % of its CPU. Shared windows
   // (Redis) answer with a promise anyway, and go through the plugin.
-  const limit = (kind: string, caller: (request: FastifyRequest) => string, max: number) => {
+  const limit = (kind: string, name: RateLimitName, caller: (request: FastifyRequest) => string, max: number) => {
     const shared = app.createRateLimit({ keyGenerator: (request) => `${kind}:${caller(request)}`, max });
     // The last caller's window key, kept: one client's requests then build no new key string
     // (and the window map hashes none) per request.
@@ -89,13 +90,13 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
       return lastKey;
     };
     return (request: FastifyRequest, reply: FastifyReply, showCounts: boolean): void | Promise<void> => {
-      if (windows.isLocal) return enforce(verdict(windows.hitNow(windowKey(request), RATE_WINDOW_MS), max), reply, showCounts);
-      return shared(request).then((result) => (result.isAllowed ? undefined : enforce(result, reply, showCounts)));
+      if (windows.isLocal) return enforce(verdict(windows.hitNow(windowKey(request), RATE_WINDOW_MS), max), name, reply, showCounts);
+      return shared(request).then((result) => (result.isAllowed ? undefined : enforce(result, name, reply, showCounts)));
     };
   };
-  const keylessWindow = limit('ip', clientIp, settings.keylessPerMinute);
-  const keyedWindow = limit('key', (request) => request.partner!.id, settings.keyedPerMinute);
-  const freshBudget = limit('fresh', clientIp, settings.freshQuotesPerMinute);
+  const keylessWindow = limit('ip', 'keyless-window', clientIp, settings.keylessPerMinute);
+  const keyedWindow = limit('key', 'keyed-window', (request) => request.partner!.id, settings.keyedPerMinute);
+  const freshBudget = limit('fresh', 'fresh-quote-budget', clientIp, settings.freshQuotesPerMinute);
 
   return {
     admit: (request, reply, partner) => {
@@ -106,12 +107,14 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
   };
 }
 
-function enforce(result: Verdict, reply: FastifyReply, showCounts: boolean): void {
+function enforce(result: Verdict, name: RateLimitName, reply: FastifyReply, showCounts: boolean): void {
   if (showCounts || result.isExceeded) {
     reply.header('x-ratelimit-limit', String(result.max));
     reply.header('x-ratelimit-remaining', String(result.remaining));
   }
   if (result.isExceeded) {
+    // The access line says which limit refused it: the 429s of each read the same to the caller.
+    (reply.request.logFields ??= {}).rateLimit = name;
     const seconds = Math.max(1, result.ttlInSeconds);
     throw new DomainError('rate_limited', `rate limit exceeded; retry in ${seconds} seconds`, seconds);
   }

@@ -1,6 +1,8 @@
 // Turns the first ajv error of a generated validator into a DomainError whose message names the
-// offending parameter. Schemas whose `description` reads as "must be <description>" supply the
-// wording; other keywords get a plain sentence.
+// offending parameter. A schema whose `description` starts with a lower-case letter wrote it to
+// read as "must be <description>" ("a token symbol (CC, USDCx or CBTC)"), and supplies the
+// wording; a description that starts with a capital is prose for the reader of the spec ("The
+// caller's unique id ...") and never goes into a sentence. Other keywords get a plain sentence.
 import type { ErrorObject } from 'ajv';
 import { DomainError, type DomainErrorCode } from '../../core/errors.js';
 
@@ -24,31 +26,52 @@ function fieldName(error: ErrorObject): string {
   return path.join('.');
 }
 
+/** A description written to follow "must be": it starts with a lower-case letter. */
+function mustBeWording(schema: unknown): string | undefined {
+  const description = (schema as { description?: unknown } | undefined)?.description;
+  return typeof description === 'string' && /^[a-z]/.test(description) ? description : undefined;
+}
+
+/** The spec's patterns that no lower-case description words, in words. */
+const PATTERN_WORDS: Readonly<Record<string, string>> = {
+  '^[\\x21-\\x7e]+$': 'printable ASCII characters, without spaces',
+};
+
+/** A JSON type with its article: "an integer", "a string", "an object". */
+const typeNoun = (type: string): string => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+
 function sentence(error: ErrorObject, name: string, location: InputLocation): string {
   const subject = name ? `${noun(location)} '${name}'` : `the request ${location}`;
-  const description = (error.parentSchema as { description?: unknown } | undefined)?.description;
   switch (error.keyword) {
     case 'required':
       return `missing required ${subject}`;
     case 'additionalProperties':
       return `unknown ${subject}`;
     case 'type':
-      if (Array.isArray(error.data)) return `${subject} must be given once`;
+      // A query parameter sent twice is parsed as an array; a body has no such case.
+      if (location === 'query' && Array.isArray(error.data)) return `${subject} must be given once`;
       if (!name) return `the request ${location} must be a JSON object`;
       break;
     case 'format':
       return `${subject} must be an ISO 8601 date-time`;
   }
-  if (typeof description === 'string' && description.length > 0) return `${subject} must be ${description}`;
+  const wording = mustBeWording(error.parentSchema);
+  if (wording !== undefined) return `${subject} must be ${wording}`;
   switch (error.keyword) {
-    case 'type':
-      return `${subject} must be ${error.params.type === 'integer' ? 'an integer' : `a ${String(error.params.type)}`}`;
+    case 'type': {
+      const types = Array.isArray(error.params.type) ? (error.params.type as string[]) : String(error.params.type).split(',');
+      return `${subject} must be ${types.map(typeNoun).join(' or ')}`;
+    }
+    case 'pattern': {
+      const pattern = String(error.params.pattern);
+      return `${subject} must be ${Object.hasOwn(PATTERN_WORDS, pattern) ? PATTERN_WORDS[pattern] : `text matching ${pattern}`}`;
+    }
     case 'minimum':
       return `${subject} must be at least ${String(error.params.limit)}`;
     case 'maximum':
       return `${subject} must be at most ${String(error.params.limit)}`;
     case 'minLength':
-      return `${subject} must not be empty`;
+      return error.params.limit === 1 ? `${subject} must not be empty` : `${subject} must be at least ${String(error.params.limit)} characters`;
     case 'maxLength':
       return `${subject} must be at most ${String(error.params.limit)} characters`;
     case 'enum':
