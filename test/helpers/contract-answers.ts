@@ -74,7 +74,7 @@ export function contractJudge(spec: Spec): ContractJudge {
     const pathname = pathOf(asked.url);
     const refusedAsMalformed = asked.malformed !== undefined && status >= 400;
     const preflight = asked.method === 'OPTIONS' && asked.headers?.origin !== undefined && asked.headers['access-control-request-method'] !== undefined;
-    if (status >= 500) out.push(`a ${status}: no answer is a 5xx here`);
+    if (status >= 500) out.push(`a ${status}: no answer is a 5xx here: ${excerpt(answer.body)}`);
     if (LEAKS.test(answer.body)) out.push(`the body leaks a stack or framework detail: ${excerpt(answer.body)}`);
     for (const name of ['x-service-api-version', 'x-service-build']) {
       const value = header(answer, name);

@@ -97,31 +97,45 @@ export class RequestArbitraries {
     return listOperations(this.spec.document).map(({ operationId, method, path }) => ({ operationId, method: method.toUpperCase(), path }));
   }
 
-  /** The values the spec's examples send for a field of an operation (query or body). */
-  private examplesOf(operationId: string, where: 'query' | 'body', field: string): unknown[] {
+  /**
+   * The values the spec's examples send for a field of an operation (query or body): those of
+   * examples answered 2xx under no condition but a partner key first, then the others.
+   */
+  private examplesOf(operationId: string, where: 'query' | 'body', field: string): { succeeding: unknown[]; others: unknown[] } {
     const seen = new Set<string>();
-    const out: unknown[] = [];
+    const out = { succeeding: [] as unknown[], others: [] as unknown[] };
     for (const ex of this.spec.examples) {
       if (ex.operationId !== operationId) continue;
       const values = (where === 'query' ? ex.request.query : ex.request.body) as Json | undefined;
       const value = values?.[field];
       if (value === undefined || seen.has(JSON.stringify(value))) continue;
       seen.add(JSON.stringify(value));
-      out.push(value);
+      const succeeds = ex.status < 300 && (ex.request.given ?? []).every((g) => g === 'partner-key');
+      (succeeds ? out.succeeding : out.others).push(value);
     }
     return out;
   }
 
+  /**
+   * An operation's query or body: each field the spec's succeeding examples send, or another of its
+   * examples' values, or any value its schema allows; an optional field is more often left out, so
+   * that a fair share of requests is coherent enough to reach the core. Absent fields are undefined.
+   */
   private fields(operationId: string, where: 'query' | 'body'): fc.Arbitrary<Json> | null {
     const schema = (where === 'query' ? this.query : this.body)[operationId];
     if (!schema) return null;
     const resolved = this.resolve(schema);
+    const required = new Set((resolved.required ?? []) as string[]);
     const record: Record<string, fc.Arbitrary<unknown>> = {};
     for (const [name, s] of Object.entries((resolved.properties ?? {}) as Record<string, Schema>)) {
-      const examples = this.examplesOf(operationId, where, name);
-      record[name] = examples.length === 0 ? this.valid(s) : fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...examples) }, { weight: 1, arbitrary: this.valid(s) });
+      const { succeeding, others } = this.examplesOf(operationId, where, name);
+      const choices: Array<fc.WeightedArbitrary<unknown>> = [{ weight: 1, arbitrary: this.valid(s) }];
+      if (succeeding.length > 0) choices.push({ weight: 6, arbitrary: fc.constantFrom(...succeeding) });
+      if (others.length > 0) choices.push({ weight: 1, arbitrary: fc.constantFrom(...others) });
+      if (!required.has(name)) choices.push({ weight: succeeding.length > 0 ? 4 : 8, arbitrary: fc.constant(undefined) });
+      record[name] = fc.oneof(...choices);
     }
-    return fc.record(record, { requiredKeys: (resolved.required ?? []) as string[] });
+    return fc.record(record);
   }
 
   /** The fields of an operation's query or body, as its schema names them. */
@@ -148,12 +162,11 @@ export class RequestArbitraries {
     const security = operation.security as Json[] | undefined;
     const keyHeaders: fc.Arbitrary<Record<string, string>> = !security || security.length === 0
       ? fc.constant({})
-      : fc.constantFrom<Record<string, string>>(
-          ...(security.some((s) => Object.keys(s).length === 0) ? [{}, {}] : []),
-          { 'x-api-key': keys.valid },
-          { authorization: `Bearer ${keys.valid}` },
-          { 'x-api-key': 'bx_unknownunknownunknownunknownun' },
-          { authorization: 'Bearer' },
+      : fc.oneof(
+          { weight: security.some((s) => Object.keys(s).length === 0) ? 6 : 0, arbitrary: fc.constant({}) },
+          { weight: 3, arbitrary: fc.constant({ 'x-api-key': keys.valid }) },
+          { weight: 3, arbitrary: fc.constant({ authorization: `Bearer ${keys.valid}` }) },
+          { weight: 1, arbitrary: fc.constantFrom<Record<string, string>>({ 'x-api-key': 'bx_unknownunknownunknownunknownun' }, { authorization: 'Bearer' }) },
         );
     return fc.record({ query, body, headers: keyHeaders });
   }
