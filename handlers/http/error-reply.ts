@@ -24,6 +24,8 @@ export function errorReply(code: ErrorCode, message: string, headers: Record<str
 // fastify's own request errors, by code, in the caller's terms.
 const FRAMEWORK_ERRORS: Readonly<Record<string, string>> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'the request body must be JSON (Content-Type: application/json)',
+  // A method that carries a body by definition (QUERY) sent without a Content-Type, on any path.
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: 'the request body must be JSON (Content-Type: application/json)',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'the request body does not match its Content-Length',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'the request body is empty; send a JSON object',
   FST_ERR_CTP_BODY_TOO_LARGE: 'the request body is too large',

@@ -35,11 +35,21 @@ export interface SpecExample {
   readonly headers: Record<string, { required: boolean; validate: ValidateFunction }>;
 }
 
+/** One documented response of an operation: its body's validator (null when it has no JSON body) and headers. */
+export interface SpecResponse {
+  readonly schema: ValidateFunction | null;
+  readonly headers: SpecExample['headers'];
+}
+
 export interface Spec {
   readonly document: OpenApiDocument & Json;
   readonly examples: readonly SpecExample[];
   /** Documented statuses per operationId. */
   readonly statuses: ReadonlyMap<string, readonly number[]>;
+  /** Documented responses per operationId, by status. */
+  readonly responses: ReadonlyMap<string, ReadonlyMap<number, SpecResponse>>;
+  /** The introduction's error catalogue: each code's HTTP statuses. */
+  readonly errorCodes: ReadonlyMap<string, readonly number[]>;
 }
 
 function deref<T>(document: Json, node: unknown): T {
@@ -57,8 +67,11 @@ export function loadSpec(): Spec {
   ajv.addSchema({ $id: COMPONENTS_ID, $defs: rehome(document.components?.schemas ?? {}) });
   const examples: SpecExample[] = [];
   const statuses = new Map<string, number[]>();
+  const responses = new Map<string, Map<number, SpecResponse>>();
   for (const { operationId, method, path: p, operation } of listOperations(document)) {
     statuses.set(operationId, Object.keys(operation.responses ?? {}).map(Number));
+    const byStatus = new Map<number, SpecResponse>();
+    responses.set(operationId, byStatus);
     for (const [status, responseRef] of Object.entries(operation.responses ?? {})) {
       const response = deref<Json>(document, responseRef);
       const media = (response.content as Json | undefined)?.['application/json'] as Json | undefined;
@@ -68,6 +81,7 @@ export function loadSpec(): Spec {
         const header = deref<Json>(document, headerRef);
         headers[name.toLowerCase()] = { required: header.required === true, validate: ajv.compile(header.schema as Json) };
       }
+      byStatus.set(Number(status), { schema: media ? schema : null, headers });
       for (const [name, example] of Object.entries((media?.examples as Json | undefined) ?? {})) {
         const ex = example as Json;
         examples.push({
@@ -85,7 +99,19 @@ export function loadSpec(): Spec {
       }
     }
   }
-  return { document, examples, statuses };
+  return { document, examples, statuses, responses, errorCodes: errorCatalogue(String((document.info as Json | undefined)?.description ?? '')) };
+}
+
+/** The rows `| code | HTTP | meaning | action |` of the introduction's "Error codes" table. */
+function errorCatalogue(description: string): Map<string, number[]> {
+  const section = description.split('## Error codes')[1]?.split('\n## ')[0] ?? '';
+  const codes = new Map<string, number[]>();
+  for (const row of section.split('\n')) {
+    const cells = row.split('|').map((c) => c.trim());
+    if (cells.length < 4 || !/^[a-z_]+$/.test(cells[1]!) || !/^\d/.test(cells[2]!)) continue;
+    codes.set(cells[1]!, cells[2]!.split(',').map((s) => Number(s.trim())));
+  }
+  return codes;
 }
 
 /** Removes the values at the given JSON pointers (volatile values such as timestamps). */

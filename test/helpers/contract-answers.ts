@@ -1,0 +1,151 @@
+// Judges one HTTP answer against openapi/v1.yaml, whatever the request was: the rules every
+// answer keeps (the version headers, never a 5xx, never a stack), those of an operation's
+// documented responses (status, body schema, headers), and the conventions for what the
+// operations do not cover (404 `not_found`, 405 `method_not_allowed` with `Allow`, the error
+// envelope with `no-store` on every non-2xx, its `code` from the catalogue with that code's
+// status). Returns every violation as a short sentence; it never throws on a malformed answer, so
+// a body that is not JSON is a violation, not an error someone could swallow.
+import type { Spec } from './spec.js';
+import { listOperations } from '../../codegen/request-schemas.js';
+
+export interface Answer {
+  readonly status: number;
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: string;
+}
+
+export interface Asked {
+  readonly method: string;
+  /** The request target as sent (path and query). */
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The request is not well-formed HTTP: its head ('head': the server must close the connection
+   * after refusing it) or its target ('target'). Either may be refused with any 4xx of the
+   * catalogue, in the error envelope; if it is answered instead, that answer is judged as usual.
+   */
+  readonly malformed?: 'head' | 'target';
+}
+
+// What a stack trace or a framework error leaves in a body.
+const LEAKS = /\n\s+at \S|node:internal|node_modules|\/dist\/|FST_ERR|"statusCode"/;
+
+/** The path a target names, percent-decoded as a router reads it (an absolute-form target's too). */
+function pathOf(target: string): string {
+  const raw = /^[a-z]+:\/\//i.test(target) ? target.replace(/^[a-z]+:\/\/[^/?#]*/i, '') : target;
+  const path = raw.split(/[?#]/)[0]!;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+export interface ContractJudge {
+  (asked: Asked, answer: Answer): string[];
+}
+
+export function contractJudge(spec: Spec): ContractJudge {
+  const operations = listOperations(spec.document).map((op) => ({
+    ...op,
+    method: op.method.toUpperCase(),
+    pattern: new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  }));
+  // Every response documents the two version headers alike: the first operation's 200 says how.
+  const versionHeaders = spec.responses.get(operations[0]!.operationId)!.get(200)!.headers;
+
+  const header = (answer: Answer, name: string): string | undefined => {
+    const value = answer.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  };
+  const parse = (answer: Answer): { ok: true; value: unknown } | { ok: false } => {
+    try {
+      return { ok: true, value: JSON.parse(answer.body) as unknown };
+    } catch {
+      return { ok: false };
+    }
+  };
+  const excerpt = (body: string) => JSON.stringify(body.length > 120 ? `${body.slice(0, 120)}…` : body);
+
+  return (asked, answer) => {
+    const out: string[] = [];
+    const status = answer.status;
+    const pathname = pathOf(asked.url);
+    const refusedAsMalformed = asked.malformed !== undefined && status >= 400;
+    const preflight = asked.method === 'OPTIONS' && asked.headers?.origin !== undefined && asked.headers['access-control-request-method'] !== undefined;
+    if (status >= 500) out.push(`a ${status}: no answer is a 5xx here: ${excerpt(answer.body)}`);
+    if (LEAKS.test(answer.body)) out.push(`the body leaks a stack or framework detail: ${excerpt(answer.body)}`);
+    for (const name of ['x-service-api-version', 'x-service-build']) {
+      const value = header(answer, name);
+      if (value === undefined) out.push(`no ${name} header`);
+      else if (!versionHeaders[name]!.validate(value)) out.push(`${name}: ${JSON.stringify(value)} is outside its schema`);
+    }
+    if (asked.malformed === 'head' && header(answer, 'connection')?.toLowerCase() !== 'close') out.push('a malformed head refused without Connection: close');
+
+    const atPath = refusedAsMalformed ? [] : operations.filter((op) => op.pattern.test(pathname));
+    const operation = atPath.find((op) => op.method === asked.method || (op.method === 'GET' && asked.method === 'HEAD'));
+    const head = asked.method === 'HEAD';
+    if (head && answer.body !== '') out.push(`a HEAD answer has a body: ${excerpt(answer.body)}`);
+
+    if (operation) {
+      const documented = spec.responses.get(operation.operationId)!.get(status);
+      if (!documented) {
+        out.push(`${status} is not documented for ${operation.operationId}`);
+      } else {
+        for (const [name, { required, validate }] of Object.entries(documented.headers)) {
+          if (name in versionHeaders) continue;
+          const value = header(answer, name);
+          if (value === undefined) {
+            if (required) out.push(`no ${name} header on a ${status} of ${operation.operationId}`);
+          } else if (!validate(value)) out.push(`${name}: ${JSON.stringify(value)} is outside its schema on a ${status} of ${operation.operationId}`);
+        }
+        if (documented.schema && !head) {
+          if (!/^application\/json\b/.test(header(answer, 'content-type') ?? '')) out.push(`content-type ${JSON.stringify(header(answer, 'content-type'))} on a JSON ${status}`);
+          const body = parse(answer);
+          if (!body.ok) out.push(`the ${status} body is not JSON: ${excerpt(answer.body)}`);
+          else if (!documented.schema(body.value)) {
+            const first = documented.schema.errors?.[0];
+            out.push(`the ${status} body is outside its schema (${first?.instancePath || '/'} ${first?.message ?? ''})`);
+          }
+        }
+      }
+    } else if (preflight) {
+      if (status !== 204) out.push(`a preflight answered ${status}, not 204`);
+    } else if (atPath.length > 0) {
+      if (status !== 405) out.push(`${asked.method} on a defined path answered ${status}, not 405`);
+      else if (!header(answer, 'allow')) out.push('a 405 without Allow');
+      else {
+        const allow = header(answer, 'allow')!.split(',').map((m) => m.trim());
+        const missing = atPath.filter((op) => !allow.includes(op.method));
+        if (missing.length > 0) out.push(`Allow ${JSON.stringify(header(answer, 'allow'))} omits ${missing.map((op) => op.method).join(', ')}`);
+      }
+    } else if (!refusedAsMalformed && status !== 404) {
+      out.push(`an undefined path answered ${status}, not 404`);
+    }
+
+    if (status >= 300 || (!operation && !preflight)) {
+      if (!operation && header(answer, 'cache-control') !== 'no-store') out.push(`a ${status} without Cache-Control: no-store`);
+      if (!head) {
+        const body = parse(answer);
+        const error = body.ok ? (body.value as Record<string, unknown> | null) : null;
+        if (!body.ok) out.push(`the ${status} body is not JSON: ${excerpt(answer.body)}`);
+        else if (
+          !error ||
+          typeof error !== 'object' ||
+          typeof error.error !== 'string' ||
+          typeof error.code !== 'string' ||
+          !['undefined', 'string'].includes(typeof error.action) ||
+          Object.keys(error).some((k) => !['error', 'code', 'action'].includes(k))
+        ) {
+          out.push(`the ${status} body is not the error envelope {error, code, action?}: ${excerpt(answer.body)}`);
+        } else {
+          const statuses = spec.errorCodes.get(error.code as string);
+          if (!statuses) out.push(`code ${JSON.stringify(error.code)} is not in the catalogue`);
+          else if (!statuses.includes(status)) out.push(`code ${error.code as string} with status ${status} (the catalogue says ${statuses.join(', ')})`);
+        }
+      }
+    }
+    return out;
+  };
+}
