@@ -8,6 +8,7 @@ import rateLimit, { normalizeIP, type FastifyRateLimitStore } from '@fastify/rat
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../core/errors.js';
 import type { Partner } from '../../core/keys/partner-keys.js';
+import type { Metrics, RateLimitName } from '../../core/metrics.js';
 import type { RateWindows } from '../../core/state/rate-windows.js';
 import type { WindowCount } from '../../core/state/shared-state.js';
 
@@ -68,13 +69,15 @@ export const clientIp = (request: FastifyRequest): string => {
   return ip.includes(':') ? normalizeIP(ip) : ip.toLowerCase();
 };
 
-export async function registerRateLimits(app: FastifyInstance, windows: RateWindows, settings: RateLimitSettings): Promise<RateLimiter> {
+/** `metrics` hears each 429, by the limit that refused it. */
+export async function registerRateLimits(app: FastifyInstance, windows: RateWindows, settings: RateLimitSettings, metrics: Metrics): Promise<RateLimiter> {
   await app.register(rateLimit, { global: false, store: windowsStore(windows), timeWindow: RATE_WINDOW_MS });
   // One limit per kind of caller, each with a fixed maximum. Where the windows are this process's
   // own, the count is read at once: the plugin's limiter always answers with a promise (three,
   // with its store's and its key's), which cost a cached quote ~7.5 % of its CPU. Shared windows
   // (Redis) answer with a promise anyway, and go through the plugin.
-  const limit = (kind: string, caller: (request: FastifyRequest) => string, max: number) => {
+  const limit = (kind: string, name: RateLimitName, caller: (request: FastifyRequest) => string, max: number) => {
+    const refused = () => metrics.rateLimited(name);
     const shared = app.createRateLimit({ keyGenerator: (request) => `${kind}:${caller(request)}`, max });
     // The last caller's window key, kept: one client's requests then build no new key string
     // (and the window map hashes none) per request.
@@ -89,13 +92,13 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
       return lastKey;
     };
     return (request: FastifyRequest, reply: FastifyReply, showCounts: boolean): void | Promise<void> => {
-      if (windows.isLocal) return enforce(verdict(windows.hitNow(windowKey(request), RATE_WINDOW_MS), max), reply, showCounts);
-      return shared(request).then((result) => (result.isAllowed ? undefined : enforce(result, reply, showCounts)));
+      if (windows.isLocal) return enforce(verdict(windows.hitNow(windowKey(request), RATE_WINDOW_MS), max), reply, showCounts, refused);
+      return shared(request).then((result) => (result.isAllowed ? undefined : enforce(result, reply, showCounts, refused)));
     };
   };
-  const keylessWindow = limit('ip', clientIp, settings.keylessPerMinute);
-  const keyedWindow = limit('key', (request) => request.partner!.id, settings.keyedPerMinute);
-  const freshBudget = limit('fresh', clientIp, settings.freshQuotesPerMinute);
+  const keylessWindow = limit('ip', 'keyless', clientIp, settings.keylessPerMinute);
+  const keyedWindow = limit('key', 'keyed', (request) => request.partner!.id, settings.keyedPerMinute);
+  const freshBudget = limit('fresh', 'fresh_quotes', clientIp, settings.freshQuotesPerMinute);
 
   return {
     admit: (request, reply, partner) => {
@@ -106,12 +109,13 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
   };
 }
 
-function enforce(result: Verdict, reply: FastifyReply, showCounts: boolean): void {
+function enforce(result: Verdict, reply: FastifyReply, showCounts: boolean, refused: () => void): void {
   if (showCounts || result.isExceeded) {
     reply.header('x-ratelimit-limit', String(result.max));
     reply.header('x-ratelimit-remaining', String(result.remaining));
   }
   if (result.isExceeded) {
+    refused();
     const seconds = Math.max(1, result.ttlInSeconds);
     throw new DomainError('rate_limited', `rate limit exceeded; retry in ${seconds} seconds`, seconds);
   }
