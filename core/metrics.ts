@@ -3,13 +3,15 @@
 // handlers/http/prometheus-metrics.ts). Every argument is from a closed set (a venue id from the
 // configuration, a code from the spec's enums): nothing a caller sends, never a party or a key.
 import type { OutcomeStatus, RejectionCode } from './wire.js';
-import type { PlanRoute } from './plans/params.js';
 
 /** Which rate limit refused a request with 429. */
 export type RateLimitName = 'keyless' | 'keyed' | 'fresh_quotes';
 
 /** A presented key's verification: a partner's, none (malformed, unknown or revoked), not from an origin the key allows, or the store unreadable. */
 export type KeyVerificationResult = 'valid' | 'invalid' | 'wrong_origin' | 'unavailable';
+
+/** A plan's route, as core/plans/params.ts names it (not imported from there: the plans import this port). */
+export type PlanRoute = 'app' | 'partner';
 
 /** What a plan request came to: a new plan, the plan made before under its idempotencyKey, or a conflict with another request's. */
 export type PlanResult = 'created' | 'replayed' | 'conflict';

@@ -108,6 +108,9 @@ t.test('"request count and latency histograms per operationId and status"', asyn
   t.equal(count(after, 'createAppPlan', '400') - count(before, 'createAppPlan', '400'), 1, 'a body refused before the handler ran is still its operation\'s');
   t.equal(valueOf(after, 'bestex_http_request_duration_seconds_bucket', { operation: 'getQuote', status: '200', le: '+Inf' }), 3, 'a latency histogram');
   t.ok(valueOf(after, 'bestex_http_request_duration_seconds_sum', { operation: 'getQuote', status: '200' }) > 0, 'its latencies are summed');
+  const buckets = after.filter((s) => s.name === 'bestex_http_request_duration_seconds_bucket' && s.labels.operation === 'getQuote' && s.labels.status === '200');
+  t.ok(buckets.length > 2 && buckets.every((b, i) => i === 0 || b.value >= buckets[i - 1]!.value), 'cumulative buckets, +Inf last');
+  t.equal(buckets.at(-1)!.labels.le, '+Inf');
 });
 
 t.test('"quote cache hits and misses": the first request for a combination is a miss, the next ones hits', async (t) => {

@@ -9,6 +9,7 @@ import type { KeyVerificationResult, Metrics, PlanResult, RateLimitName } from '
 import type { PlanRoute } from '../../core/plans/params.js';
 import { statusSummary, type HealthOptions } from '../../core/health/status.js';
 import type { OutcomeStatus, RejectionCode } from '../../core/wire.js';
+import { CellHistogram } from './cell-histogram.js';
 
 /** The operation label of a request no operation answered (a 404, the spec, the SDK's scripts, a 405). */
 export const NO_OPERATION = 'none';
@@ -54,19 +55,19 @@ export class PrometheusMetrics implements Metrics, RequestMetrics {
 
   constructor() {
     const registers = [this.registry];
-    const requests = new Histogram({
-      name: 'bestex_http_request_duration_seconds',
-      help: 'Requests answered, by operationId ("none": no operation answered) and status code, and the time to answer them',
-      labelNames: ['operation', 'status'],
-      buckets: REQUEST_BUCKETS,
-      registers,
-    });
+    // Observed on every request: cells of its own, not prom-client's labelled children.
+    const requests = new CellHistogram<'operation' | 'status'>(
+      'bestex_http_request_duration_seconds',
+      'Requests answered, by operationId ("none": no operation answered) and status code, and the time to answer them',
+      REQUEST_BUCKETS,
+      this.registry,
+    );
     this.requestDurations = children((operation) => {
       const byStatus = new Map<number, Observer>();
       return (status) => {
-        let child = byStatus.get(status);
-        if (child === undefined) byStatus.set(status, (child = requests.labels(operation, String(status))));
-        return child;
+        let cell = byStatus.get(status);
+        if (cell === undefined) byStatus.set(status, (cell = requests.cell({ operation, status: String(status) })));
+        return cell;
       };
     });
     const metrics = this;
