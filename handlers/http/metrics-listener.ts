@@ -13,8 +13,6 @@ export class MetricsListener {
 
   constructor(private readonly registry: Registry) {
     this.server = createServer((request, response) => void this.answer(request, response));
-    // A scraper keeps its connection open between scrapes: closing must not wait for it.
-    this.server.keepAliveTimeout = 5_000;
   }
 
   /** Listens on host:port; resolves with the URL of the metrics path. */
@@ -35,6 +33,7 @@ export class MetricsListener {
   async close(): Promise<void> {
     if (!this.server.listening) return;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    // A scraper keeps its connection open between scrapes: closing must not wait for it.
     this.server.closeIdleConnections();
     await closed;
   }
