@@ -4,8 +4,8 @@
 // configuration, a code from the spec's enums): nothing a caller sends, never a party or a key.
 import type { OutcomeStatus, RejectionCode } from './wire.js';
 
-/** Which rate limit refused a request with 429. */
-export type RateLimitName = 'keyless' | 'keyed' | 'fresh_quotes';
+/** Which rate limit refused a request with 429 (the names the access line's `rateLimit` uses). */
+export type RateLimitName = 'keyless-window' | 'keyed-window' | 'fresh-quote-budget';
 
 /** A presented key's verification: a partner's, none (malformed, unknown or revoked), not from an origin the key allows, or the store unreadable. */
 export type KeyVerificationResult = 'valid' | 'invalid' | 'wrong_origin' | 'unavailable';

@@ -146,17 +146,17 @@ t.test('"429s by which limit refused them": the keyless window, the keyed window
   const limited = async (limit: string) => valueOf(await scrape(), 'bestex_rate_limited_total', { limit });
   t.equal((await inject(app, '/api/quote?from=CC&to=USDCx&amount=1')).statusCode, 200);
   t.equal((await inject(app, '/api/quote?from=CC&to=USDCx&amount=2')).statusCode, 429, 'a second fresh quote');
-  t.equal(await limited('fresh_quotes'), 1);
-  t.equal(await limited('keyless'), 0);
+  t.equal(await limited('fresh-quote-budget'), 1);
+  t.equal(await limited('keyless-window'), 0);
   t.equal((await inject(app, '/api/quote?from=CC&to=USDCx&amount=1')).statusCode, 200, 'the third keyless request, a cached quote');
   t.equal((await inject(app, '/api/quote?from=CC&to=USDCx&amount=1')).statusCode, 429, 'the fourth keyless request');
-  t.equal(await limited('keyless'), 1);
+  t.equal(await limited('keyless-window'), 1);
   const { key } = await issueKey(app.core.keyStore);
   t.equal((await inject(app, QUOTE, { 'x-api-key': key })).statusCode, 200);
   t.equal((await inject(app, QUOTE, { 'x-api-key': key })).statusCode, 429);
-  t.equal(await limited('keyed'), 1);
-  t.equal(await limited('fresh_quotes'), 1);
-  t.equal(await limited('keyless'), 1);
+  t.equal(await limited('keyed-window'), 1);
+  t.equal(await limited('fresh-quote-budget'), 1);
+  t.equal(await limited('keyless-window'), 1);
 });
 
 t.test('"plans created, replayed and refused as conflicts"', async (t) => {
@@ -319,7 +319,7 @@ t.test('"no label can hold a party, a key or a URL": after traffic carrying them
   const closed = new Set([
     'getQuote', 'createAppPlan', 'createExecutePlan', 'getOutcome', 'getLiveness', 'getStatus', 'none',
     'available', 'no_pool', 'below_minimum', 'above_maximum', 'insufficient_liquidity', 'timeout', 'venue_error', 'maintenance', 'venue_down',
-    'hit', 'miss', 'keyless', 'keyed', 'fresh_quotes', 'app', 'partner', 'created', 'replayed', 'conflict',
+    'hit', 'miss', 'keyless-window', 'keyed-window', 'fresh-quote-budget', 'app', 'partner', 'created', 'replayed', 'conflict',
     'valid', 'invalid', 'wrong_origin', 'unavailable',
     'pending', 'completed', 'slippage_failed', 'withdrawn', 'expired', 'not_found', 'ambiguous',
     ...venueIds,

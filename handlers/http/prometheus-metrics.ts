@@ -99,7 +99,7 @@ export class PrometheusMetrics implements Metrics, RequestMetrics {
     this.venueDurations = children((venue) => venueDurations.labels(venue));
     const rateLimited = new Counter({
       name: 'bestex_rate_limited_total',
-      help: 'Requests refused with 429, by the limit that refused them: keyless (per-IP window), keyed (per-key window), fresh_quotes (keyless fresh-quote budget)',
+      help: 'Requests refused with 429, by the limit that refused them: keyless-window (per IP), keyed-window (per key), fresh-quote-budget (keyless fresh quotes per IP)',
       labelNames: ['limit'],
       registers,
     });

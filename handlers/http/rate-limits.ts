@@ -96,9 +96,9 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
       return shared(request).then((result) => (result.isAllowed ? undefined : enforce(result, reply, showCounts, refused)));
     };
   };
-  const keylessWindow = limit('ip', 'keyless', clientIp, settings.keylessPerMinute);
-  const keyedWindow = limit('key', 'keyed', (request) => request.partner!.id, settings.keyedPerMinute);
-  const freshBudget = limit('fresh', 'fresh_quotes', clientIp, settings.freshQuotesPerMinute);
+  const keylessWindow = limit('ip', 'keyless-window', clientIp, settings.keylessPerMinute);
+  const keyedWindow = limit('key', 'keyed-window', (request) => request.partner!.id, settings.keyedPerMinute);
+  const freshBudget = limit('fresh', 'fresh-quote-budget', clientIp, settings.freshQuotesPerMinute);
 
   return {
     admit: (request, reply, partner) => {
