@@ -14,6 +14,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface Config {
   readonly host: string;
   readonly port: number;
+  /** Where the Prometheus metrics listener serves GET /metrics: a port of its own, never `port`; null: no listener. */
+  readonly metricsPort: number | null;
+  readonly metricsHost: string;
   readonly logLevel: LogLevel;
   /** The short commit this build came from, or "dev". */
   readonly serviceBuild: string;
@@ -184,9 +187,15 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     const parties = raw.split(',').map((p) => p.trim());
     return parties.length > 0 && parties.every(isPartyId) && new Set(parties).size === parties.length ? parties : undefined;
   }, 'one or more ledger party ids, comma-separated, each once');
+  const hostName = (raw: string) => (/^[A-Za-z0-9.:\-[\]]+$/.test(raw) ? raw : undefined);
+  const port = read('PORT', 8080, int(0, 65535), 'an integer from 0 to 65535');
+  const metricsPort = read<number | null>('METRICS_PORT', null, int(0, 65535), 'an integer from 0 to 65535 (unset: no metrics listener)');
+  if (metricsPort !== null && metricsPort !== 0 && metricsPort === port) problems.push('METRICS_PORT must differ from PORT: metrics are never served on the public port');
   const config: Config = {
-    host: read('HOST', '127.0.0.1', (raw) => (/^[A-Za-z0-9.:\-[\]]+$/.test(raw) ? raw : undefined), 'a host name or IP address'),
-    port: read('PORT', 8080, int(0, 65535), 'an integer from 0 to 65535'),
+    host: read('HOST', '127.0.0.1', hostName, 'a host name or IP address'),
+    port,
+    metricsPort,
+    metricsHost: read('METRICS_HOST', '127.0.0.1', hostName, 'a host name or IP address'),
     logLevel: read('LOG_LEVEL', 'info', (raw) => LOG_LEVELS.find((l) => l === raw), `one of ${LOG_LEVELS.join(', ')}`),
     serviceBuild: read('SERVICE_BUILD', defaults.serviceBuild, (raw) => (/^([0-9a-f]{7,40}|dev)$/.test(raw) ? raw : undefined), 'a 7 to 40 digit lowercase hex commit id or "dev"'),
     venueTimeoutMs,

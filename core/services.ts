@@ -11,6 +11,7 @@ import { PartnerQuotes } from './quotes/partner-quotes.js';
 import { QuoteService } from './quotes/service.js';
 import { ComponentHealth } from './health/component-health.js';
 import type { CoreLog } from './log.js';
+import { NO_METRICS, type Metrics } from './metrics.js';
 import { RateWindows } from './state/rate-windows.js';
 import { GuardedSharedState } from './state/guard.js';
 import { IdempotencyRecords } from './plans/idempotency.js';
@@ -42,6 +43,8 @@ export interface CoreOverrides {
   /** The ledger outcomes are read from, instead of the configured one (LEDGER_URL's, or the sandbox's). */
   readonly ledger?: Ledger;
   readonly now?: () => Date;
+  /** Where the core's events are counted (the edge's Prometheus adapter); by default nowhere. */
+  readonly metrics?: Metrics;
 }
 
 export interface CoreServices {
@@ -60,6 +63,7 @@ export interface CoreServices {
   /** Where partner keys are kept (the CLI writes the same store). */
   readonly keyStore: KeyStore;
   readonly rateWindows: RateWindows;
+  readonly metrics: Metrics;
   /**
    * Warns of every active key whose fee schema is not configured (the CLI checks its own
    * configuration, which may differ from the service's): such a key's requests answer 500.
@@ -97,6 +101,7 @@ async function openEdges(given: Config, log: CoreLog, overrides: CoreOverrides):
 export async function createServices(given: Config, log: CoreLog, overrides: CoreOverrides = {}): Promise<CoreServices> {
   const schemas = loadFeeSchemas(given);
   const now = overrides.now ?? (() => new Date());
+  const metrics = overrides.metrics ?? NO_METRICS;
   const opened = await openEdges(given, log, overrides);
   const { venues, config } = opened;
   // From here on a failure must close what was just opened (a started sandbox).
@@ -134,6 +139,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       isVenueDown: (venueId) => monitor.isDown(venueId),
       onVenueError: (venueId, err) => log.warn({ venueId, err }, 'venue quote failed'),
       now,
+      metrics,
     });
     const venueIds = venues.map((v) => v.id);
     const plans = new PlanService({
@@ -148,6 +154,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       records: new IdempotencyRecords(sharedState),
       log,
       now,
+      metrics,
     });
     // A deposit offer is found only through a party that sees it: normally the pool party itself.
     const unread = Object.values(config.poolParties).filter((pool) => !config.ledgerReadAs.includes(pool));
@@ -158,7 +165,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       down: 'ledger unreadable: outcomes answer 500 ledger_unavailable',
       up: 'ledger readable again',
     });
-    const outcomes = new OutcomeService({ ledger: opened.ledger, pools: poolTokens(config.poolParties), budgetMs: config.outcomeTimeoutMs, pageSize: config.ledgerPageSize, health: ledgerHealth, now });
+    const outcomes = new OutcomeService({ ledger: opened.ledger, pools: poolTokens(config.poolParties), budgetMs: config.outcomeTimeoutMs, pageSize: config.ledgerPageSize, health: ledgerHealth, now, metrics });
     const health: HealthOptions = {
       monitor,
       venueIds,
@@ -180,6 +187,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),
       keyStore,
       rateWindows: new RateWindows(sharedState),
+      metrics,
       auditKeys: async () => {
         let records: KeyRecord[];
         try {

@@ -10,6 +10,8 @@ import type { Document } from 'openapi-backend';
 import type { Config } from '../core/config.js';
 import { createServices, type CoreOverrides, type CoreServices } from '../core/services.js';
 import { AccessLog } from './http/access-log.js';
+import { MetricsListener } from './http/metrics-listener.js';
+import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
 import { answerCors } from './http/cors.js';
 import { registerDemo } from './demo.js';
@@ -46,18 +48,22 @@ export interface AppOptions {
 export interface App {
   readonly server: FastifyInstance;
   readonly core: CoreServices;
+  /** The metrics listener, for the entry point to start on METRICS_HOST:METRICS_PORT; null when METRICS_PORT is unset. Closed with the server. */
+  readonly metrics: MetricsListener | null;
 }
 
 export async function buildApp(options: AppOptions): Promise<App> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.logLevel);
   const specText = readFileSync(path.join(repoRoot(), 'openapi', 'v1.yaml'));
+  // Counted only when they are served: without a listener, the core's events go nowhere.
+  const prometheus = config.metricsPort === null ? null : new PrometheusMetrics();
   const definition = parse(specText.toString('utf8')) as Document;
   const unrouted = unroutedAnswers(logger, { 'x-service-api-version': API_VERSION, 'x-service-build': config.serviceBuild });
 
   const server = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    logController: new AccessLog(logger),
+    logController: new AccessLog(logger, prometheus),
     // Requests log through the root logger: a pino child per request costs more than the line.
     // The access-log line carries the request id itself.
     childLoggerFactory: (logger) => logger,
@@ -72,7 +78,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   registerJsonBody(server);
   server.server.on('connect', unrouted.connect);
-  const core = await createServices(config, logger, options.overrides);
+  const core = await createServices(config, logger, { ...options.overrides, metrics: options.overrides?.metrics ?? prometheus ?? undefined });
+  prometheus?.watchHealth(core.health);
+  const metrics = prometheus && new MetricsListener(prometheus.registry);
 
   // From here on a failure must close what the core opened (a started sandbox).
   try {
@@ -86,6 +94,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // Declared before any request, so every request object has the same shape.
     server.decorateRequest('logFields', null);
     server.decorateRequest('routeUrl', null);
+    server.decorateRequest('operationId', null);
     server.setErrorHandler(async (err, request, reply) => {
       let outcome: ReturnType<typeof replyForError>;
       try {
@@ -116,12 +125,17 @@ export async function buildApp(options: AppOptions): Promise<App> {
       );
     }
     registerDemo(server, core);
-    const limits = await registerRateLimits(server, core.rateWindows, {
-      keylessPerMinute: config.rateLimitKeylessPerMinute,
-      keyedPerMinute: config.rateLimitKeyedPerMinute,
-      freshQuotesPerMinute: config.rateLimitFreshQuotesPerMinute,
-    });
-    await registerOperations(server, definition, createHandlers(core), { keys: core.keys, limits });
+    const limits = await registerRateLimits(
+      server,
+      core.rateWindows,
+      {
+        keylessPerMinute: config.rateLimitKeylessPerMinute,
+        keyedPerMinute: config.rateLimitKeyedPerMinute,
+        freshQuotesPerMinute: config.rateLimitFreshQuotesPerMinute,
+      },
+      core.metrics,
+    );
+    await registerOperations(server, definition, createHandlers(core), { keys: core.keys, limits, metrics: core.metrics });
 
     // Not awaited by start-up, which a slow store must not hold; closing waits for it.
     let audit: Promise<void> = Promise.resolve();
@@ -136,11 +150,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
     server.addHook('onClose', async () => {
       core.monitor.stop();
       await audit;
-      await core.close();
+      await Promise.all([core.close(), metrics?.close()]);
     });
   } catch (err) {
     await core.close();
     throw err;
   }
-  return { server, core };
+  return { server, core, metrics };
 }

@@ -1,10 +1,12 @@
-// The entry point: read the config, listen, and shut down gracefully on SIGINT/SIGTERM.
+// The entry point: read the config, listen (and serve the metrics on their own port, when
+// METRICS_PORT is set), and shut down gracefully on SIGINT/SIGTERM.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { SandboxUnavailable } from '../core/sandbox-link/process.js';
 import { buildApp, repoRoot } from './app.js';
+import type { MetricsListener } from './http/metrics-listener.js';
 
 /** The commit `make build` stamped into dist/build-info.json, or "dev". */
 function buildStamp(): string {
@@ -29,11 +31,21 @@ function configFailure(err: unknown): never {
 
 let config: Config;
 let server: FastifyInstance;
+let metrics: MetricsListener | null;
 try {
   config = loadConfig(process.env, { serviceBuild: buildStamp() });
-  ({ server } = await buildApp({ config }));
+  ({ server, metrics } = await buildApp({ config }));
 } catch (err) {
   configFailure(err);
+}
+// Before the public port: a service that cannot serve its metrics does not start taking traffic.
+if (metrics && config.metricsPort !== null) {
+  try {
+    server.log.info({ url: await metrics.listen(config.metricsHost, config.metricsPort) }, 'metrics listening');
+  } catch (err) {
+    server.log.fatal({ err }, `cannot listen for metrics on ${config.metricsHost}:${config.metricsPort} (METRICS_HOST, METRICS_PORT)`);
+    process.exit(1);
+  }
 }
 try {
   await server.listen({ host: config.host, port: config.port });

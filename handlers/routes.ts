@@ -9,6 +9,7 @@ import { OpenAPIBackend, type Document } from 'openapi-backend';
 import * as bodyValidators from '../generated/body-validators.js';
 import * as queryValidators from '../generated/query-validators.js';
 import type { KeyVerifier, Partner } from '../core/keys/partner-keys.js';
+import type { Metrics } from '../core/metrics.js';
 import { DomainError } from '../core/errors.js';
 import { presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
 import { errorReply, sendError } from './http/error-reply.js';
@@ -34,6 +35,8 @@ function keyRequirement(security: ReadonlyArray<Record<string, unknown>> | undef
 export interface Gatekeeping {
   readonly keys: KeyVerifier;
   readonly limits: RateLimiter;
+  /** Hears each key verification's result. */
+  readonly metrics?: Metrics;
 }
 
 export async function registerOperations(app: FastifyInstance, definition: Document, handlers: HandlerMap, gates: Gatekeeping): Promise<void> {
@@ -67,14 +70,17 @@ export async function registerOperations(app: FastifyInstance, definition: Docum
   const methodsByPath = new Map<string, string[]>();
   for (const { operationId, method, path } of api.getOperations()) {
     const route = operationId ? (api.handlers[operationId] as RouteHandler | undefined) : undefined;
-    if (!route) throw new Error(`no handler for ${method.toUpperCase()} ${path} (${operationId ?? 'no operationId'})`);
+    if (!route || !operationId) throw new Error(`no handler for ${method.toUpperCase()} ${path} (${operationId ?? 'no operationId'})`);
     const url = path.replace(/\{([^}]+)\}/g, ':$1');
     methodsByPath.set(url, [...(methodsByPath.get(url) ?? []), method.toUpperCase()]);
     app.route({
       method: method.toUpperCase() as 'GET',
       url,
+      // Read by the metrics only for a request refused before its handler ran.
+      config: { operationId },
       handler: (request, reply) => {
         request.routeUrl = url;
+        request.operationId = operationId;
         return route(request, reply);
       },
     });
@@ -101,7 +107,7 @@ function operationRoute(
   handler: OperationHandler<never, never>,
   requirement: KeyRequirement,
   rateLimited: boolean,
-  { keys, limits }: Gatekeeping,
+  { keys, limits, metrics }: Gatekeeping,
   validateQuery: ValidateFunction | undefined,
   validateBody: ValidateFunction | undefined,
 ): RouteHandler {
@@ -167,7 +173,7 @@ function operationRoute(
     const key = requirement === 'none' ? null : presentedKey(request.headers);
     if (key === null && requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
     if (key === null) return admitted(request, reply, null);
-    return verifyKey(key, keys, requestOrigin(request)).then(
+    return verifyKey(key, keys, requestOrigin(request), metrics).then(
       (partner) => {
         annotate(request, { partnerId: partner.id });
         return admitted(request, reply, partner);

@@ -21,6 +21,8 @@ const SANDBOX_POOLS: Readonly<Record<string, string>> = {
 const DEFAULTS: Config = {
   host: '127.0.0.1',
   port: 8080,
+  metricsPort: null,
+  metricsHost: '127.0.0.1',
   logLevel: 'info',
   serviceBuild: 'dev',
   venueTimeoutMs: 800,
@@ -93,6 +95,8 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
   const config = loadConfig({
     HOST: '0.0.0.0',
     PORT: '9090',
+    METRICS_PORT: '9464',
+    METRICS_HOST: '10.0.0.5',
     LOG_LEVEL: 'debug',
     SERVICE_BUILD: '0123456789abcdef0123456789abcdef01234567',
     VENUE_TIMEOUT_MS: '1',
@@ -122,6 +126,8 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
   t.strictSame(rest, {
     host: '0.0.0.0',
     port: 9090,
+    metricsPort: 9464,
+    metricsHost: '10.0.0.5',
     logLevel: 'debug',
     serviceBuild: '0123456789abcdef0123456789abcdef01234567',
     venueTimeoutMs: 1,
@@ -186,6 +192,9 @@ t.test('loadConfig: "a bad value stops start-up with a message that names it"', 
     ['RATE_LIMIT_KEYLESS_PER_MINUTE', '0'],
     ['RATE_LIMIT_KEYED_PER_MINUTE', 'lots'],
     ['RATE_LIMIT_FRESH_QUOTES_PER_MINUTE', '-1'],
+    ['METRICS_PORT', '65536'],
+    ['METRICS_PORT', 'nine'],
+    ['METRICS_HOST', 'not a host'],
   ];
   for (const [name, value] of cases) {
     const err = configError(t, { [name]: value });
@@ -195,6 +204,8 @@ t.test('loadConfig: "a bad value stops start-up with a message that names it"', 
     t.match(err.message, new RegExp(`\\b${name}\\b`), `${name}=${value}: the message names ${name}`);
     t.ok(err.message.includes(JSON.stringify(value)), `${name}=${value}: the message shows the bad value`);
   }
+  t.match(configError(t, { PORT: '9464', METRICS_PORT: '9464' }).message, /METRICS_PORT must differ from PORT: metrics are never served on the public port/);
+  t.equal(loadConfig({ PORT: '0', METRICS_PORT: '0' }).metricsPort, 0, 'both on ephemeral ports (tests): two different ports');
   t.match(configError(t, { PORT: 'abc' }).message, /PORT'? must be an integer from 0 to 65535/);
   t.match(configError(t, { LOG_LEVEL: 'loud' }).message, /LOG_LEVEL'? must be one of fatal, error, warn, info, debug, trace, silent/);
   t.match(configError(t, { TRUST_PROXY: 'yes' }).message, /TRUST_PROXY'? must be "false", "true" \(one proxy\) or the number of proxies in front, 1 to 10/);

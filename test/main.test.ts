@@ -71,3 +71,37 @@ t.test('a sandbox ledger port already in use stops the process with a message na
   t.equal(code, 1);
   t.match(run.stdout() + run.stderr(), new RegExp(`the sandbox ledger cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\); set LEDGER_URL`));
 });
+
+t.test('with METRICS_PORT, the metrics listen on their own port before the public one, and close with it on SIGTERM', async (t) => {
+  const run = start({ HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info' });
+  t.teardown(() => run.child.kill('SIGKILL'));
+  let metrics: string | undefined;
+  let address: string | undefined;
+  for (let i = 0; i < 600 && !address; i++) {
+    metrics = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)","msg":"metrics listening"/.exec(run.stdout())?.[1];
+    address = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(run.stdout())?.[1];
+    if (!address) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.ok(metrics, 'logged the metrics URL');
+  t.ok(run.stdout().indexOf('metrics listening') < run.stdout().indexOf('Server listening'), 'before the public port');
+  t.equal((await fetch(`${address}/api/quote?from=CC&to=USDCx&amount=1`)).status, 200);
+  const scraped = await fetch(metrics!);
+  t.equal(scraped.status, 200);
+  t.match(await scraped.text(), /^bestex_http_request_duration_seconds_count\{operation="getQuote",status="200"\} 1$/m);
+  t.equal((await fetch(`${address}/metrics`)).status, 404, 'not on the public port');
+  run.child.kill('SIGTERM');
+  const [code] = (await once(run.child, 'exit')) as [number];
+  t.equal(code, 0, 'the metrics listener does not hold the exit');
+});
+
+t.test('a metrics port already in use stops the process with a fatal log line naming it', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => blocker.close());
+  const { port } = blocker.address() as { port: number };
+  const run = start({ HOST: '127.0.0.1', PORT: '0', METRICS_PORT: String(port) });
+  const [code] = (await once(run.child, 'exit')) as [number];
+  t.equal(code, 1);
+  t.match(run.stdout(), new RegExp(`"level":60.*"msg":"cannot listen for metrics on 127\\.0\\.0\\.1:${port} \\(METRICS_HOST, METRICS_PORT\\)"`));
+  t.notMatch(run.stdout(), /Server listening/, 'the public port was never opened');
+});

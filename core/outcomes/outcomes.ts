@@ -6,6 +6,7 @@ import { Decimal } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
 import { LedgerFailure, type Ledger, type LedgerTransaction } from '../ledger/ledger.js';
 import type { ComponentHealth } from '../health/component-health.js';
+import type { Metrics } from '../metrics.js';
 import { CHOICES, HOLDING, namesEntity, REASON_KEY, RESULTS, TRANSFER_INSTRUCTION } from '../ledger/token-standard.js';
 import { resolveToken, type Token } from '../tokens.js';
 import type { GetOutcomeQuery, Outcome, OutcomeStatus } from '../wire.js';
@@ -312,6 +313,8 @@ export interface OutcomeServiceOptions {
   /** Whether the ledger answers, as the last outcome found: each change is logged once, with its reason. */
   readonly health: ComponentHealth;
   readonly now: () => Date;
+  /** Hears each outcome's status. */
+  readonly metrics?: Metrics;
 }
 
 /**
@@ -351,7 +354,9 @@ export class OutcomeService {
       clearTimeout(timer);
     }
     health.up();
-    return tracker.outcome(now().getTime());
+    const outcome = tracker.outcome(now().getTime());
+    this.options.metrics?.outcome(outcome.status);
+    return outcome;
   }
 
 }

@@ -13,6 +13,7 @@ import { newPlanId } from './plan-id.js';
 import type { PlanParams, PlanRoute } from './params.js';
 import type { QuoteService } from '../quotes/service.js';
 import type { CoreLog } from '../log.js';
+import { NO_METRICS, type Metrics } from '../metrics.js';
 import { CC, pairKey } from '../tokens.js';
 import type { AppPlan, QuoteResponse } from '../wire.js';
 
@@ -33,6 +34,8 @@ export interface PlanServiceOptions {
   readonly records: IdempotencyRecords;
   readonly log: CoreLog;
   readonly now: () => Date;
+  /** Hears each plan made, replayed or refused as a conflict, and each guardrail trip. */
+  readonly metrics?: Metrics;
   /** Assembles the plan the guardrail then checks (core/plans/assembly.ts). */
   readonly assemble?: (inputs: PlanInputs) => AppPlan;
 }
@@ -59,7 +62,11 @@ export class PlanService {
   /** The last base quote read for a plan, parsed: plans for one combination within its cache window parse its body once. */
   private lastQuote: { readonly json: string; readonly quote: QuoteResponse } | undefined;
 
-  constructor(private readonly options: PlanServiceOptions) {}
+  private readonly metrics: Metrics;
+
+  constructor(private readonly options: PlanServiceOptions) {
+    this.metrics = options.metrics ?? NO_METRICS;
+  }
 
   /** How many plans the guardrail has stopped since start. */
   get guardrailTrips(): number {
@@ -116,7 +123,9 @@ export class PlanService {
     this.guard(planViolations(plan, inputs), route, params.venueId);
     const record: IdempotencyRecord = { fingerprint: params.fingerprint, boundTo, plan: JSON.stringify(plan) };
     const kept = await options.records.claim(params.idempotencyKey, record);
-    return kept === record ? { json: record.plan, replayed: false } : { json: this.sameRequest(kept, params, boundTo, route), replayed: true };
+    if (kept !== record) return { json: this.sameRequest(kept, params, boundTo, route), replayed: true };
+    this.metrics.plan(route, 'created');
+    return { json: record.plan, replayed: false };
   }
 
   /**
@@ -166,6 +175,7 @@ export class PlanService {
   /** The held plan when the request is the one it was made for; a different one is a conflict. */
   private sameRequest(held: IdempotencyRecord, params: PlanParams, boundTo: string, route: PlanRoute): string {
     if (held.fingerprint !== params.fingerprint) {
+      this.metrics.plan(route, 'conflict');
       throw new DomainError(
         'idempotency_conflict',
         `idempotencyKey '${params.idempotencyKey}' was already used for a different plan request in the last 5 minutes; send a new idempotencyKey`,
@@ -177,6 +187,7 @@ export class PlanService {
   /** A held plan goes only to the caller it was made for. */
   private checkedReplay(held: IdempotencyRecord, boundTo: string, route: PlanRoute, venueId: string): string {
     this.guard(held.boundTo === boundTo ? [] : ['a stored plan is bound to a caller other than the one asking'], route, venueId);
+    this.metrics.plan(route, 'replayed');
     return held.plan;
   }
 
@@ -184,6 +195,7 @@ export class PlanService {
   private guard(violations: readonly string[], route: PlanRoute, venueId: string): void {
     if (violations.length === 0) return;
     this.trips += 1;
+    this.metrics.guardrailTrip(route);
     this.options.log.error({ route, venueId, violations, guardrailTrips: this.trips }, 'plan guardrail tripped: the plan was not returned or stored');
     throw new DomainError('guardrail', 'the plan failed a party-isolation check; nothing was created');
   }

@@ -2,6 +2,7 @@
 // does not answer in time is reported as `timeout` and never holds the response.
 import { toWire, type Decimal } from '../decimal.js';
 import { edgeBps, toQuoteVenue } from './math.js';
+import type { Metrics } from '../metrics.js';
 import type { Token } from '../tokens.js';
 import { unavailable, type Deadline, type Venue, type VenueQuote } from '../venues/venue.js';
 import type { QuoteResponse, QuoteVenue } from '../wire.js';
@@ -19,24 +20,34 @@ export interface QuoteEngineOptions {
   readonly isVenueDown: (venueId: string) => boolean;
   readonly onVenueError: (venueId: string, err: unknown) => void;
   readonly now: () => Date;
+  /** Hears each venue's result and answer time in every computed quote. */
+  readonly metrics?: Metrics;
 }
 
 export async function quoteAcrossVenues(request: QuoteRequest, options: QuoteEngineOptions): Promise<QuoteResponse> {
   const asOf = options.now().toISOString();
-  const answers = await collectAnswers(request, options);
+  const seconds = new Array<number | null>(options.venues.length).fill(null);
+  const answers = await collectAnswers(request, options, seconds);
   const entries = options.venues.map((venue, i) => toQuoteVenue(venue.id, request.amount, request.want, request.give, answers[i]!));
+  const { metrics } = options;
+  // The result counted is the entry's, as the response lists it: an answer may still be rejected
+  // here (a net below zero, a fee in a third asset).
+  if (metrics) for (let i = 0; i < entries.length; i++) metrics.venueQuote(entries[i]!.venueId, entries[i]!.rejectionCode ?? 'available', seconds[i]!);
   return rank(request, asOf, entries);
 }
 
 /**
  * Every venue's answer in venue order, within one shared deadline; a venue that has not
  * answered by then is a timeout. One promise settled by per-venue callbacks, because this runs
- * on every cache miss and a race per venue costs several promises each.
+ * on every cache miss and a race per venue costs several promises each. `seconds` gets each asked
+ * venue's time to its answer (to the deadline for a timeout).
  */
-function collectAnswers(request: QuoteRequest, options: QuoteEngineOptions): Promise<VenueQuote[]> {
+function collectAnswers(request: QuoteRequest, options: QuoteEngineOptions, seconds: Array<number | null>): Promise<VenueQuote[]> {
   const { venues } = options;
   const answers: Array<VenueQuote | undefined> = new Array<VenueQuote | undefined>(venues.length);
   const deadline = new SharedDeadline(Date.now() + options.venueTimeoutMs);
+  const started = performance.now();
+  const elapsed = () => (performance.now() - started) / 1000;
   return new Promise((resolve) => {
     let pending = venues.length;
     let settled = false;
@@ -44,17 +55,22 @@ function collectAnswers(request: QuoteRequest, options: QuoteEngineOptions): Pro
     const settle = () => {
       settled = true;
       clearTimeout(timer);
-      for (let i = 0; i < answers.length; i++) answers[i] ??= unavailable('timeout');
+      for (let i = 0; i < answers.length; i++) {
+        if (answers[i] !== undefined) continue;
+        answers[i] = unavailable('timeout');
+        seconds[i] = elapsed();
+      }
       resolve(answers as VenueQuote[]);
     };
-    const record = (i: number, answer: VenueQuote) => {
+    const record = (i: number, answer: VenueQuote, asked = true) => {
       if (settled) return;
       answers[i] = answer;
+      if (asked) seconds[i] = elapsed();
       pending -= 1;
       if (pending === 0) settle();
     };
     venues.forEach((venue, i) => {
-      if (options.isVenueDown(venue.id)) return record(i, unavailable('venue_down'));
+      if (options.isVenueDown(venue.id)) return record(i, unavailable('venue_down'), false);
       let quote: Promise<VenueQuote>;
       try {
         quote = venue.quote(request, deadline);

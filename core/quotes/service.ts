@@ -45,7 +45,9 @@ export class QuoteService {
   /** The base quote at once, when this instance has it computed: the hot path takes no promise. */
   ready({ cacheKey }: KeyedQuoteRequest): BaseQuote | undefined {
     const ready = this.cache.peek(cacheKey);
-    return ready && { json: ready.value, cached: true };
+    if (!ready) return undefined;
+    this.options.metrics?.quoteCacheHit();
+    return { json: ready.value, cached: true };
   }
 
   /**
@@ -55,8 +57,9 @@ export class QuoteService {
    * another instance computed is no fresh quote for the caller.
    */
   async baseQuote({ request, cacheKey: key }: KeyedQuoteRequest, beforeCompute?: () => void | Promise<void>): Promise<BaseQuote> {
-    const ready = this.cache.peek(key);
-    if (ready) return { json: ready.value, cached: true };
+    const ready = this.ready({ request, cacheKey: key });
+    if (ready) return ready;
+    const { metrics } = this.options;
     if (!this.cache.has(key)) {
       const stored = await this.readShared(key);
       if (stored) {
@@ -64,11 +67,14 @@ export class QuoteService {
           if (stored.ttlMs !== null) expireIn(stored.ttlMs);
           return stored.value;
         });
+        metrics?.quoteCacheHit();
         return { json: stored.value, cached: true };
       }
       await beforeCompute?.();
     }
     const { value, hit } = this.cache.get(key, (expireIn) => this.compute(request, key, expireIn));
+    if (hit) metrics?.quoteCacheHit();
+    else metrics?.quoteCacheMiss();
     return { json: await value, cached: hit };
   }
 

@@ -5,10 +5,9 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { OutcomeStatus } from '../../core/wire.js';
+import type { RateLimitName } from '../../core/metrics.js';
 import type { ErrorCode } from './error-catalogue.js';
-
-/** Which limit refused a 429: the keyless per-IP window, the keyed per-key window, or the keyless fresh-quote budget. */
-export type RateLimitName = 'keyless-window' | 'keyed-window' | 'fresh-quote-budget';
+import type { RequestMetrics } from './prometheus-metrics.js';
 
 /** What a handler may add to its request's access-log line: a closed set, so no secret or party id can be. */
 export interface AccessLogFields {
@@ -34,6 +33,8 @@ declare module 'fastify' {
     logFields: AccessLogFields | null;
     /** The route pattern, set by the operation routes: fastify's routeOptions builds a dozen-field object on each read. */
     routeUrl: string | null;
+    /** The operation's id, set by the operation routes as they run its handler; null for any other request. */
+    operationId: string | null;
   }
 }
 
@@ -111,7 +112,11 @@ function annotatedFields(fields: AccessLogFields | null): string {
 export class AccessLog extends LogController {
   private readonly writeLine: ((fields: string) => void) | null;
 
-  constructor(logger: Logger) {
+  /** `metrics` hears each finished request too: the log controller already runs once per request, where a hook would add a step. */
+  constructor(
+    logger: Logger,
+    private readonly metrics: RequestMetrics | null = null,
+  ) {
     super();
     this.writeLine = directLineWriter(logger);
   }
@@ -119,6 +124,7 @@ export class AccessLog extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    this.metrics?.requestCompleted(request, reply);
     const route = request.routeUrl ?? request.routeOptions.url ?? '(none)';
     const elapsedMs = reply.elapsedTime;
     // A keyed request is billable traffic when it was served: never when refused, over its rate

@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { DomainError } from '../../core/errors.js';
 import { KeyStoreUnavailable, type KeyVerifier, type Partner } from '../../core/keys/partner-keys.js';
+import { NO_METRICS, type Metrics } from '../../core/metrics.js';
 
 export type KeyRequirement = 'none' | 'optional' | 'required';
 
@@ -28,12 +29,13 @@ export function presentedKey(headers: IncomingHttpHeaders): string | null {
  * kept to browser origins is invalid from any other Origin, or without one: copied out of a page,
  * it is useless in other sites' pages (it binds browsers, which cannot forge Origin).
  */
-export async function verifyKey(key: string, keys: KeyVerifier, origin?: string): Promise<Partner> {
+export async function verifyKey(key: string, keys: KeyVerifier, origin?: string, metrics: Metrics = NO_METRICS): Promise<Partner> {
   let partner: Partner | null;
   try {
     partner = await keys.verify(key);
   } catch (err) {
     if (err instanceof KeyStoreUnavailable) {
+      metrics.keyVerification('unavailable');
       throw new DomainError(
         'key_verification_unavailable',
         'the key could not be verified right now; it may be valid',
@@ -42,9 +44,14 @@ export async function verifyKey(key: string, keys: KeyVerifier, origin?: string)
     }
     throw err;
   }
-  if (!partner) throw new DomainError('invalid_key', 'the API key is not valid');
+  if (!partner) {
+    metrics.keyVerification('invalid');
+    throw new DomainError('invalid_key', 'the API key is not valid');
+  }
   if (partner.origins !== null && (origin === undefined || !partner.origins.includes(origin))) {
+    metrics.keyVerification('wrong_origin');
     throw new DomainError('invalid_key', 'the API key is not valid from this origin');
   }
+  metrics.keyVerification('valid');
   return partner;
 }

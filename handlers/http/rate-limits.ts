@@ -8,9 +8,9 @@ import rateLimit, { normalizeIP, type FastifyRateLimitStore } from '@fastify/rat
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../core/errors.js';
 import type { Partner } from '../../core/keys/partner-keys.js';
+import type { Metrics, RateLimitName } from '../../core/metrics.js';
 import type { RateWindows } from '../../core/state/rate-windows.js';
 import type { WindowCount } from '../../core/state/shared-state.js';
-import type { RateLimitName } from './access-log.js';
 
 const RATE_WINDOW_MS = 60_000;
 
@@ -69,7 +69,8 @@ export const clientIp = (request: FastifyRequest): string => {
   return ip.includes(':') ? normalizeIP(ip) : ip.toLowerCase();
 };
 
-export async function registerRateLimits(app: FastifyInstance, windows: RateWindows, settings: RateLimitSettings): Promise<RateLimiter> {
+/** `metrics` hears each 429, by the limit that refused it. */
+export async function registerRateLimits(app: FastifyInstance, windows: RateWindows, settings: RateLimitSettings, metrics: Metrics): Promise<RateLimiter> {
   await app.register(rateLimit, { global: false, store: windowsStore(windows), timeWindow: RATE_WINDOW_MS });
   // One limit per kind of caller, each with a fixed maximum. Where the windows are this process's
   // own, the count is read at once: the plugin's limiter always answers with a promise (three,
@@ -90,8 +91,8 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
       return lastKey;
     };
     return (request: FastifyRequest, reply: FastifyReply, showCounts: boolean): void | Promise<void> => {
-      if (windows.isLocal) return enforce(verdict(windows.hitNow(windowKey(request), RATE_WINDOW_MS), max), name, reply, showCounts);
-      return shared(request).then((result) => (result.isAllowed ? undefined : enforce(result, name, reply, showCounts)));
+      if (windows.isLocal) return enforce(verdict(windows.hitNow(windowKey(request), RATE_WINDOW_MS), max), name, reply, showCounts, metrics);
+      return shared(request).then((result) => (result.isAllowed ? undefined : enforce(result, name, reply, showCounts, metrics)));
     };
   };
   const keylessWindow = limit('ip', 'keyless-window', clientIp, settings.keylessPerMinute);
@@ -107,14 +108,15 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
   };
 }
 
-function enforce(result: Verdict, name: RateLimitName, reply: FastifyReply, showCounts: boolean): void {
+function enforce(result: Verdict, name: RateLimitName, reply: FastifyReply, showCounts: boolean, metrics: Metrics): void {
   if (showCounts || result.isExceeded) {
     reply.header('x-ratelimit-limit', String(result.max));
     reply.header('x-ratelimit-remaining', String(result.remaining));
   }
   if (result.isExceeded) {
-    // The access line says which limit refused it: the 429s of each read the same to the caller.
+    // The access line and the metrics say which limit refused it: the 429s of each read the same to the caller.
     (reply.request.logFields ??= {}).rateLimit = name;
+    metrics.rateLimited(name);
     const seconds = Math.max(1, result.ttlInSeconds);
     throw new DomainError('rate_limited', `rate limit exceeded; retry in ${seconds} seconds`, seconds);
   }
