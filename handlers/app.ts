@@ -75,6 +75,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     trustProxy: config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
     bodyLimit: 16 * 1024,
     return503OnClosing: true,
+    // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the hook below
+    // refuses it in the contract's terms instead.
+    http: { requireHostHeader: false },
   });
   registerJsonBody(server);
   server.server.on('connect', unrouted.connect);
@@ -89,6 +92,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
       reply.header('x-service-api-version', API_VERSION);
       reply.header('x-service-build', config.serviceBuild);
       reply.header(REQUEST_ID_HEADER, request.id);
+      if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+        sendError(reply, errorReply('bad_request', 'an HTTP/1.1 request needs a Host header', { connection: 'close' }));
+        return;
+      }
       if (!answerCors(request, reply)) done();
     });
     // Declared before any request, so every request object has the same shape.
