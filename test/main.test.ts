@@ -35,7 +35,8 @@ t.test('listens on HOST:PORT, answers, and exits 0 on SIGTERM after logging the 
   const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' });
   t.teardown(() => run.child.kill('SIGKILL'));
   let address: string | undefined;
-  for (let i = 0; i < 100 && !address; i++) {
+  // Polled until it listens or exits: a loaded machine may take a while to start it and its sandbox.
+  for (let i = 0; i < 1200 && !address && run.child.exitCode === null; i++) {
     address = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(run.stdout())?.[1];
     if (!address) await new Promise((resolve) => setTimeout(resolve, 50));
   }

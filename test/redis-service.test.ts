@@ -394,7 +394,7 @@ t.test('"Idempotency records fingerprint the taker with a keyed hash", in Redis:
   t.equal(made.status, 200);
   const reader = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   t.teardown(() => reader.quit());
-  const keys = await reader.keys('idem:*');
+  const keys = await reader.keys('bestex:idem:*');
   t.equal(keys.length, 1, 'one record');
   const raw = `${keys[0]}\n${await reader.get(keys[0]!)}`;
   const plainDigests = (text: string) => [hash('sha256', text, 'hex'), hash('sha256', text, 'base64url'), hash('sha256', text, 'base64')];
@@ -415,7 +415,7 @@ t.test('"Idempotency records fingerprint the taker with a keyed hash", in Redis:
   const boundTo = plain('caller\0app:127.0.0.1');
   const legacyBody = planBody('written-by-the-previous-version');
   const legacyPlan = '{"planId":"pl_previous_version"}';
-  await reader.set(`idem:${plain(`${boundTo}\0${legacyBody.idempotencyKey}`)}`, `plan-record/2\n${parsePlanRequest(legacyBody, 'app').fingerprint}\n${boundTo}\n${legacyPlan}`, 'PX', 60_000);
+  await reader.set(`bestex:idem:${plain(`${boundTo}\0${legacyBody.idempotencyKey}`)}`, `plan-record/2\n${parsePlanRequest(legacyBody, 'app').fingerprint}\n${boundTo}\n${legacyPlan}`, 'PX', 60_000);
   const replayed = await post(a, '/api/app/plan', legacyBody);
   t.equal(replayed.status, 200);
   t.equal(replayed.text, legacyPlan, 'a retry reaching a new instance during a rolling deploy replays the plan the old one made');
