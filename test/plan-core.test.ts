@@ -294,7 +294,7 @@ t.test('PlanService: "A violation is 500 guardrail, logged (without the taker pa
       () => null,
       (e: unknown) => e,
     );
-    t.ok(err instanceof DomainError && err.code === 'guardrail', `attempt ${trips}: 500 guardrail`);
+    t.ok(err instanceof DomainError && err.code === 'guardrail', `attempt ${trips}: 500 guardrail (${String(err)})`);
     t.notMatch(String(err), TAKER, 'the error names no party');
     t.equal(tampering.guardrailTrips, trips, 'counted');
   }
