@@ -3,6 +3,7 @@
 // deployment points it at real venues, and the baselines. Every child is tracked (processes.ts), so
 // none outlives the bench.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -85,6 +86,10 @@ export interface ServiceOptions {
 
 /** Rate limits out of reach: one client on one IP drives the service; every request is admitted, its window still counted. */
 const UNLIMITED = '1000000000';
+/** The plan records a run keeps: more than a run makes, so the bench measures plans, not the bound. */
+const PLAN_RECORDS = '10000000';
+/** One secret for every instance of a run, as instances sharing REDIS_URL must have. */
+const IDEMPOTENCY_SECRET = randomBytes(32).toString('hex');
 
 /**
  * Starts the service as a deployment runs it: logging at info (stdout to /dev/null, so it is
@@ -107,6 +112,8 @@ export async function startService(name: string, options: ServiceOptions): Promi
         LEDGER_URL: `http://${HOST}:0`,
         DATA_DIR: options.dataDir,
         REDIS_URL: options.redisUrl,
+        IDEMPOTENCY_SECRET,
+        STATE_MAX_PLAN_RECORDS: PLAN_RECORDS,
         RATE_LIMIT_KEYLESS_PER_MINUTE: UNLIMITED,
         RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: UNLIMITED,
         ...options.env,

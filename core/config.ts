@@ -34,6 +34,16 @@ export interface Config {
   readonly dataDir: string;
   /** Shared state (keys, rate-limit windows, quote cache) in Redis; null for the embedded, in-process default. */
   readonly redisUrl: string | null;
+  /**
+   * The key of the HMAC that fingerprints callers and takers in idempotency records, the same on
+   * every instance sharing REDIS_URL (required with it); null: a random secret of this process's
+   * own, as its records are too.
+   */
+  readonly idempotencySecret: string | null;
+  /** The most idempotency records the in-process shared state holds; at it, new plans are refused. */
+  readonly stateMaxPlanRecords: number;
+  /** The most rate-limit windows counted in this process's memory; at it, a caller without a window is refused (429). */
+  readonly stateMaxRateWindows: number;
   /** While false, every disclosed fee line reads zero and no plan collects a fee. */
   readonly feeCollectionEnabled: boolean;
   /** A JSON file of fee schemas and partner overrides (README); null for the built-in default schema. */
@@ -90,8 +100,15 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** `defaults.serviceBuild` is the build's own stamp, used when SERVICE_BUILD is not set. */
-export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serviceBuild: 'dev' }): Config {
+/** The fewest characters IDEMPOTENCY_SECRET may have: 32 random hex digits hold 128 bits. */
+export const MIN_IDEMPOTENCY_SECRET_CHARS = 32;
+
+/**
+ * `defaults.serviceBuild` is the build's own stamp, used when SERVICE_BUILD is not set;
+ * `defaults.makesPlans: false` for a program that makes no plans (the keys CLI), which then needs
+ * no IDEMPOTENCY_SECRET.
+ */
+export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlans?: boolean } = { serviceBuild: 'dev' }): Config {
   const problems: string[] = [];
   // `secret`: the value may hold a credential (a Redis password), so a problem never shows it.
   const read = <T>(name: string, fallback: T, parse: (raw: string) => T | undefined, expected: string, secret = false): T => {
@@ -191,6 +208,17 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
   const port = read('PORT', 8080, int(0, 65535), 'an integer from 0 to 65535');
   const metricsPort = read<number | null>('METRICS_PORT', null, int(0, 65535), 'an integer from 0 to 65535 (unset: no metrics listener)');
   if (metricsPort !== null && metricsPort !== 0 && metricsPort === port) problems.push('METRICS_PORT must differ from PORT: metrics are never served on the public port');
+  const redisUrl = read<string | null>('REDIS_URL', null, (raw) => (/^rediss?:\/\/\S+$/.test(raw) ? raw : undefined), 'a redis:// or rediss:// URL', true);
+  const idempotencySecret = read<string | null>(
+    'IDEMPOTENCY_SECRET',
+    null,
+    (raw) => (raw.length >= MIN_IDEMPOTENCY_SECRET_CHARS && /^[\x21-\x7e]+$/.test(raw) ? raw : undefined),
+    `at least ${MIN_IDEMPOTENCY_SECRET_CHARS} printable ASCII characters without spaces (openssl rand -hex 32 makes one)`,
+    true,
+  );
+  if (redisUrl !== null && (env.IDEMPOTENCY_SECRET ?? '') === '' && defaults.makesPlans !== false) {
+    problems.push(`IDEMPOTENCY_SECRET is required with REDIS_URL: one secret of at least ${MIN_IDEMPOTENCY_SECRET_CHARS} characters shared by every instance, so the plan records in Redis let no reader test a guessed taker or caller (openssl rand -hex 32 makes one)`);
+  }
   const config: Config = {
     host: read('HOST', '127.0.0.1', hostName, 'a host name or IP address'),
     port,
@@ -205,7 +233,10 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string } = { serv
     trustProxyHops: read('TRUST_PROXY', 0, (raw) => (raw === 'true' ? 1 : raw === 'false' ? 0 : int(1, 10)(raw)), '"false", "true" (one proxy) or the number of proxies in front, 1 to 10'),
     shutdownGraceMs: read('SHUTDOWN_GRACE_MS', 10_000, int(0, 600_000), 'an integer from 0 to 600000'),
     dataDir: read('DATA_DIR', './data', (raw) => raw, 'a directory path'),
-    redisUrl: read<string | null>('REDIS_URL', null, (raw) => (/^rediss?:\/\/\S+$/.test(raw) ? raw : undefined), 'a redis:// or rediss:// URL', true),
+    redisUrl,
+    idempotencySecret,
+    stateMaxPlanRecords: read('STATE_MAX_PLAN_RECORDS', 50_000, int(1, 10_000_000), 'an integer from 1 to 10000000'),
+    stateMaxRateWindows: read('STATE_MAX_RATE_WINDOWS', 200_000, int(1, 10_000_000), 'an integer from 1 to 10000000'),
     feeCollectionEnabled,
     feeSchemasFile: read<string | null>('FEE_SCHEMAS_FILE', null, (raw) => raw, 'a file path'),
     rateLimitKeylessPerMinute: read('RATE_LIMIT_KEYLESS_PER_MINUTE', 120, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),

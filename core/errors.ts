@@ -18,6 +18,7 @@ export const DOMAIN_ERROR_CODES = [
   'quote_failed',
   'key_verification_unavailable',
   'fee_unconfigured',
+  'at_capacity',
   'ledger_unavailable',
 ] as const;
 

@@ -1,6 +1,7 @@
 // Wires the core from configuration: the embedded defaults (in-process shared state, keys in a file
 // under DATA_DIR), or Redis for the shared state and keys when REDIS_URL is set; any port can be
 // replaced by an override (tests).
+import { randomBytes } from 'node:crypto';
 import type { Config } from './config.js';
 import { loadFeeSchemas } from './quotes/fee-schemas.js';
 import { openKeyStore } from './keys/open-store.js';
@@ -14,6 +15,7 @@ import type { CoreLog } from './log.js';
 import { NO_METRICS, type Metrics } from './metrics.js';
 import { RateWindows } from './state/rate-windows.js';
 import { GuardedSharedState } from './state/guard.js';
+import { StateCapacity } from './state/capacity.js';
 import { IdempotencyRecords } from './plans/idempotency.js';
 import { PlanService } from './plans/service.js';
 import { createLiveVenues } from './venues/live-venues.js';
@@ -31,6 +33,9 @@ import type { Venue } from './venues/venue.js';
  * second while it is stalled (core/state/guard.ts).
  */
 const SHARED_STATE_TIMEOUT_MS = 300;
+
+const UNCONFIGURED_SCHEMA_MESSAGE =
+  'key names a fee schema that is not configured: its quotes answer 503 key_verification_unavailable and its plans 500 internal until FEE_SCHEMAS_FILE defines it';
 
 /** The v1 execution venue. */
 export const SUPPORTED_VENUE_ID = 'tradecraft';
@@ -64,9 +69,12 @@ export interface CoreServices {
   readonly keyStore: KeyStore;
   readonly rateWindows: RateWindows;
   readonly metrics: Metrics;
+  /** The in-process state's bounds, and its refusals at them (StateCapacity.refused counts each). */
+  readonly stateCapacity: StateCapacity;
   /**
    * Warns of every active key whose fee schema is not configured (the CLI checks its own
-   * configuration, which may differ from the service's): such a key's requests answer 500.
+   * configuration, which may differ from the service's), one line per key id: such a key's
+   * quotes answer 503 and its plans 500.
    */
   auditKeys(): Promise<void>;
   /** Releases what the services hold open (the Redis connection). */
@@ -114,10 +122,13 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       down: 'key store unreadable: keyed requests get 503 key_verification_unavailable',
       up: 'key store readable again',
     });
+    // Whatever holds state in this process's memory holds at most the configured bounds.
+    const stateCapacity = new StateCapacity({ maxPlanRecords: config.stateMaxPlanRecords, maxRateWindows: config.stateMaxRateWindows }, log);
+    const inProcess = new InProcessSharedState(Date.now, stateCapacity);
     const store: SharedState =
       overrides.sharedState ??
       (config.redisUrl === null
-        ? new InProcessSharedState()
+        ? inProcess
         : new RedisSharedState(config.redisUrl, {
             commandTimeoutMs: SHARED_STATE_TIMEOUT_MS,
             onConnectionChange: (up, err) => (up ? sharedHealth.up() : sharedHealth.down(err)),
@@ -142,6 +153,8 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       metrics,
     });
     const venueIds = venues.map((v) => v.id);
+    // Keys already named in a warning: each is named once, at start or at its first request.
+    const unconfiguredKeys = new Set<string>();
     const plans = new PlanService({
       quotes,
       schemas,
@@ -151,7 +164,8 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       poolParties: config.poolParties,
       serviceFeeParty: config.serviceFeeParty,
       b2cFeeParty: config.b2cFeeParty,
-      records: new IdempotencyRecords(sharedState),
+      // Without REDIS_URL no other instance reads the records: a secret of this process's own will do.
+      records: new IdempotencyRecords(sharedState, config.idempotencySecret ?? randomBytes(32)),
       log,
       now,
       metrics,
@@ -178,7 +192,11 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
     };
     return {
       quotes,
-      partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled),
+      partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled, (partner) => {
+        if (unconfiguredKeys.has(partner.id)) return;
+        unconfiguredKeys.add(partner.id);
+        log.warn({ keyId: partner.id, schemaId: partner.schemaId }, UNCONFIGURED_SCHEMA_MESSAGE);
+      }),
       plans,
       outcomes,
       config,
@@ -186,8 +204,9 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       health,
       keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),
       keyStore,
-      rateWindows: new RateWindows(sharedState),
+      rateWindows: new RateWindows(sharedState, inProcess),
       metrics,
+      stateCapacity,
       auditKeys: async () => {
         let records: KeyRecord[];
         try {
@@ -197,8 +216,9 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
           return;
         }
         for (const record of records) {
-          if (record.status === 'active' && !schemas.has(record.schemaId)) {
-            log.warn({ keyId: record.id, schemaId: record.schemaId }, 'key names a fee schema that is not configured: its requests answer 500 until FEE_SCHEMAS_FILE defines it');
+          if (record.status === 'active' && !schemas.has(record.schemaId) && !unconfiguredKeys.has(record.id)) {
+            unconfiguredKeys.add(record.id);
+            log.warn({ keyId: record.id, schemaId: record.schemaId }, UNCONFIGURED_SCHEMA_MESSAGE);
           }
         }
       },

@@ -29,6 +29,24 @@ function configFailure(err: unknown): never {
   process.exit(1);
 }
 
+/** Why HOST:PORT cannot be listened on, and what to set, in words (never a stack). */
+function listenProblem(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'EADDRINUSE':
+      return 'the port is already in use (EADDRINUSE); stop what listens there or set PORT';
+    case 'EADDRNOTAVAIL':
+      return 'HOST is not an address of this machine (EADDRNOTAVAIL); set HOST';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `HOST does not resolve to an address (${code}); set HOST`;
+    case 'EACCES':
+      return 'not permitted (EACCES): a port below 1024 needs privileges; set PORT';
+    default:
+      return `${err instanceof Error ? err.message : String(err)}; check HOST and PORT`;
+  }
+}
+
 let config: Config;
 let server: FastifyInstance;
 let metrics: MetricsListener | null;
@@ -50,7 +68,9 @@ if (metrics && config.metricsPort !== null) {
 try {
   await server.listen({ host: config.host, port: config.port });
 } catch (err) {
-  server.log.fatal({ err }, `cannot listen on ${config.host}:${config.port}`);
+  console.error(`bestex: cannot listen on ${config.host}:${config.port}: ${listenProblem(err)}`);
+  // Stops a started sandbox before exiting; it would stop anyway once its stdin closes.
+  await server.close().catch(() => undefined);
   process.exit(1);
 }
 

@@ -31,7 +31,7 @@ class Failure extends Error {}
 async function main(argv: readonly string[]): Promise<void> {
   const chosen = chosenCommand(argv, USAGE, COMMANDS);
   if (!chosen) return;
-  const config = loadConfig(process.env);
+  const config = loadConfig(process.env, { serviceBuild: 'dev', makesPlans: false });
   // Loaded only when used, so the file store's operators never load the Redis client.
   const shared: SharedState | null = config.redisUrl === null ? null : new (await import('../core/state/redis.js')).RedisSharedState(config.redisUrl);
   try {
@@ -54,7 +54,8 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     const schemas = loadFeeSchemas(config);
     const schemaId = values.schema ?? schemas.defaultSchemaId;
     if (!schemas.has(schemaId)) {
-      throw new UsageError(`--schema ${JSON.stringify(schemaId)} is not a configured fee schema or override (${config.feeSchemasFile ?? 'the built-in default'})`);
+      // A key under a schema the service does not define could not be served (its quotes answer 503).
+      throw new UsageError(`--schema ${JSON.stringify(schemaId)} is not a configured fee schema or override (${config.feeSchemasFile ?? 'the built-in default'}): use one of ${schemas.ids.join(', ')}; no key was created`);
     }
     const origins = (values.origin ?? []).map((raw) => {
       const origin = parseOrigin(raw.trim());

@@ -33,6 +33,9 @@ const DEFAULTS: Config = {
   shutdownGraceMs: 10_000,
   dataDir: './data',
   redisUrl: null,
+  idempotencySecret: null,
+  stateMaxPlanRecords: 50_000,
+  stateMaxRateWindows: 200_000,
   feeCollectionEnabled: false,
   feeSchemasFile: null,
   rateLimitKeylessPerMinute: 120,
@@ -107,6 +110,9 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     SHUTDOWN_GRACE_MS: '0',
     DATA_DIR: '/var/lib/bestex',
     REDIS_URL: 'redis://:secret@redis.internal:6380/2',
+    IDEMPOTENCY_SECRET: 'an-idempotency-secret-of-32-chars-or-more',
+    STATE_MAX_PLAN_RECORDS: '1',
+    STATE_MAX_RATE_WINDOWS: '10000000',
     FEE_COLLECTION_ENABLED: 'true',
     SERVICE_FEE_PARTY: `bestex-fees::1220${'e'.repeat(64)}`,
     FEE_SCHEMAS_FILE: '/etc/bestex/fees.json',
@@ -138,6 +144,9 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     shutdownGraceMs: 0,
     dataDir: '/var/lib/bestex',
     redisUrl: 'redis://:secret@redis.internal:6380/2',
+    idempotencySecret: 'an-idempotency-secret-of-32-chars-or-more',
+    stateMaxPlanRecords: 1,
+    stateMaxRateWindows: 10_000_000,
     feeCollectionEnabled: true,
     feeSchemasFile: '/etc/bestex/fees.json',
     rateLimitKeylessPerMinute: 60,
@@ -195,6 +204,8 @@ t.test('loadConfig: "a bad value stops start-up with a message that names it"', 
     ['METRICS_PORT', '65536'],
     ['METRICS_PORT', 'nine'],
     ['METRICS_HOST', 'not a host'],
+    ['STATE_MAX_PLAN_RECORDS', '0'],
+    ['STATE_MAX_RATE_WINDOWS', '10000001'],
   ];
   for (const [name, value] of cases) {
     const err = configError(t, { [name]: value });
@@ -332,6 +343,19 @@ t.test('loadConfig: a bad REDIS_URL stops start-up without showing the value, wh
   const err = configError(t, { REDIS_URL: 'localhost:6379?password=hunter2' });
   t.match(err.message, /REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
   t.notMatch(err.message, /hunter2/);
+});
+
+t.test('loadConfig: "IDEMPOTENCY_SECRET required when REDIS_URL is set", one clear line when missing or too short, never showing it; without REDIS_URL none is needed', async (t) => {
+  const missing = configError(t, { REDIS_URL: 'redis://127.0.0.1:6379' });
+  t.strictSame(missing.problems, [
+    'IDEMPOTENCY_SECRET is required with REDIS_URL: one secret of at least 32 characters shared by every instance, so the plan records in Redis let no reader test a guessed taker or caller (openssl rand -hex 32 makes one)',
+  ]);
+  const short = configError(t, { REDIS_URL: 'redis://127.0.0.1:6379', IDEMPOTENCY_SECRET: 'hunter2-is-too-short' });
+  t.equal(short.problems.length, 1, 'one line');
+  t.match(short.message, /IDEMPOTENCY_SECRET must be at least 32 printable ASCII characters without spaces/);
+  t.notMatch(short.message, /hunter2/, 'the value is not shown');
+  t.equal(loadConfig({}).idempotencySecret, null, 'in-process state: a random secret of the process\'s own (core/services.ts)');
+  t.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }, { serviceBuild: 'dev', makesPlans: false }).idempotencySecret, null, 'a program that makes no plans (the keys CLI) needs none');
 });
 
 t.test('loadConfig: "TRUST_PROXY must be \\"false\\", \\"true\\" or a number of proxies" — names inherited from Object.prototype are bad values too', async (t) => {

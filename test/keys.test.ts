@@ -13,7 +13,8 @@ import { SharedStateKeyStore } from '../core/keys/shared-store.js';
 import { keysFile, openKeyStore } from '../core/keys/open-store.js';
 import { KeyStoreUnavailable, newKey, PartnerKeys, type KeyRecord, type KeyStore } from '../core/keys/partner-keys.js';
 import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
-import { runKeysCli } from './helpers/keys.js';
+import { issueKey, runKeysCli } from './helpers/keys.js';
+import { testApp } from './helpers/app.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -401,13 +402,13 @@ t.test('openKeyStore: "Redis-backed when config.redisUrl is set (using the passe
   t.equal(keysFile(loadConfig({})), path.join('data', 'keys.json'), 'DATA_DIR defaults to ./data');
 
   const state = new InProcessSharedState();
-  const shared = openKeyStore(loadConfig({ DATA_DIR: dir, REDIS_URL: 'redis://127.0.0.1:6379' }), state);
+  const shared = openKeyStore(loadConfig({ DATA_DIR: dir, REDIS_URL: 'redis://127.0.0.1:6379' }, { serviceBuild: 'dev', makesPlans: false }), state);
   t.type(shared, SharedStateKeyStore);
   const { record } = issue('Acme');
   await shared.add(record);
   t.ok(await state.mapGet('keys', record.hash), 'its records go to the shared state given');
   t.same(readdirSync(dir), [], 'and not to the file');
-  t.throws(() => openKeyStore(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }), null), /REDIS_URL/);
+  t.throws(() => openKeyStore(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }, { serviceBuild: 'dev', makesPlans: false }), null), /REDIS_URL/);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -450,6 +451,7 @@ t.test('CLI: "--schema: the fee schema id to record", validated against the conf
     t.equal(run.code, 2, `unknown schema ${schema} rejected`);
     t.equal(run.stdout, '', 'no key printed');
     t.match(run.stderr, `"${schema}" is not a configured fee schema`);
+    t.match(run.stderr, /: use one of [a-z0-9-]+(, [a-z0-9-]+)*; no key was created/, 'the message lists the schemas to choose from and says nothing was created');
   }
   t.equal(readFileSync(path.join(dir, 'keys.json'), 'utf8'), before, 'nothing stored');
   const broken = await runKeysCli(['create', '--name', 'Acme'], { ...env, FEE_SCHEMAS_FILE: path.join(dir, 'absent.json') });
@@ -560,4 +562,31 @@ t.test('CLI: "Bad config (ConfigError) → message and exit 1"; so is an unreada
     t.match(run.stderr, /keys: .*keys\.json is not valid JSON/);
     t.equal(run.stdout, '', `${args[0]}: no key printed`);
   }
+});
+
+t.test('"A key naming a fee schema that does not exist": at start one warning line per such key id (never the key), and its quotes answer 503 key_verification_unavailable with Retry-After, within the quote\'s contract, never a quote under other terms', async (t) => {
+  // Keys issued under schemas a FEE_SCHEMAS_FILE defined, then the service started without them.
+  const dir = tempDir(t);
+  const store = new FileKeyStore(path.join(dir, 'keys.json'), { refreshIntervalMs: 0 });
+  const retired = await issueKey(store, { name: 'retired', schemaId: 'retired-2025' });
+  const alsoRetired = await issueKey(store, { name: 'also-retired', schemaId: 'gone' });
+  const fine = await issueKey(store, { name: 'fine' });
+  const app = await testApp({ env: { DATA_DIR: dir } });
+  t.teardown(app.close);
+  const warnings = () => app.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('key names a fee schema that is not configured'));
+  for (let i = 0; i < 100 && warnings().length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.same(warnings().map((l) => l.keyId).sort(), [retired.record.id, alsoRetired.record.id].sort(), 'one line per key id naming a missing schema');
+
+  for (let i = 0; i < 3; i++) {
+    const res = await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=100', headers: { 'x-api-key': retired.key } });
+    t.equal(res.statusCode, 503, `quote ${i + 1}: 503, a status the quote documents`);
+    t.match(res.json(), { code: 'key_verification_unavailable', action: 'retry after Retry-After', error: /fee terms are not configured/ });
+    t.equal(res.headers['retry-after'], '60');
+    t.notMatch(res.body, /retired-2025|appliedSchema|venues/, 'names no schema, and quotes nothing');
+  }
+  t.equal(warnings().length, 2, 'its requests add no line: it was named at start');
+  t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=100', headers: { 'x-api-key': fine.key } })).statusCode, 200, 'a key under a configured schema is served');
+  const text = app.rawLogs();
+  for (const { key } of [retired, alsoRetired, fine]) t.notOk(text.includes(key), 'no key is ever logged');
+  t.notOk(app.logs().some((l) => l.msg === 'unexpected error'), 'not an unexpected error');
 });

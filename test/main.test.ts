@@ -35,7 +35,8 @@ t.test('listens on HOST:PORT, answers, and exits 0 on SIGTERM after logging the 
   const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' });
   t.teardown(() => run.child.kill('SIGKILL'));
   let address: string | undefined;
-  for (let i = 0; i < 100 && !address; i++) {
+  // Polled until it listens or exits: a loaded machine may take a while to start it and its sandbox.
+  for (let i = 0; i < 1200 && !address && run.child.exitCode === null; i++) {
     address = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(run.stdout())?.[1];
     if (!address) await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -50,7 +51,10 @@ t.test('listens on HOST:PORT, answers, and exits 0 on SIGTERM after logging the 
   t.match(run.stdout(), /"msg":"shutting down"/);
 });
 
-t.test('a port already in use stops the process with a fatal log line naming the address (buffered logs are flushed on exit)', async (t) => {
+/** The lines a failed start printed on stderr. */
+const stderrLines = (run: ReturnType<typeof start>) => run.stderr().split('\n').filter((l) => l !== '');
+
+t.test('"Start-up failures are one clear line, never a stack": the HTTP port taken', async (t) => {
   const blocker = createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   t.teardown(() => blocker.close());
@@ -58,7 +62,30 @@ t.test('a port already in use stops the process with a fatal log line naming the
   const run = start({ HOST: '127.0.0.1', PORT: String(port) });
   const [code] = (await once(run.child, 'exit')) as [number];
   t.equal(code, 1);
-  t.match(run.stdout(), new RegExp(`"level":60.*"msg":"cannot listen on 127\\.0\\.0\\.1:${port}"`));
+  t.strictSame(stderrLines(run), [`bestex: cannot listen on 127.0.0.1:${port}: the port is already in use (EADDRINUSE); stop what listens there or set PORT`], 'one line naming the address and the problem');
+  t.notMatch(run.stdout() + run.stderr(), /\bat .*\(?(node:|file:|\/).*:\d+/, 'no stack anywhere');
+  t.notMatch(run.stdout(), /"level":(50|60)/, 'no error log line besides it');
+});
+
+t.test('"Start-up failures are one clear line, never a stack": a HOST that cannot be bound (not this machine\'s, or not resolving)', async (t) => {
+  const cases = [
+    // TEST-NET-1 (RFC 5737): never an address of this machine.
+    ['192.0.2.1', 'HOST is not an address of this machine (EADDRNOTAVAIL); set HOST'],
+    ['no-such-host.invalid', /HOST does not resolve to an address \((ENOTFOUND|EAI_AGAIN)\); set HOST/],
+  ] as const;
+  // Started together: each start runs a sandbox first, which takes a while on a loaded machine.
+  const runs = cases.map(([host]) => start({ HOST: host, PORT: '0' }));
+  const codes = await Promise.all(runs.map(async (run) => ((await once(run.child, 'exit')) as [number])[0]));
+  for (const [i, [host, problem]] of cases.entries()) {
+    const run = runs[i]!;
+    const code = codes[i];
+    t.equal(code, 1, `${host}: exit code 1`);
+    const lines = stderrLines(run);
+    t.equal(lines.length, 1, `${host}: one line`);
+    t.match(lines[0], `bestex: cannot listen on ${host}:0: `, `${host}: names the address`);
+    t.match(lines[0], problem, `${host}: and the problem`);
+    t.notMatch(run.stdout() + run.stderr(), /\bat .*\(?(node:|file:|\/).*:\d+/, `${host}: no stack anywhere`);
+  }
 });
 
 t.test('a sandbox ledger port already in use stops the process with a message naming LEDGER_URL', async (t) => {
@@ -70,6 +97,22 @@ t.test('a sandbox ledger port already in use stops the process with a message na
   const [code] = (await once(run.child, 'exit')) as [number];
   t.equal(code, 1);
   t.match(run.stdout() + run.stderr(), new RegExp(`the sandbox ledger cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\); set LEDGER_URL`));
+  t.equal(stderrLines(run).length, 1, 'one line');
+  t.notMatch(run.stdout() + run.stderr(), /\bat .*\(?(node:|file:|\/).*:\d+/, 'no stack anywhere');
+});
+
+t.test('"Start-up failures are one clear line, never a stack": the sandbox venues\' port taken', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => blocker.close());
+  const { port } = blocker.address() as { port: number };
+  const run = start({ HOST: '127.0.0.1', PORT: '0', SANDBOX_VENUES_PORT: String(port) });
+  const [code] = (await once(run.child, 'exit')) as [number];
+  t.equal(code, 1);
+  const lines = stderrLines(run);
+  t.equal(lines.length, 1, 'one line');
+  t.match(lines[0], new RegExp(`^bestex: .*${port}.*SANDBOX_VENUES_PORT`), 'naming the port and the variable');
+  t.notMatch(run.stdout() + run.stderr(), /\bat .*\(?(node:|file:|\/).*:\d+/, 'no stack anywhere');
 });
 
 t.test('with METRICS_PORT, the metrics listen on their own port before the public one, and close with it on SIGTERM', async (t) => {

@@ -1,6 +1,7 @@
 // The operators' metrics (issue 19): Prometheus text on a listener of its own (METRICS_PORT), read
 // here as a scraper reads it. Each counter moves when its event happens, and no label holds a
 // party, a key or a URL.
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import type { InjectOptions } from 'fastify';
 import { KeyStoreUnavailable, newKey, type KeyStore } from '../core/keys/partner-keys.js';
@@ -177,11 +178,16 @@ t.test('"plans created, replayed and refused as conflicts"', async (t) => {
   t.equal(valueOf(await scrape(), 'bestex_plans_total', { route: 'partner', result: 'created' }), 1, 'by route');
 });
 
-t.test('"a plan refused at the state\'s memory cap" has a counter of its own', async (t) => {
-  const { app, scrape } = await withMetrics(t);
-  t.equal(valueOf(await scrape(), 'bestex_plans_refused_state_cap_total'), 0);
-  app.core.metrics.planRefusedAtStateCap();
-  t.equal(valueOf(await scrape(), 'bestex_plans_refused_state_cap_total'), 1);
+t.test('"a plan refused at the state\'s memory cap" is counted when the cap refuses one, and a replay is not', async (t) => {
+  const { app, scrape } = await withMetrics(t, { env: { STATE_MAX_PLAN_RECORDS: '1' } });
+  const refused = async () => valueOf(await scrape(), 'bestex_plans_refused_state_cap_total');
+  const body = { from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: TAKER, idempotencyKey: 'cap-1' };
+  t.equal((await plan(app, body)).statusCode, 200, 'the one record the cap allows');
+  t.equal(await refused(), 0);
+  t.equal((await plan(app, { ...body, idempotencyKey: 'cap-2' })).statusCode, 503, 'a new plan at the cap');
+  t.equal(await refused(), 1);
+  t.equal((await plan(app, body)).statusCode, 200, 'the held plan replays');
+  t.equal(await refused(), 1, 'a replay needs no record, so nothing is refused');
 });
 
 t.test('"guardrail trips": a plan the guardrail stops is counted, by route', async (t) => {
@@ -205,7 +211,7 @@ t.test('"guardrail trips": a plan the guardrail stops is counted, by route', asy
     poolParties: SANDBOX_POOL_PARTIES,
     serviceFeeParty: null,
     b2cFeeParty: null,
-    records: new IdempotencyRecords(new InProcessSharedState()),
+    records: new IdempotencyRecords(new InProcessSharedState(), randomBytes(32)),
     log,
     now,
     metrics,

@@ -8,7 +8,8 @@ import t from 'tap';
 import { dec, toWire } from '../core/decimal.js';
 import { DomainError } from '../core/errors.js';
 import { DEFAULT_FEE_SCHEMAS, FeeSchemas } from '../core/quotes/fee-schemas.js';
-import { callerDigest, IdempotencyRecords } from '../core/plans/idempotency.js';
+import { hash } from 'node:crypto';
+import { IdempotencyRecords, type PlanRequestKey } from '../core/plans/idempotency.js';
 import { newPlanId } from '../core/plans/plan-id.js';
 import { assemblePlan, PLAN_VALIDITY_MS, type PlanInputs } from '../core/plans/assembly.js';
 import { planViolations } from '../core/plans/guardrail.js';
@@ -33,6 +34,7 @@ const ALL_PARTIES = [TAKER, POOL, SERVICE, B2C, RECIPIENT, STRANGER];
 const fingerprintOf = (p: string): string => p.slice(p.indexOf('::') + 2);
 
 const schemas = new FeeSchemas(DEFAULT_FEE_SCHEMAS);
+const SECRET = 'plan-core-test-secret-0123456789abcdef';
 const CREATED_AT = new Date('2026-11-22T12:00:00.000Z');
 /** Written out, not derived from PLAN_VALIDITY_MS: the spec's 90 seconds after creation. */
 const EXPIRY = '2026-11-22T12:01:30.000Z';
@@ -258,7 +260,7 @@ t.test('PlanService: "A violation is 500 guardrail, logged (without the taker pa
   t.teardown(sandbox.close);
   const venues = sandbox.adapters();
   const quotes = new QuoteService({ venues, venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 100, isVenueDown: () => false, onVenueError: () => {}, now });
-  const records = new IdempotencyRecords(new InProcessSharedState());
+  const records = new IdempotencyRecords(new InProcessSharedState(), SECRET);
   const logged: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
   const entry = (level: string) => (fields: Record<string, unknown>, message: string) => void logged.push({ level, fields, message });
   const log = { info: entry('info'), warn: entry('warn'), error: entry('error') };
@@ -292,7 +294,7 @@ t.test('PlanService: "A violation is 500 guardrail, logged (without the taker pa
       () => null,
       (e: unknown) => e,
     );
-    t.ok(err instanceof DomainError && err.code === 'guardrail', `attempt ${trips}: 500 guardrail`);
+    t.ok(err instanceof DomainError && err.code === 'guardrail', `attempt ${trips}: 500 guardrail (${String(err)})`);
     t.notMatch(String(err), TAKER, 'the error names no party');
     t.equal(tampering.guardrailTrips, trips, 'counted');
   }
@@ -303,7 +305,8 @@ t.test('PlanService: "A violation is 500 guardrail, logged (without the taker pa
   const text = JSON.stringify(logged);
   t.notOk(text.includes(TAKER), 'the log never holds the taker party');
   t.notOk(text.includes(fingerprintOf(TAKER)), "nor its fingerprint part");
-  t.equal(await records.find(callerDigest('app:127.0.0.1'), 'retry-me'), null, 'nothing stored under the key');
+  const held = { caller: 'app:127.0.0.1', idempotencyKey: 'retry-me', fingerprint: params.fingerprint };
+  t.equal(await records.find(held), null, 'nothing stored under the key');
 
   // Nothing was stored, so the same key makes a plan, not a replay or a conflict.
   const honest = serviceWith();
@@ -314,7 +317,7 @@ t.test('PlanService: "A violation is 500 guardrail, logged (without the taker pa
   const plan = JSON.parse(made.json) as AppPlan;
   t.equal(plan.steps[0]!.target, SANDBOX_POOL_PARTIES['CC/USDCx'], 'the deposit goes to the sandbox pool');
   t.equal(plan.idempotencyKey, 'retry-me');
-  t.not(await records.find(callerDigest('app:127.0.0.1'), 'retry-me'), null, 'the honest plan is stored');
+  t.not(await records.find(held), null, 'the honest plan is stored');
   t.equal(honest.guardrailTrips, 0);
 });
 
@@ -352,9 +355,10 @@ t.test('PlanService: "the plan is bound to the caller that asked": a held record
   const params = parsePlanRequest({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: TAKER, idempotencyKey: 'k' }, 'app');
   // A store that answers every read with a record made for another client, and never takes a
   // new one: as a key-derivation fault or a tampered store would.
+  const theirs = new IdempotencyRecords(new InProcessSharedState(), SECRET).digests({ caller: 'app:203.0.113.9', idempotencyKey: 'k', fingerprint: params.fingerprint });
   class ForeignRecords extends InProcessSharedState {
     override async get() {
-      return { value: JSON.stringify({ fingerprint: params.fingerprint, boundTo: callerDigest('app:203.0.113.9'), plan: '{"planId":"pl_theirs"}' }), ttlMs: 60_000 };
+      return { value: `plan-record/3\n${theirs.fingerprint}\n${theirs.boundTo}\n{"planId":"pl_theirs"}`, ttlMs: 60_000 };
     }
 
     override async setIfAbsent() {
@@ -373,7 +377,7 @@ t.test('PlanService: "the plan is bound to the caller that asked": a held record
     poolParties: SANDBOX_POOL_PARTIES,
     serviceFeeParty: null,
     b2cFeeParty: null,
-    records: new IdempotencyRecords(new ForeignRecords()),
+    records: new IdempotencyRecords(new ForeignRecords(), SECRET),
     log: { info: () => {}, warn: () => {}, error: (fields) => void logged.push(fields) },
     now: () => CREATED_AT,
   });
@@ -394,7 +398,7 @@ t.test('"planId": pl_ and 128 random bits, drawn from a pool and never repeated 
   t.ok(share > 0.48 && share < 0.52, `about half the bits are set (${share.toFixed(4)}): the bytes are random, not zeroed`);
 });
 
-t.test('IdempotencyRecords: "a record holds the request\'s fingerprint, the caller\'s digest and the plan as sent": the plan\'s text unescaped, never the taker; a record kept as JSON before is read the same', async (t) => {
+t.test('IdempotencyRecords: "a record holds the request\'s fingerprint, the caller\'s digest and the plan as sent": the plan\'s text unescaped, never the taker', async (t) => {
   const stored = new Map<string, string>();
   const state = new InProcessSharedState();
   const spy = Object.assign(Object.create(state) as InProcessSharedState, {
@@ -403,19 +407,67 @@ t.test('IdempotencyRecords: "a record holds the request\'s fingerprint, the call
       return state.setIfAbsent(key, value, ttlMs);
     },
   });
-  const records = new IdempotencyRecords(spy);
+  const records = new IdempotencyRecords(spy, SECRET);
   const plan = JSON.stringify({ planId: 'pl_x', note: 'a "quoted" line\nbreak', takerParty: 'kept in the plan the taker receives' });
-  const record = { fingerprint: 'fp_abc-_', boundTo: callerDigest('app:127.0.0.1'), plan };
-  t.equal(await records.claim('k1', record), record, 'the first claim holds');
+  const request: PlanRequestKey = { caller: 'app:127.0.0.1', idempotencyKey: 'k1', fingerprint: 'fp_abc-_' };
+  const record = { ...records.digests(request), plan };
+  t.equal(await records.claim(request, record), record, 'the first claim holds');
   const [raw] = [...stored.values()];
   t.ok(raw!.endsWith(`\n${plan}`), 'the plan is kept byte for byte, not escaped inside another JSON text');
   t.notOk(raw!.includes('127.0.0.1'), 'the caller is kept as a digest');
-  t.strictSame(await records.find(record.boundTo, 'k1'), record, 'read back whole');
-  t.strictSame(await records.claim('k1', { ...record, plan: '{"planId":"pl_other"}' }), record, 'a later claim gets the held record');
+  t.strictSame(await records.find(request), record, 'read back whole');
+  t.strictSame(await records.claim(request, { ...record, plan: '{"planId":"pl_other"}' }), record, 'a later claim gets the held record');
+});
 
-  const legacy = { fingerprint: 'fp_old', boundTo: callerDigest('app:10.0.0.1'), plan: '{"planId":"pl_old"}' };
-  const [key] = [...stored.keys()];
-  const other = new IdempotencyRecords(Object.assign(Object.create(state) as InProcessSharedState, { get: async () => ({ value: JSON.stringify(legacy), ttlMs: 1000 }) }));
-  t.ok(key!.startsWith('idem:'));
-  t.strictSame(await other.find(legacy.boundTo, 'k2'), legacy, 'a record stored as JSON by an earlier version is read as before');
+t.test('"Idempotency records fingerprint the taker with a keyed hash (an HMAC under a secret all instances share)": no plain digest of the taker, the request or the caller is stored', async (t) => {
+  const params = parsePlanRequest({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: TAKER, idempotencyKey: 'guess-me' }, 'app');
+  const request: PlanRequestKey = { caller: 'app:198.51.100.7', idempotencyKey: 'guess-me', fingerprint: params.fingerprint };
+  const plainDigests = (text: string) => [hash('sha256', text, 'hex'), hash('sha256', text, 'base64url'), hash('sha256', text, 'base64')];
+  const guesses = [
+    ...plainDigests(TAKER),
+    ...plainDigests(`caller\0${request.caller}`),
+    ...plainDigests(request.caller),
+    params.fingerprint,
+    fingerprintOf(TAKER),
+    TAKER,
+    '198.51.100.7',
+  ];
+  const rawOf = async (secret: string) => {
+    const stored: string[] = [];
+    const state = new InProcessSharedState();
+    const spy = Object.assign(Object.create(state) as InProcessSharedState, {
+      setIfAbsent: (key: string, value: string, ttlMs: number) => {
+        stored.push(key, value);
+        return state.setIfAbsent(key, value, ttlMs);
+      },
+    });
+    const records = new IdempotencyRecords(spy, secret);
+    await records.claim(request, { ...records.digests(request), plan: '{"planId":"pl_x"}' });
+    return stored.join('\n');
+  };
+  const raw = await rawOf(SECRET);
+  for (const guess of guesses) t.notOk(raw.includes(guess), `the stored key and record hold no ${guess.length}-character plain form of a guess`);
+  const other = await rawOf(`${SECRET}-other`);
+  t.not(other, raw, 'under another secret the same request is stored under other digests: without the secret a guess cannot be tested');
+  t.equal(await rawOf(SECRET), raw, 'under the same secret (another instance) the same digests, so any instance replays the plan');
+});
+
+t.test('"Records written by the old format must not break replays": on a shared state, a record of the previous version replays its plan, and stays a conflict for another request or another caller', async (t) => {
+  const params = parsePlanRequest({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: TAKER, idempotencyKey: 'rolling' }, 'app');
+  const plainDigest = (text: string) => hash('sha256', text, 'base64url');
+  const legacyKey = (caller: string) => `idem:${plainDigest(`${plainDigest(`caller\0${caller}`)}\0rolling`)}`;
+  const shared = Object.defineProperty(new InProcessSharedState(), 'shared', { value: true });
+  const records = new IdempotencyRecords(shared, SECRET);
+  const request: PlanRequestKey = { caller: 'app:10.0.0.1', idempotencyKey: 'rolling', fingerprint: params.fingerprint };
+  const mine = records.digests(request);
+  // As the previous version wrote them: plain digests, in the line format and as JSON.
+  await shared.setIfAbsent(legacyKey('app:10.0.0.1'), `plan-record/2\n${params.fingerprint}\n${plainDigest('caller\0app:10.0.0.1')}\n{"planId":"pl_old"}`, 60_000);
+  t.strictSame(await records.find(request), { ...mine, plan: '{"planId":"pl_old"}' }, 'the same request by the same caller: the old plan, to replay');
+  const changed = await records.find({ ...request, fingerprint: 'another request' });
+  t.equal(changed?.plan, '{"planId":"pl_old"}');
+  t.not(changed?.fingerprint, records.digests({ ...request, fingerprint: 'another request' }).fingerprint, 'another request under the key: a conflict, not a replay');
+  await shared.setIfAbsent(legacyKey('app:10.0.0.2'), JSON.stringify({ fingerprint: params.fingerprint, boundTo: plainDigest('caller\0app:10.0.0.9'), plan: '{"planId":"pl_theirs"}' }), 60_000);
+  const foreign = await records.find({ ...request, caller: 'app:10.0.0.2' });
+  t.not(foreign?.boundTo, records.digests({ ...request, caller: 'app:10.0.0.2' }).boundTo, 'a JSON record bound to another caller stays bound to it (the guardrail stops it)');
+  t.equal(await new IdempotencyRecords(new InProcessSharedState(), SECRET).find(request), null, 'an in-process state holds no other version\'s records, and is not asked for them');
 });

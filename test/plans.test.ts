@@ -3,7 +3,6 @@
 // tested on their own in plan-core.test.ts.
 import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
-import { callerDigest, IdempotencyRecords } from '../core/plans/idempotency.js';
 import { InProcessSharedState } from '../core/state/shared-state.js';
 import type { Venue } from '../core/venues/venue.js';
 import type { AppPlan, QuoteResponse } from '../core/wire.js';
@@ -161,13 +160,18 @@ t.test('collecting: "keyed adds the fee legs — the service\'s flat fee to the 
 });
 
 t.test('"A collecting keyless plan with no configured fee destination is 503 fee_unconfigured", and stores nothing', async (t) => {
-  const state = new InProcessSharedState();
-  const { app } = await started(t, { env: { FEE_COLLECTION_ENABLED: 'true', SERVICE_FEE_PARTY: FEE_PARTIES.SERVICE_FEE_PARTY }, overrides: { sharedState: state } });
-  const request = body();
-  const res = await appPlan(app, request);
+  let stored = 0;
+  class Counting extends InProcessSharedState {
+    override async setIfAbsent(key: string, value: string, ttlMs: number) {
+      stored += 1;
+      return super.setIfAbsent(key, value, ttlMs);
+    }
+  }
+  const { app } = await started(t, { env: { FEE_COLLECTION_ENABLED: 'true', SERVICE_FEE_PARTY: FEE_PARTIES.SERVICE_FEE_PARTY }, overrides: { sharedState: new Counting() } });
+  const res = await appPlan(app, body());
   t.equal(res.statusCode, 503);
   t.match(res.json(), { code: 'fee_unconfigured' });
-  t.equal(await new IdempotencyRecords(state).find(callerDigest('app:127.0.0.1'), request.idempotencyKey), null);
+  t.equal(stored, 0, 'no record stored');
 });
 
 t.test('"v1 plans only the supported venue tradecraft; any other venue from the quote gets 409 venue_unavailable"; a pair with no CC leg is 409 unsupported_pair', async (t) => {
@@ -351,4 +355,40 @@ t.test('status: "mode is live when the service can issue execution plans now"; p
   const status = (await app.server.inject('/api/status')).json<{ mode: string; components: Array<{ component: string; state: string }> }>();
   t.equal(status.mode, 'live');
   t.strictSame(status.components.find((c) => c.component === 'plans'), { component: 'plans', state: 'served' });
+});
+
+t.test('"Bounded memory": at STATE_MAX_PLAN_RECORDS a new plan is refused in the contract\'s terms (keyless 503 with Retry-After, keyed 500 internal, nothing created), logged once, while replays of held plans, conflicts, quotes and the status keep answering', async (t) => {
+  const { app, key } = await started(t, { env: { STATE_MAX_PLAN_RECORDS: '3' } });
+  const held = [body(), body(), body()];
+  const made: string[] = [];
+  for (const request of held) made.push((await appPlan(app, request)).body);
+  t.ok(made.every((text) => JSON.parse(text).planId), 'three plans fill the bound');
+
+  const refused = await appPlan(app, body());
+  t.equal(refused.statusCode, 503, 'keyless: 503');
+  t.match(refused.json(), { code: 'at_capacity', action: 'retry after Retry-After', error: /nothing was created/ });
+  const retryAfter = Number(refused.headers['retry-after']);
+  t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 300, `with Retry-After in whole seconds within the 5-minute retention (${refused.headers['retry-after']})`);
+  t.equal(refused.headers['cache-control'], 'no-store');
+  const keyed = await partnerPlan(app, key, body());
+  t.equal(keyed.statusCode, 500, 'keyed: 500');
+  t.match(keyed.json(), { code: 'internal', action: 'retry', error: /nothing was created/ });
+  const again = body();
+  t.equal((await appPlan(app, again)).statusCode, 503);
+  t.equal((await appPlan(app, again)).statusCode, 503, 'a refused request left nothing to replay');
+
+  for (const [i, request] of held.entries()) {
+    const replay = await appPlan(app, request);
+    t.equal(replay.statusCode, 200, `held plan ${i + 1} replays`);
+    t.equal(replay.body, made[i], 'byte for byte');
+  }
+  t.equal((await appPlan(app, { ...held[0], amount: '5' })).statusCode, 409, 'another request under a held key is still a conflict');
+  t.equal((await app.server.inject('/api/quote?from=CC&to=USDCx&amount=100')).statusCode, 200, 'keyless quotes answer');
+  t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=7', headers: { 'x-api-key': key } })).statusCode, 200, 'keyed quotes answer');
+  t.equal((await app.server.inject('/api/status')).statusCode, 200, 'the status answers');
+
+  const warned = app.logs().filter((l) => l.bound === 'plan-records');
+  t.equal(warned.length, 1, 'the bound is logged once, not per refusal');
+  t.match(warned[0], { level: 40, max: 3, msg: /STATE_MAX_PLAN_RECORDS/ });
+  t.equal(app.core.stateCapacity.refusals('plan-records'), 4, 'every refusal counted');
 });

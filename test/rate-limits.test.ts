@@ -237,3 +237,16 @@ t.test('"where the window is this process\'s own" it is counted at once, and ans
     'the fresh budget, the keyless window, the keyed window and a refused key, then a new window',
   );
 });
+
+t.test('"Bounded memory": at STATE_MAX_RATE_WINDOWS a caller without a window is refused 429 until a window ends; callers with one keep their counts', async (t) => {
+  const app = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '100', STATE_MAX_RATE_WINDOWS: '2' });
+  const from = (remoteAddress: string) => app.server.inject({ url: QUOTE, remoteAddress });
+  // A keyless quote counts in its IP's window, and a fresh one in its IP's fresh-quote budget too.
+  t.equal((await from('198.51.100.1')).statusCode, 200, 'the first caller gets its windows');
+  const newcomer = await from('198.51.100.2');
+  t.equal(newcomer.statusCode, 429, 'a new caller, with no room for its window');
+  t.match(newcomer.json(), { code: 'rate_limited' });
+  t.match(newcomer.headers['retry-after'], /^[1-9][0-9]*$/);
+  t.equal((await from('198.51.100.1')).statusCode, 200, 'the caller with a window still answers');
+  t.equal(app.logs().filter((l) => l.bound === 'rate-windows').length, 1, 'logged once');
+});

@@ -3,10 +3,13 @@
 // issued and revoked by the real keys CLI. What the issue promises: "N instances behind a load
 // balancer behave as one: a key revoked on one is revoked on all; a caller's window is counted
 // across all", and "Redis going away mid-run must not crash the process or lose a key".
+import { hash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { Redis } from 'ioredis';
+import { parsePlanRequest } from '../core/plans/params.js';
 import { listen, testApp, type TestApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
@@ -381,4 +384,40 @@ t.test('plans on two instances: "Records live in the shared-state port, so repla
     t.strictSame([...new Set(racing.map((r) => r.status))], [200], `${route}: all answered`);
     t.equal(new Set(racing.map((r) => r.text)).size, 1, `${route}: concurrent identical requests on both instances get one plan`);
   }
+});
+
+t.test('"Idempotency records fingerprint the taker with a keyed hash", in Redis: the raw keys and values hold no plain digest of the taker, the request or the caller; an instance with another secret cannot read them; a record of the previous version still replays', redisSkip(redis), async (t) => {
+  const redisUrl = nextRedisUrl();
+  const [a] = await twoInstances(t, redisUrl);
+  const body = planBody('hmac-1');
+  const made = await post(a, '/api/app/plan', body);
+  t.equal(made.status, 200);
+  const reader = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  t.teardown(() => reader.quit());
+  const keys = await reader.keys('bestex:idem:*');
+  t.equal(keys.length, 1, 'one record');
+  const raw = `${keys[0]}\n${await reader.get(keys[0]!)}`;
+  const plainDigests = (text: string) => [hash('sha256', text, 'hex'), hash('sha256', text, 'base64url'), hash('sha256', text, 'base64')];
+  const fingerprint = parsePlanRequest(body, 'app').fingerprint;
+  for (const guess of [...plainDigests(body.takerParty), ...plainDigests('caller\0app:127.0.0.1'), ...plainDigests('app:127.0.0.1'), fingerprint]) {
+    t.notOk(raw.includes(guess), `no plain digest ${guess.slice(0, 12)}... in the stored key or record`);
+  }
+  t.match(raw, /\nplan-record\/3\n/, 'the record\'s digests are keyed (plan-record/3)');
+
+  const stranger = await testApp({ env: { REDIS_URL: redisUrl, IDEMPOTENCY_SECRET: 'another-secret-0123456789abcdef-0123' } });
+  t.teardown(stranger.close);
+  const elsewhere = await post({ app: stranger, base: await listen(stranger.server), name: 'C' }, '/api/app/plan', body);
+  t.equal(elsewhere.status, 200);
+  t.not(elsewhere.text, made.text, 'under another secret the record is not found: its digests cannot be tested without the secret');
+
+  // As the previous version stored a record: plain digests under a plain key.
+  const plain = (text: string) => hash('sha256', text, 'base64url');
+  const boundTo = plain('caller\0app:127.0.0.1');
+  const legacyBody = planBody('written-by-the-previous-version');
+  const legacyPlan = '{"planId":"pl_previous_version"}';
+  await reader.set(`bestex:idem:${plain(`${boundTo}\0${legacyBody.idempotencyKey}`)}`, `plan-record/2\n${parsePlanRequest(legacyBody, 'app').fingerprint}\n${boundTo}\n${legacyPlan}`, 'PX', 60_000);
+  const replayed = await post(a, '/api/app/plan', legacyBody);
+  t.equal(replayed.status, 200);
+  t.equal(replayed.text, legacyPlan, 'a retry reaching a new instance during a rolling deploy replays the plan the old one made');
+  t.equal((await post(a, '/api/app/plan', { ...legacyBody, amount: '5' })).status, 409, 'another request under that key is still a conflict');
 });

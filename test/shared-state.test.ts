@@ -4,7 +4,8 @@
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
+import { StateCapacity } from '../core/state/capacity.js';
+import { InProcessSharedState, SharedStateFull, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
 import { RedisSharedState } from '../core/state/redis.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
 
@@ -108,6 +109,53 @@ t.test('"shared": only the Redis adapter is seen by other instances', async (t) 
   const state = new RedisSharedState('redis://127.0.0.1:1', { commandTimeoutMs: 50 });
   t.equal(state.shared, true);
   await state.close();
+});
+
+t.test('in-process: "a documented cap (records and rate windows)": at the bound a new value is refused and a new window counts as over any limit, held ones still answer, expired ones make room; logged once, each refusal counted', async (t) => {
+  let now = 1_000_000;
+  const logged: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
+  const entry = (level: string) => (fields: Record<string, unknown>, message: string) => void logged.push({ level, fields, message });
+  const capacity = new StateCapacity({ maxPlanRecords: 10, maxRateWindows: 10 }, { info: entry('info'), warn: entry('warn'), error: entry('error') });
+  const state = new InProcessSharedState(() => now, capacity);
+  for (let i = 0; i < 10; i++) {
+    t.equal(await state.setIfAbsent(`v${i}`, `value ${i}`, 60_000), true);
+    now += 1000;
+    t.equal(state.hitNow(`w${i}`, 30_000).count, 1);
+  }
+  now += 1000;
+  for (let i = 0; i < 3; i++) {
+    await t.rejects(state.setIfAbsent('v-new', 'x', 60_000), SharedStateFull, `refusal ${i + 1}: a new value at the bound`);
+    t.same(state.hitNow('w-new', 30_000), { count: Number.MAX_SAFE_INTEGER, resetInMs: 20_000 }, `refusal ${i + 1}: a new window is over any limit until the first window ends`);
+  }
+  const full = await state.setIfAbsent('v-new', 'x', 60_000).catch((e: unknown) => e);
+  t.equal((full as SharedStateFull).retryInMs, 49_000, 'a refused value is told when the oldest value expires');
+  t.equal((await state.get('v0'))?.value, 'value 0', 'held values still answer');
+  t.equal(await state.setIfAbsent('v0', 'again', 60_000), false, 'and still win against a second claim');
+  t.equal(state.hitNow('w0', 30_000).count, 2, 'held windows keep counting');
+  t.equal(capacity.refusals('plan-records'), 4, 'each refused value counted');
+  t.equal(capacity.refusals('rate-windows'), 3, 'each refused window counted');
+  t.same(logged.filter((l) => l.level === 'warn').map((l) => l.fields), [{ bound: 'plan-records', max: 10 }, { bound: 'rate-windows', max: 10 }], 'each bound logged once, not per refusal');
+  t.match(logged.find((l) => l.fields.bound === 'plan-records')?.message, /STATE_MAX_PLAN_RECORDS/);
+
+  now += 20_000; // the first window, w0, ends
+  t.equal(state.hitNow('w-new', 30_000).count, 1, 'a window that ended makes room for a new one');
+  now += 35_000; // v0..v6 expired
+  t.equal(await state.setIfAbsent('v-new', 'x', 60_000), true, 'an expired value makes room for a new one');
+  t.equal(await state.get('v0'), null);
+  t.ok(logged.some((l) => l.level === 'info' && l.fields.bound === 'plan-records'), 'room again, logged once the bound is well below');
+});
+
+t.test('in-process: a window or value stored again goes last, so the expired entries dropped at the bound are all at the front', async (t) => {
+  let now = 0;
+  const state = new InProcessSharedState(() => now, new StateCapacity({ maxPlanRecords: 2, maxRateWindows: 2 }));
+  state.hitNow('a', 1000);
+  now = 10;
+  state.hitNow('b', 1000);
+  now = 1500; // a and b ended
+  state.hitNow('a', 1000); // a restarts, ending at 2500: last in order
+  t.equal(state.hitNow('c', 1000).count, 1, 'b, expired at the front, made room');
+  now = 2000;
+  t.equal(state.hitNow('d', 1000).count, Number.MAX_SAFE_INTEGER, 'a and c hold until 2500: no room');
 });
 
 // ---------------------------------------------------------------------------------------------

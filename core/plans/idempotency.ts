@@ -1,9 +1,11 @@
 // Idempotency records for plans, in the shared-state port so a retry is answered the same on any
 // instance. A record is kept per caller and idempotencyKey for its retention, whatever happens to
 // the plan it holds; the first plan stored for a key wins, so concurrent identical requests agree
-// on one plan. A record holds the request's fingerprint (a digest), the caller it is bound to (a
-// digest) and the plan's JSON text: never the taker's party, nor the caller's key or IP.
-import { hash } from 'node:crypto';
+// on one plan. A record holds the request's fingerprint, the caller it is bound to and the plan's
+// JSON text: never the taker's party, nor the caller's key or IP. Its key and both digests are
+// HMACs under IDEMPOTENCY_SECRET, so whoever reads the store cannot test a guessed taker, caller
+// or request against them (a plain digest of a guessable party is a lookup away from the party).
+import { createHmac, hash } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import { SharedStateUnavailable, type SharedState } from '../state/shared-state.js';
 
@@ -11,43 +13,98 @@ import { SharedStateUnavailable, type SharedState } from '../state/shared-state.
 export const IDEMPOTENCY_RETENTION_MS = 5 * 60_000;
 
 export interface IdempotencyRecord {
-  /** The request's fingerprint (core/plans/params.ts). */
+  /** The request's fingerprint (core/plans/params.ts), keyed (PlanRequestDigests). */
   readonly fingerprint: string;
-  /** A digest of the caller the plan was made for. */
+  /** The caller the plan was made for, keyed. */
   readonly boundTo: string;
   /** The plan as sent, byte for byte. */
   readonly plan: string;
 }
 
-// crypto.hash, one call: a Hash object per digest cost a plan more than the digest itself.
-const digest = (text: string): string => hash('sha256', text, 'base64url');
+/** Who asks under which idempotencyKey for what: what records are found and claimed by. */
+export interface PlanRequestKey {
+  /** `partner:<key id>` or `app:<client IP>`. */
+  readonly caller: string;
+  readonly idempotencyKey: string;
+  /** The request's plain fingerprint (core/plans/params.ts); never stored as it is. */
+  readonly fingerprint: string;
+}
 
-/** A caller's identity as records keep it: `partner:<key id>` or `app:<client IP>`, digested. */
-export const callerDigest = (caller: string): string => digest(`caller\0${caller}`);
+/** A request's digests as its record keeps them. */
+export interface PlanRequestDigests {
+  readonly fingerprint: string;
+  readonly boundTo: string;
+}
+
+// crypto.hash, one call: a Hash object per digest cost a plan more than the digest itself.
+const plainDigest = (text: string): string => hash('sha256', text, 'base64url');
 
 export class IdempotencyRecords {
+  private readonly secret: Buffer;
+
+  /**
+   * `secret`: IDEMPOTENCY_SECRET, the same on every instance sharing the state. Records that
+   * instances of the previous version wrote (plain digests, under plain keys) are read too where
+   * the state is shared, so a retry that reaches a new instance during a rolling deploy replays
+   * its plan; the reverse way, an old instance finds nothing and makes a new plan.
+   */
   constructor(
     private readonly state: SharedState,
+    secret: string | Buffer,
     private readonly retentionMs = IDEMPOTENCY_RETENTION_MS,
-  ) {}
+  ) {
+    this.secret = Buffer.from(secret);
+  }
+
+  private keyed(text: string): string {
+    return createHmac('sha256', this.secret).update(text).digest('base64url');
+  }
+
+  /** The request's fingerprint and caller as a record keeps them. */
+  digests(request: PlanRequestKey): PlanRequestDigests {
+    return { fingerprint: this.keyed(`fingerprint\0${request.fingerprint}`), boundTo: this.keyed(`caller\0${request.caller}`) };
+  }
 
   private key(boundTo: string, idempotencyKey: string): string {
-    return `idem:${digest(`${boundTo}\0${idempotencyKey}`)}`;
+    return `idem:${this.keyed(`${boundTo}\0${idempotencyKey}`)}`;
   }
 
-  /** The record the caller holds under `idempotencyKey`, or null. */
-  async find(boundTo: string, idempotencyKey: string): Promise<IdempotencyRecord | null> {
-    const stored = await this.unlessUnavailable(this.state.get(this.key(boundTo, idempotencyKey)));
-    return stored === null ? null : parseRecord(stored.value);
+  /** The record the caller holds under the request's idempotencyKey, or null. */
+  async find(request: PlanRequestKey): Promise<IdempotencyRecord | null> {
+    const digests = this.digests(request);
+    const [stored, legacy] = await this.unlessUnavailable(
+      Promise.all([this.state.get(this.key(digests.boundTo, request.idempotencyKey)), this.state.shared ? this.findLegacy(request, digests) : null]),
+    );
+    return stored === null ? legacy : parseRecord(stored.value);
   }
 
-  /** Stores `record` unless the caller holds one under `idempotencyKey`; returns the record that holds. */
-  async claim(idempotencyKey: string, record: IdempotencyRecord): Promise<IdempotencyRecord> {
-    const key = this.key(record.boundTo, idempotencyKey);
+  /**
+   * A record of the previous version (plain digests under a plain key), in this version's terms:
+   * its digests become this request's when they are this request's plain ones, and stay foreign
+   * (a conflict, or another caller's plan) when not.
+   */
+  private async findLegacy(request: PlanRequestKey, digests: PlanRequestDigests): Promise<IdempotencyRecord | null> {
+    const boundTo = plainDigest(`caller\0${request.caller}`);
+    const stored = await this.state.get(`idem:${plainDigest(`${boundTo}\0${request.idempotencyKey}`)}`);
+    if (stored === null) return null;
+    const legacy = parseRecord(stored.value);
+    return {
+      fingerprint: legacy.fingerprint === request.fingerprint ? digests.fingerprint : `legacy:${legacy.fingerprint}`,
+      boundTo: legacy.boundTo === boundTo ? digests.boundTo : `legacy:${legacy.boundTo}`,
+      plan: legacy.plan,
+    };
+  }
+
+  /**
+   * Stores `record` (made for `request`) unless the caller holds one under its idempotencyKey;
+   * returns the record that holds. The in-process state's bound refuses it with SharedStateFull.
+   */
+  async claim(request: PlanRequestKey, record: IdempotencyRecord): Promise<IdempotencyRecord> {
+    const key = this.key(record.boundTo, request.idempotencyKey);
     if (await this.unlessUnavailable(this.state.setIfAbsent(key, formatRecord(record), this.retentionMs))) return record;
-    const winner = await this.find(record.boundTo, idempotencyKey);
+    const winner = await this.find(request);
     // Held a moment ago and gone now: its retention ended in between; this plan takes the key.
-    if (winner === null) return this.claim(idempotencyKey, record);
+    if (winner === null) return this.claim(request, record);
     return winner;
   }
 
@@ -65,8 +122,10 @@ export class IdempotencyRecords {
   }
 }
 
-/** The first line of a record in its line format. */
-const RECORD_LINES = 'plan-record/2';
+/** The first line of a record in its line format, with keyed digests. */
+const RECORD_LINES = 'plan-record/3';
+/** The line format's first line before its digests were keyed: the previous version's records. */
+const LEGACY_RECORD_LINES = 'plan-record/2';
 
 /**
  * A record as the shared state keeps it: a header line, its two digests (base64url) and the plan's
@@ -77,10 +136,11 @@ function formatRecord(record: IdempotencyRecord): string {
   return `${RECORD_LINES}\n${record.fingerprint}\n${record.boundTo}\n${record.plan}`;
 }
 
-/** A stored record, in its line format or as the JSON object records were kept as before it (a rolling deploy shares them). */
+/** A stored record: in the line format (either version), or as the JSON object records were kept as before it. */
 function parseRecord(text: string): IdempotencyRecord {
-  if (text.startsWith(`${RECORD_LINES}\n`)) {
-    const first = RECORD_LINES.length + 1;
+  const header = text.startsWith(`${RECORD_LINES}\n`) ? RECORD_LINES : text.startsWith(`${LEGACY_RECORD_LINES}\n`) ? LEGACY_RECORD_LINES : null;
+  if (header !== null) {
+    const first = header.length + 1;
     const second = text.indexOf('\n', first);
     const third = second < 0 ? -1 : text.indexOf('\n', second + 1);
     if (third < 0) throw new Error('an idempotency record in the shared state is malformed');

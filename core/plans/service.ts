@@ -5,7 +5,7 @@ import { checkIntegratorCap } from '../quotes/client-fees.js';
 import { dec, type Decimal } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
 import type { FeeSchemas } from '../quotes/fee-schemas.js';
-import { callerDigest, IdempotencyRecords, type IdempotencyRecord } from './idempotency.js';
+import { IdempotencyRecords, type IdempotencyRecord, type PlanRequestKey } from './idempotency.js';
 import type { Partner } from '../keys/partner-keys.js';
 import { assemblePlan, type PlanInputs, type PlanParties } from './assembly.js';
 import { planViolations } from './guardrail.js';
@@ -14,6 +14,7 @@ import type { PlanParams, PlanRoute } from './params.js';
 import type { QuoteService } from '../quotes/service.js';
 import type { CoreLog } from '../log.js';
 import { NO_METRICS, type Metrics } from '../metrics.js';
+import { SharedStateFull } from '../state/shared-state.js';
 import { CC, pairKey } from '../tokens.js';
 import type { AppPlan, QuoteResponse } from '../wire.js';
 
@@ -56,6 +57,7 @@ export interface MadePlan {
 }
 
 const callerId = (caller: PlanCaller): string => (caller.route === 'partner' ? `partner:${caller.partner.id}` : `app:${caller.ip}`);
+const requestKey = (params: PlanParams, caller: PlanCaller): PlanRequestKey => ({ caller: callerId(caller), idempotencyKey: params.idempotencyKey, fingerprint: params.fingerprint });
 
 export class PlanService {
   private trips = 0;
@@ -75,9 +77,10 @@ export class PlanService {
 
   /** What this caller holds under the request's idempotencyKey: a plan to replay, or what create() is given. */
   async lookup(params: PlanParams, caller: PlanCaller): Promise<HeldPlan> {
-    const boundTo = callerDigest(callerId(caller));
-    const record = await this.options.records.find(boundTo, params.idempotencyKey);
-    const same = record !== null && record.fingerprint === params.fingerprint;
+    const request = requestKey(params, caller);
+    const { fingerprint, boundTo } = this.options.records.digests(request);
+    const record = await this.options.records.find(request);
+    const same = record !== null && record.fingerprint === fingerprint;
     return { replay: same ? this.checkedReplay(record, boundTo, caller.route, params.venueId) : null, record };
   }
 
@@ -90,8 +93,9 @@ export class PlanService {
     if (!options.venueIds.includes(params.venueId)) {
       throw badRequest(`unknown venue '${params.venueId}': integrated venues are ${[...options.venueIds].sort().join(', ')}`);
     }
-    const boundTo = callerDigest(callerId(caller));
-    if (held !== null) return { json: this.sameRequest(held, params, boundTo, route), replayed: true };
+    const request = requestKey(params, caller);
+    const digests = options.records.digests(request);
+    if (held !== null) return { json: this.sameRequest(held, params, digests, route), replayed: true };
 
     const { give, want } = params.request;
     if (give !== CC && want !== CC) {
@@ -121,11 +125,29 @@ export class PlanService {
     };
     const plan = (options.assemble ?? assemblePlan)(inputs);
     this.guard(planViolations(plan, inputs), route, params.venueId);
-    const record: IdempotencyRecord = { fingerprint: params.fingerprint, boundTo, plan: JSON.stringify(plan) };
-    const kept = await options.records.claim(params.idempotencyKey, record);
-    if (kept !== record) return { json: this.sameRequest(kept, params, boundTo, route), replayed: true };
+    const record: IdempotencyRecord = { ...digests, plan: JSON.stringify(plan) };
+    const kept = await this.claim(request, record, route);
+    if (kept !== record) return { json: this.sameRequest(kept, params, digests, route), replayed: true };
     this.metrics.plan(route, 'created');
     return { json: record.plan, replayed: false };
+  }
+
+  /**
+   * Keeps the plan's record; at the in-process state's bound (STATE_MAX_PLAN_RECORDS) the plan is
+   * refused as each route's contract says a plan that cannot be made now is: keyless 503 with
+   * Retry-After, keyed 500. Held plans still replay: they need no new record.
+   */
+  private async claim(request: PlanRequestKey, record: IdempotencyRecord, route: PlanRoute): Promise<IdempotencyRecord> {
+    try {
+      return await this.options.records.claim(request, record);
+    } catch (err) {
+      if (!(err instanceof SharedStateFull)) throw err;
+      this.metrics.planRefusedAtStateCap();
+      const message = 'plans cannot be made right now: this instance holds as many plans as it may; nothing was created';
+      if (route === 'partner') throw new DomainError('internal', `${message}; retry`);
+      const seconds = Math.ceil(err.retryInMs / 1000);
+      throw new DomainError('at_capacity', `${message}; retry in ${seconds} seconds`, seconds);
+    }
   }
 
   /**
@@ -173,15 +195,15 @@ export class PlanService {
   }
 
   /** The held plan when the request is the one it was made for; a different one is a conflict. */
-  private sameRequest(held: IdempotencyRecord, params: PlanParams, boundTo: string, route: PlanRoute): string {
-    if (held.fingerprint !== params.fingerprint) {
+  private sameRequest(held: IdempotencyRecord, params: PlanParams, digests: { readonly fingerprint: string; readonly boundTo: string }, route: PlanRoute): string {
+    if (held.fingerprint !== digests.fingerprint) {
       this.metrics.plan(route, 'conflict');
       throw new DomainError(
         'idempotency_conflict',
         `idempotencyKey '${params.idempotencyKey}' was already used for a different plan request in the last 5 minutes; send a new idempotencyKey`,
       );
     }
-    return this.checkedReplay(held, boundTo, route, params.venueId);
+    return this.checkedReplay(held, digests.boundTo, route, params.venueId);
   }
 
   /** A held plan goes only to the caller it was made for. */

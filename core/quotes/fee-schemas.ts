@@ -100,6 +100,11 @@ export class FeeSchemas {
     this.b2c = b2c!;
   }
 
+  /** Every schema and override id, sorted. */
+  get ids(): string[] {
+    return [...this.terms.keys()].sort();
+  }
+
   /** Whether `id` names a schema or an override. */
   has(id: string): boolean {
     return this.terms.has(id);

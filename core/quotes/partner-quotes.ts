@@ -3,6 +3,7 @@
 // response from the partner's terms and never enter any cache; the ranking is the base quote's.
 import { checkIntegratorCap, clientFees } from './client-fees.js';
 import { dec } from '../decimal.js';
+import { DomainError } from '../errors.js';
 import type { FeeSchemas, FeeTerms } from './fee-schemas.js';
 import type { Partner } from '../keys/partner-keys.js';
 import type { QuoteParams } from './params.js';
@@ -15,15 +16,27 @@ export interface PartnerQuote {
   readonly cached: boolean;
 }
 
+/** Seconds a partner is told to wait when its key's fee schema is not configured: an operator's fix takes a while. */
+export const UNCONFIGURED_SCHEMA_RETRY_SECONDS = 60;
+
 export class PartnerQuotes {
+  /** `onUnconfiguredSchema` hears each refused quote of a key whose fee schema is not configured. */
   constructor(
     private readonly quotes: QuoteService,
     private readonly schemas: FeeSchemas,
     private readonly feeCollectionEnabled: boolean,
+    private readonly onUnconfiguredSchema: (partner: Partner) => void = () => {},
   ) {}
 
   async quote(params: QuoteParams, partner: Partner): Promise<PartnerQuote> {
-    const terms = this.schemas.termsOfPartner(partner);
+    const terms = this.schemas.termsOf(partner.schemaId);
+    // Never a quote under other terms. The quote's contract has no 500: the key is recognised and
+    // cannot be served until the operator configures its schema (told at start, and here), which is
+    // a 503 with Retry-After, as for a key the service cannot verify now. The answer names no schema.
+    if (!terms) {
+      this.onUnconfiguredSchema(partner);
+      throw new DomainError('key_verification_unavailable', "this key's fee terms are not configured on the service right now; nothing was quoted; the operator is told", UNCONFIGURED_SCHEMA_RETRY_SECONDS);
+    }
     checkIntegratorCap(params.integratorFee, terms);
     const { json, cached } = await this.quotes.baseQuote(params);
     return { body: withClientFees(JSON.parse(json) as QuoteResponse, terms, params, this.feeCollectionEnabled), cached };

@@ -7,8 +7,12 @@ import { InProcessSharedState, SharedStateUnavailable, type SharedState, type Wi
 export class RateWindows {
   private readonly local: InProcessSharedState;
 
-  constructor(private readonly state: SharedState) {
-    this.local = state instanceof InProcessSharedState ? state : new InProcessSharedState();
+  /** `fallback`: where windows are counted while a shared state is unreachable (bounded, in the service). */
+  constructor(
+    private readonly state: SharedState,
+    fallback: InProcessSharedState = new InProcessSharedState(),
+  ) {
+    this.local = state instanceof InProcessSharedState ? state : fallback;
   }
 
   /** Whether the windows are this process's own (no shared state): then hitNow counts. */

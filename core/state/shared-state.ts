@@ -2,7 +2,9 @@
 // keys, rate-limit windows, cached quote bodies, idempotency records) lives behind it. Two
 // adapters: this file's in-process one, the embedded default for a single instance, and Redis
 // (core/state/redis.ts) when REDIS_URL is set. Adapters that cannot reach their store
-// reject with SharedStateUnavailable; callers decide how to degrade.
+// reject with SharedStateUnavailable; callers decide how to degrade. The in-process adapter holds
+// at most its bounds' entries (core/state/capacity.ts).
+import type { StateCapacity } from './capacity.js';
 
 export interface WindowCount {
   /** Hits in the current window, this one included. */
@@ -54,6 +56,17 @@ export class SharedStateUnavailable extends Error {
   }
 }
 
+/**
+ * The in-process state holds as many values as it may (STATE_MAX_PLAN_RECORDS): nothing was stored.
+ * `retryInMs`: until its oldest value expires, making room.
+ */
+export class SharedStateFull extends Error {
+  override readonly name = 'SharedStateFull';
+  constructor(readonly retryInMs: number) {
+    super('the in-process shared state holds as many values as it may');
+  }
+}
+
 export interface Expiring<T> {
   value: T;
   expiresAt: number;
@@ -65,28 +78,62 @@ const SWEEP_AT = 10_000;
 /**
  * A map of expiring entries swept when it grows: each sweep sets the next one at twice the entries
  * it left, so with many live entries (a busy minute's callers) a new entry does not pay a scan of
- * them all, and sweeping costs O(1) per entry added.
+ * them all, and sweeping costs O(1) per entry added. It holds at most `max` entries. An entry added
+ * goes last in the map's order; each map's entries share one lifetime (a window's minute, a
+ * record's retention), so that order is their expiry order, and at the bound the expired ones are
+ * all at the front: dropping them costs O(1) per entry too, never a scan of the live ones.
  */
 export class ExpiringMap<T> extends Map<string, Expiring<T>> {
   private sweepAt = SWEEP_AT;
 
-  add(key: string, entry: Expiring<T>, t: number): void {
+  constructor(private readonly max = Infinity) {
+    super();
+  }
+
+  /** Adds `entry` under `key`; false, adding nothing, when the map holds `max` live entries. */
+  add(key: string, entry: Expiring<T>, t: number): boolean {
+    this.delete(key);
+    if (this.size >= this.max) {
+      for (const [k, e] of this) {
+        if (e.expiresAt > t) break;
+        this.delete(k);
+      }
+      if (this.size >= this.max) return false;
+    }
     if (this.size >= this.sweepAt) {
       for (const [k, e] of this) if (e.expiresAt <= t) this.delete(k);
       this.sweepAt = Math.max(SWEEP_AT, this.size * 2);
     }
     this.set(key, entry);
+    return true;
+  }
+
+  /** Milliseconds until the first entry in the map's order expires (at least 1). */
+  firstExpiresInMs(t: number): number {
+    for (const e of this.values()) return Math.max(1, e.expiresAt - t);
+    return 1;
   }
 }
 
-/** The embedded default: one process's memory. Nothing survives a restart; nothing is shared. */
+/**
+ * The embedded default: one process's memory. Nothing survives a restart; nothing is shared. With a
+ * capacity, it holds at most its bounds' windows and values (core/state/capacity.ts): a window it
+ * has no room for counts as over any limit, a value it has no room for is refused (SharedStateFull).
+ * Its maps (partner keys) are the operator's to fill, and unbounded.
+ */
 export class InProcessSharedState implements SharedState {
   readonly shared = false;
-  private readonly windows = new ExpiringMap<number>();
-  private readonly values = new ExpiringMap<string>();
+  private readonly windows: ExpiringMap<number>;
+  private readonly values: ExpiringMap<string>;
   private readonly maps = new Map<string, Map<string, string>>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly capacity: StateCapacity | null = null,
+  ) {
+    this.windows = new ExpiringMap(capacity?.limits.maxRateWindows);
+    this.values = new ExpiringMap(capacity?.limits.maxPlanRecords);
+  }
 
   /** Synchronous, for callers on a hot path that know they hold this adapter. */
   hitNow(key: string, windowMs: number): WindowCount {
@@ -94,7 +141,11 @@ export class InProcessSharedState implements SharedState {
     let window = this.windows.get(key);
     if (!window || window.expiresAt <= t) {
       window = { value: 0, expiresAt: t + windowMs };
-      this.windows.add(key, window, t);
+      if (!this.windows.add(key, window, t)) {
+        this.capacity?.refused('rate-windows');
+        return { count: Number.MAX_SAFE_INTEGER, resetInMs: this.windows.firstExpiresInMs(t) };
+      }
+      this.capacity?.held('rate-windows', this.windows.size);
     }
     window.value += 1;
     return { count: window.value, resetInMs: window.expiresAt - t };
@@ -115,7 +166,11 @@ export class InProcessSharedState implements SharedState {
     const t = this.now();
     const entry = this.values.get(key);
     if (entry && entry.expiresAt > t) return false;
-    this.values.add(key, { value, expiresAt: t + ttlMs }, t);
+    if (!this.values.add(key, { value, expiresAt: t + ttlMs }, t)) {
+      this.capacity?.refused('plan-records');
+      throw new SharedStateFull(this.values.firstExpiresInMs(t));
+    }
+    this.capacity?.held('plan-records', this.values.size);
     return true;
   }
 

@@ -26,4 +26,5 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   quote_failed: { status: 502, action: 'retry' },
   key_verification_unavailable: { status: 503, action: 'retry after Retry-After' },
   fee_unconfigured: { status: 503, action: 'retry later' },
+  at_capacity: { status: 503, action: 'retry after Retry-After' },
 };

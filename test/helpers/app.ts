@@ -36,6 +36,9 @@ export const FEE_PARTIES = {
   B2C_FEE_PARTY: `bestex-app-fees::1220${'f'.repeat(64)}`,
 } as const;
 
+/** The IDEMPOTENCY_SECRET test apps run with (required with REDIS_URL). */
+export const TEST_IDEMPOTENCY_SECRET = 'test-idempotency-secret-0123456789abcdef';
+
 /** Environment of a service that collects fees, with its fee parties. */
 export const COLLECTING: Record<string, string> = { FEE_COLLECTION_ENABLED: 'true', ...FEE_PARTIES };
 
@@ -51,6 +54,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     RATE_LIMIT_KEYLESS_PER_MINUTE: '1000000',
     RATE_LIMIT_KEYED_PER_MINUTE: '1000000',
     RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '1000000',
+    // Required with REDIS_URL; every test instance of a Redis test shares it, as instances must.
+    IDEMPOTENCY_SECRET: TEST_IDEMPOTENCY_SECRET,
     ...env,
   });
 }
