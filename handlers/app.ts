@@ -13,6 +13,7 @@ import { AccessLog } from './http/access-log.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
 import { answerCors } from './http/cors.js';
 import { registerDemo } from './demo.js';
+import { registerDocs } from './docs.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
@@ -95,9 +96,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return sendError(reply, errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`));
     });
 
-    server.get('/openapi/v1.yaml', async (_request, reply) =>
-      reply.type('application/yaml; charset=utf-8').header('cache-control', 'public, max-age=300').send(specText),
-    );
+    await registerDocs(server, specText);
     // The SDK's browser scripts, as make build bundled them: a host embeds the widget with one tag.
     for (const name of ['widget', 'sdk']) {
       const file = path.join(repoRoot(), 'sdk', 'dist', 'bundle', `${name}.js`);

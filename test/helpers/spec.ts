@@ -53,7 +53,7 @@ function deref<T>(document: Json, node: unknown): T {
 export function loadSpec(): Spec {
   const document = parse(readFileSync(SPEC_PATH, 'utf8')) as OpenApiDocument & Json;
   const ajv = new Ajv2020.default({ strict: false, allErrors: true });
-  addFormats.default(ajv, ['date-time']);
+  addFormats.default(ajv, ['date-time', 'int32']);
   ajv.addSchema({ $id: COMPONENTS_ID, $defs: rehome(document.components?.schemas ?? {}) });
   const examples: SpecExample[] = [];
   const statuses = new Map<string, number[]>();

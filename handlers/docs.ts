@@ -1,0 +1,70 @@
+// The contract as served to integrators: the spec byte for byte (GET /openapi/v1.yaml), the same
+// document as JSON (GET /openapi/v1.json), and a reference page rendering it (GET /docs, Swagger UI
+// through @fastify/swagger-ui, well kept by the fastify team). Every asset of the page is served
+// from the package by this service: a deployment may have no internet, so the page asks no other
+// origin for anything (its CSP says so to the browser too). These routes are not operations of the
+// contract, as the YAML route never was: they are named in the spec's introduction.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import { parse } from 'yaml';
+
+export const DOCS_PATH = '/docs';
+
+/**
+ * The page's own origin only. Swagger UI sets inline styles from script (allowed by style-src
+ * 'self'), loads its scripts and styles from /docs/static, its logo and icons as data: or from
+ * there, and reads the spec and sends "Try it out" requests to this origin (the spec's server is
+ * relative: `/`).
+ */
+const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const DOCS_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': DOCS_CSP,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+const SPEC_CACHE = 'public, max-age=300';
+
+export async function registerDocs(server: FastifyInstance, specText: Buffer): Promise<void> {
+  // Parsed apart from the routes' definition, which openapi-backend may change in place.
+  const document = parse(specText.toString('utf8')) as Record<string, unknown>;
+  const json = JSON.stringify(document);
+
+  server.get('/openapi/v1.yaml', async (_request, reply) => reply.type('application/yaml; charset=utf-8').header('cache-control', SPEC_CACHE).send(specText));
+  server.get('/openapi/v1.json', async (_request, reply) => reply.type('application/json; charset=utf-8').header('cache-control', SPEC_CACHE).send(json));
+
+  // In a context of its own: the swagger decorator and the page's headers stay with the page.
+  await server.register(async (docs) => {
+    await docs.register(fastifySwagger, { mode: 'static', specification: { document: document as never } });
+    await docs.register(fastifySwaggerUi, {
+      routePrefix: DOCS_PATH,
+      uiConfig: { deepLinking: true, validatorUrl: null },
+      uiHooks: {
+        onRequest: (_request, reply: FastifyReply, done) => {
+          reply.headers(DOCS_HEADERS);
+          done();
+        },
+      },
+      theme: { title: 'bestex API v1' },
+    });
+    // @fastify/static's files (/docs/static/*) do not run the UI's hooks.
+    docs.addHook('onSend', async (request, reply) => {
+      if (request.url.startsWith(`${DOCS_PATH}/`) || request.url === DOCS_PATH) reply.headers(DOCS_HEADERS);
+    });
+  });
+}
