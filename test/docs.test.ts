@@ -1,12 +1,13 @@
 // The contract as integrators reach for it: "GET /docs renders the served spec ... with its assets
 // served by the service itself (no CDN: a deployment may have no internet)", "GET /openapi/v1.json
 // beside the YAML", both linked from the 404 body and the README.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import { chromium } from 'playwright-core';
 import { parse } from 'yaml';
 import { repoRoot } from '../handlers/app.js';
-import { testApp } from './helpers/app.js';
+import { listen, testApp } from './helpers/app.js';
 import { SPEC_PATH } from './helpers/spec.js';
 
 /** Every URL the page names in a script, stylesheet, link or image. */
@@ -81,4 +82,34 @@ t.test('"both linked from the README and from the 404 body"', async (t) => {
   const readme = readFileSync(path.join(repoRoot(), 'README.md'), 'utf8');
   t.match(readme, /\/docs\b/);
   t.match(readme, /\/openapi\/v1\.json/);
+});
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+t.test('"curl /docs renders the reference with no request leaving the machine": in Chromium, the page renders the operations and asks only its own origin', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    if (process.env.REQUIRE_CHROMIUM === '1') throw new Error(`REQUIRE_CHROMIUM=1 but there is no Chromium at ${CHROMIUM}`);
+    console.error(`\n*** SKIPPING the docs page browser test: no Chromium at ${CHROMIUM} ***\n`);
+    return;
+  }
+  const app = await testApp();
+  t.teardown(app.close);
+  const base = await listen(app.server);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  t.teardown(() => browser.close());
+  const page = await browser.newPage();
+  const requested: string[] = [];
+  const problems: string[] = [];
+  page.on('request', (request) => void requested.push(request.url()));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  page.on('pageerror', (err) => void problems.push(err.message));
+  await page.goto(`${base}/docs`);
+  await page.locator('.opblock-summary-path', { hasText: '/api/quote' }).first().waitFor({ timeout: 30_000 });
+  t.ok(await page.locator('.opblock-summary-path', { hasText: '/api/execute/plan' }).count(), 'every operation is rendered');
+  const origin = new URL(base).origin;
+  const elsewhere = requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'));
+  t.strictSame(elsewhere, [], `every request went to ${origin} (${requested.length} requests)`);
+  t.strictSame(problems, [], 'no console error: nothing refused by the page\'s CSP');
 });

@@ -477,3 +477,10 @@ t.test('smallQuotient: exactly floor(a / b), as decimal.js\'s own long division 
   t.equal(smallQuotient(dec('29999.9999999999'), dec('1')), 29999);
   t.equal(smallQuotient(dec('1000000000000'), dec('3')), 333_333_333_333, 'past the proposal range: the long division');
 });
+
+t.test('edgeBps "at most 1000000000" (the contract\'s bound): a best venue paying more than 100,000 times the next reads the bound', async (t) => {
+  t.equal(edgeBps(dec('100001'), dec('1')), 1_000_000_000, 'exactly 100,000 times more: the bound itself');
+  t.equal(edgeBps(dec('100000.9999'), dec('1')), 999_999_999);
+  t.equal(edgeBps(dec('1e30'), dec('1e-30')), 1_000_000_000, 'venue amounts at the ends of their range');
+  t.equal(edgeBps(dec('15'), dec('14.9549254495')), 30);
+});

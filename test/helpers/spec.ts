@@ -66,7 +66,7 @@ export function loadSpec(): Spec {
       const headers: SpecExample['headers'] = {};
       for (const [name, headerRef] of Object.entries((response.headers as Json | undefined) ?? {})) {
         const header = deref<Json>(document, headerRef);
-        headers[name.toLowerCase()] = { required: header.required === true, validate: ajv.compile(header.schema as Json) };
+        headers[name.toLowerCase()] = { required: header.required === true, validate: ajv.compile(rehome(header.schema) as Json) };
       }
       for (const [name, example] of Object.entries((media?.examples as Json | undefined) ?? {})) {
         const ex = example as Json;
