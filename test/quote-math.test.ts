@@ -29,8 +29,9 @@ const giveSideNet = (gross: string, fee: string, amount: string): string =>
 const feeBpsOf = (gross: string, net: string): number =>
   x(gross).isZero() ? 0 : x(gross).minus(x(net)).times(10_000).div(x(gross)).toDecimalPlaces(0, X.ROUND_HALF_UP).toNumber();
 /** floor(10000 × (best − next) / next). */
+/** The documented edge, independently: floor(10000 × (best - next) / next), at most 1000000000. */
 const edgeOf = (best: string, next: string): number =>
-  x(best).minus(x(next)).times(10_000).div(x(next)).toDecimalPlaces(0, X.ROUND_FLOOR).toNumber();
+  Math.min(x(best).minus(x(next)).times(10_000).div(x(next)).toDecimalPlaces(0, X.ROUND_FLOOR).toNumber(), 1_000_000_000);
 
 /** The wire's Decimal pattern (openapi/v1.yaml): no exponent, ≤ 10 fractional digits, canonical. */
 const WIRE_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]{0,9}[1-9])?$/;

@@ -16,7 +16,7 @@ export const sendError = (reply: FastifyReply, shaped: ErrorReply): FastifyReply
 /** The contract's bound on `error` (Error.error's maxLength): a message may quote the request, which can be long. */
 export const MAX_MESSAGE_LENGTH = 1000;
 
-const bounded = (message: string): string => (message.length <= MAX_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_MESSAGE_LENGTH - 1)}…`);
+const bounded = (message: string): string => (message.length <= MAX_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_MESSAGE_LENGTH - 3)}...`);
 
 export function errorReply(code: ErrorCode, message: string, headers: Record<string, string> = {}): ErrorReply {
   const { status, action } = ERROR_CATALOGUE[code];
