@@ -54,8 +54,9 @@ sandbox: build ## Run the sandbox alone in the foreground; prints one JSON line 
 test: build ## Run every test; ends with "N passed, M failed, K skipped"
 	npx tap -R ./dist/scripts/tap-summary-reporter.js 'dist/test/**/*.test.js'
 
-lint: install ## Lint the spec with Redocly's recommended rules
+lint: install ## Lint the spec with Redocly's recommended rules and Spectral's OWASP API Security rules (.spectral.yaml)
 	npx redocly lint openapi/v1.yaml
+	npx spectral lint --fail-severity error openapi/v1.yaml
 
 bench: build ## Benchmark quotes and plans against bare baselines, and a hung venue (REDIS_URL: two instances too)
 	node dist/bench/bench.js

@@ -24,7 +24,7 @@ export function compileValidators(
     strict: true,
     code: { source: true, esm: true, lines: true },
   });
-  addFormats.default(ajv, ['date-time']);
+  addFormats.default(ajv, ['date-time', 'int32']);
   ajv.addSchema({ $id: COMPONENTS_ID, $defs: rehome(components) });
   const exportsMap: Record<string, string> = {};
   for (const [name, schema] of Object.entries(schemas)) {

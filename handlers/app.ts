@@ -15,6 +15,7 @@ import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
 import { answerCors } from './http/cors.js';
 import { registerDemo } from './demo.js';
+import { registerDocs } from './docs.js';
 import { registerJsonBody } from './http/json-body.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id.js';
@@ -118,9 +119,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return sendError(reply, errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`));
     });
 
-    server.get('/openapi/v1.yaml', async (_request, reply) =>
-      reply.type('application/yaml; charset=utf-8').header('cache-control', 'public, max-age=300').send(specText),
-    );
+    await registerDocs(server, specText, definition);
     // The SDK's browser scripts, as make build bundled them: a host embeds the widget with one tag.
     for (const name of ['widget', 'sdk']) {
       const file = path.join(repoRoot(), 'sdk', 'dist', 'bundle', `${name}.js`);

@@ -1,9 +1,14 @@
 // The generated code (generated/, and the SDK's sdk/src/generated/) is produced by scripts/generate.ts
 // (codegen/) from the spec, carries a do-not-edit header, and is stale (so CI fails) whenever the
-// spec changes and it was not regenerated.
-import { readFileSync } from 'node:fs';
+// spec changes and it was not regenerated. A client generated from the spec types what may be
+// absent as optional.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import ts from 'typescript';
+import openapiTS, { astToString } from 'openapi-typescript';
+import { parse } from 'yaml';
 import { repoRoot } from '../handlers/app.js';
 import { generate } from '../codegen/generate.js';
 import { SPEC_PATH } from './helpers/spec.js';
@@ -22,4 +27,46 @@ t.test('generated/ is exactly what openapi/v1.yaml produces, each file with a do
 t.test('any change to the spec, even to prose, makes generated/ stale', async (t) => {
   const edited = await generate(specText.replace('Cross-venue best-execution quotes.', 'Cross-venue quotes.'));
   for (const [name, content] of edited) t.not(content, files.get(name), `${name} differs`);
+});
+
+/** Each response header of each operation, dereferenced, with whether the spec marks it required. */
+function responseHeaders(document: Record<string, any>): Array<{ path: string; method: string; status: string; name: string; required: boolean }> {
+  const deref = (node: any): any => (node && typeof node === 'object' && '$ref' in node ? deref(String(node.$ref).slice(2).split('/').reduce((n: any, k: string) => n[k], document)) : node);
+  const headers = [];
+  for (const [p, item] of Object.entries<Record<string, any>>(document.paths)) {
+    for (const [method, operation] of Object.entries<Record<string, any>>(item)) {
+      for (const [status, response] of Object.entries<any>(operation.responses ?? {})) {
+        for (const [name, header] of Object.entries<any>(deref(response).headers ?? {})) headers.push({ path: p, method, status, name, required: deref(header).required === true });
+      }
+    }
+  }
+  return headers;
+}
+
+t.test('"headers absent on some answers are not marked required": a client generated with openapi-typescript types each optional header as possibly absent (checked by tsc)', async (t) => {
+  const document = parse(specText) as Record<string, any>;
+  const headers = responseHeaders(document);
+  const optional = headers.filter((h) => !h.required);
+  t.ok(optional.some((h) => h.path === '/api/quote' && h.status === '200' && h.name === 'X-RateLimit-Limit'), 'the keyed quote\'s counts are optional');
+  t.ok(optional.some((h) => h.path === '/api/execute/plan' && h.status === '200' && h.name === 'X-RateLimit-Remaining'), 'a replayed partner plan has no counts');
+  t.ok(headers.some((h) => h.status === '429' && h.name === 'X-RateLimit-Limit' && h.required), 'a 429 always carries them');
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-client-'));
+  writeFileSync(path.join(dir, 'types.ts'), astToString(await openapiTS(document as never)));
+  const lines = [`import type { paths } from './types.js';`, 'type IsOptional<T, K extends keyof T> = {} extends Pick<T, K> ? true : false;'];
+  headers.forEach((h, i) => {
+    const type = `paths[${JSON.stringify(h.path)}][${JSON.stringify(h.method)}]['responses'][${h.status}]['headers']`;
+    lines.push(`declare const h${i}: ${type};`);
+    lines.push(`export const optional${i}: IsOptional<${type}, ${JSON.stringify(h.name)}> = ${!h.required};`);
+    if (!h.required) {
+      // The use a client writes: it must handle absence, and the compiler must insist on it.
+      lines.push(`export const use${i} = h${i}[${JSON.stringify(h.name)}] ?? 'absent';`);
+      lines.push(`// @ts-expect-error ${h.method} ${h.path} ${h.status} ${h.name} may be absent`);
+      lines.push(`export const assumed${i}: string = h${i}[${JSON.stringify(h.name)}];`);
+    }
+  });
+  writeFileSync(path.join(dir, 'use.ts'), lines.join('\n') + '\n');
+  const program = ts.createProgram([path.join(dir, 'use.ts')], { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, types: [] });
+  const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  t.strictSame(diagnostics, [], `tsc --noEmit over ${optional.length} optional and ${headers.length - optional.length} required headers`);
 });

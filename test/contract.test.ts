@@ -10,6 +10,8 @@ import { keysFile } from '../core/keys/open-store.js';
 import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
 import type { CoreOverrides } from '../core/services.js';
 import type { Venue } from '../core/venues/venue.js';
+import { getQuote as validateGetQuote } from '../generated/query-validators.js';
+import { ERROR_CATALOGUE } from '../handlers/http/error-catalogue.js';
 import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from './helpers/app.js';
 import type { TestSandbox } from './helpers/sandbox.js';
 import { issueKey } from './helpers/keys.js';
@@ -174,6 +176,38 @@ t.test('every operation has a success example and one example for each documente
       t.ok(exampled.has(status), `${operationId} has a ${status} example`);
     }
   }
+});
+
+t.test('"Error.code is an enum of every code the service sends": the enum equals the error catalogue, both ways', async (t) => {
+  const schemas = spec.document.components?.schemas as Record<string, { properties: Record<string, { enum?: string[] }> }>;
+  const documented = schemas.Error!.properties.code!.enum ?? [];
+  t.strictSame([...documented].sort(), Object.keys(ERROR_CATALOGUE).sort());
+  const table = [...String((spec.document.info as { description: string }).description).matchAll(/^\| ([a-z_]+) \| [0-9]/gm)].map((m) => m[1]);
+  t.strictSame(table.sort(), [...documented].sort(), 'the introduction\'s table lists the same codes');
+});
+
+t.test('"Amount carries its maximum and positivity in the schema": what the schema accepts is what the service accepts', async (t) => {
+  const own = await testApp();
+  t.teardown(own.close);
+  const accepted = ['1', '0.0000000001', '999999999.9999999999', '1000000000', '1000000000.0000000000', '0100'];
+  const refused = ['0', '0.0', '00.0000000000', '1000000000.0000000001', '1000000001', '9999999999', '1.00000000001', '-1', '1e3', ''];
+  for (const amount of [...accepted, ...refused]) {
+    const ok = accepted.includes(amount);
+    t.equal(validateGetQuote({ from: 'CC', to: 'USDCx', amount }), ok, `the schema ${ok ? 'accepts' : 'refuses'} ${JSON.stringify(amount)}`);
+    const quote = await own.server.inject({ url: `/api/quote?from=CC&to=USDCx&amount=${encodeURIComponent(amount)}` });
+    t.equal(quote.statusCode, ok ? 200 : 400, `the quote ${ok ? 'takes' : 'refuses'} ${JSON.stringify(amount)}`);
+    if (!ok) t.match(quote.json(), { code: 'bad_request', error: /'amount' must be a positive decimal/ });
+  }
+  const plan = (amount: string, idempotencyKey: string) =>
+    own.server.inject({ method: 'POST', url: '/api/app/plan', payload: { from: 'CC', to: 'USDCx', amount, venueId: 'tradecraft', takerParty: `alice::1220${'b'.repeat(64)}`, idempotencyKey } });
+  t.equal((await plan('1000000000.0000000001', 'amount-over')).statusCode, 400, 'a plan over the maximum is refused');
+  t.equal((await plan('0.0', 'amount-zero')).statusCode, 400, 'a plan for zero is refused');
+  const outcome = (params: Record<string, string>) =>
+    own.server.inject({ url: `/api/outcome?${new URLSearchParams({ party: `alice::1220${'b'.repeat(64)}`, since: '2026-01-01T00:00:00Z', deadline: '2026-01-01T00:01:30Z', ...params }).toString()}` });
+  t.equal((await outcome({ minReceive: '0' })).statusCode, 400, 'an outcome\'s floor must be positive');
+  t.equal((await outcome({ minReceive: '5000000000' })).statusCode, 200, 'a floor in the want token may exceed the give maximum');
+  t.equal((await outcome({ since: `2026-01-01T00:00:00.${'0'.repeat(50)}Z` })).statusCode, 400, 'a date-time over its maxLength (64) is refused');
+  t.equal((await outcome({ since: '2026-01-01T00:00:00.000000000Z' })).statusCode, 200, 'a date-time within it is taken');
 });
 
 t.test('plans: "the contract examples cover every plan status code"', async (t) => {

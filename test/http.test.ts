@@ -414,3 +414,15 @@ t.test('"a keep-alive client\'s next request does not die with ECONNRESET" after
     t.equal((await fetch(`${base}/api/status`)).status, 200, `${name}: the next request on the same client is answered`);
   }
 });
+
+t.test('an error message is "cut to 1000 characters" (Error.error\'s maxLength), however long the request it quotes', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  for (const url of [`/${'x'.repeat(5000)}`, `/api/liveness?${'y'.repeat(3000)}=1`]) {
+    const res = await app.server.inject({ url });
+    const body = res.json<{ error: string }>();
+    t.ok(res.statusCode >= 400 && res.statusCode < 500, url.slice(0, 20));
+    t.ok(body.error.length <= 1000, `a message of ${body.error.length} characters`);
+    t.match(body.error, /\.\.\.$/, 'marked as cut');
+  }
+});

@@ -123,10 +123,11 @@ t.test('fixtures: answers that are not the documented shape are unreadable, not 
   const cases: Array<[string, RegExp]> = [
     ['not json', /not JSON/],
     ['{"updates": []}', /not a list/],
-    ['[{"update": {"Transaction": {"value": {"offset": 11.5, "updateId": "x", "recordTime": "2026-11-20T10:00:00Z", "events": []}}}}]', /offset/],
-    ['[{"update": {"Transaction": {"value": {"offset": 3, "updateId": "x", "recordTime": "2026-11-20T10:00:00Z", "events": []}}}}]', /went back/],
-    ['[{"update": {"Transaction": {"value": {"offset": 11, "updateId": "x", "recordTime": "yesterday", "events": []}}}}]', /recordTime/],
-    ['[{"update": {"Transaction": {"value": {"offset": 11, "updateId": "x", "recordTime": "2026-11-20T10:00:00Z", "events": [{"OddEvent": {"contractId": "c", "templateId": "t"}}]}}}}]', /unknown event kind/],
+    ['[{"update": {"Transaction": {"value": {"offset": 11.5, "updateId": "1220ab", "recordTime": "2026-11-20T10:00:00Z", "events": []}}}}]', /offset/],
+    ['[{"update": {"Transaction": {"value": {"offset": 3, "updateId": "1220ab", "recordTime": "2026-11-20T10:00:00Z", "events": []}}}}]', /went back/],
+    ['[{"update": {"Transaction": {"value": {"offset": 11, "updateId": "1220ab", "recordTime": "yesterday", "events": []}}}}]', /recordTime/],
+    ['[{"update": {"Transaction": {"value": {"offset": 11, "updateId": "Update-1", "recordTime": "2026-11-20T10:00:00Z", "events": []}}}}]', /updateId is not a hex update id/],
+    ['[{"update": {"Transaction": {"value": {"offset": 11, "updateId": "1220ab", "recordTime": "2026-11-20T10:00:00Z", "events": [{"OddEvent": {"contractId": "c", "templateId": "t"}}]}}}}]', /unknown event kind/],
   ];
   for (const [text, message] of cases) {
     const { fetch } = participant(() => [200, text]);

@@ -235,7 +235,7 @@ t.test('validation: "slippageBps 0–5000, integer or its string form; default 5
   await refused(await appPlan(app, body({ quoteRef: { venueId: 'cantex' } })), 'bad_request', /'quoteRef.venueId' \(cantex\) must equal 'venueId' \(tradecraft\)/, 'quoteRef disagreeing');
   t.equal((await appPlan(app, body({ quoteRef: { venueId: 'tradecraft' } }))).statusCode, 200, 'quoteRef agreeing');
   await refused(await appPlan(app, body({ extra: 1 })), 'bad_request', /unknown body field 'extra'/, 'an unknown field');
-  await refused(await appPlan(app, body({ amount: '0' })), 'bad_request', /'amount' must be greater than 0/, 'a zero amount');
+  await refused(await appPlan(app, body({ amount: '0' })), 'bad_request', /'amount' must be a positive decimal string of at most 1000000000/, 'a zero amount');
   await refused(await appPlan(app, body({ to: 'ETH' })), 'unknown_token', /known symbols are CC, USDCx, CBTC/, 'an unknown token');
   const notJson = await app.server.inject({ method: 'POST', url: '/api/app/plan', payload: 'from=CC', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   t.equal(notJson.statusCode, 400);

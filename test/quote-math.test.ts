@@ -29,8 +29,9 @@ const giveSideNet = (gross: string, fee: string, amount: string): string =>
 const feeBpsOf = (gross: string, net: string): number =>
   x(gross).isZero() ? 0 : x(gross).minus(x(net)).times(10_000).div(x(gross)).toDecimalPlaces(0, X.ROUND_HALF_UP).toNumber();
 /** floor(10000 × (best − next) / next). */
+/** The documented edge, independently: floor(10000 × (best - next) / next), at most 1000000000. */
 const edgeOf = (best: string, next: string): number =>
-  x(best).minus(x(next)).times(10_000).div(x(next)).toDecimalPlaces(0, X.ROUND_FLOOR).toNumber();
+  Math.min(x(best).minus(x(next)).times(10_000).div(x(next)).toDecimalPlaces(0, X.ROUND_FLOOR).toNumber(), 1_000_000_000);
 
 /** The wire's Decimal pattern (openapi/v1.yaml): no exponent, ≤ 10 fractional digits, canonical. */
 const WIRE_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]{0,9}[1-9])?$/;
@@ -476,4 +477,11 @@ t.test('smallQuotient: exactly floor(a / b), as decimal.js\'s own long division 
   t.equal(smallQuotient(dec('0'), dec('7')), 0);
   t.equal(smallQuotient(dec('29999.9999999999'), dec('1')), 29999);
   t.equal(smallQuotient(dec('1000000000000'), dec('3')), 333_333_333_333, 'past the proposal range: the long division');
+});
+
+t.test('edgeBps "at most 1000000000" (the contract\'s bound): a best venue paying more than 100,000 times the next reads the bound', async (t) => {
+  t.equal(edgeBps(dec('100001'), dec('1')), 1_000_000_000, 'exactly 100,000 times more: the bound itself');
+  t.equal(edgeBps(dec('100000.9999'), dec('1')), 999_999_999);
+  t.equal(edgeBps(dec('1e30'), dec('1e-30')), 1_000_000_000, 'venue amounts at the ends of their range');
+  t.equal(edgeBps(dec('15'), dec('14.9549254495')), 30);
 });

@@ -141,6 +141,8 @@ function record(value: unknown, what: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+const UPDATE_ID = /^[0-9a-f]{1,256}$/;
+
 function text(value: unknown, what: string): string {
   if (typeof value !== 'string' || value === '') throw unreadable(`${what} is not a string`);
   return value;
@@ -173,6 +175,8 @@ function parseUpdate(item: unknown): { offset: number; transaction: LedgerTransa
   const at = offset(value.offset, `a ${kind}'s offset`);
   if (kind !== 'Transaction') return { offset: at, transaction: null };
   const updateId = text(value.updateId, 'a transaction\'s updateId');
+  // The contract's Outcome.depositUpdateId: a synchronizer's update id is hex (`1220` and a hash).
+  if (!UPDATE_ID.test(updateId)) throw unreadable('a transaction\'s updateId is not a hex update id');
   const recordTime = text(value.recordTime, 'a transaction\'s recordTime');
   if (Number.isNaN(Date.parse(recordTime))) throw unreadable('a transaction\'s recordTime is not a date-time');
   const events = value.events;

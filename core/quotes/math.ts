@@ -28,9 +28,14 @@ export function feeCostBps(gross: Decimal, net: Decimal): number {
   return smallQuotient(gross.minus(net).times(TWENTY_THOUSAND).plus(gross), gross.plus(gross));
 }
 
-/** Edge of the best over the next, floor(10000 × (best - next) / next). */
+/** The contract's bound on edgeBps: a best venue paying 100,000 times the next. */
+export const MAX_EDGE_BPS = 1_000_000_000;
+
+/** Edge of the best over the next, floor(10000 × (best - next) / next), at most MAX_EDGE_BPS. */
 export function edgeBps(best: Decimal, next: Decimal): number {
-  return smallQuotient(best.minus(next).times(TEN_THOUSAND), next);
+  // Venues' amounts are read within 1e-30 to 1e30, so an unbounded edge could reach 1e64.
+  if (best.gt(next.times(MAX_EDGE_BPS / 10_000 + 1))) return MAX_EDGE_BPS;
+  return Math.min(smallQuotient(best.minus(next).times(TEN_THOUSAND), next), MAX_EDGE_BPS);
 }
 
 /**

@@ -13,7 +13,7 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   bad_fee_params: { status: 400, action: 'fix the fee params' },
   no_pool: { status: 400, action: 're-quote a supported pair' },
   invalid_key: { status: 401, action: 'check the key' },
-  not_found: { status: 404, action: 'see /openapi/v1.yaml for the paths' },
+  not_found: { status: 404, action: 'see /docs (or /openapi/v1.json, /openapi/v1.yaml) for the paths' },
   method_not_allowed: { status: 405, action: 'use a method from the Allow header' },
   unsupported_pair: { status: 409, action: 're-quote a supported pair' },
   venue_unavailable: { status: 409, action: 're-quote and choose an available venue' },

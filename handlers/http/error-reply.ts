@@ -16,9 +16,14 @@ export function sendError(reply: FastifyReply, shaped: ErrorReply): FastifyReply
   return reply.code(shaped.status).headers(shaped.headers).send(shaped.body);
 }
 
+/** The contract's bound on `error` (Error.error's maxLength): a message may quote the request, which can be long. */
+export const MAX_MESSAGE_LENGTH = 1000;
+
+const bounded = (message: string): string => (message.length <= MAX_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_MESSAGE_LENGTH - 3)}...`);
+
 export function errorReply(code: ErrorCode, message: string, headers: Record<string, string> = {}): ErrorReply {
   const { status, action } = ERROR_CATALOGUE[code];
-  return { status, headers: { 'cache-control': 'no-store', ...headers }, body: { error: message, code, action } };
+  return { status, headers: { 'cache-control': 'no-store', ...headers }, body: { error: bounded(message), code, action } };
 }
 
 // fastify's own request errors, by code, in the caller's terms.

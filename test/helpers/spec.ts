@@ -63,7 +63,7 @@ function deref<T>(document: Json, node: unknown): T {
 export function loadSpec(): Spec {
   const document = parse(readFileSync(SPEC_PATH, 'utf8')) as OpenApiDocument & Json;
   const ajv = new Ajv2020.default({ strict: false, allErrors: true });
-  addFormats.default(ajv, ['date-time']);
+  addFormats.default(ajv, ['date-time', 'int32']);
   ajv.addSchema({ $id: COMPONENTS_ID, $defs: rehome(document.components?.schemas ?? {}) });
   const examples: SpecExample[] = [];
   const statuses = new Map<string, number[]>();
@@ -79,7 +79,7 @@ export function loadSpec(): Spec {
       const headers: SpecExample['headers'] = {};
       for (const [name, headerRef] of Object.entries((response.headers as Json | undefined) ?? {})) {
         const header = deref<Json>(document, headerRef);
-        headers[name.toLowerCase()] = { required: header.required === true, validate: ajv.compile(header.schema as Json) };
+        headers[name.toLowerCase()] = { required: header.required === true, validate: ajv.compile(rehome(header.schema) as Json) };
       }
       byStatus.set(Number(status), { schema: media ? schema : null, headers });
       for (const [name, example] of Object.entries((media?.examples as Json | undefined) ?? {})) {

@@ -1,0 +1,70 @@
+// The contract as served to integrators: the spec byte for byte (GET /openapi/v1.yaml), the same
+// document as JSON (GET /openapi/v1.json), and a reference page rendering it (GET /docs, Swagger UI
+// through @fastify/swagger-ui, well kept by the fastify team). Every asset of the page is served
+// from the package by this service: a deployment may have no internet, so the page asks no other
+// origin for anything (its CSP says so to the browser too). These routes are not operations of the
+// contract, as the YAML route never was: they are named in the spec's introduction.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+
+export const DOCS_PATH = '/docs';
+
+/**
+ * The page's own origin only: Swagger UI loads its scripts and styles from /docs/static, its logo
+ * and icons as data: or from there, and reads the spec and sends "Try it out" requests to this
+ * origin (the spec's server is relative: `/`). Scripts run from files only; styles may be inline,
+ * as Swagger UI writes some at run time (a style can draw, it cannot run code or send data).
+ */
+const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const DOCS_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': DOCS_CSP,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+const SPEC_CACHE = 'public, max-age=300';
+
+/** `definition` is the spec as parsed from `specText`, before anything (openapi-backend) changes it. */
+export async function registerDocs(server: FastifyInstance, specText: Buffer, definition: object): Promise<void> {
+  const json = JSON.stringify(definition);
+  // The page's own copy: parsing the JSON costs a fraction of parsing the YAML again.
+  const document = JSON.parse(json) as Record<string, unknown>;
+
+  server.get('/openapi/v1.yaml', async (_request, reply) => reply.type('application/yaml; charset=utf-8').header('cache-control', SPEC_CACHE).send(specText));
+  server.get('/openapi/v1.json', async (_request, reply) => reply.type('application/json; charset=utf-8').header('cache-control', SPEC_CACHE).send(json));
+
+  // In a context of its own: the swagger decorator and the page's headers stay with the page.
+  await server.register(async (docs) => {
+    await docs.register(fastifySwagger, { mode: 'static', specification: { document: document as never } });
+    await docs.register(fastifySwaggerUi, {
+      routePrefix: DOCS_PATH,
+      uiConfig: { deepLinking: true, validatorUrl: null },
+      uiHooks: {
+        onRequest: (_request, reply: FastifyReply, done) => {
+          reply.headers(DOCS_HEADERS);
+          done();
+        },
+      },
+      theme: { title: 'bestex API v1' },
+    });
+    // @fastify/static's files (/docs/static/*) do not run the UI's hooks.
+    docs.addHook('onSend', async (request, reply) => {
+      if (request.url.startsWith(`${DOCS_PATH}/`) || request.url === DOCS_PATH) reply.headers(DOCS_HEADERS);
+    });
+  });
+}
