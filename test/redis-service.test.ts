@@ -10,6 +10,7 @@ import t from 'tap';
 import { listen, testApp, type TestApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
+import { assertRecordsPrivate, redisEntries } from './helpers/stored.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx';
 
@@ -254,6 +255,21 @@ t.test('a stalled Redis (frozen, connections open): keyless quotes are still ans
   t.equal(a.app.core.health.sharedState(), 'shared');
 });
 
+t.test('idempotency records in Redis: "A record holds digests of the request and the caller and the plan\'s JSON: never the taker\'s party, key or IP", read raw from the database', redisSkip(redis), async (t) => {
+  const redisUrl = nextRedisUrl();
+  const app = await testApp({ env: { REDIS_URL: redisUrl } });
+  t.teardown(app.close);
+  const { key, record } = await issueKey(app.core.keyStore, { name: 'privacy' });
+  const taker = `privacy-taker::1220${'5a'.repeat(32)}`;
+  const ip = '198.51.100.77';
+  const plan = (url: string, headers: Record<string, string>) =>
+    app.server.inject({ method: 'POST', url, remoteAddress: ip, headers, payload: { ...planBody('privacy-1'), takerParty: taker } });
+  const keyless = await plan('/api/app/plan', {});
+  const keyed = await plan('/api/execute/plan', { 'x-api-key': key });
+  t.strictSame([keyless.statusCode, keyed.statusCode], [200, 200], 'both plans made');
+  assertRecordsPrivate(t, await redisEntries(redisUrl), { plans: [keyless.body, keyed.body], takerParty: taker, ip, apiKey: key, keyId: record.id });
+});
+
 // ---------------------------------------------------------------------------------------------
 // Last: it takes the file's Redis down and brings it back empty.
 t.test(
@@ -382,3 +398,4 @@ t.test('plans on two instances: "Records live in the shared-state port, so repla
     t.equal(new Set(racing.map((r) => r.text)).size, 1, `${route}: concurrent identical requests on both instances get one plan`);
   }
 });
+
