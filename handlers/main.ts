@@ -1,4 +1,5 @@
 // The entry point: read the config, listen, and shut down gracefully on SIGINT/SIGTERM.
+import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -48,6 +49,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (closing) return;
     closing = true;
     server.log.info({ signal }, 'shutting down');
+    // Closing stops new connections and closes the idle ones, but a keep-alive connection whose
+    // request was in flight stays open once answered, and would hold the exit until the grace
+    // ends: each connection is closed as soon as its last answer is sent. Subscribed only now,
+    // so serving costs nothing before.
+    subscribe('http.server.response.finish', () => setImmediate(() => server.server.closeIdleConnections()));
     setTimeout(() => {
       server.log.error('graceful shutdown timed out');
       process.exit(1);
