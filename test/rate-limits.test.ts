@@ -282,7 +282,7 @@ t.test('"where the window is this process\'s own" it is counted at once, and ans
   };
   const [fromOwn, fromShared] = [await answers(own, keys[0]!), await answers(shared, keys[1]!)];
   t.strictSame(fromOwn, fromShared);
-  t.same(
+  t.strictSame(
     fromOwn.map((a) => (a as { status: number }).status),
     [200, 200, 429, 429, 200, 200, 429, 429, 200, 200],
     'the fresh budget, the keyless window, the keyed window and a refused key, then a new window',
