@@ -1,5 +1,6 @@
 // The entry point: read the config, listen (and serve the metrics on their own port, when
 // METRICS_PORT is set), and shut down gracefully on SIGINT/SIGTERM.
+import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -29,30 +30,39 @@ function configFailure(err: unknown): never {
   process.exit(1);
 }
 
-/** Why HOST:PORT cannot be listened on, and what to set, in words (never a stack). */
-function listenProblem(err: unknown): string {
+/** Why an address cannot be listened on, and which variable to set, in words (never a stack). */
+function listenProblem(err: unknown, hostVar: string, portVar: string): string {
   const code = (err as { code?: unknown } | null)?.code;
   switch (code) {
     case 'EADDRINUSE':
-      return 'the port is already in use (EADDRINUSE); stop what listens there or set PORT';
+      return `the port is already in use (EADDRINUSE); stop what listens there or set ${portVar}`;
     case 'EADDRNOTAVAIL':
-      return 'HOST is not an address of this machine (EADDRNOTAVAIL); set HOST';
+      return `${hostVar} is not an address of this machine (EADDRNOTAVAIL); set ${hostVar}`;
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return `HOST does not resolve to an address (${code}); set HOST`;
+      return `${hostVar} does not resolve to an address (${code}); set ${hostVar}`;
     case 'EACCES':
-      return 'not permitted (EACCES): a port below 1024 needs privileges; set PORT';
+      return `not permitted (EACCES): a port below 1024 needs privileges; set ${portVar}`;
     default:
-      return `${err instanceof Error ? err.message : String(err)}; check HOST and PORT`;
+      return `${err instanceof Error ? err.message : String(err)}; check ${hostVar} and ${portVar}`;
   }
+}
+
+/** One line on stderr, then the started sandbox is stopped (it would stop anyway once its stdin closes). */
+async function cannotListen(line: string): Promise<never> {
+  console.error(`bestex: ${line}`);
+  await server.close().catch(() => undefined);
+  process.exit(1);
 }
 
 let config: Config;
 let server: FastifyInstance;
 let metrics: MetricsListener | null;
+let app: Awaited<ReturnType<typeof buildApp>>;
 try {
   config = loadConfig(process.env, { serviceBuild: buildStamp() });
-  ({ server, metrics } = await buildApp({ config }));
+  app = await buildApp({ config });
+  ({ server, metrics } = app);
 } catch (err) {
   configFailure(err);
 }
@@ -61,18 +71,17 @@ if (metrics && config.metricsPort !== null) {
   try {
     server.log.info({ url: await metrics.listen(config.metricsHost, config.metricsPort) }, 'metrics listening');
   } catch (err) {
-    server.log.fatal({ err }, `cannot listen for metrics on ${config.metricsHost}:${config.metricsPort} (METRICS_HOST, METRICS_PORT)`);
-    process.exit(1);
+    await cannotListen(`cannot listen for metrics on ${config.metricsHost}:${config.metricsPort}: ${listenProblem(err, 'METRICS_HOST', 'METRICS_PORT')}`);
   }
 }
+let url = '';
 try {
-  await server.listen({ host: config.host, port: config.port });
+  url = await server.listen({ host: config.host, port: config.port });
 } catch (err) {
-  console.error(`bestex: cannot listen on ${config.host}:${config.port}: ${listenProblem(err)}`);
-  // Stops a started sandbox before exiting; it would stop anyway once its stdin closes.
-  await server.close().catch(() => undefined);
-  process.exit(1);
+  await cannotListen(`cannot listen on ${config.host}:${config.port}: ${listenProblem(err, 'HOST', 'PORT')}`);
 }
+// For the person who ran it, plainly: the JSON log lines say the same for machines.
+console.error(`bestex: listening on ${url} (${url}/docs, ${url}/demo)${config.venuesMode === 'sandbox' ? `; sandbox at ${app.core.config.sandboxUrl}` : ''}`);
 
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -80,6 +89,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (closing) return;
     closing = true;
     server.log.info({ signal }, 'shutting down');
+    // Closing stops new connections and closes the idle ones, but a keep-alive connection whose
+    // request was in flight stays open once answered, and would hold the exit until the grace
+    // ends: each connection is closed as soon as its last answer is sent. Subscribed only now,
+    // so serving costs nothing before.
+    subscribe('http.server.response.finish', () => setImmediate(() => server.server.closeIdleConnections()));
     setTimeout(() => {
       server.log.error('graceful shutdown timed out');
       process.exit(1);

@@ -238,6 +238,6 @@ for (const { example, pending, observed } of runs) {
     const body = JSON.parse(observed.text) as unknown;
     t.ok(example.schema(body), 'body matches the response schema', { errors: example.schema.errors });
     for (const pointer of example.volatile) t.ok(pointerExists(body, pointer), `volatile ${pointer} is present`);
-    t.same(withoutPointers(body, example.volatile), withoutPointers(example.value, example.volatile), 'body equals the example');
+    t.strictSame(withoutPointers(body, example.volatile), withoutPointers(example.value, example.volatile), 'body equals the example');
   });
 }

@@ -16,10 +16,10 @@ const deadProbe = (venue: Venue): Venue => ({
 t.test('liveness is unverified before the first probe completes, live after', async (t) => {
   const app = await testApp({ probed: false });
   t.teardown(app.close);
-  t.same((await app.server.inject('/api/liveness')).json(), { venue: 'tradecraft', state: 'unverified' });
+  t.strictSame((await app.server.inject('/api/liveness')).json(), { venue: 'tradecraft', state: 'unverified' });
   t.equal((await app.server.inject('/api/status')).json().state, 'starting');
   await app.core.monitor.probeAll();
-  t.same((await app.server.inject('/api/liveness')).json(), { venue: 'tradecraft', state: 'live' });
+  t.strictSame((await app.server.inject('/api/liveness')).json(), { venue: 'tradecraft', state: 'live' });
 });
 
 t.test('liveness defaults to the supported venue, takes any integrated venue, and reads a pair without a pool as dead', async (t) => {
@@ -27,9 +27,9 @@ t.test('liveness defaults to the supported venue, takes any integrated venue, an
   t.teardown(app.close);
   const res = await app.server.inject('/api/liveness');
   t.equal(res.headers['cache-control'], 'no-store');
-  t.same(res.json(), { venue: 'tradecraft', state: 'live' });
-  t.same((await app.server.inject('/api/liveness?venue=temple&from=USDCx&to=CC')).json(), { venue: 'temple', state: 'live' });
-  t.same((await app.server.inject('/api/liveness?venue=oneswap&from=CBTC&to=CC')).json(), { venue: 'oneswap', state: 'dead' });
+  t.strictSame(res.json(), { venue: 'tradecraft', state: 'live' });
+  t.strictSame((await app.server.inject('/api/liveness?venue=temple&from=USDCx&to=CC')).json(), { venue: 'temple', state: 'live' });
+  t.strictSame((await app.server.inject('/api/liveness?venue=oneswap&from=CBTC&to=CC')).json(), { venue: 'oneswap', state: 'dead' });
 });
 
 t.test('liveness rejects an unknown venue, a lone from or to, and unknown tokens', async (t) => {
@@ -60,7 +60,7 @@ t.test('a venue whose probe fails reads dead, is not asked for quotes (venue_dow
     },
   });
   t.teardown(app.close);
-  t.same((await app.server.inject('/api/liveness')).json(), { venue: 'tradecraft', state: 'dead' });
+  t.strictSame((await app.server.inject('/api/liveness')).json(), { venue: 'tradecraft', state: 'dead' });
   const quote = (await app.server.inject('/api/quote?from=CC&to=USDCx&amount=100')).json<QuoteResponse>();
   t.equal(quote.venues.find((v) => v.venueId === 'tradecraft')?.rejectionCode, 'venue_down');
   t.equal(asked, 0);
@@ -79,7 +79,7 @@ t.test('status: "mode is live when the service can issue execution plans now (pl
   t.teardown(app.close);
   const res = await app.server.inject('/api/status');
   t.equal(res.headers['cache-control'], 'public, s-maxage=60');
-  t.same(res.json(), {
+  t.strictSame(res.json(), {
     mode: 'live',
     state: 'ok',
     components: [

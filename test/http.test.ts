@@ -89,7 +89,7 @@ t.test('an internal failure is a 500 internal that leaks no stack or detail, and
   t.teardown(app.close);
   const res = await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=1', headers: { 'x-api-key': 'bx_k' } });
   t.equal(res.statusCode, 500);
-  t.same(res.json(), { error: 'internal error; nothing was created', code: 'internal', action: 'retry' });
+  t.strictSame(res.json(), { error: 'internal error; nothing was created', code: 'internal', action: 'retry' });
   t.equal(res.headers['cache-control'], 'no-store');
   t.notMatch(res.body, /secret-detail|hunter2|stack/);
   const logged = app.logs().find((l) => l.msg === 'unexpected error');
@@ -151,7 +151,7 @@ t.test('an error that breaks the error shaping itself still gets the plain 500 i
   t.teardown(app.close);
   const res = await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=1', headers: { 'x-api-key': 'bx_k' } });
   t.equal(res.statusCode, 500);
-  t.same(res.json(), { error: 'internal error; nothing was created', code: 'internal', action: 'retry' });
+  t.strictSame(res.json(), { error: 'internal error; nothing was created', code: 'internal', action: 'retry' });
   t.notMatch(res.body, /secret-detail/);
   t.ok(app.logs().find((l) => l.msg === 'error while shaping an error reply'), 'logged server-side');
 });
@@ -189,7 +189,7 @@ t.test('validated queries: past its bound the memo starts over and still answers
   queries.get('/q?3', query('3'));
   const again = queries.get('/q?1', query('1'));
   t.not(again, first, 'forgotten once the memo was full');
-  t.same(again, first, 'and validated to the same query');
+  t.strictSame(again, first, 'and validated to the same query');
 });
 
 t.test('the same URL answers the same through the remembered query, success and failure alike', async (t) => {

@@ -94,7 +94,7 @@ t.test('PartnerKeys: "a malformed key is refused before any lookup"', async (t) 
   const keys = new PartnerKeys(store);
   const key = generateKey();
   for (const bad of ['', 'nonsense', key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a'), key + 'x']) t.equal(await keys.verify(bad), null, JSON.stringify(bad));
-  t.same(store.lookups, [], 'the store was never asked');
+  t.strictSame(store.lookups, [], 'the store was never asked');
 });
 
 t.test('PartnerKeys: "the key\'s partner, or null when the key is malformed, unknown or revoked"', async (t) => {
@@ -102,7 +102,7 @@ t.test('PartnerKeys: "the key\'s partner, or null when the key is malformed, unk
   const revoked = issue('Gone');
   const store = spyStore([active.record, { ...revoked.record, status: 'revoked', revokedAt: new Date().toISOString() }]);
   const keys = new PartnerKeys(store);
-  t.same(await keys.verify(active.key), { id: active.record.id, name: 'Acme', schemaId: 'partner-default', origins: null }, 'active: a server-to-server key, taken from any origin');
+  t.strictSame(await keys.verify(active.key), { id: active.record.id, name: 'Acme', schemaId: 'partner-default', origins: null }, 'active: a server-to-server key, taken from any origin');
   t.equal(await keys.verify(revoked.key), null, 'revoked');
   t.equal(await keys.verify(generateKey()), null, 'unknown');
   t.equal(store.lookups.length, 3, 'each well-formed key is one lookup, by its hash');
@@ -120,27 +120,27 @@ t.test('PartnerKeys: "a store that cannot be read throws KeyStoreUnavailable, ne
 async function roundTrip(t: Test, store: KeyStore, emptyLookup: 'null' | 'unavailable'): Promise<void> {
   const first = issue('First', new Date('2030-01-01T00:00:00.000Z'));
   const second = issue('Second', new Date('2030-01-02T00:00:00.000Z'));
-  t.same(await store.list(), [], 'empty at first');
+  t.strictSame(await store.list(), [], 'empty at first');
   if (emptyLookup === 'null') t.equal(await store.findByHash(first.record.hash), null);
   else await t.rejects(store.findByHash(first.record.hash), KeyStoreUnavailable, 'a store that never held a key cannot tell a key is unknown');
   await store.add(first.record);
   await store.add(second.record);
-  t.same(await store.findByHash(first.record.hash), first.record, 'found by its hash');
-  t.same(await store.list(), [first.record, second.record], 'every record, oldest first');
+  t.strictSame(await store.findByHash(first.record.hash), first.record, 'found by its hash');
+  t.strictSame(await store.list(), [first.record, second.record], 'every record, oldest first');
   await t.rejects(store.add(first.record), 'the same record twice is refused');
   await t.rejects(store.add({ ...issue('Other').record, id: first.record.id }), 'an id already stored is refused');
   await t.rejects(store.add({ ...issue('Other').record, hash: first.record.hash }), 'a hash already stored is refused');
 
   const at = new Date('2030-02-01T00:00:00.000Z');
   const revoked = { ...first.record, status: 'revoked', revokedAt: at.toISOString() };
-  t.same(await store.revoke({ id: first.record.id }, at), revoked, 'revoked by id');
-  t.same(await store.findByHash(first.record.hash), revoked);
-  t.same(await store.revoke({ hash: first.record.hash }, new Date('2031-01-01T00:00:00.000Z')), revoked, '"revoking twice keeps the first time"');
+  t.strictSame(await store.revoke({ id: first.record.id }, at), revoked, 'revoked by id');
+  t.strictSame(await store.findByHash(first.record.hash), revoked);
+  t.strictSame(await store.revoke({ hash: first.record.hash }, new Date('2031-01-01T00:00:00.000Z')), revoked, '"revoking twice keeps the first time"');
   const secondRevoked = await store.revoke({ hash: second.record.hash }, at);
   t.equal(secondRevoked?.status, 'revoked', 'revoked by hash');
   t.equal(await store.revoke({ id: 'key_000000000000' }, at), null, 'an unknown id: null');
   t.equal(await store.revoke({ hash: hashKey(generateKey()) }, at), null, 'an unknown hash: null');
-  t.same(
+  t.strictSame(
     (await store.list()).map((r) => [r.name, r.status]),
     [
       ['First', 'revoked'],
@@ -158,7 +158,7 @@ t.test('file store: "Create DATA_DIR if missing (mode 0700 dir, 0600 file)"', as
   await new FileKeyStore(path.join(dir, 'keys.json')).add(issue('Acme').record);
   t.equal(statSync(dir).mode & 0o777, 0o700);
   t.equal(statSync(path.join(dir, 'keys.json')).mode & 0o777, 0o600);
-  t.same(readdirSync(dir), ['keys.json'], 'no lock or temporary file left behind');
+  t.strictSame(readdirSync(dir), ['keys.json'], 'no lock or temporary file left behind');
 });
 
 t.test('file store: "keys are stored hashed, never in plain text": keys.json holds the hash, not the key', async (t) => {
@@ -171,13 +171,13 @@ t.test('file store: "keys are stored hashed, never in plain text": keys.json hol
   t.notOk(text.includes(key), 'not the key');
   t.notOk(text.includes(key.slice(3)), 'not its random part');
   t.ok(text.includes(record.hash), 'its hash');
-  t.same(Object.keys(JSON.parse(text).keys[0]).sort(), ['createdAt', 'hash', 'id', 'name', 'revokedAt', 'schemaId', 'status'], 'name, creation time, status, fee schema');
+  t.strictSame(Object.keys(JSON.parse(text).keys[0]).sort(), ['createdAt', 'hash', 'id', 'name', 'revokedAt', 'schemaId', 'status'], 'name, creation time, status, fee schema');
 });
 
 t.test('file store: "a missing keys.json means no keys", even with no DATA_DIR', async (t) => {
   const store = new FileKeyStore(path.join(tempDir(t), 'absent', 'keys.json'));
   t.equal(await store.findByHash(hashKey(generateKey())), null);
-  t.same(await store.list(), []);
+  t.strictSame(await store.list(), []);
 });
 
 t.test('file store: a keys.json that held keys and disappears (an unmounted volume) is unavailable, a 503, not an empty store', async (t) => {
@@ -186,7 +186,7 @@ t.test('file store: a keys.json that held keys and disappears (an unmounted volu
   const service = new FileKeyStore(file, { now: () => clock });
   const { record } = issue('Acme');
   await new FileKeyStore(file).add(record);
-  t.same(await service.findByHash(record.hash), record);
+  t.strictSame(await service.findByHash(record.hash), record);
   rmSync(file);
   clock = 1000;
   await t.rejects(service.findByHash(record.hash), { name: 'KeyStoreUnavailable', message: /which held keys, has disappeared/ });
@@ -194,7 +194,7 @@ t.test('file store: a keys.json that held keys and disappears (an unmounted volu
   await t.rejects(service.findByHash(record.hash), { message: /has disappeared/ }, 'and still at every later look, never an empty store');
   await new FileKeyStore(file).add(issue('Restored').record);
   clock = 3000;
-  t.same(await service.findByHash(record.hash), null, 'until a file is there again');
+  t.strictSame(await service.findByHash(record.hash), null, 'until a file is there again');
 });
 
 t.test('file store: "a key created or revoked while the service runs takes effect" after one refresh interval, without re-reading the file per request', async (t) => {
@@ -208,7 +208,7 @@ t.test('file store: "a key created or revoked while the service runs takes effec
   clock = 999;
   t.equal(await service.findByHash(record.hash), null, 'within the interval the snapshot answers');
   clock = 1000;
-  t.same(await service.findByHash(record.hash), record, 'one interval later the new key is seen');
+  t.strictSame(await service.findByHash(record.hash), record, 'one interval later the new key is seen');
   await cli.revoke({ id: record.id }, new Date());
   clock = 2000;
   t.equal((await service.findByHash(record.hash))?.status, 'revoked', 'and its revocation');
@@ -281,8 +281,8 @@ t.test('file store: "a leftover temp file and a stale lock from a crashed writer
   const start = Date.now();
   await new FileKeyStore(file, { lockTimeoutMs: 2000 }).add(added.record);
   t.ok(Date.now() - start < 1000, 'the dead writer\'s lock is broken at once, not after 30 s');
-  t.same((await new FileKeyStore(file).list()).map((r) => r.name), ['Kept', 'Added'], 'no key lost');
-  t.same(readdirSync(dir), ['keys.json'], 'the lock released, the temporary file removed');
+  t.strictSame((await new FileKeyStore(file).list()).map((r) => r.name), ['Kept', 'Added'], 'no key lost');
+  t.strictSame(readdirSync(dir), ['keys.json'], 'the lock released, the temporary file removed');
 });
 
 t.test('file store: "a lock older than ~30 s is stale", even if its pid lives; a stale break guard from a dead breaker is broken too', async (t) => {
@@ -294,7 +294,7 @@ t.test('file store: "a lock older than ~30 s is stale", even if its pid lives; a
   writeFileSync(`${file}.lock.break`, lockContent(deadPid()));
   await new FileKeyStore(file, { lockTimeoutMs: 2000 }).add(issue('Acme').record);
   t.equal((await new FileKeyStore(file).list()).length, 1);
-  t.same(readdirSync(dir), ['keys.json']);
+  t.strictSame(readdirSync(dir), ['keys.json']);
 
   writeFileSync(`${file}.lock`, '');
   utimesSync(`${file}.lock`, old, old);
@@ -321,7 +321,7 @@ t.test('file store: many writers "breaking the same stale lock cannot both win":
   const issued = Array.from({ length: 20 }, (_, i) => issue(`n${i}`));
   await Promise.all(issued.map(({ record }) => new FileKeyStore(file).add(record)));
   const names = (await new FileKeyStore(file).list()).map((r) => r.name).sort();
-  t.same(names, issued.map((i) => i.record.name).sort());
+  t.strictSame(names, issued.map((i) => i.record.name).sort());
 });
 
 t.test('file store: "concurrent writers": 8 CLI processes at once each store their key, and each printed key verifies', async (t) => {
@@ -330,13 +330,13 @@ t.test('file store: "concurrent writers": 8 CLI processes at once each store the
     if (withStaleLock) writeFileSync(path.join(dir, 'keys.json.lock'), lockContent(deadPid()));
     const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => runKeysCli(['create', '--name', `n${i}`], { DATA_DIR: dir })));
     const label = withStaleLock ? 'racing to break a dead writer\'s lock' : 'from an empty DATA_DIR';
-    t.same(runs.map((r) => r.code), Array(8).fill(0), `${label}: every process succeeded`) || t.comment(runs.map((r) => r.stderr).join('\n'));
+    t.strictSame(runs.map((r) => r.code), Array(8).fill(0), `${label}: every process succeeded`) || t.comment(runs.map((r) => r.stderr).join('\n'));
     const store = new FileKeyStore(path.join(dir, 'keys.json'));
     t.equal((await store.list()).length, 8, `${label}: all 8 keys present`);
     const keys = new PartnerKeys(store);
     const partners = await Promise.all(runs.map((r) => keys.verify(lastLine(r.stdout))));
-    t.same(partners.map((p) => p?.name).sort(), ['n0', 'n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7'], `${label}: each printed key verifies`);
-    t.same(readdirSync(dir), ['keys.json'], `${label}: no lock or temporary file left`);
+    t.strictSame(partners.map((p) => p?.name).sort(), ['n0', 'n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7'], `${label}: each printed key verifies`);
+    t.strictSame(readdirSync(dir), ['keys.json'], `${label}: no lock or temporary file left`);
   }
 });
 
@@ -350,8 +350,8 @@ t.test('shared-state store: one map, "field = key hash → JSON record"; never t
   const { key, record } = issue('Acme');
   await new SharedStateKeyStore(state).add(record);
   const entries = await state.mapEntries('keys');
-  t.same([...entries.keys()].sort(), [record.hash, 'keys-issued'].sort(), 'and the marker of a store that has issued keys');
-  t.same(JSON.parse(entries.get(record.hash)!), record);
+  t.strictSame([...entries.keys()].sort(), [record.hash, 'keys-issued'].sort(), 'and the marker of a store that has issued keys');
+  t.strictSame(JSON.parse(entries.get(record.hash)!), record);
   t.notOk([...entries.values()].join().includes(key));
 });
 
@@ -407,7 +407,7 @@ t.test('openKeyStore: "Redis-backed when config.redisUrl is set (using the passe
   const { record } = issue('Acme');
   await shared.add(record);
   t.ok(await state.mapGet('keys', record.hash), 'its records go to the shared state given');
-  t.same(readdirSync(dir), [], 'and not to the file');
+  t.strictSame(readdirSync(dir), [], 'and not to the file');
   t.throws(() => openKeyStore(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }, { serviceBuild: 'dev', makesPlans: false }), null), /REDIS_URL/);
 });
 
@@ -481,8 +481,8 @@ t.test('CLI: list "never prints a key or a hash"; it prints id, name, createdAt,
   t.match(lines[1], /^key_[0-9a-f]{12}\s+Acme\s+\S+Z\s+revoked\s+\S+Z\s+partner-default\s+any \(server-to-server\)$/);
   t.match(lines[2], /^key_[0-9a-f]{12}\s+Globex\s+\S+Z\s+active\s+-\s+partner-default\s+any \(server-to-server\)$/);
   const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
-  t.same(Object.keys(rows[0]!), ['id', 'name', 'createdAt', 'status', 'revokedAt', 'schemaId', 'origins']);
-  t.same(rows.map((r) => [r.name, r.status]), [['Acme', 'revoked'], ['Globex', 'active']]);
+  t.strictSame(Object.keys(rows[0]!), ['id', 'name', 'createdAt', 'status', 'revokedAt', 'schemaId', 'origins']);
+  t.strictSame(rows.map((r) => [r.name, r.status]), [['Acme', 'revoked'], ['Globex', 'active']]);
 });
 
 t.test('CLI: revoke "accepts either the full key, which is hashed to find the record, or the key_… id"', async (t) => {
@@ -544,7 +544,7 @@ t.test('CLI: "Unknown command/missing args → clear message on stderr, exit cod
     t.match(run.stderr, /^keys: .+\nusage: npm run -s keys -- <command>/, `${JSON.stringify(args)}: a message and the usage`);
     t.equal(run.stdout, '', `${JSON.stringify(args)}: nothing on stdout`);
   }
-  t.same(readdirSync(env.DATA_DIR), [], 'nothing written');
+  t.strictSame(readdirSync(env.DATA_DIR), [], 'nothing written');
   const help = await runKeysCli(['help'], env);
   t.equal(help.code, 0);
   t.match(help.stdout, /^usage:/);

@@ -106,7 +106,7 @@ t.test('the access-log line is the line pino writes for the same fields, byte fo
     write(`,"reqId":${jsonString(reqId)},"method":${jsonString(method)},"route":${jsonString(route)},"status":${status},"latencyMs":${latencyMs}${extra}`);
     viaPino.logger.info({ reqId, method, route, status, latencyMs, ...annotated }, REQUEST_COMPLETED);
   }
-  t.same(direct.lines(), viaPino.lines());
+  t.strictSame(direct.lines(), viaPino.lines());
   t.equal(direct.lines().length, samples.length);
 });
 

@@ -1,11 +1,13 @@
 // The entry point: bad config stops start-up with a clear message; the service listens where
 // HOST and PORT say and shuts down gracefully on SIGTERM.
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
+import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { testSandbox } from './helpers/sandbox.js';
 
 const MAIN = fileURLToPath(new URL('../handlers/main.js', import.meta.url));
 
@@ -31,20 +33,37 @@ t.test('bad config stops the process at start with a message naming every bad va
   t.notMatch(run.stderr(), /at .*\.js:\d+/, 'no stack trace');
 });
 
+/** The address the service logs once it listens, when it does; undefined when it exits first. */
+function listening(run: ReturnType<typeof start>): Promise<string | undefined> {
+  const address = () => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(run.stdout())?.[1];
+  return new Promise((resolve) => {
+    const check = () => {
+      const found = address();
+      if (found === undefined) return;
+      run.child.stdout.off('data', check);
+      resolve(found);
+    };
+    run.child.stdout.on('data', check);
+    run.child.once('exit', () => resolve(address()));
+    check();
+  });
+}
+
 t.test('listens on HOST:PORT, answers, and exits 0 on SIGTERM after logging the shutdown', async (t) => {
   const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' });
   t.teardown(() => run.child.kill('SIGKILL'));
-  let address: string | undefined;
-  // Polled until it listens or exits: a loaded machine may take a while to start it and its sandbox.
-  for (let i = 0; i < 1200 && !address && run.child.exitCode === null; i++) {
-    address = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(run.stdout())?.[1];
-    if (!address) await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const address = await listening(run);
   t.ok(address, 'logged its address');
   const res = await fetch(`${address}/api/quote?from=CC&to=USDCx&amount=1`);
   t.equal(res.status, 200);
   const stamp = JSON.parse(readFileSync(fileURLToPath(new URL('../build-info.json', import.meta.url)), 'utf8')) as { build: string };
   t.equal(res.headers.get('x-service-build'), stamp.build, 'x-service-build is the commit make build stamped');
+  const sandbox = (JSON.parse(run.stdout().split('\n').find((l) => l.includes('"sandbox started"'))!) as { url: string }).url;
+  t.strictSame(
+    run.stderr().split('\n').filter((l) => l.startsWith('bestex: listening')),
+    [`bestex: listening on ${address} (${address}/docs, ${address}/demo); sandbox at ${sandbox}`],
+    '"the sandbox venues\' URL" is printed plainly, not only in a JSON log line',
+  );
   run.child.kill('SIGTERM');
   const [code] = (await once(run.child, 'exit')) as [number];
   t.equal(code, 0);
@@ -137,7 +156,7 @@ t.test('with METRICS_PORT, the metrics listen on their own port before the publi
   t.equal(code, 0, 'the metrics listener does not hold the exit');
 });
 
-t.test('a metrics port already in use stops the process with a fatal log line naming it', async (t) => {
+t.test('a metrics port already in use stops the process with one line naming it, never a stack', async (t) => {
   const blocker = createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   t.teardown(() => blocker.close());
@@ -145,6 +164,127 @@ t.test('a metrics port already in use stops the process with a fatal log line na
   const run = start({ HOST: '127.0.0.1', PORT: '0', METRICS_PORT: String(port) });
   const [code] = (await once(run.child, 'exit')) as [number];
   t.equal(code, 1);
-  t.match(run.stdout(), new RegExp(`"level":60.*"msg":"cannot listen for metrics on 127\\.0\\.0\\.1:${port} \\(METRICS_HOST, METRICS_PORT\\)"`));
+  t.strictSame(stderrLines(run), [`bestex: cannot listen for metrics on 127.0.0.1:${port}: the port is already in use (EADDRINUSE); stop what listens there or set METRICS_PORT`]);
   t.notMatch(run.stdout(), /Server listening/, 'the public port was never opened');
+});
+
+/** The path of tradecraft's quote: a fresh quote waits on it, and the venue's liveness probe does not. */
+const HELD_PATH = '/tradecraft/v1/quoteForFixedInput/';
+
+/**
+ * A sandbox behind a proxy that holds each request for tradecraft's quote until the test releases it:
+ * the service, pointed at the proxy (SANDBOX_URL), then has a quote in flight for as long as the
+ * test says, and the test knows when it is (the held request has arrived), with no timing.
+ */
+async function holdingSandbox(t: Test): Promise<{ url: string; ledgerToken: string; held: Promise<void>; release(): void }> {
+  const sandbox = await testSandbox();
+  t.teardown(sandbox.close);
+  const target = sandbox.manifest.sandbox;
+  let arrived!: () => void;
+  const held = new Promise<void>((resolve) => (arrived = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const proxy = createHttpServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', async () => {
+      if ((request.url ?? '').startsWith(HELD_PATH)) {
+        arrived();
+        await released;
+      }
+      const forward = httpRequest(`${target}${request.url ?? ''}`, { method: request.method, headers: { ...request.headers, host: new URL(target).host } }, (answer) => {
+        const parts: Buffer[] = [];
+        answer.on('data', (part: Buffer) => parts.push(part));
+        answer.on('end', () => {
+          // The manifest names the venues under the sandbox's URL: they are reached through the proxy.
+          const body = Buffer.from(Buffer.concat(parts).toString('utf8').replaceAll(target, url));
+          response.writeHead(answer.statusCode ?? 502, { ...answer.headers, 'content-length': String(body.length) });
+          response.end(body);
+        });
+      });
+      // A request released as the test ends finds the sandbox gone: its client is gone too.
+      forward.on('error', () => response.destroy());
+      forward.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  t.teardown(() => {
+    release();
+    proxy.closeAllConnections();
+    proxy.close();
+  });
+  return { url, ledgerToken: sandbox.ledgerToken, held, release };
+}
+
+/** Whether a new TCP connection to `address` is refused (true) or accepted (false, and closed at once). */
+function refused(address: string): Promise<boolean> {
+  const { hostname, port } = new URL(address);
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: hostname, port: Number(port) });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+/** A subtest's `t`. */
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+
+t.test('graceful shutdown: "SIGTERM waits for in-flight requests" (SHUTDOWN_GRACE_MS): a request in flight gets its answer, new connections are refused meanwhile, and the process exits 0', async (t) => {
+  const venues = await holdingSandbox(t);
+  // Neither the venue's deadline nor the grace ends while the test holds the quote: the answer
+  // comes from the released venue, and only the shutdown could cut it short.
+  const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SANDBOX_URL: venues.url, LEDGER_TOKEN: venues.ledgerToken, VENUE_TIMEOUT_MS: '30000', SHUTDOWN_GRACE_MS: '60000' });
+  t.teardown(() => run.child.kill('SIGKILL'));
+  const address = await listening(run);
+  t.ok(address, `logged its address (${run.stderr()})`);
+  const exited = once(run.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+
+  let settled = false;
+  const inFlight = fetch(`${address}/api/quote?from=CC&to=USDCx&amount=7`).then(async (res) => ({ status: res.status, body: await res.text() }));
+  void inFlight.finally(() => (settled = true)).catch(() => undefined);
+  await venues.held;
+  run.child.kill('SIGTERM');
+
+  // Polled until the listener is closed; the quote is still held, so it cannot have been answered.
+  let closed = false;
+  while (!closed && !settled && run.child.exitCode === null) {
+    closed = await refused(address!);
+    if (!closed) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.ok(closed, 'a new connection is refused once SIGTERM arrives');
+  t.equal(settled, false, 'while the request in flight is still waiting on its venue');
+  t.equal(run.child.exitCode, null, 'and the process still runs');
+
+  venues.release();
+  const answer = await inFlight;
+  t.equal(answer.status, 200, 'the request in flight gets its answer');
+  const held = (JSON.parse(answer.body) as { venues: Array<{ venueId: string; available: boolean }> }).venues.find((v) => v.venueId === 'tradecraft');
+  t.equal(held?.available, true, "with the held venue's quote in it");
+  const [code, signal] = await exited;
+  t.strictSame({ code, signal }, { code: 0, signal: null }, 'then the process exits 0');
+  t.match(run.stdout(), /"msg":"shutting down"/);
+  t.notMatch(run.stdout(), /graceful shutdown timed out/);
+});
+
+t.test('graceful shutdown: a request still in flight when SHUTDOWN_GRACE_MS ends does not hold the process: it exits 1, saying so', async (t) => {
+  const venues = await holdingSandbox(t);
+  const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SANDBOX_URL: venues.url, LEDGER_TOKEN: venues.ledgerToken, VENUE_TIMEOUT_MS: '30000', SHUTDOWN_GRACE_MS: '200' });
+  t.teardown(() => run.child.kill('SIGKILL'));
+  const address = await listening(run);
+  t.ok(address, `logged its address (${run.stderr()})`);
+  const exited = once(run.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const inFlight = fetch(`${address}/api/quote?from=CC&to=USDCx&amount=7`).then(
+    (res) => `answered ${res.status}`,
+    () => 'no answer',
+  );
+  await venues.held;
+  run.child.kill('SIGTERM');
+  const [code] = await exited;
+  t.equal(code, 1, 'the venue is never released: the grace ends first');
+  t.match(run.stdout(), /"level":50.*"msg":"graceful shutdown timed out"/);
+  t.equal(await inFlight, 'no answer');
 });

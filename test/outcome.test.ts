@@ -1,14 +1,15 @@
 // GET /api/outcome over HTTP, end to end on the embedded sandbox: quote -> plan -> the sandbox
 // wallet executes it -> the outcome read from the sandbox ledger through the JSON Ledger API.
+import { randomBytes } from 'node:crypto';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { getHeapSnapshot } from 'node:v8';
 import t from 'tap';
 import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
 import { Decimal } from '../core/decimal.js';
 import type { SandboxTransaction } from '../sandbox/ledger/sandbox-ledger.js';
 import type { AppPlan, Outcome, QuoteResponse } from '../core/wire.js';
-import { outcomeHandler } from '../handlers/outcome.js';
 import { testApp, type TestApp } from './helpers/app.js';
 import { spendable } from './helpers/ledger.js';
 import { sandboxCli } from './helpers/sandbox-cli.js';
@@ -245,8 +246,40 @@ t.test('a LEDGER_READ_AS that leaves out a pool party is warned of at start (its
   t.notOk(full.logs().some((l) => typeof l.msg === 'string' && (l.msg as string).startsWith('LEDGER_READ_AS')), 'the default reads as every pool party');
 });
 
-t.test('"the party is never put in a cache key that outlives the request": outcome queries are not remembered by URL', async (t) => {
+/**
+ * Which of the texts `needles()` gives anything the process holds after a full garbage collection
+ * (a heap snapshot makes one). The needles are made only once the snapshot is taken, so the test's
+ * own copies are not in it.
+ */
+async function heldTexts(needles: () => readonly string[]): Promise<boolean[]> {
+  // The last string a regular expression was run on is kept by the engine (RegExp.lastMatch): one of the test's own.
+  /x/.exec('the test\'s own text');
+  const chunks: Buffer[] = [];
+  for await (const chunk of getHeapSnapshot()) chunks.push(Buffer.from(chunk as Uint8Array));
+  const snapshot = Buffer.concat(chunks);
+  return needles().map((needle) => snapshot.includes(needle));
+}
+
+t.test('"the party is never put in a cache key that outlives the request": once outcome queries are answered, nothing the process holds names the party', async (t) => {
   const app = await testApp();
   t.teardown(app.close);
-  t.notOk(outcomeHandler(app.core.outcomes).rememberQueries, 'the outcome operation does not opt in to keeping validated queries by URL');
+  // The party's 64 hex digits exist, as text, only within the requests: the test keeps their bytes.
+  const digits = randomBytes(32);
+  const ask = async (): Promise<number[]> => {
+    const url = `/api/outcome?party=${encodeURIComponent(`outcome-privacy::1220${digits.toString('hex')}`)}&since=2026-11-20T10:00:00Z&deadline=2026-11-20T10:01:30Z`;
+    const statuses: number[] = [];
+    // The same URL twice: a cache by URL would be hit the second time.
+    for (let i = 0; i < 2; i++) statuses.push((await app.server.inject({ url })).statusCode);
+    return statuses;
+  };
+  t.strictSame(await ask(), [200, 200], 'the queries were answered');
+  // The injection harness lets go of a request's objects in callbacks queued after its answer.
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+  // The search finds what is held: a party the test keeps, of other digits, is found.
+  const control = randomBytes(32);
+  const kept = { party: `kept::1220${control.toString('hex')}` };
+  const [party, controlParty] = await heldTexts(() => [digits.toString('hex'), control.toString('hex')]);
+  t.equal(controlParty, true, 'a party something holds is found');
+  t.equal(party, false, 'no cache, memo or log kept the queried party');
+  t.ok(kept.party);
 });

@@ -8,6 +8,7 @@ import type { Venue } from '../core/venues/venue.js';
 import type { AppPlan, QuoteResponse } from '../core/wire.js';
 import { COLLECTING, FEE_PARTIES, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
+import { assertRecordsPrivate, inProcessEntries } from './helpers/stored.js';
 
 const TAKER = `alice::1220${'b'.repeat(64)}`;
 const RECIPIENT = `wallet-co::1220${'a'.repeat(64)}`;
@@ -25,8 +26,8 @@ const body = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-const appPlan = (app: TestApp, payload: unknown, headers: Record<string, string> = {}) =>
-  app.server.inject({ method: 'POST', url: '/api/app/plan', payload: payload as object, headers });
+const appPlan = (app: TestApp, payload: unknown, headers: Record<string, string> = {}, remoteAddress?: string) =>
+  app.server.inject({ method: 'POST', url: '/api/app/plan', payload: payload as object, headers, ...(remoteAddress ? { remoteAddress } : {}) });
 const partnerPlan = (app: TestApp, key: string, payload: unknown) =>
   app.server.inject({ method: 'POST', url: '/api/execute/plan', payload: payload as object, headers: { 'x-api-key': key } });
 const quote = async (app: TestApp, query: string, key?: string) =>
@@ -335,6 +336,18 @@ t.test('idempotency: "Concurrent identical requests produce exactly one plan", o
   const keyless = body();
   const keylessAnswers = await Promise.all(Array.from({ length: 20 }, (_, i) => appPlan(i % 2 ? one : two, keyless)));
   t.equal(new Set(keylessAnswers.map((r) => plan(r).planId)).size, 1, 'one keyless planId');
+});
+
+t.test('idempotency: "A record holds digests of the request and the caller and the plan\'s JSON: never the taker\'s party, key or IP", as the in-process store keeps it', async (t) => {
+  const state = new InProcessSharedState();
+  const { app } = await started(t, { overrides: { sharedState: state } });
+  const { key, record } = await issueKey(app.core.keyStore, { name: 'privacy' });
+  const taker = `privacy-taker::1220${'5a'.repeat(32)}`;
+  const ip = '198.51.100.77';
+  const keyless = await appPlan(app, body({ takerParty: taker }), {}, ip);
+  const keyed = await partnerPlan(app, key, body({ takerParty: taker }));
+  t.strictSame([keyless.statusCode, keyed.statusCode], [200, 200], 'both plans made');
+  assertRecordsPrivate(t, inProcessEntries(state), { plans: [keyless.body, keyed.body], takerParty: taker, ip, apiKey: key, keyId: record.id });
 });
 
 t.test('plans never log the taker party, the key or the fee recipient', async (t) => {

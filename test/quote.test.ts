@@ -41,11 +41,11 @@ t.test('one entry per integrated venue, ranked by net receive after all fees, be
   const res = await app.server.inject(QUOTE);
   t.equal(res.statusCode, 200);
   const body = res.json<QuoteResponse>();
-  t.same(body.venues.map((v) => v.venueId).sort(), ['cantex', 'nightly', 'oneswap', 'temple', 'tradecraft']);
+  t.strictSame(body.venues.map((v) => v.venueId).sort(), ['cantex', 'nightly', 'oneswap', 'temple', 'tradecraft']);
   const nets = body.venues.filter((v) => v.available).map((v) => dec(v.net!));
   for (let i = 1; i < nets.length; i++) t.ok(nets[i - 1]!.gte(nets[i]!), `venue ${i - 1} nets at least venue ${i}`);
-  t.same(body.best, { venueId: body.venues[0]!.venueId, gross: body.venues[0]!.gross, net: body.venues[0]!.net });
-  t.same(body.pair, { give: 'Amulet', want: 'USDCx' }, 'CC appears as Amulet in pair');
+  t.strictSame(body.best, { venueId: body.venues[0]!.venueId, gross: body.venues[0]!.gross, net: body.venues[0]!.net });
+  t.strictSame(body.pair, { give: 'Amulet', want: 'USDCx' }, 'CC appears as Amulet in pair');
 });
 
 t.test('every figure can be recomputed: net from gross, fee and amount; feeBps from gross and net; edgeBps from the two best nets', async (t) => {
@@ -76,7 +76,7 @@ t.test('a venue that cannot quote the pair shows available: false with a rejecti
   t.teardown(app.close);
   const body = (await app.server.inject('/api/quote?from=CC&to=CBTC&amount=100')).json<QuoteResponse>();
   const last = body.venues.at(-1)!;
-  t.same(last, {
+  t.strictSame(last, {
     venueId: 'oneswap',
     settlementMode: 'managed-deposit',
     available: false,
@@ -233,7 +233,7 @@ t.test('memoizedQuoteParams: a repeated query object gets the very same paramete
   t.equal(first.ref, 'wallet-x');
   const copy = parse({ ...query });
   t.not(copy, first, 'an equal query in a new object is parsed afresh');
-  t.same(copy, first, 'to equal parameters');
+  t.strictSame(copy, first, 'to equal parameters');
   const bad = Object.freeze({ from: 'CC', to: 'USDCx', amount: '0' });
   t.throws(() => parse(bad), { code: 'bad_request' });
   t.throws(() => parse(bad), { code: 'bad_request' }, 'still refused the second time');

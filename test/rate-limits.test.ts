@@ -10,6 +10,7 @@ import { GuardedSharedState } from '../core/state/guard.js';
 import { ExpiringMap, InProcessSharedState, SharedStateUnavailable, type Expiring, type SharedState } from '../core/state/shared-state.js';
 import { testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
+import type { Deadline, Venue, VenueQuoteRequest } from '../core/venues/venue.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
 
@@ -94,6 +95,56 @@ t.test('"Keyless quotes that miss the cache also draw from a separate per-IP fre
   t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=4', remoteAddress: '10.0.0.9' })).statusCode, 200, 'another IP has its own budget');
   const { key } = await issueKey(app.core.keyStore);
   t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=5', headers: { 'x-api-key': key } })).statusCode, 200, 'keyed quotes draw only on their key\'s window');
+});
+
+t.test('"only a quote this request computes draws on" the fresh-quote budget: requests for a combination already being computed are not charged', async (t) => {
+  let computing!: () => void;
+  const started = new Promise<void>((resolve) => (computing = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  // Tradecraft's quotes wait for the test; the venue deadline is far off, so only the release ends them.
+  const held = (venue: Venue): Venue =>
+    Object.assign(Object.create(venue) as Venue, {
+      quote: async (request: VenueQuoteRequest, deadline: Deadline) => {
+        computing();
+        await released;
+        return venue.quote(request, deadline);
+      },
+    });
+  const app = await limitedApp(t, { RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '2', VENUE_TIMEOUT_MS: '30000' }, { overrides: (sandbox) => ({ venues: sandbox.adapters(30_000).map((v) => (v.id === 'tradecraft' ? held(v) : v)) }) });
+  // Each request that reaches the quote service is known: past that point its charge is decided.
+  const quotes = app.core.quotes;
+  let reached = 0;
+  const baseQuote = quotes.baseQuote.bind(quotes);
+  quotes.baseQuote = (...args) => {
+    reached += 1;
+    return baseQuote(...args);
+  };
+  const url = '/api/quote?from=CC&to=USDCx&amount=21';
+  let answered = 0;
+  const send = () => app.server.inject(url).finally(() => (answered += 1));
+  const first = send();
+  await started;
+  const joining = [send(), send(), send()];
+  while (reached < 4 && answered === 0) await new Promise((resolve) => setImmediate(resolve));
+  t.equal(answered, 0, 'no request was answered while the quote was being computed');
+  release();
+  t.strictSame((await Promise.all([first, ...joining])).map((r) => r.statusCode), [200, 200, 200, 200], 'the three that joined it are not charged');
+  t.equal((await app.server.inject('/api/quote?from=CC&to=USDCx&amount=22')).statusCode, 200, 'the budget has one fresh quote left');
+  t.equal((await app.server.inject('/api/quote?from=CC&to=USDCx&amount=23')).statusCode, 429, 'and then none');
+});
+
+t.test('"a keyed-only request without a key" counts in no window: 400 missing_key, the IP\'s keyless window untouched', async (t) => {
+  const app = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '2' });
+  const plan = { from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: `alice::1220${'b'.repeat(64)}`, idempotencyKey: 'no-key' };
+  for (let i = 0; i < 3; i++) {
+    const res = await app.server.inject({ method: 'POST', url: '/api/execute/plan', payload: plan });
+    t.equal(res.statusCode, 400);
+    t.match(res.json(), { code: 'missing_key' });
+  }
+  t.equal((await app.server.inject(QUOTE)).statusCode, 200, 'the first keyless request of the window');
+  t.equal((await app.server.inject(QUOTE)).statusCode, 200, 'the second, at the limit');
+  t.equal((await app.server.inject(QUOTE)).statusCode, 429, 'the third is over it: the window counts, and counted none of the keyless-sent keyed requests');
 });
 
 t.test('"Over-limit requests are blocked and never counted as billable traffic"', async (t) => {
@@ -231,7 +282,7 @@ t.test('"where the window is this process\'s own" it is counted at once, and ans
   };
   const [fromOwn, fromShared] = [await answers(own, keys[0]!), await answers(shared, keys[1]!)];
   t.strictSame(fromOwn, fromShared);
-  t.same(
+  t.strictSame(
     fromOwn.map((a) => (a as { status: number }).status),
     [200, 200, 429, 429, 200, 200, 429, 429, 200, 200],
     'the fresh budget, the keyless window, the keyed window and a refused key, then a new window',

@@ -13,6 +13,7 @@ import { parsePlanRequest } from '../core/plans/params.js';
 import { listen, testApp, type TestApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
+import { assertRecordsPrivate, redisEntries } from './helpers/stored.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx';
 
@@ -255,6 +256,21 @@ t.test('a stalled Redis (frozen, connections open): keyless quotes are still ans
   redis!.thaw();
   t.ok(await within(5000, async () => (await get(a, `${QUOTE}&amount=1`, key)).status === 200), 'once Redis answers, keyed requests work again');
   t.equal(a.app.core.health.sharedState(), 'shared');
+});
+
+t.test('idempotency records in Redis: "A record holds digests of the request and the caller and the plan\'s JSON: never the taker\'s party, key or IP", read raw from the database', redisSkip(redis), async (t) => {
+  const redisUrl = nextRedisUrl();
+  const app = await testApp({ env: { REDIS_URL: redisUrl } });
+  t.teardown(app.close);
+  const { key, record } = await issueKey(app.core.keyStore, { name: 'privacy' });
+  const taker = `privacy-taker::1220${'5a'.repeat(32)}`;
+  const ip = '198.51.100.77';
+  const plan = (url: string, headers: Record<string, string>) =>
+    app.server.inject({ method: 'POST', url, remoteAddress: ip, headers, payload: { ...planBody('privacy-1'), takerParty: taker } });
+  const keyless = await plan('/api/app/plan', {});
+  const keyed = await plan('/api/execute/plan', { 'x-api-key': key });
+  t.strictSame([keyless.statusCode, keyed.statusCode], [200, 200], 'both plans made');
+  assertRecordsPrivate(t, await redisEntries(redisUrl), { plans: [keyless.body, keyed.body], takerParty: taker, ip, apiKey: key, keyId: record.id });
 });
 
 // ---------------------------------------------------------------------------------------------

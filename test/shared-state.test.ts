@@ -61,7 +61,7 @@ for (const adapter of adapters) {
   t.test(name('concurrent hits are each counted exactly once'), adapter.skip, async (t) => {
     const state = open(t, adapter);
     const counts = (await Promise.all(Array.from({ length: 50 }, () => state.hit('burst', 10_000)))).map((w) => w.count);
-    t.same(
+    t.strictSame(
       counts.sort((a, b) => a - b),
       Array.from({ length: 50 }, (_, i) => i + 1),
     );
@@ -91,7 +91,7 @@ for (const adapter of adapters) {
   t.test(name('map fields: set replaces, setIfAbsent does not, entries lists them all'), adapter.skip, async (t) => {
     const state = open(t, adapter);
     t.equal(await state.mapGet('m', 'x'), null);
-    t.same([...(await state.mapEntries('m'))], [], 'a missing map has no entries');
+    t.strictSame([...(await state.mapEntries('m'))], [], 'a missing map has no entries');
     await state.mapSet('m', 'x', '1');
     await state.mapSet('m', 'x', '2');
     t.equal(await state.mapGet('m', 'x'), '2');
@@ -99,7 +99,7 @@ for (const adapter of adapters) {
     t.equal(await state.mapSetIfAbsent('m', 'y', '4'), true);
     t.equal(await state.mapGet('m', 'x'), '2', 'setIfAbsent left the set field alone');
     const entries = await state.mapEntries('m');
-    t.same(new Map([...entries].sort()), new Map([['x', '2'], ['y', '4']]));
+    t.strictSame(new Map([...entries].sort()), new Map([['x', '2'], ['y', '4']]));
     t.equal(await state.mapGet('other', 'x'), null, 'maps are separate');
   });
 }
@@ -164,7 +164,7 @@ t.test('redis: two clients on one Redis share windows, values and maps (N instan
   const a = open(t, { open: () => new RedisSharedState(redis!.url, { keyPrefix }) });
   const b = open(t, { open: () => new RedisSharedState(redis!.url, { keyPrefix }) });
   const hits = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).hit('w', 10_000)));
-  t.same(
+  t.strictSame(
     hits.map((w) => w.count).sort((x, y) => x - y),
     Array.from({ length: 40 }, (_, i) => i + 1),
     'one window across both clients',
@@ -174,7 +174,7 @@ t.test('redis: two clients on one Redis share windows, values and maps (N instan
   t.equal((await b.get('v'))?.value, 'from-a');
   await a.mapSet('m', 'k', '1');
   t.equal(await b.mapSetIfAbsent('m', 'k', '2'), false);
-  t.same([...(await b.mapEntries('m'))], [['k', '1']]);
+  t.strictSame([...(await b.mapEntries('m'))], [['k', '1']]);
 });
 
 t.test('redis: every key carries the prefix', redisSkip(redis), async (t) => {
@@ -185,7 +185,7 @@ t.test('redis: every key carries the prefix', redisSkip(redis), async (t) => {
   await state.hit('w', 10_000);
   await state.setIfAbsent('v', 'x', 10_000);
   await state.mapSet('m', 'f', 'x');
-  t.same((await raw.keys(`${keyPrefix}*`)).sort(), [`${keyPrefix}m`, `${keyPrefix}v`, `${keyPrefix}w`]);
+  t.strictSame((await raw.keys(`${keyPrefix}*`)).sort(), [`${keyPrefix}m`, `${keyPrefix}v`, `${keyPrefix}w`]);
 });
 
 t.test('redis: a window key left without expiry gets one on its next hit', redisSkip(redis), async (t) => {
@@ -206,7 +206,7 @@ t.test('redis: "ttlMs null when the value does not expire"', redisSkip(redis), a
   const raw = new Redis(redis!.url);
   t.teardown(() => raw.quit());
   await raw.set(`${keyPrefix}v`, 'forever');
-  t.same(await state.get('v'), { value: 'forever', ttlMs: null });
+  t.strictSame(await state.get('v'), { value: 'forever', ttlMs: null });
 });
 
 t.test('redis: calls made before the first connection completes wait for it', redisSkip(redis), async (t) => {
@@ -264,7 +264,7 @@ t.test('redis: with no Redis at the address, every call fails promptly and the e
     t.notMatch(err.message, /s3cret-pw/, 'no password in the message');
   }
   await sleep(1000);
-  t.same(changes, [false], 'one "down" for the whole run of retries, no "up"');
+  t.strictSame(changes, [false], 'one "down" for the whole run of retries, no "up"');
 });
 
 t.test('redis: close is idempotent, and calls after it fail as unavailable', redisSkip(redis), async (t) => {
@@ -286,17 +286,17 @@ t.test('redis: when Redis goes away every call fails promptly, the process lives
       }),
   });
   t.equal((await state.hit('w', 10_000)).count, 1);
-  t.same(changes.map(([up]) => up), [true], 'reported up once connected');
+  t.strictSame(changes.map(([up]) => up), [true], 'reported up once connected');
 
   await redis!.stop();
   await assertAllUnavailable(t, state, 2000);
   await sleep(1500); // several reconnect attempts fail meanwhile
-  t.same(changes.map(([up]) => up), [true, false], 'reported down once, not once per retry');
+  t.strictSame(changes.map(([up]) => up), [true, false], 'reported down once, not once per retry');
 
   await redis!.restart();
   const deadline = Date.now() + 5000;
   while (changes.length < 3 && Date.now() < deadline) await sleep(50);
-  t.same(changes.map(([up]) => up), [true, false, true], 'reported up again after the restart');
+  t.strictSame(changes.map(([up]) => up), [true, false, true], 'reported up again after the restart');
   t.equal((await state.hit('w', 10_000)).count, 1, 'commands work again (on the restarted, empty server)');
   t.equal(await state.setIfAbsent('v', 'x', 10_000), true);
 });

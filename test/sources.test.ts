@@ -33,9 +33,9 @@ t.test('runtime sources and openapi/v1.yaml contain no character above U+00FF', 
   const files = ['openapi/v1.yaml', ...['core', 'handlers', 'generated'].flatMap(sourceFiles)];
   t.ok(files.length > 20, `scanned ${files.length} files`);
   const wide = files.flatMap((file) => wideCharacters(file, readFileSync(path.join(root, file), 'utf8')));
-  t.same(wide, [], 'write "-", "->", ">=", "~" instead');
+  t.strictSame(wide, [], 'write "-", "->", ">=", "~" instead');
 });
 
 t.test('the scan reports where a wide character is', async (t) => {
-  t.same(wideCharacters('x.ts', 'a\n// b \u2014 c µ'), ['x.ts:2:6 U+2014 \u2014']);
+  t.strictSame(wideCharacters('x.ts', 'a\n// b \u2014 c µ'), ['x.ts:2:6 U+2014 \u2014']);
 });
