@@ -18,7 +18,7 @@ import { QuoteService } from '../core/quotes/service.js';
 import { minReceive } from '../core/quotes/math.js';
 import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
 import { testSandbox } from './helpers/sandbox.js';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState, SharedStateUnavailable } from '../core/state/shared-state.js';
 import type { AppPlan, PlanRequest, PlanStep } from '../core/wire.js';
 
 const party = (hint: string, digit: string): string => `${hint}::1220${digit.repeat(64)}`;
@@ -418,4 +418,70 @@ t.test('IdempotencyRecords: "a record holds the request\'s fingerprint, the call
   const other = new IdempotencyRecords(Object.assign(Object.create(state) as InProcessSharedState, { get: async () => ({ value: JSON.stringify(legacy), ttlMs: 1000 }) }));
   t.ok(key!.startsWith('idem:'));
   t.strictSame(await other.find(legacy.boundTo, 'k2'), legacy, 'a record stored as JSON by an earlier version is read as before');
+});
+
+// ---------------------------------------------------------------------------------------------
+// Rules that `make mutation` found no test for (mutation/equivalent-mutants.md lists the rest).
+
+/** A shared state whose raw values a test sets or reads. */
+function rawState(overrides: Partial<Pick<InProcessSharedState, 'get' | 'setIfAbsent'>>): InProcessSharedState {
+  return Object.assign(Object.create(new InProcessSharedState()) as InProcessSharedState, overrides);
+}
+
+t.test('IdempotencyRecords: "a record is kept per caller and idempotencyKey": another key, or another caller under the same key, holds a record of its own', async (t) => {
+  const records = new IdempotencyRecords(new InProcessSharedState());
+  const alice = callerDigest('partner:key_aaaaaaaaaaaa');
+  const bob = callerDigest('partner:key_bbbbbbbbbbbb');
+  t.not(alice, bob, 'callers digest apart');
+  const first = { fingerprint: 'fp_1', boundTo: alice, plan: '{"planId":"pl_1"}' };
+  t.equal(await records.claim('k1', first), first);
+  const second = { fingerprint: 'fp_2', boundTo: alice, plan: '{"planId":"pl_2"}' };
+  t.equal(await records.claim('k2', second), second, 'the same caller under another key: a new record');
+  const bobs = { fingerprint: 'fp_3', boundTo: bob, plan: '{"planId":"pl_3"}' };
+  t.equal(await records.claim('k1', bobs), bobs, 'another caller under the same key: a new record');
+  t.strictSame(await records.find(alice, 'k1'), first);
+  t.strictSame(await records.find(alice, 'k2'), second);
+  t.strictSame(await records.find(bob, 'k1'), bobs);
+  t.equal(await records.find(bob, 'k2'), null, 'a key the caller never used holds nothing');
+});
+
+t.test('IdempotencyRecords: a record "held a moment ago and gone now" (its retention ended in between) lets this plan take the key', async (t) => {
+  let setCalls = 0;
+  const state = new InProcessSharedState();
+  const records = new IdempotencyRecords(
+    rawState({
+      // The first write finds the key held; the read that follows finds it expired.
+      setIfAbsent: async (key, value, ttlMs) => (++setCalls === 1 ? false : state.setIfAbsent(key, value, ttlMs)),
+      get: async (key) => (setCalls === 1 ? null : state.get(key)),
+    }),
+  );
+  const record = { fingerprint: 'fp_1', boundTo: callerDigest('app:127.0.0.1'), plan: '{"planId":"pl_1"}' };
+  t.equal(await records.claim('k1', record), record, 'this plan holds the key');
+  t.equal(setCalls, 2, 'claimed again once the held record was gone');
+  t.strictSame(await records.find(record.boundTo, 'k1'), record, 'and it is stored');
+});
+
+t.test('IdempotencyRecords: "a plan is refused while the shared state cannot be reached" (internal, nothing created); any other failure is not disguised as that', async (t) => {
+  const unreachable = new IdempotencyRecords(rawState({ get: () => Promise.reject(new SharedStateUnavailable('down')), setIfAbsent: () => Promise.reject(new SharedStateUnavailable('down')) }));
+  const record = { fingerprint: 'fp_1', boundTo: callerDigest('app:127.0.0.1'), plan: '{}' };
+  const refusal = { name: 'DomainError', code: 'internal', message: 'plans cannot be made right now: the shared state is unreachable; nothing was created' };
+  await t.rejects(unreachable.find(record.boundTo, 'k1'), refusal);
+  await t.rejects(unreachable.claim('k1', record), refusal);
+  const bug = new TypeError('a bug, not an outage');
+  const broken = new IdempotencyRecords(rawState({ get: () => Promise.reject(bug) }));
+  await t.rejects(broken.find(record.boundTo, 'k1'), bug, 'the error itself, not a DomainError');
+});
+
+t.test('IdempotencyRecords: a stored record without its fingerprint, its caller\'s digest or its plan is "malformed", never read as a record', async (t) => {
+  const reading = (value: string) => new IdempotencyRecords(rawState({ get: async () => ({ value, ttlMs: 1000 }) })).find('bound', 'k1');
+  const malformed = { message: 'an idempotency record in the shared state is malformed' };
+  await t.rejects(reading('plan-record/2\nfp_1'), malformed, 'the line format with its fingerprint only');
+  await t.rejects(reading('plan-record/2\nfp_1\nbound'), malformed, 'the line format without its plan');
+  t.strictSame(await reading('plan-record/2\nfp_1\nbound\n{"planId":"pl_1"}'), { fingerprint: 'fp_1', boundTo: 'bound', plan: '{"planId":"pl_1"}' }, 'a whole one reads');
+  const whole = { fingerprint: 'fp_1', boundTo: 'bound', plan: '{"planId":"pl_1"}' };
+  await t.rejects(reading('null'), malformed, 'JSON null');
+  for (const field of ['fingerprint', 'boundTo', 'plan'] as const) {
+    await t.rejects(reading(JSON.stringify({ ...whole, [field]: undefined })), malformed, `the JSON form without ${field}`);
+    await t.rejects(reading(JSON.stringify({ ...whole, [field]: 7 })), malformed, `the JSON form with a non-string ${field}`);
+  }
 });
