@@ -485,3 +485,56 @@ t.test('IdempotencyRecords: a stored record without its fingerprint, its caller\
     await t.rejects(reading(JSON.stringify({ ...whole, [field]: 7 })), malformed, `the JSON form with a non-string ${field}`);
   }
 });
+
+/** Each rule of the guardrail that no tampering above breaks alone, broken alone. */
+const MORE_TAMPERINGS: readonly Tamper[] = [
+  ['quoteRef.venueId changed', APP, (p) => void (p.quoteRef.venueId = 'cantex'), /^quoteRef\.venueId is not the chosen venue$/],
+  ['quoteRef.pair give changed', APP, (p) => void (p.quoteRef.pair.give = 'CBTC'), /^quoteRef\.pair is not the requested pair$/],
+  ['quoteRef.pair want changed', PARTNER, (p) => void (p.quoteRef.pair.want = 'CBTC'), /^quoteRef\.pair is not the requested pair$/],
+  ['quoteRef.amount changed', APP, (p) => void (p.quoteRef.amount = '1000'), /^quoteRef\.amount is not the requested amount$/],
+  ['quoteRef.minReceive changed', APP, (p) => void (p.quoteRef.minReceive = '14.8801505'), /^quoteRef\.minReceive is not floor\(net × \(1 - slippageBps\/10000\)\)$/],
+  ['quoteRef.minReceive changed, the memo left', APP, (p) => void (p.quoteRef.minReceive = '14.8801505'), /^the deposit's memo is not the pinned floor$/],
+  ['memo and quoteRef.minReceive changed together', PARTNER, (p) => void (p.quoteRef.minReceive = step(p, 0).memo = '14.8801505'), /^the deposit's memo is not the pinned floor$/],
+  ['userReceives overstated', PARTNER, (p) => void (p.quoteRef.clientFees.userReceives = '14.9549252252'), /^quoteRef\.clientFees is not the applied schema's disclosure$/],
+  ['appliedSchema.schemaId changed', PARTNER, (p) => void (p.quoteRef.appliedSchema.schemaId = 'b2c-default'), /^quoteRef\.appliedSchema is not the terms applied$/],
+  ['appliedSchema.overrideId changed', PARTNER, (p) => void (p.quoteRef.appliedSchema.overrideId = 'wallet-co'), /^quoteRef\.appliedSchema is not the terms applied$/],
+  ['idempotencyKey changed', APP, (p) => void (p.idempotencyKey = 'key-2'), /^idempotencyKey is not the request's$/],
+  ['the deposit moved after the fee leg', APP, (p) => void p.steps.reverse(), /^the first step is not the venue deposit$/],
+  ['a deposit where a fee leg goes', APP, (p) => void p.steps.reverse(), /^step 1 \(venue-deposit\) is not a fee leg this route may carry$/],
+  ['a fee leg outliving the plan', PARTNER, (p) => void (step(p, 2).expiresAt = '2026-11-22T13:00:00.000Z'), /^step 2 \(fee-transfer\) does not expire with the plan$/],
+  ['a fee leg in the give instrument', APP, (p) => void (step(p, 1).instrument = 'Amulet'), /^step 1 \(b2c-fee-transfer\) is not in the want instrument$/],
+  ['the service fee paid twice', APP, (p) => void p.steps.push({ ...step(p, 1) }), /^step 2 \(b2c-fee-transfer\) pays the service fee a second time$/],
+  ['the integrator fee paid twice', PARTNER, (p) => void p.steps.push({ ...step(p, 2) }), /^step 3 \(fee-transfer\) pays the integrator fee a second time$/],
+  ['the partner service leg sent to the keyless fee party', PARTNER, (p) => void (step(p, 1).target = B2C), /^step 1 \(fee-escrow-lock\) does not go to the configured service fee party$/],
+  ['the integrator fee raised', PARTNER, (p) => void (step(p, 2).amount = '0.0149549253'), /^step 2 \(fee-transfer\) does not pay the disclosed integrator fee$/],
+  [
+    'a zero integrator leg',
+    { route: 'partner', collecting: true, feeBps: 0 },
+    (p) => void p.steps.push({ kind: 'fee-transfer', target: RECIPIENT, instrument: 'USDCx', amount: '0', expiresAt: EXPIRY, beneficiary: 'integrator' }),
+    /^step 2 \(fee-transfer\) does not pay the disclosed integrator fee$/,
+  ],
+  ['the service leg dropped', PARTNER, (p) => void p.steps.splice(1, 1), /^a disclosed service fee has no leg$/],
+  ['the integrator leg dropped', PARTNER, (p) => void p.steps.splice(2, 1), /^a disclosed integrator fee has no leg$/],
+  ['the keyless fee leg dropped', APP, (p) => void p.steps.splice(1, 1), /^a disclosed service fee has no leg$/],
+  ['collectsFees false with fee legs', PARTNER, (p) => void (p.collectsFees = false), /^collectsFees does not say whether the plan has fee legs$/],
+  ['collectsFees true without fee legs', { route: 'partner', collecting: false, feeBps: 10 }, (p) => void (p.collectsFees = true), /^collectsFees does not say whether the plan has fee legs$/],
+  ['a b2cFee block on a partner plan', PARTNER, (p) => void (p.b2cFee = { direction: 'input-cc', bps: 5, ccAmount: '0.05' }), /^a partner plan carries a b2cFee block$/],
+  ['the b2cFee block dropped from a collecting keyless plan', APP, (p) => void delete p.b2cFee, /^the b2cFee block is not present exactly when fees are collected$/],
+  [
+    'a b2cFee block on a keyless plan that collects nothing',
+    { route: 'app', collecting: false },
+    (p) => void (p.b2cFee = { direction: 'input-cc', bps: 0, ccAmount: '0' }),
+    /^the b2cFee block is not present exactly when fees are collected$/,
+  ],
+  ['b2cFee bps changed', APP, (p) => void (p.b2cFee!.bps = 4), /^the b2cFee block is not the service line's rate and the fee's size in CC on the swap's CC leg$/],
+];
+
+t.test('planViolations: every rule "names the rule, never a party", and each holds alone: "in the amounts the quote gives, with the floor the memo carries"', async (t) => {
+  for (const [name, c, change, expected] of MORE_TAMPERINGS) {
+    const inputs = inputsFor(c);
+    const plan = structuredClone(assemblePlan(inputs));
+    change(plan);
+    const violations = planViolations(plan, inputs);
+    t.ok(violations.some((v) => expected.test(v)), `${name}: caught (${JSON.stringify(violations)})`);
+  }
+});
