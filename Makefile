@@ -60,9 +60,9 @@ lint: install ## Lint the spec with Redocly's recommended rules
 bench: build ## Benchmark quotes and plans against bare baselines, and a hung venue (REDIS_URL: two instances too)
 	node dist/bench/bench.js
 
-# Not part of `make test` or CI: see mutation/stryker.config.mjs. MUTATION_MODULES=a,b narrows a run.
+# Not part of `make test` or CI: see mutation/stryker.config.mjs. MUTATION_MODULES="a b" runs only those.
 mutation: build ## Mutation-test the money paths (StrykerJS, incremental): the score per module and the surviving mutants
-	TAP_TIMEOUT=120 npx stryker run mutation/stryker.config.mjs
+	node mutation/run.mjs $(MUTATION_MODULES)
 
 clean: ## Remove build output
 	rm -rf dist sdk/dist .tap .stryker-tmp reports

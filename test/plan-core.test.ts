@@ -538,3 +538,21 @@ t.test('planViolations: every rule "names the rule, never a party", and each hol
     t.ok(violations.some((v) => expected.test(v)), `${name}: caught (${JSON.stringify(violations)})`);
   }
 });
+
+t.test('assemblePlan: the trustWindow says each fee leg "stays locked in your wallet" until its payee accepts: the integrator at once, the service "only once the venue has paid you at least" the floor', async (t) => {
+  const plan = planFor(PARTNER);
+  t.equal(
+    plan.trustWindow,
+    `Your 100 Amulet stay locked in a transfer offer in your own wallet until the venue accepts it; if the venue does not accept by ${EXPIRY} the offer expires and the funds stay yours.` +
+      ` The fee of 0.0074774626 USDCx to the service is offered in the same batch and stays locked in your wallet until the service accepts it, which it does only once the venue has paid you at least 14.880150599 USDCx; if it is not accepted by ${EXPIRY} it stays yours.` +
+      ` The fee of 0.0149549252 USDCx to your integrator is offered in the same batch and stays locked in your wallet until your integrator accepts it; if it is not accepted by ${EXPIRY} it stays yours.`,
+  );
+});
+
+t.test('assemblePlan: a fee leg with no party configured to receive it is a wiring fault, never a leg to nobody', async (t) => {
+  const inputs = inputsFor(APP);
+  t.throws(() => assemblePlan({ ...inputs, parties: { ...inputs.parties, b2cFee: null } }), new Error('a b2c-fee-transfer leg of 0.0074774626 has no receiving party configured'));
+  const partner = inputsFor(PARTNER);
+  t.throws(() => assemblePlan({ ...partner, parties: { ...partner.parties, serviceFee: null } }), new Error('a fee-escrow-lock leg of 0.0074774626 has no receiving party configured'));
+  t.equal(assemblePlan({ ...inputsFor({ route: 'app', collecting: false }), parties: { ...inputs.parties, b2cFee: null } }).steps.length, 1, 'while fees are paused no party is needed');
+});

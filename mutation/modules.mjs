@@ -1,0 +1,16 @@
+// The modules `make mutation` tests, as the issue names them: where a wrong line costs users money
+// or privacy. Each lists its files and the test files (test/<name>.test.ts) that cover them; a
+// module's run compiles and runs only those, and each mutant only the ones that reach it.
+export const MODULES = {
+  'quote-math': { files: ['core/quotes/math.ts'], tests: ['quote-math', 'plan-core'] },
+  ranking: { files: ['core/quotes/engine.ts'], tests: ['quote-engine', 'quote-math'] },
+  'fee-disclosure': { files: ['core/quotes/client-fees.ts'], tests: ['fees', 'plan-core'] },
+  'plan-assembly': { files: ['core/plans/assembly.ts'], tests: ['plan-core'] },
+  guardrail: { files: ['core/plans/guardrail.ts'], tests: ['plan-core'] },
+  idempotency: { files: ['core/plans/idempotency.ts'], tests: ['plan-core'] },
+  outcomes: { files: ['core/outcomes/outcomes.ts'], tests: ['outcome-core'] },
+  'key-checks': { files: ['core/keys/api-key.ts', 'core/keys/partner-keys.ts'], tests: ['keys'] },
+};
+
+/** Where a module's incremental results are kept (in git: a fresh clone starts from them). */
+export const incrementalFile = (name) => `mutation/incremental/${name}.json`;
