@@ -257,7 +257,9 @@ t.test('PlanService: "A violation is 500 guardrail, logged (without the taker pa
   const sandbox = await testSandbox();
   t.teardown(sandbox.close);
   const venues = sandbox.adapters();
-  const quotes = new QuoteService({ venues, venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 100, isVenueDown: () => false, onVenueError: () => {}, now });
+  // A deadline no busy machine reaches: the sandbox answers in milliseconds, and a venue marked
+  // timeout would leave no plan to tamper with.
+  const quotes = new QuoteService({ venues, venueTimeoutMs: 30_000, cacheTtlMs: 10_000, cacheMaxEntries: 100, isVenueDown: () => false, onVenueError: () => {}, now });
   const records = new IdempotencyRecords(new InProcessSharedState());
   const logged: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
   const entry = (level: string) => (fields: Record<string, unknown>, message: string) => void logged.push({ level, fields, message });
@@ -365,7 +367,7 @@ t.test('PlanService: "the plan is bound to the caller that asked": a held record
   const sandbox = await testSandbox();
   t.teardown(sandbox.close);
   const service = new PlanService({
-    quotes: new QuoteService({ venues: sandbox.adapters(), venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 10, isVenueDown: () => false, onVenueError: () => {}, now: () => CREATED_AT }),
+    quotes: new QuoteService({ venues: sandbox.adapters(), venueTimeoutMs: 30_000, cacheTtlMs: 10_000, cacheMaxEntries: 10, isVenueDown: () => false, onVenueError: () => {}, now: () => CREATED_AT }),
     schemas,
     collecting: false,
     supportedVenueId: 'tradecraft',
