@@ -15,7 +15,9 @@ const failed = [];
 for (const name of names) {
   console.log(`\n=== make mutation: ${name} (${MODULES[name].files.join(', ')})`);
   // Run directly, a tap test file times out after 30 s unless told otherwise: the suite's 120.
-  const run = spawnSync('npx', ['stryker', 'run', 'mutation/stryker.config.mjs'], { stdio: 'inherit', env: { ...process.env, MUTATION_MODULE: name, TAP_TIMEOUT: process.env.TAP_TIMEOUT ?? '120' } });
+  const env = { ...process.env, MUTATION_MODULE: name, TAP_TIMEOUT: process.env.TAP_TIMEOUT ?? '120' };
+  if (MODULES[name].grep) env.TAP_GREP = MODULES[name].grep;
+  const run = spawnSync('npx', ['stryker', 'run', 'mutation/stryker.config.mjs'], { stdio: 'inherit', env });
   if (run.status !== 0) failed.push(name);
 }
 console.log(summary());
