@@ -16,8 +16,8 @@ function equivalents() {
   for (const line of readFileSync(new URL('equivalent-mutants.md', import.meta.url), 'utf8').split('\n')) {
     const header = /^## .*\(`([^`]+)`\)/.exec(line);
     if (header) file = header[1];
-    const entry = /^- \*\*(\d+):(\d+),/.exec(line);
-    if (entry && file) listed.set(file, (listed.get(file) ?? new Set()).add(`${entry[1]}:${entry[2]}`));
+    if (!file) continue;
+    for (const [, row, column] of line.matchAll(/\*\*(\d+):(\d+),/g)) listed.set(file, (listed.get(file) ?? new Set()).add(`${row}:${column}`));
   }
   return listed;
 }
