@@ -6,7 +6,7 @@ export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
 SOURCES := $(shell find core handlers sandbox codegen bench scripts test generated -name '*.ts' 2>/dev/null)
 
-.PHONY: help install generate check-generated build run sandbox test lint bench clean
+.PHONY: help install generate check-generated build run sandbox test lint bench mutation clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
@@ -61,5 +61,9 @@ lint: install ## Lint the spec with Redocly's recommended rules and Spectral's O
 bench: build ## Benchmark quotes and plans against bare baselines, and a hung venue (REDIS_URL: two instances too)
 	node dist/bench/bench.js
 
+# Not part of `make test` or CI: see mutation/stryker.config.mjs. MUTATION_MODULES="a b" runs only those.
+mutation: build ## Mutation-test the money paths (StrykerJS, incremental): the score per module and the surviving mutants
+	node mutation/run.mjs $(MUTATION_MODULES)
+
 clean: ## Remove build output
-	rm -rf dist sdk/dist .tap
+	rm -rf dist sdk/dist .tap .stryker-tmp reports

@@ -2,6 +2,7 @@
 // (core/keys/file-store.ts), the shared-state store (core/keys/shared-store.ts), the factory
 // (core/keys/open-store.ts) and the operator CLI (scripts/keys.ts), run as real processes.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync, chmodSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,8 @@ import { loadConfig } from '../core/config.js';
 import { FileKeyStore } from '../core/keys/file-store.js';
 import { SharedStateKeyStore } from '../core/keys/shared-store.js';
 import { keysFile, openKeyStore } from '../core/keys/open-store.js';
-import { KeyStoreUnavailable, newKey, PartnerKeys, type KeyRecord, type KeyStore } from '../core/keys/partner-keys.js';
+import { KeyStoreUnavailable, newKey, parseKeyRecord, parseOrigin, PartnerKeys, validKeyRecord, type KeyRecord, type KeyStore } from '../core/keys/partner-keys.js';
+import type { ComponentHealth } from '../core/health/component-health.js';
 import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
 import { testApp } from './helpers/app.js';
@@ -112,6 +114,119 @@ t.test('PartnerKeys: "the key\'s partner, or null when the key is malformed, unk
 t.test('PartnerKeys: "a store that cannot be read throws KeyStoreUnavailable, never a silent invalid"', async (t) => {
   const keys = new PartnerKeys(spyStore([], new KeyStoreUnavailable('down')));
   await t.rejects(keys.verify(generateKey()), KeyStoreUnavailable);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Rules that `make mutation` found no test for (mutation/equivalent-mutants.md lists the rest),
+// here beside the key checks' other tests, before the slow store and CLI tests a mutant would wait on.
+
+t.test('key format: "a 6-character base62 checksum of the rest": its SHA-256\'s first 32 bits in base62, recomputed here', async (t) => {
+  /** The checksum written out independently: BigInt digits, most significant first. */
+  const checksumOf = (prefixAndBody: string): string => {
+    let n = BigInt(createHash('sha256').update(prefixAndBody).digest().readUInt32BE(0));
+    let text = '';
+    for (let i = 0; i < 6; i++) {
+      text = BASE62[Number(n % 62n)]! + text;
+      n /= 62n;
+    }
+    return text;
+  };
+  for (const body of ['0'.repeat(32), 'z'.repeat(32), 'Az09'.repeat(8)]) {
+    const key = `bx_${body}${checksumOf(`bx_${body}`)}`;
+    t.ok(isWellFormedKey(key), key);
+  }
+  for (let i = 0; i < 50; i++) {
+    const key = generateKey();
+    t.equal(key.slice(35), checksumOf(key.slice(0, 35)), 'a generated key carries the same checksum');
+  }
+});
+
+t.test('key format: "32 random base62 characters": every one of the 62 is drawn, and only those', async (t) => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 400; i++) for (const c of generateKey().slice(3, 35)) seen.add(c);
+  t.equal([...seen].sort().join(''), [...BASE62].sort().join(''), '12,800 draws hit all 62 (a missing one is a 1-in-e^200 chance)');
+});
+
+t.test('parseKeyRecord: "`value` as a key record with exactly the record\'s fields, or null when any is missing or malformed"', async (t) => {
+  const { record } = newKey('Acme', 'partner-default', new Date('2030-01-01T00:00:00.000Z'));
+  t.strictSame(parseKeyRecord({ ...record }), record, 'an active record');
+  t.strictSame(parseKeyRecord({ ...record, key: 'bx_secret', extra: 1 }), record, 'fields that are not the record\'s are dropped');
+  const revoked = { ...record, status: 'revoked', revokedAt: '2030-02-01T00:00:00Z' };
+  t.strictSame(parseKeyRecord(revoked), revoked, 'a revoked record, with its time');
+  const withOrigins = { ...record, origins: ['https://wallet.example', 'http://127.0.0.1:5173'] };
+  t.strictSame(parseKeyRecord(withOrigins), withOrigins, 'a browser key keeps its origins');
+  t.strictSame(parseKeyRecord({ ...revoked, origins: ['https://wallet.example'] }), { ...revoked, origins: ['https://wallet.example'] }, 'a revoked browser key too');
+  const bad: Array<[string, unknown]> = [
+    ['not an object', 'key_0123456789ab'],
+    ['null', null],
+    ['id missing', { ...record, id: undefined }],
+    ['id not key_ and 12 hex', { ...record, id: 'key_0123456789AB' }],
+    ['hash missing', { ...record, hash: undefined }],
+    ['hash not 64 hex digits', { ...record, hash: record.hash.slice(1) }],
+    ['hash in capitals', { ...record, hash: record.hash.toUpperCase() }],
+    ['name missing', { ...record, name: undefined }],
+    ['name empty', { ...record, name: '' }],
+    ['createdAt missing', { ...record, createdAt: undefined }],
+    ['createdAt a date only', { ...record, createdAt: '2030-01-01' }],
+    ['createdAt not a time', { ...record, createdAt: '2030-13-45T99:00:00Z' }],
+    ['createdAt a number', { ...record, createdAt: Date.parse(record.createdAt) }],
+    ['schemaId missing', { ...record, schemaId: undefined }],
+    ['schemaId empty', { ...record, schemaId: '' }],
+    ['origins empty', { ...record, origins: [] }],
+    ['origins not a list', { ...record, origins: 'https://wallet.example' }],
+    ['an origin not a string', { ...record, origins: [7] }],
+    ['an origin with a path', { ...record, origins: ['https://wallet.example', 'https://wallet.example/app'] }],
+    ['status unknown', { ...record, status: 'paused' }],
+    ['active with a revocation time', { ...record, revokedAt: '2030-02-01T00:00:00Z' }],
+    ['revoked without its time', { ...record, status: 'revoked', revokedAt: null }],
+    ['revoked at no time', { ...record, status: 'revoked', revokedAt: 'yesterday' }],
+  ];
+  for (const [name, value] of bad) t.equal(parseKeyRecord(value), null, name);
+  t.throws(() => validKeyRecord({ ...record, name: '' }), new TypeError(`not a valid key record: ${record.id}`), 'a store refuses to keep one');
+  t.strictSame(validKeyRecord(record), record);
+});
+
+t.test('parseOrigin: "a browser origin as a request\'s Origin header names it: scheme, host and port, nothing after"', async (t) => {
+  t.equal(parseOrigin('https://wallet.example'), 'https://wallet.example');
+  t.equal(parseOrigin('https://wallet.example/'), 'https://wallet.example', 'a trailing slash is no path');
+  t.equal(parseOrigin('http://127.0.0.1:5173'), 'http://127.0.0.1:5173', 'http, with a port');
+  for (const bad of ['wallet.example', 'ftp://wallet.example', 'https://u@wallet.example', 'https://:p@wallet.example', 'https://wallet.example/app', 'https://wallet.example?x=1', 'https://wallet.example#x', 'https://WALLET.example', 'https://wallet.example:443', 'https://wallet.example//']) {
+    t.equal(parseOrigin(bad), null, bad);
+  }
+});
+
+t.test('newKey: "a new active key and the record the store keeps of it": its hash, never the key; origins only for a browser key', async (t) => {
+  const at = new Date('2030-01-01T00:00:00.000Z');
+  const { key, record } = newKey('Acme', 'wallet-co', at);
+  t.ok(isWellFormedKey(key));
+  t.strictSame(record, { id: record.id, hash: hashKey(key), name: 'Acme', createdAt: '2030-01-01T00:00:00.000Z', status: 'active', revokedAt: null, schemaId: 'wallet-co' });
+  t.match(record.id, KEY_ID_SHAPE);
+  t.notOk(JSON.stringify(record).includes(key), 'the key itself is not in the record');
+  t.strictSame(newKey('Web', 'partner-default', at, ['https://wallet.example']).record.origins, ['https://wallet.example']);
+  t.notOk('origins' in newKey('Server', 'partner-default', at, []).record, 'no origins: a server-to-server key');
+  t.not(newKey('A', 'partner-default').record.id, newKey('A', 'partner-default').record.id, 'ids are drawn, not derived');
+});
+
+t.test('PartnerKeys: "an unreadable store is logged and shown in the status" through its health, and only a store fault marks it down', async (t) => {
+  const events: string[] = [];
+  const health = { up: () => void events.push('up'), down: (err: unknown) => void events.push(`down: ${(err as Error).message}`) } as unknown as ComponentHealth;
+  const active = issue('Acme');
+  await new PartnerKeys(spyStore([active.record]), health).verify(active.key);
+  t.strictSame(events.splice(0), ['up'], 'a lookup that read the store: up');
+  await new PartnerKeys(spyStore([]), health).verify('nonsense');
+  t.strictSame(events.splice(0), [], 'a malformed key asks no store, and says nothing of it');
+  await t.rejects(new PartnerKeys(spyStore([], new KeyStoreUnavailable('unreadable')), health).verify(generateKey()), KeyStoreUnavailable);
+  t.strictSame(events.splice(0), ['down: unreadable'], 'a store fault: down');
+  const elsewhere = new KeyStoreUnavailable('the shared state is down', { storeFault: false });
+  t.equal(elsewhere.storeFault, false);
+  t.equal(new KeyStoreUnavailable('x').storeFault, true, 'a store fault unless told otherwise');
+  t.equal(new KeyStoreUnavailable('x').name, 'KeyStoreUnavailable');
+  await t.rejects(new PartnerKeys(spyStore([], elsewhere), health).verify(generateKey()), elsewhere);
+  await t.rejects(new PartnerKeys(spyStore([], new TypeError('bug')), health).verify(generateKey()), TypeError);
+  t.strictSame(events, [], 'a cause reported elsewhere, or another failure, does not mark the store down');
+  t.same(await new PartnerKeys(spyStore([active.record])).verify(active.key), { id: active.record.id, name: 'Acme', schemaId: 'partner-default', origins: null }, 'no health to tell: verifies the same');
+  const browser = newKey('Web', 'partner-default', new Date(), ['https://wallet.example']);
+  t.strictSame(await new PartnerKeys(spyStore([browser.record])).verify(browser.key), { id: browser.record.id, name: 'Web', schemaId: 'partner-default', origins: ['https://wallet.example'] }, 'a browser key\'s partner carries its origins');
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -575,7 +690,7 @@ t.test('"A key naming a fee schema that does not exist": at start one warning li
   t.teardown(app.close);
   const warnings = () => app.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('key names a fee schema that is not configured'));
   for (let i = 0; i < 100 && warnings().length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  t.same(warnings().map((l) => l.keyId).sort(), [retired.record.id, alsoRetired.record.id].sort(), 'one line per key id naming a missing schema');
+  t.strictSame(warnings().map((l) => l.keyId).sort(), [retired.record.id, alsoRetired.record.id].sort(), 'one line per key id naming a missing schema');
 
   for (let i = 0; i < 3; i++) {
     const res = await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=100', headers: { 'x-api-key': retired.key } });

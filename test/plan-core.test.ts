@@ -19,7 +19,7 @@ import { QuoteService } from '../core/quotes/service.js';
 import { minReceive } from '../core/quotes/math.js';
 import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
 import { testSandbox } from './helpers/sandbox.js';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState, SharedStateUnavailable } from '../core/state/shared-state.js';
 import type { AppPlan, PlanRequest, PlanStep } from '../core/wire.js';
 
 const party = (hint: string, digit: string): string => `${hint}::1220${digit.repeat(64)}`;
@@ -259,7 +259,9 @@ t.test('PlanService: "A violation is 500 guardrail, logged (without the taker pa
   const sandbox = await testSandbox();
   t.teardown(sandbox.close);
   const venues = sandbox.adapters();
-  const quotes = new QuoteService({ venues, venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 100, isVenueDown: () => false, onVenueError: () => {}, now });
+  // A deadline no busy machine reaches: the sandbox answers in milliseconds, and a venue marked
+  // timeout would leave no plan to tamper with.
+  const quotes = new QuoteService({ venues, venueTimeoutMs: 30_000, cacheTtlMs: 10_000, cacheMaxEntries: 100, isVenueDown: () => false, onVenueError: () => {}, now });
   const records = new IdempotencyRecords(new InProcessSharedState(), SECRET);
   const logged: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
   const entry = (level: string) => (fields: Record<string, unknown>, message: string) => void logged.push({ level, fields, message });
@@ -369,7 +371,7 @@ t.test('PlanService: "the plan is bound to the caller that asked": a held record
   const sandbox = await testSandbox();
   t.teardown(sandbox.close);
   const service = new PlanService({
-    quotes: new QuoteService({ venues: sandbox.adapters(), venueTimeoutMs: 800, cacheTtlMs: 10_000, cacheMaxEntries: 10, isVenueDown: () => false, onVenueError: () => {}, now: () => CREATED_AT }),
+    quotes: new QuoteService({ venues: sandbox.adapters(), venueTimeoutMs: 30_000, cacheTtlMs: 10_000, cacheMaxEntries: 10, isVenueDown: () => false, onVenueError: () => {}, now: () => CREATED_AT }),
     schemas,
     collecting: false,
     supportedVenueId: 'tradecraft',
@@ -470,4 +472,150 @@ t.test('"Records written by the old format must not break replays": on a shared 
   const foreign = await records.find({ ...request, caller: 'app:10.0.0.2' });
   t.not(foreign?.boundTo, records.digests({ ...request, caller: 'app:10.0.0.2' }).boundTo, 'a JSON record bound to another caller stays bound to it (the guardrail stops it)');
   t.equal(await new IdempotencyRecords(new InProcessSharedState(), SECRET).find(request), null, 'an in-process state holds no other version\'s records, and is not asked for them');
+});
+
+// ---------------------------------------------------------------------------------------------
+// Rules that `make mutation` found no test for (mutation/equivalent-mutants.md lists the rest).
+
+/** A shared state whose raw values a test sets or reads. */
+function rawState(overrides: Partial<Pick<InProcessSharedState, 'get' | 'setIfAbsent'>>): InProcessSharedState {
+  return Object.assign(Object.create(new InProcessSharedState()) as InProcessSharedState, overrides);
+}
+
+/** Who asks under which idempotencyKey for what, as PlanService hands it to the records. */
+const asked = (caller: string, idempotencyKey: string, fingerprint = 'fp'): PlanRequestKey => ({ caller, idempotencyKey, fingerprint });
+
+t.test('IdempotencyRecords: "a record is kept per caller and idempotencyKey": another key, or another caller under the same key, holds a record of its own', async (t) => {
+  const records = new IdempotencyRecords(new InProcessSharedState(), SECRET);
+  const [alice, bob] = ['partner:key_aaaaaaaaaaaa', 'partner:key_bbbbbbbbbbbb'];
+  const aliceDigest = records.digests(asked(alice, 'k1')).boundTo;
+  const bobDigest = records.digests(asked(bob, 'k1')).boundTo;
+  t.not(aliceDigest, bobDigest, 'callers digest apart');
+  const first = { fingerprint: 'fp_1', boundTo: aliceDigest, plan: '{"planId":"pl_1"}' };
+  t.equal(await records.claim(asked(alice, 'k1'), first), first);
+  const second = { fingerprint: 'fp_2', boundTo: aliceDigest, plan: '{"planId":"pl_2"}' };
+  t.equal(await records.claim(asked(alice, 'k2'), second), second, 'the same caller under another key: a new record');
+  const bobs = { fingerprint: 'fp_3', boundTo: bobDigest, plan: '{"planId":"pl_3"}' };
+  t.equal(await records.claim(asked(bob, 'k1'), bobs), bobs, 'another caller under the same key: a new record');
+  t.strictSame(await records.find(asked(alice, 'k1')), first);
+  t.strictSame(await records.find(asked(alice, 'k2')), second);
+  t.strictSame(await records.find(asked(bob, 'k1')), bobs);
+  t.equal(await records.find(asked(bob, 'k2')), null, 'a key the caller never used holds nothing');
+});
+
+t.test('IdempotencyRecords: a record "held a moment ago and gone now" (its retention ended in between) lets this plan take the key', async (t) => {
+  let setCalls = 0;
+  const state = new InProcessSharedState();
+  const records = new IdempotencyRecords(
+    rawState({
+      // The first write finds the key held; the read that follows finds it expired.
+      setIfAbsent: async (key, value, ttlMs) => (++setCalls === 1 ? false : state.setIfAbsent(key, value, ttlMs)),
+      get: async (key) => (setCalls === 1 ? null : state.get(key)),
+    }),
+    SECRET,
+  );
+  const request = asked('app:127.0.0.1', 'k1');
+  const record = { fingerprint: 'fp_1', boundTo: records.digests(request).boundTo, plan: '{"planId":"pl_1"}' };
+  t.equal(await records.claim(request, record), record, 'this plan holds the key');
+  t.equal(setCalls, 2, 'claimed again once the held record was gone');
+  t.strictSame(await records.find(request), record, 'and it is stored');
+});
+
+t.test('IdempotencyRecords: "a plan is refused while the shared state cannot be reached" (internal, nothing created); any other failure is not disguised as that', async (t) => {
+  const unreachable = new IdempotencyRecords(rawState({ get: () => Promise.reject(new SharedStateUnavailable('down')), setIfAbsent: () => Promise.reject(new SharedStateUnavailable('down')) }), SECRET);
+  const request = asked('app:127.0.0.1', 'k1');
+  const record = { fingerprint: 'fp_1', boundTo: unreachable.digests(request).boundTo, plan: '{}' };
+  const refusal = { name: 'DomainError', code: 'internal', message: 'plans cannot be made right now: the shared state is unreachable; nothing was created' };
+  await t.rejects(unreachable.find(request), refusal);
+  await t.rejects(unreachable.claim(request, record), refusal);
+  const bug = new TypeError('a bug, not an outage');
+  const broken = new IdempotencyRecords(rawState({ get: () => Promise.reject(bug) }), SECRET);
+  await t.rejects(broken.find(request), bug, 'the error itself, not a DomainError');
+});
+
+t.test('IdempotencyRecords: a stored record without its fingerprint, its caller\'s digest or its plan is "malformed", never read as a record', async (t) => {
+  const reading = (value: string) => new IdempotencyRecords(rawState({ get: async () => ({ value, ttlMs: 1000 }) }), SECRET).find(asked('app:127.0.0.1', 'k1'));
+  const malformed = { message: 'an idempotency record in the shared state is malformed' };
+  for (const header of ['plan-record/3', 'plan-record/2']) {
+    await t.rejects(reading(`${header}\nfp_1`), malformed, `${header}: the line format with its fingerprint only`);
+    await t.rejects(reading(`${header}\nfp_1\nbound`), malformed, `${header}: the line format without its plan`);
+    t.strictSame(await reading(`${header}\nfp_1\nbound\n{"planId":"pl_1"}`), { fingerprint: 'fp_1', boundTo: 'bound', plan: '{"planId":"pl_1"}' }, `${header}: a whole one reads`);
+  }
+  const whole = { fingerprint: 'fp_1', boundTo: 'bound', plan: '{"planId":"pl_1"}' };
+  await t.rejects(reading('null'), malformed, 'JSON null');
+  for (const field of ['fingerprint', 'boundTo', 'plan'] as const) {
+    await t.rejects(reading(JSON.stringify({ ...whole, [field]: undefined })), malformed, `the JSON form without ${field}`);
+    await t.rejects(reading(JSON.stringify({ ...whole, [field]: 7 })), malformed, `the JSON form with a non-string ${field}`);
+  }
+});
+
+/** Each rule of the guardrail that no tampering above breaks alone, broken alone. */
+const MORE_TAMPERINGS: readonly Tamper[] = [
+  ['quoteRef.venueId changed', APP, (p) => void (p.quoteRef.venueId = 'cantex'), /^quoteRef\.venueId is not the chosen venue$/],
+  ['quoteRef.pair give changed', APP, (p) => void (p.quoteRef.pair.give = 'CBTC'), /^quoteRef\.pair is not the requested pair$/],
+  ['quoteRef.pair want changed', PARTNER, (p) => void (p.quoteRef.pair.want = 'CBTC'), /^quoteRef\.pair is not the requested pair$/],
+  ['quoteRef.amount changed', APP, (p) => void (p.quoteRef.amount = '1000'), /^quoteRef\.amount is not the requested amount$/],
+  ['quoteRef.minReceive changed', APP, (p) => void (p.quoteRef.minReceive = '14.8801505'), /^quoteRef\.minReceive is not floor\(net × \(1 - slippageBps\/10000\)\)$/],
+  ['quoteRef.minReceive changed, the memo left', APP, (p) => void (p.quoteRef.minReceive = '14.8801505'), /^the deposit's memo is not the pinned floor$/],
+  ['memo and quoteRef.minReceive changed together', PARTNER, (p) => void (p.quoteRef.minReceive = step(p, 0).memo = '14.8801505'), /^the deposit's memo is not the pinned floor$/],
+  ['userReceives overstated', PARTNER, (p) => void (p.quoteRef.clientFees.userReceives = '14.9549252252'), /^quoteRef\.clientFees is not the applied schema's disclosure$/],
+  ['appliedSchema.schemaId changed', PARTNER, (p) => void (p.quoteRef.appliedSchema.schemaId = 'b2c-default'), /^quoteRef\.appliedSchema is not the terms applied$/],
+  ['appliedSchema.overrideId changed', PARTNER, (p) => void (p.quoteRef.appliedSchema.overrideId = 'wallet-co'), /^quoteRef\.appliedSchema is not the terms applied$/],
+  ['idempotencyKey changed', APP, (p) => void (p.idempotencyKey = 'key-2'), /^idempotencyKey is not the request's$/],
+  ['the deposit moved after the fee leg', APP, (p) => void p.steps.reverse(), /^the first step is not the venue deposit$/],
+  ['a deposit where a fee leg goes', APP, (p) => void p.steps.reverse(), /^step 1 \(venue-deposit\) is not a fee leg this route may carry$/],
+  ['a fee leg outliving the plan', PARTNER, (p) => void (step(p, 2).expiresAt = '2026-11-22T13:00:00.000Z'), /^step 2 \(fee-transfer\) does not expire with the plan$/],
+  ['a fee leg in the give instrument', APP, (p) => void (step(p, 1).instrument = 'Amulet'), /^step 1 \(b2c-fee-transfer\) is not in the want instrument$/],
+  ['the service fee paid twice', APP, (p) => void p.steps.push({ ...step(p, 1) }), /^step 2 \(b2c-fee-transfer\) pays the service fee a second time$/],
+  ['the integrator fee paid twice', PARTNER, (p) => void p.steps.push({ ...step(p, 2) }), /^step 3 \(fee-transfer\) pays the integrator fee a second time$/],
+  ['the partner service leg sent to the keyless fee party', PARTNER, (p) => void (step(p, 1).target = B2C), /^step 1 \(fee-escrow-lock\) does not go to the configured service fee party$/],
+  ['the integrator fee raised', PARTNER, (p) => void (step(p, 2).amount = '0.0149549253'), /^step 2 \(fee-transfer\) does not pay the disclosed integrator fee$/],
+  [
+    'a zero integrator leg',
+    { route: 'partner', collecting: true, feeBps: 0 },
+    (p) => void p.steps.push({ kind: 'fee-transfer', target: RECIPIENT, instrument: 'USDCx', amount: '0', expiresAt: EXPIRY, beneficiary: 'integrator' }),
+    /^step 2 \(fee-transfer\) does not pay the disclosed integrator fee$/,
+  ],
+  ['the service leg dropped', PARTNER, (p) => void p.steps.splice(1, 1), /^a disclosed service fee has no leg$/],
+  ['the integrator leg dropped', PARTNER, (p) => void p.steps.splice(2, 1), /^a disclosed integrator fee has no leg$/],
+  ['the keyless fee leg dropped', APP, (p) => void p.steps.splice(1, 1), /^a disclosed service fee has no leg$/],
+  ['collectsFees false with fee legs', PARTNER, (p) => void (p.collectsFees = false), /^collectsFees does not say whether the plan has fee legs$/],
+  ['collectsFees true without fee legs', { route: 'partner', collecting: false, feeBps: 10 }, (p) => void (p.collectsFees = true), /^collectsFees does not say whether the plan has fee legs$/],
+  ['a b2cFee block on a partner plan', PARTNER, (p) => void (p.b2cFee = { direction: 'input-cc', bps: 5, ccAmount: '0.05' }), /^a partner plan carries a b2cFee block$/],
+  ['the b2cFee block dropped from a collecting keyless plan', APP, (p) => void delete p.b2cFee, /^the b2cFee block is not present exactly when fees are collected$/],
+  [
+    'a b2cFee block on a keyless plan that collects nothing',
+    { route: 'app', collecting: false },
+    (p) => void (p.b2cFee = { direction: 'input-cc', bps: 0, ccAmount: '0' }),
+    /^the b2cFee block is not present exactly when fees are collected$/,
+  ],
+  ['b2cFee bps changed', APP, (p) => void (p.b2cFee!.bps = 4), /^the b2cFee block is not the service line's rate and the fee's size in CC on the swap's CC leg$/],
+];
+
+t.test('planViolations: every rule "names the rule, never a party", and each holds alone: "in the amounts the quote gives, with the floor the memo carries"', async (t) => {
+  for (const [name, c, change, expected] of MORE_TAMPERINGS) {
+    const inputs = inputsFor(c);
+    const plan = structuredClone(assemblePlan(inputs));
+    change(plan);
+    const violations = planViolations(plan, inputs);
+    t.ok(violations.some((v) => expected.test(v)), `${name}: caught (${JSON.stringify(violations)})`);
+  }
+});
+
+t.test('assemblePlan: the trustWindow says each fee leg "stays locked in your wallet" until its payee accepts: the integrator at once, the service "only once the venue has paid you at least" the floor', async (t) => {
+  const plan = planFor(PARTNER);
+  t.equal(
+    plan.trustWindow,
+    `Your 100 Amulet stay locked in a transfer offer in your own wallet until the venue accepts it; if the venue does not accept by ${EXPIRY} the offer expires and the funds stay yours.` +
+      ` The fee of 0.0074774626 USDCx to the service is offered in the same batch and stays locked in your wallet until the service accepts it, which it does only once the venue has paid you at least 14.880150599 USDCx; if it is not accepted by ${EXPIRY} it stays yours.` +
+      ` The fee of 0.0149549252 USDCx to your integrator is offered in the same batch and stays locked in your wallet until your integrator accepts it; if it is not accepted by ${EXPIRY} it stays yours.`,
+  );
+});
+
+t.test('assemblePlan: a fee leg with no party configured to receive it is a wiring fault, never a leg to nobody', async (t) => {
+  const inputs = inputsFor(APP);
+  t.throws(() => assemblePlan({ ...inputs, parties: { ...inputs.parties, b2cFee: null } }), new Error('a b2c-fee-transfer leg of 0.0074774626 has no receiving party configured'));
+  const partner = inputsFor(PARTNER);
+  t.throws(() => assemblePlan({ ...partner, parties: { ...partner.parties, serviceFee: null } }), new Error('a fee-escrow-lock leg of 0.0074774626 has no receiving party configured'));
+  t.equal(assemblePlan({ ...inputsFor({ route: 'app', collecting: false }), parties: { ...inputs.parties, b2cFee: null } }).steps.length, 1, 'while fees are paused no party is needed');
 });

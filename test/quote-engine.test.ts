@@ -416,3 +416,31 @@ t.test('SingleFlightCache: many more misses than maxEntries keep exactly maxEntr
   t.equal(cache.get('4900', async () => -1).hit, true, 'the 100th newest is kept');
   t.equal(cache.get('4899', async () => -1).hit, false, 'older ones are gone');
 });
+
+// ---------------------------------------------------------------------------------------------
+// Rules that `make mutation` found no test for (mutation/equivalent-mutants.md lists the rest).
+
+t.test('quoteAcrossVenues: "a venue that does not answer in time is reported as `timeout`" — even one that answers the moment the deadline aborts it', async (t) => {
+  const last = fakeVenue(
+    'last-moment',
+    (signal) => new Promise<VenueQuote>((resolve) => signal.addEventListener('abort', () => resolve({ available: true, gross: dec('99'), fee: null }))),
+  );
+  const res = await quoteAcrossVenues(REQUEST, options([last, answers('1')], { venueTimeoutMs: 20 }).opts);
+  t.equal(byId(res.venues, 'last-moment').rejectionCode, 'timeout', 'its answer came after the deadline');
+  t.equal(res.best?.venueId, 'gross-1');
+});
+
+t.test('quoteAcrossVenues: no venues at all is answered at once, with no deadline timer armed', async (t) => {
+  const realSetTimeout = globalThis.setTimeout;
+  let armed = 0;
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    armed++;
+    return realSetTimeout(...args);
+  }) as typeof setTimeout;
+  t.teardown(() => {
+    globalThis.setTimeout = realSetTimeout;
+  });
+  const res = await quoteAcrossVenues(REQUEST, options([], { venueTimeoutMs: 60_000 }).opts);
+  t.strictSame(res.venues, []);
+  t.equal(armed, 0, 'nothing to wait for');
+});

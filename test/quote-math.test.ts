@@ -485,3 +485,17 @@ t.test('edgeBps "at most 1000000000" (the contract\'s bound): a best venue payin
   t.equal(edgeBps(dec('1e30'), dec('1e-30')), 1_000_000_000, 'venue amounts at the ends of their range');
   t.equal(edgeBps(dec('15'), dec('14.9549254495')), 30);
 });
+
+// ---------------------------------------------------------------------------------------------
+// Rules that `make mutation` found no test for (mutation/equivalent-mutants.md lists the rest).
+
+t.test('netAfterFee: "worst-case output after the venue\'s fee" is never below zero: a give-side fee at or above the amount leaves 0', async (t) => {
+  t.equal(netAfterFee(dec('10'), dec('15'), fee('12', CC), USDCX).toFixed(), '0', 'a fee above the amount: 0, not 15 × (10 − 12) / 10');
+  t.equal(netAfterFee(dec('10'), dec('15'), fee('10', CC, 'on_top'), USDCX).toFixed(), '0', 'a fee equal to the amount: 0');
+  t.equal(netAfterFee(dec('10'), dec('15'), fee('9.9999999999', CC), USDCX).toFixed(), '0.0000000001', 'just under it: what is left, 15 × 0.0000000001 / 10 floored');
+});
+
+t.test('feeCostBps: "0 without a fee" also for a zero gross, whatever the net (no division by zero)', async (t) => {
+  t.equal(feeCostBps(dec('0'), dec('-0.79')), 0, 'a want-side fee on a zero gross');
+  t.equal(feeCostBps(dec('0'), dec('0')), 0);
+});

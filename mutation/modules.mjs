@@ -1,0 +1,23 @@
+// The modules `make mutation` tests, as the issue names them: where a wrong line costs users money
+// or privacy. Each lists its files and the test files (test/<name>.test.ts) that cover them; a
+// module's run compiles and runs only those, and each mutant only the ones that reach it. `grep`
+// keeps only the top-level tests whose names match (tap's TAP_GREP): keys.test.ts also holds the
+// key stores' and the CLI's tests, a minute of processes and file locks that never reach a check;
+// plan-core's PlanService tests start the sandbox's venues as processes, whose own timeouts a
+// loaded machine trips (failing Stryker's first pass), while the pure tests beside them reach
+// every line of the plan modules.
+const NOT_PLAN_SERVICE = '^(?!PlanService:)';
+
+export const MODULES = {
+  'quote-math': { files: ['core/quotes/math.ts'], tests: ['quote-math', 'plan-core'], grep: NOT_PLAN_SERVICE },
+  ranking: { files: ['core/quotes/engine.ts'], tests: ['quote-engine', 'quote-math'] },
+  'fee-disclosure': { files: ['core/quotes/client-fees.ts'], tests: ['fees', 'plan-core'], grep: NOT_PLAN_SERVICE },
+  'plan-assembly': { files: ['core/plans/assembly.ts'], tests: ['plan-core'], grep: NOT_PLAN_SERVICE },
+  guardrail: { files: ['core/plans/guardrail.ts'], tests: ['plan-core'], grep: NOT_PLAN_SERVICE },
+  idempotency: { files: ['core/plans/idempotency.ts'], tests: ['plan-core'], grep: NOT_PLAN_SERVICE },
+  outcomes: { files: ['core/outcomes/outcomes.ts'], tests: ['outcome-core'] },
+  'key-checks': { files: ['core/keys/api-key.ts', 'core/keys/partner-keys.ts'], tests: ['keys'], grep: '^(key format|PartnerKeys|parseKeyRecord|parseOrigin|newKey):' },
+};
+
+/** Where a module's incremental results are kept (in git: a fresh clone starts from them). */
+export const incrementalFile = (name) => `mutation/incremental/${name}.json`;
