@@ -378,11 +378,25 @@ t.test('file store: "If the file cannot be read or parsed, findByHash must rejec
   t.equal(readFileSync(file, 'utf8'), '{ damaged', 'a damaged file is left for the operator, not replaced');
 });
 
-t.test('file store: an unreadable keys.json (permissions) is KeyStoreUnavailable', { skip: process.getuid?.() === 0 ? 'root reads any file' : false }, async (t) => {
-  const file = path.join(tempDir(t), 'keys.json');
+t.test('file store: an unreadable keys.json (permissions) is KeyStoreUnavailable', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'keys.json');
   await new FileKeyStore(file).add(issue('Acme').record);
   chmodSync(file, 0o000);
-  await t.rejects(new FileKeyStore(file).findByHash(hashKey(generateKey())), KeyStoreUnavailable);
+  if (process.getuid?.() !== 0) {
+    await t.rejects(new FileKeyStore(file).findByHash(hashKey(generateKey())), KeyStoreUnavailable);
+    return;
+  }
+  // Root reads any file, and CI runs as root: the store then reads it as `nobody`, in a process
+  // of its own with an empty environment (tap's process hooks, which write into root's files,
+  // would follow it in NODE_OPTIONS), as a service not run as root meets the file.
+  chmodSync(dir, 0o755);
+  const store = new URL('../core/keys/file-store.js', import.meta.url).href;
+  const script = `import { FileKeyStore } from ${JSON.stringify(store)};
+try { await new FileKeyStore(${JSON.stringify(file)}).findByHash('x'); console.log('read'); } catch (err) { console.log(err.name); }`;
+  const run = spawnSync('/usr/bin/env', ['-i', process.execPath, '--input-type=module', '-e', script], { uid: 65534, gid: 65534, encoding: 'utf8', cwd: dir });
+  t.equal(run.stderr, '', 'nobody can load the built store (the checkout is readable by all)');
+  t.equal(run.stdout.trim(), 'KeyStoreUnavailable', 'as nobody, the unreadable file is KeyStoreUnavailable');
 });
 
 t.test('file store: "a leftover temp file and a stale lock from a crashed writer (dead pid) do not lose keys or block writes"', async (t) => {
@@ -393,9 +407,9 @@ t.test('file store: "a leftover temp file and a stale lock from a crashed writer
   writeFileSync(`${file}.lock`, lockContent(deadPid()));
   writeFileSync(`${file}.4242.0123456789ab.tmp`, '{"version":1,"keys":[{"half":');
   const added = issue('Added');
-  const start = Date.now();
+  // A lock that had to age out (30 s) would outlast the write's 2 s wait and fail it: the dead
+  // writer's lock is broken at once.
   await new FileKeyStore(file, { lockTimeoutMs: 2000 }).add(added.record);
-  t.ok(Date.now() - start < 1000, 'the dead writer\'s lock is broken at once, not after 30 s');
   t.strictSame((await new FileKeyStore(file).list()).map((r) => r.name), ['Kept', 'Added'], 'no key lost');
   t.strictSame(readdirSync(dir), ['keys.json'], 'the lock released, the temporary file removed');
 });

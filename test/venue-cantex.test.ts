@@ -21,7 +21,8 @@ function cantex(reply: (call: SentRequest) => Reply) {
   const venue = new CantexVenue({
     baseUrl: CANTEX_BASE_URL,
     headers: { authorization: `Bearer ${KEY}` },
-    timeoutMs: 10_000,
+    // Longer than any test runs: a hang settles only by the deadline a test gives.
+    timeoutMs: 600_000,
     fetch: fake.fetch,
     instrumentAdmins: ADMINS,
   });
@@ -167,10 +168,9 @@ t.test('"an answer that is not JSON, or not the documented shape, is unreadable"
 
 t.test('"a hang past the deadline is timeout, promptly"', async (t) => {
   const { venue } = cantex(() => 'hang');
-  const started = Date.now();
+  // The venue's own timeout outlasts the test: only the deadline can settle it.
   const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, deadlineIn(50));
   t.equal(plainQuote(q), 'timeout');
-  t.ok(Date.now() - started < 1000, `settled ${Date.now() - started} ms after the call, the deadline at 50 ms`);
 });
 
 t.test('probe: "live when GET /v2/pools/info answers 2xx JSON; pairs from the pool entries it can read"', async (t) => {

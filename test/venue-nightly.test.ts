@@ -64,7 +64,7 @@ const PARTY = 'bestex-quotes::1220eeee';
 const MAINTENANCE = '{"message":"Service under maintenance."}';
 
 /** A venue over the fake: the tokens list, and `onQuote` for POST /nswap/quote. */
-function setup(onQuote: (call: Call) => Reply = () => ({ body: quoteJson('1000', '"149.1234567891"') }), onTokens: () => Reply = () => ({ body: TOKENS_JSON }), timeoutMs = 10_000) {
+function setup(onQuote: (call: Call) => Reply = () => ({ body: quoteJson('1000', '"149.1234567891"') }), onTokens: () => Reply = () => ({ body: TOKENS_JSON }), timeoutMs = 600_000) {
   const fake = fakeFetch((call) => (call.url.endsWith('/nswap/tokens') ? onTokens() : onQuote(call)));
   const venue = new NightlyVenue({ baseUrl: NIGHTLY_BASE_URL, timeoutMs, fetch: fake.fetch, recipient: PARTY });
   const quotes = () => fake.calls.filter((c) => c.url.endsWith('/nswap/quote'));
@@ -174,13 +174,10 @@ t.test('nightly: "malformed JSON", a missing toAmount, or a fromAmount other tha
 
 t.test('nightly: "a hang past the deadline" → timeout, promptly', async (t) => {
   const { venue } = setup(() => 'hang');
-  const started = Date.now();
+  // The venue's own timeout (setup's) outlasts the test: only the deadline can settle it.
   t.strictSame(plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('1000') }, deadlineIn(30))), 'timeout');
-  t.ok(Date.now() - started < 500, `answered ${Date.now() - started} ms after the start, the deadline at 30 ms`);
   const { venue: own } = setup(() => 'hang', undefined, 40);
-  const start2 = Date.now();
-  t.strictSame(plainQuote(await ask(own, CC, USDCX, '1000')), 'timeout', "the venue's own timeout");
-  t.ok(Date.now() - start2 < 500);
+  t.strictSame(plainQuote(await ask(own, CC, USDCX, '1000')), 'timeout', "the venue's own timeout, with no deadline");
   const { venue: tokensHang } = setup(undefined, () => 'hang', 40);
   t.strictSame(plainQuote(await ask(tokensHang, CC, USDCX, '1000')), 'timeout', 'the token list hanging');
 });

@@ -21,7 +21,7 @@ const KEY = 'os_live_test';
 /** A OneSwap venue over the fake fetch, answering with `reply`. */
 function oneswap(reply: (call: SentRequest) => Reply) {
   const fake = fakeFetch(reply);
-  const venue = new OneSwapVenue({ baseUrl: ONESWAP_BASE_URL, headers: { 'X-API-Key': KEY }, timeoutMs: 10_000, fetch: fake.fetch });
+  const venue = new OneSwapVenue({ baseUrl: ONESWAP_BASE_URL, headers: { 'X-API-Key': KEY }, timeoutMs: 600_000, fetch: fake.fetch });
   return { venue, calls: fake.calls };
 }
 
@@ -163,10 +163,9 @@ t.test('"an answer that is not JSON, or not the documented shape, is unreadable"
 
 t.test('"a hang past the deadline is timeout, promptly"', async (t) => {
   const { venue } = oneswap(() => 'hang');
-  const started = Date.now();
+  // The venue's own timeout outlasts the test: only the deadline can settle it.
   const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, deadlineIn(50));
   t.equal(plainQuote(q), 'timeout');
-  t.ok(Date.now() - started < 1000, `settled ${Date.now() - started} ms after the call, the deadline at 50 ms`);
 });
 
 t.test('probe: "no health endpoint: a 100 CC quote per pair; live when OneSwap answers; a pair is served unless 404"', async (t) => {
@@ -193,9 +192,7 @@ t.test('probe: "not live when no pair gets an answer: 5xx, 401, 429, unreadable,
     t.strictSame(await venue.probe(neverAborted()), { live: false, pairs: [] }, JSON.stringify(reply));
   }
   const { venue } = oneswap(() => 'hang');
-  const started = Date.now();
-  t.strictSame(await venue.probe(deadlineIn(50).signal), { live: false, pairs: [] });
-  t.ok(Date.now() - started < 1000);
+  t.strictSame(await venue.probe(deadlineIn(50).signal), { live: false, pairs: [] }, 'a hang, settled by the probe\'s signal alone');
 });
 
 t.test('a bare or HTML 404 (a wrong ONESWAP_URL) is a failing venue, not one without pools: thrown for the engine to log, and no answer for the probe', async (t) => {

