@@ -19,7 +19,7 @@ import { QuoteService } from '../core/quotes/service.js';
 import { minReceive } from '../core/quotes/math.js';
 import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
 import { testSandbox } from './helpers/sandbox.js';
-import { InProcessSharedState, SharedStateUnavailable } from '../core/state/shared-state.js';
+import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
 import type { AppPlan, PlanRequest, PlanStep } from '../core/wire.js';
 
 const party = (hint: string, digit: string): string => `${hint}::1220${digit.repeat(64)}`;
@@ -478,8 +478,8 @@ t.test('"Records written by the old format must not break replays": on a shared 
 // Rules that `make mutation` found no test for (mutation/equivalent-mutants.md lists the rest).
 
 /** A shared state whose raw values a test sets or reads. */
-function rawState(overrides: Partial<Pick<InProcessSharedState, 'get' | 'setIfAbsent'>>): InProcessSharedState {
-  return Object.assign(Object.create(new InProcessSharedState()) as InProcessSharedState, overrides);
+function rawState(overrides: Partial<Pick<SharedState, 'get' | 'setIfAbsent' | 'shared'>>): SharedState {
+  return Object.assign(Object.create(new InProcessSharedState()) as SharedState, overrides);
 }
 
 /** Who asks under which idempotencyKey for what, as PlanService hands it to the records. */
@@ -531,6 +531,33 @@ t.test('IdempotencyRecords: "a plan is refused while the shared state cannot be 
   const bug = new TypeError('a bug, not an outage');
   const broken = new IdempotencyRecords(rawState({ get: () => Promise.reject(bug) }), SECRET);
   await t.rejects(broken.find(request), bug, 'the error itself, not a DomainError');
+});
+
+t.test('IdempotencyRecords: "the request\'s fingerprint and caller as a record keeps them": each request and each caller digests apart', async (t) => {
+  const records = new IdempotencyRecords(new InProcessSharedState(), SECRET);
+  const a = records.digests(asked('app:127.0.0.1', 'k1', 'fp_a'));
+  t.not(a.fingerprint, records.digests(asked('app:127.0.0.1', 'k1', 'fp_b')).fingerprint, 'another request, another fingerprint digest: a conflict is seen');
+  t.not(a.boundTo, records.digests(asked('app:127.0.0.2', 'k1', 'fp_a')).boundTo, 'another caller, another digest');
+  t.not(a.fingerprint, a.boundTo, 'a fingerprint never reads as a caller');
+});
+
+t.test('IdempotencyRecords: "records that instances of the previous version wrote are read too where the state is shared": the same request replays, another conflicts, another caller gets nothing of it', async (t) => {
+  const plain = (text: string) => hash('sha256', text, 'base64url');
+  const caller = 'app:127.0.0.1';
+  const oldBoundTo = plain(`caller\0${caller}`);
+  const oldKey = `idem:${plain(`${oldBoundTo}\0k1`)}`;
+  const state = new InProcessSharedState();
+  await state.setIfAbsent(oldKey, `plan-record/2\nfp_old\n${oldBoundTo}\n{"planId":"pl_old"}`, 60_000);
+  const records = new IdempotencyRecords(rawState({ shared: true, get: (key) => state.get(key), setIfAbsent: (...args) => state.setIfAbsent(...args) }), SECRET);
+  const same = asked(caller, 'k1', 'fp_old');
+  t.strictSame(await records.find(same), { ...records.digests(same), plan: '{"planId":"pl_old"}' }, 'the same request: the old plan, under this version\'s digests');
+  t.strictSame(await records.find(asked(caller, 'k1', 'fp_other')), { fingerprint: 'legacy:fp_old', boundTo: records.digests(same).boundTo, plan: '{"planId":"pl_old"}' }, 'another request: a fingerprint no request digests to, so a conflict');
+  t.equal(await records.find(asked('app:127.0.0.2', 'k1', 'fp_old')), null, 'another caller: a key of its own, holding nothing');
+  t.equal(await records.find(asked(caller, 'k2', 'fp_old')), null, 'another idempotencyKey: nothing');
+  await state.setIfAbsent(`idem:${plain(`${plain('caller\0app:127.0.0.9')}\0k1`)}`, `plan-record/2\nfp_old\nsomeone-else\n{"planId":"pl_x"}`, 60_000);
+  t.strictSame((await records.find(asked('app:127.0.0.9', 'k1', 'fp_old')))?.boundTo, 'legacy:someone-else', 'a record bound to another caller stays foreign');
+  const inProcess = new IdempotencyRecords(state, SECRET);
+  t.equal(await inProcess.find(same), null, 'in one process there is no previous version\'s record to read');
 });
 
 t.test('IdempotencyRecords: a stored record without its fingerprint, its caller\'s digest or its plan is "malformed", never read as a record', async (t) => {

@@ -6,6 +6,7 @@ import { dec } from '../core/decimal.js';
 import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from '../core/quotes/engine.js';
 import { SingleFlightCache } from '../core/quotes/single-flight-cache.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
+import type { Metrics } from '../core/metrics.js';
 import type { Deadline, Venue, VenueQuote, VenueQuoteRequest } from '../core/venues/venue.js';
 
 const REQUEST: QuoteRequest = { give: CC, want: USDCX, amount: dec('100') };
@@ -443,4 +444,28 @@ t.test('quoteAcrossVenues: no venues at all is answered at once, with no deadlin
   const res = await quoteAcrossVenues(REQUEST, options([], { venueTimeoutMs: 60_000 }).opts);
   t.strictSame(res.venues, []);
   t.equal(armed, 0, 'nothing to wait for');
+});
+
+t.test('quoteAcrossVenues: "per-venue quote latency and results by rejectionCode": each venue of a computed quote is reported once, with its result as the response lists it and its time to answer', async (t) => {
+  const reported: Array<{ venue: string; result: string; seconds: number | null }> = [];
+  const metrics = { venueQuote: (venue: string, result: string, seconds: number | null) => void reported.push({ venue, result, seconds }) } as unknown as Metrics;
+  const { opts } = options([answers('2'), never('stuck'), answers('1'), fakeVenue('dormant', async () => ({ available: true, gross: dec('9'), fee: null }))], {
+    venueTimeoutMs: 20,
+    isVenueDown: (id) => id === 'dormant',
+    metrics,
+  });
+  const before = performance.now();
+  const res = await quoteAcrossVenues(REQUEST, opts);
+  const outside = (performance.now() - before) / 1000;
+  t.strictSame(
+    reported.map(({ venue, result }) => [venue, result]),
+    [['gross-2', 'available'], ['stuck', 'timeout'], ['gross-1', 'available'], ['dormant', 'venue_down']],
+    'every venue, in venue order, with the result its entry in the response has',
+  );
+  t.strictSame(res.venues.map((v) => [v.venueId, v.rejectionCode ?? 'available']).sort(), reported.map(({ venue, result }) => [venue, result]).sort());
+  // Measured inside the call, so never more than the call took as seen from outside it: in seconds.
+  for (const { venue, seconds } of reported.slice(0, 3)) t.ok(seconds !== null && seconds >= 0 && seconds <= outside, `${venue}: a time to answer in seconds, within the call's own ${outside} s`);
+  t.equal(reported[3]!.seconds, null, 'a venue not asked (down) has no time to answer');
+  const waited = reported[1]!.seconds!;
+  t.ok(waited >= reported[0]!.seconds! && waited >= reported[2]!.seconds!, 'the timed-out venue waited at least as long as those that answered');
 });
