@@ -44,6 +44,20 @@ function fakeVenueWithDeadline(id: string, answer: (deadline: Deadline) => Promi
 const answers = (gross: string): FakeVenue => fakeVenue(`gross-${gross}`, async () => ({ available: true, gross: dec(gross), fee: null }));
 const never = (id: string): FakeVenue => fakeVenue(id, () => new Promise<VenueQuote>(() => {}));
 
+/** How many timers are set from now until the test ends: setTimeout counted, still working. */
+function countTimers(t: { teardown(fn: () => void): void }): () => number {
+  const realSetTimeout = globalThis.setTimeout;
+  let armed = 0;
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    armed++;
+    return realSetTimeout(...args);
+  }) as typeof setTimeout;
+  t.teardown(() => {
+    globalThis.setTimeout = realSetTimeout;
+  });
+  return () => armed;
+}
+
 function options(venues: Venue[], over: Partial<QuoteEngineOptions> = {}) {
   const errors: Array<[string, unknown]> = [];
   const downChecks: string[] = [];
@@ -126,19 +140,11 @@ t.test('quoteAcrossVenues: a venue that first reads the deadline signal after th
 });
 
 t.test('quoteAcrossVenues: no deadline timer is set when every venue answers at once, and one is when a venue is still out', async (t) => {
-  const realSetTimeout = globalThis.setTimeout;
-  let armed = 0;
-  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
-    armed++;
-    return realSetTimeout(...args);
-  }) as typeof setTimeout;
-  t.teardown(() => {
-    globalThis.setTimeout = realSetTimeout;
-  });
+  const armed = countTimers(t);
   await quoteAcrossVenues(REQUEST, options([answers('1'), answers('2')]).opts);
-  t.equal(armed, 0, 'in-process answers: no timer');
+  t.equal(armed(), 0, 'in-process answers: no timer');
   await quoteAcrossVenues(REQUEST, options([answers('1'), never('stuck')], { venueTimeoutMs: 10 }).opts);
-  t.equal(armed, 1, 'a venue still out: the deadline timer');
+  t.equal(armed(), 1, 'a venue still out: the deadline timer');
 });
 
 /** A venue that honours the Venue contract: "must settle or give up promptly once `signal` aborts". */
@@ -432,18 +438,10 @@ t.test('quoteAcrossVenues: "a venue that does not answer in time is reported as 
 });
 
 t.test('quoteAcrossVenues: no venues at all is answered at once, with no deadline timer armed', async (t) => {
-  const realSetTimeout = globalThis.setTimeout;
-  let armed = 0;
-  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
-    armed++;
-    return realSetTimeout(...args);
-  }) as typeof setTimeout;
-  t.teardown(() => {
-    globalThis.setTimeout = realSetTimeout;
-  });
+  const armed = countTimers(t);
   const res = await quoteAcrossVenues(REQUEST, options([], { venueTimeoutMs: 60_000 }).opts);
   t.strictSame(res.venues, []);
-  t.equal(armed, 0, 'nothing to wait for');
+  t.equal(armed(), 0, 'nothing to wait for');
 });
 
 t.test('quoteAcrossVenues: "per-venue quote latency and results by rejectionCode": each venue of a computed quote is reported once, with its result as the response lists it and its time to answer', async (t) => {
