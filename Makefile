@@ -43,7 +43,15 @@ dist/.built: dist/.generated sdk/dist/.built tsconfig.json $(SOURCES)
 	@printf '{"build":"%s"}\n' "$$(git rev-parse --short HEAD 2>/dev/null || echo dev)" > dist/build-info.json
 	@touch $@
 
-build: dist/.built ## Compile TypeScript into dist/ (and the SDK into sdk/dist/)
+PORTAL_SOURCES := $(shell find portal -type f 2>/dev/null)
+
+# The key portal's page: type-checked against the generated portal types, bundled into dist/portal/.
+dist/portal/.built: dist/.generated scripts/bundle-portal.ts $(PORTAL_SOURCES)
+	npx tsc -p portal
+	npx tsx scripts/bundle-portal.ts
+	@touch $@
+
+build: dist/.built dist/portal/.built ## Compile TypeScript into dist/ (the SDK into sdk/dist/, the portal page into dist/portal/)
 
 run: build ## Run the service; it starts the sandbox as a child process (HOST, PORT, see README)
 	node dist/handlers/main.js

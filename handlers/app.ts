@@ -16,6 +16,7 @@ import { errorReply, internalErrorReply, replyForError, sendError } from './http
 import { answerCors } from './http/cors.js';
 import { registerDemo } from './demo.js';
 import { registerDocs } from './docs.js';
+import { registerPortalPage } from './portal-page.js';
 import { registerJsonBody } from './http/json-body.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id.js';
@@ -131,6 +132,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       );
     }
     registerDemo(server, core);
+    registerPortalPage(server, config.portalEnabled, path.join(repoRoot(), 'dist', 'portal'));
     const limits = await registerRateLimits(
       server,
       core.rateWindows,

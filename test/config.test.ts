@@ -37,6 +37,7 @@ const DEFAULTS: Config = {
   stateMaxPlanRecords: 50_000,
   stateMaxRateWindows: 200_000,
   feeCollectionEnabled: false,
+  portalEnabled: true,
   feeSchemasFile: null,
   rateLimitKeylessPerMinute: 120,
   rateLimitKeyedPerMinute: 1200,

@@ -1,0 +1,50 @@
+// The portal's operations (openapi/portal.yaml), called from the page's own origin. The key travels
+// only as the x-api-key header of a request, never in a URL; answers are never cached.
+import type { components } from '../../generated/portal/types.js';
+
+type Schemas = components['schemas'];
+export type IssuedKey = Schemas['IssuedKey'];
+export type KeyView = Schemas['KeyView'];
+export type KeyOrigins = Schemas['KeyOrigins'];
+export type RevokedKey = Schemas['RevokedKey'];
+export type UsageDay = Schemas['UsageDay'];
+
+/** An answer that is not 2xx, as the contract's `{error, code, action?}` says it. */
+export class PortalError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly action: string | null,
+  ) {
+    super(message);
+  }
+}
+
+async function call<T>(method: 'GET' | 'POST', path: string, key: string | null, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (key !== null) headers['x-api-key'] = key;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store', credentials: 'omit' });
+  } catch {
+    throw new PortalError(0, 'network', 'the service could not be reached', 'check your connection and try again');
+  }
+  const answer: unknown = await response.json().catch(() => null);
+  if (response.ok && answer !== null) return answer as T;
+  const error = answer as Partial<Schemas['Error']> | null;
+  throw new PortalError(
+    response.status,
+    error?.code ?? 'internal',
+    error?.error ?? `the service answered ${response.status}`,
+    error?.action ?? null,
+  );
+}
+
+export const createKey = (name: string, origins: string[]) =>
+  call<IssuedKey>('POST', '/portal/api/keys', null, origins.length > 0 ? { name, origins } : { name });
+export const readKey = (key: string) => call<KeyView>('GET', '/portal/api/key', key);
+export const rotateKey = (key: string) => call<IssuedKey>('POST', '/portal/api/key/rotate', key);
+export const revokeKey = (key: string) => call<RevokedKey>('POST', '/portal/api/key/revoke', key);
+export const setOrigins = (key: string, origins: string[]) => call<KeyOrigins>('POST', '/portal/api/key/origins', key, { origins });

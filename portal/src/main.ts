@@ -1,0 +1,164 @@
+// The key portal page: get a key, sign in with one, see its usage, rotate, revoke, edit origins.
+// The signed-in key lives in `signedIn` only: never in a cookie, storage or the URL, so reloading
+// or closing the page forgets it, and signing out drops it.
+import { createKey, PortalError, readKey, revokeKey, rotateKey, setOrigins, type KeyView } from './api.js';
+import { byId, el, lines } from './dom.js';
+import { details, issuedKey, usage } from './views.js';
+
+let signedIn: string | null = null;
+
+const notice = byId<HTMLParagraphElement>('notice');
+const account = byId<HTMLElement>('account');
+const signInInput = byId<HTMLInputElement>('sign-in-key');
+const originsInput = byId<HTMLTextAreaElement>('origins-input');
+
+function showError(target: HTMLElement, error: unknown): void {
+  const problem = error instanceof PortalError ? error : new PortalError(0, 'internal', 'something went wrong in this page', 'reload the page and try again');
+  target.replaceChildren(el('p', {}, el('strong', {}, 'Refused: '), problem.message, problem.action === null ? '' : ` (${problem.action}).`, ' ', el('span', { class: 'code' }, `[${problem.code}]`)));
+}
+
+/** Runs `action` with `button` (if any) busy, its errors shown in `errors`. */
+async function attempt(errors: HTMLElement, button: HTMLButtonElement | null, action: () => Promise<void>): Promise<void> {
+  errors.replaceChildren();
+  if (button) button.disabled = true;
+  try {
+    await action();
+  } catch (error) {
+    // A key revoked or rotated elsewhere: the page can do nothing more with it.
+    if (signedIn !== null && error instanceof PortalError && error.code === 'invalid_key' && errors.id === 'account-error') {
+      signOut(`Signed out: ${error.message}.`);
+      return;
+    }
+    showError(errors, error);
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+function render(view: KeyView): void {
+  byId('details').replaceChildren(...details(view));
+  byId('usage').replaceChildren(usage(view, new Date()));
+  originsInput.value = (view.origins ?? []).join('\n');
+}
+
+async function signIn(key: string): Promise<void> {
+  const view = await readKey(key);
+  signedIn = key;
+  render(view);
+  account.hidden = false;
+  notice.textContent = `Signed in with ${view.id} (${view.name}).`;
+  byId('account-title').focus();
+}
+
+function signOut(message: string): void {
+  signedIn = null;
+  account.hidden = true;
+  for (const id of ['details', 'usage', 'rotated', 'created', 'account-error', 'origins-saved']) byId(id).replaceChildren();
+  originsInput.value = '';
+  notice.textContent = message;
+  signInInput.focus();
+}
+
+/** Asks in a modal dialog; Cancel has the focus first, so Enter alone never destroys anything. */
+function confirmAction(title: string, text: string, ok: string): Promise<boolean> {
+  const dialog = byId<HTMLDialogElement>('confirm');
+  byId('confirm-title').textContent = title;
+  byId('confirm-text').textContent = text;
+  byId('confirm-ok').textContent = ok;
+  return new Promise((resolve) => {
+    const done = (answer: boolean) => () => {
+      dialog.removeEventListener('close', onClose);
+      okButton.removeEventListener('click', onOk);
+      cancelButton.removeEventListener('click', onCancel);
+      if (dialog.open) dialog.close();
+      resolve(answer);
+    };
+    const okButton = byId<HTMLButtonElement>('confirm-ok');
+    const cancelButton = byId<HTMLButtonElement>('confirm-cancel');
+    const onOk = done(true);
+    const onCancel = done(false);
+    const onClose = done(false);
+    okButton.addEventListener('click', onOk);
+    cancelButton.addEventListener('click', onCancel);
+    dialog.addEventListener('close', onClose);
+    dialog.showModal();
+  });
+}
+
+const submitter = (form: HTMLFormElement) => form.querySelector<HTMLButtonElement>('button[type=submit]');
+
+byId<HTMLFormElement>('create-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const form = event.currentTarget as HTMLFormElement;
+  const errors = byId('create-error');
+  const name = byId<HTMLInputElement>('create-name');
+  const origins = byId<HTMLTextAreaElement>('create-origins');
+  void attempt(errors, submitter(form), async () => {
+    if (name.value.trim() === '') throw new PortalError(400, 'bad_request', 'a name is required', 'name the key, such as your app');
+    const issued = await createKey(name.value.trim(), lines(origins.value));
+    name.value = '';
+    origins.value = '';
+    const use = el('button', { type: 'button' }, 'Sign in with this key');
+    use.addEventListener('click', () => void attempt(errors, use, () => signIn(issued.key)));
+    byId('created').replaceChildren(issuedKey(issued, `Your new key, ${issued.name}`), el('p', {}, use));
+    byId('created').querySelector<HTMLButtonElement>('button.copy')?.focus();
+  });
+});
+
+byId<HTMLFormElement>('sign-in-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const form = event.currentTarget as HTMLFormElement;
+  const key = signInInput.value.trim();
+  void attempt(byId('sign-in-error'), submitter(form), async () => {
+    if (key === '') throw new PortalError(400, 'missing_key', 'paste a key to sign in', 'get a key above if you have none');
+    await signIn(key);
+    signInInput.value = '';
+  });
+});
+
+const accountErrors = byId('account-error');
+const signedInKey = () => {
+  if (signedIn === null) throw new PortalError(401, 'missing_key', 'you are signed out', 'sign in with your key');
+  return signedIn;
+};
+
+byId<HTMLButtonElement>('refresh').addEventListener('click', (event) => {
+  void attempt(accountErrors, event.currentTarget as HTMLButtonElement, async () => {
+    render(await readKey(signedInKey()));
+    notice.textContent = 'Refreshed.';
+  });
+});
+
+byId<HTMLButtonElement>('rotate').addEventListener('click', (event) => {
+  const button = event.currentTarget as HTMLButtonElement;
+  void attempt(accountErrors, button, async () => {
+    if (!(await confirmAction('Rotate this key?', 'A new key replaces it: the current key stops working within seconds, everywhere it is used. Its id, name, fee terms, origins and usage stay.', 'Rotate key'))) return;
+    const issued = await rotateKey(signedInKey());
+    signedIn = issued.key;
+    byId('rotated').replaceChildren(issuedKey(issued, 'Your rotated key'));
+    render(await readKey(issued.key));
+    byId('rotated').querySelector<HTMLButtonElement>('button.copy')?.focus();
+  });
+});
+
+byId<HTMLButtonElement>('revoke').addEventListener('click', (event) => {
+  void attempt(accountErrors, event.currentTarget as HTMLButtonElement, async () => {
+    if (!(await confirmAction('Revoke this key?', 'It stops working within seconds, everywhere it is used, and cannot be restored. You can get a new key at any time.', 'Revoke key'))) return;
+    const revoked = await revokeKey(signedInKey());
+    signOut(`Key ${revoked.id} revoked: it no longer works. You are signed out.`);
+  });
+});
+
+byId<HTMLButtonElement>('sign-out').addEventListener('click', () => signOut('Signed out: the key is no longer in this page.'));
+
+byId<HTMLFormElement>('origins-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const form = event.currentTarget as HTMLFormElement;
+  const saved = byId('origins-saved');
+  saved.textContent = '';
+  void attempt(accountErrors, submitter(form), async () => {
+    const stored = await setOrigins(signedInKey(), lines(originsInput.value));
+    render(await readKey(signedInKey()));
+    saved.textContent = stored.origins === null || stored.origins.length === 0 ? 'Saved: the key is taken from any origin.' : `Saved: the key is taken from ${stored.origins.join(', ')} only.`;
+  });
+});
