@@ -120,7 +120,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return sendError(reply, errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`));
     });
 
-    await registerDocs(server, specText, definition);
+    await registerDocs(server, specText, definition, { portal: config.portalEnabled });
     // The SDK's browser scripts, as make build bundled them: a host embeds the widget with one tag.
     for (const name of ['widget', 'sdk']) {
       const file = path.join(repoRoot(), 'sdk', 'dist', 'bundle', `${name}.js`);

@@ -39,8 +39,29 @@ const DOCS_HEADERS: Readonly<Record<string, string>> = {
 
 const SPEC_CACHE = 'public, max-age=300';
 
-/** `definition` is the spec as parsed from `specText`, before anything (openapi-backend) changes it. */
-export async function registerDocs(server: FastifyInstance, specText: Buffer, definition: object): Promise<void> {
+/**
+ * A link to the key portal above the reference, where an integrator reading the Authentication
+ * section looks for a key. A script file (the CSP runs no inline script) that builds the link from
+ * text, as Swagger UI's own page has no place for one; the rendered spec stays the served spec.
+ */
+const PORTAL_LINK_JS = `(() => {
+  const nav = document.createElement('nav');
+  nav.className = 'portal-link';
+  nav.setAttribute('aria-label', 'Partner keys');
+  const link = document.createElement('a');
+  link.href = '/portal';
+  link.textContent = 'Get a free partner key, see its usage, rotate it: the key portal';
+  nav.append(link);
+  document.body.prepend(nav);
+})();
+`;
+const PORTAL_LINK_CSS = '.portal-link { font: 600 16px/1.5 sans-serif; padding: 10px 20px; background: #e6f0ff; border-bottom: 1px solid #c9d0da; } .portal-link a { color: #0b57d0; }';
+
+/**
+ * `definition` is the spec as parsed from `specText`, before anything (openapi-backend) changes it;
+ * `portal`: the key portal is served, so the page links to it.
+ */
+export async function registerDocs(server: FastifyInstance, specText: Buffer, definition: object, options: { portal: boolean }): Promise<void> {
   const json = JSON.stringify(definition);
   // The page's own copy: parsing the JSON costs a fraction of parsing the YAML again.
   const document = JSON.parse(json) as Record<string, unknown>;
@@ -60,7 +81,10 @@ export async function registerDocs(server: FastifyInstance, specText: Buffer, de
           done();
         },
       },
-      theme: { title: 'bestex API v1' },
+      theme: {
+        title: 'bestex API v1',
+        ...(options.portal ? { js: [{ filename: 'portal-link.js', content: PORTAL_LINK_JS }], css: [{ filename: 'portal-link.css', content: PORTAL_LINK_CSS }] } : {}),
+      },
     });
     // @fastify/static's files (/docs/static/*) do not run the UI's hooks.
     docs.addHook('onSend', async (request, reply) => {

@@ -117,6 +117,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     FEE_COLLECTION_ENABLED: 'true',
     SERVICE_FEE_PARTY: `bestex-fees::1220${'e'.repeat(64)}`,
     FEE_SCHEMAS_FILE: '/etc/bestex/fees.json',
+    PORTAL_ENABLED: 'false',
     RATE_LIMIT_KEYLESS_PER_MINUTE: '60',
     RATE_LIMIT_KEYED_PER_MINUTE: '6000',
     RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '10',
@@ -149,6 +150,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     stateMaxPlanRecords: 1,
     stateMaxRateWindows: 10_000_000,
     feeCollectionEnabled: true,
+    portalEnabled: false,
     feeSchemasFile: '/etc/bestex/fees.json',
     rateLimitKeylessPerMinute: 60,
     rateLimitKeyedPerMinute: 6000,
@@ -235,6 +237,13 @@ const LIVE = {
   TRADECRAFT_POOL_PARTIES: `CC/USDCx=${PARTY('tc-pool-usdcx')}`,
   LEDGER_URL: 'https://participant.example/',
 };
+
+t.test('PORTAL_ENABLED: "default on in sandbox mode and off with VENUES=live until an operator turns it on"', async (t) => {
+  t.equal(loadConfig({}).portalEnabled, true);
+  t.equal(loadConfig(LIVE).portalEnabled, false);
+  t.equal(loadConfig({ ...LIVE, PORTAL_ENABLED: 'true' }).portalEnabled, true);
+  t.match(configError(t, { PORTAL_ENABLED: 'yes' }).message, /PORTAL_ENABLED'? must be "true" or "false"/);
+});
 
 t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the environment, timeout, instrument admins" (VENUES=live)', async (t) => {
   const { venuesMode, liveVenues } = loadConfig({ ...LIVE, ONESWAP_ENABLED: 'false', TRADECRAFT_URL: 'http://127.0.0.1:9000/v1', TEMPLE_TIMEOUT_MS: '300' });

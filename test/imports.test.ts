@@ -8,7 +8,7 @@ import t from 'tap';
 import { repoRoot } from '../handlers/app.js';
 
 const ROOT = repoRoot();
-const SOURCE_DIRS = ['core', 'handlers', 'sandbox', 'scripts', 'codegen', 'bench', 'generated', 'sdk/src', 'test'];
+const SOURCE_DIRS = ['core', 'handlers', 'sandbox', 'scripts', 'codegen', 'bench', 'generated', 'sdk/src', 'portal/src', 'test'];
 
 /** Every .ts file under `dir`, as a repo-relative path with forward slashes. */
 function sources(dir: string): string[] {
@@ -130,6 +130,12 @@ t.test('"the SDK imports nothing of core/, handlers/ or sandbox/", and only its 
   t.strictSame(nodeOnly, [], 'the entries a browser loads never import node: modules');
 });
 
+t.test('the portal page (a browser\'s) imports nothing of the server but its generated wire types', async (t) => {
+  const wrong = imports.filter((i) => i.from.startsWith('portal/') && !i.to.startsWith('portal/') && !i.to.startsWith('generated/portal/'));
+  t.strictSame(wrong.map(show), []);
+  t.ok(imports.some((i) => i.from.startsWith('portal/') && i.to === 'generated/portal/types.ts'), 'its types are the generated ones');
+});
+
 t.test('"one composition root is the only file that knows every folder": core\'s root modules import no capability folder, but core/services.ts (and core/config.ts the live venues\' settings)', async (t) => {
   const folders = readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory());
   const rootModule = (f: string) => /^core\/[^/]+\.ts$/.test(f) && f !== 'core/services.ts';
@@ -140,7 +146,7 @@ t.test('"one composition root is the only file that knows every folder": core\'s
 });
 
 t.test('each folder\'s README.md says what it owns and what it must not import, and that holds', async (t) => {
-  const folders = [...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`), 'sandbox'];
+  const folders = [...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`), 'sandbox', 'portal'];
   for (const folder of folders) {
     const readme = readFileSync(path.join(ROOT, folder, 'README.md'), 'utf8');
     const line = /^Must not import: (.+)$/m.exec(readme)?.[1];

@@ -1,0 +1,105 @@
+// The key portal's page as the service serves it (handlers/portal-page.ts): "the portal's answers
+// carry strict security headers (CSP allowing only its own assets, no framing, no-store)", only
+// when PORTAL_ENABLED, linked from /docs; and the page's usage table (portal/src/usage.ts): the
+// last 7 UTC days, today last, a day without traffic as zeros.
+import t from 'tap';
+import { PORTAL_CSP } from '../handlers/portal-page.js';
+import { usageTable } from '../portal/src/usage.js';
+import { testApp } from './helpers/app.js';
+
+const PAGE_URLS = ['/portal', '/portal/', '/portal/assets/portal.js', '/portal/assets/portal.css'];
+
+t.test('"CSP allowing only its own assets, no framing, no-store": the page and its assets carry the strict headers and no Access-Control-Allow-Origin, even asked from another origin', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  t.equal(PORTAL_CSP, "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+  const types = ['text/html', 'text/html', 'text/javascript', 'text/css'];
+  for (const [i, url] of PAGE_URLS.entries()) {
+    const res = await app.server.inject({ url, headers: { origin: 'https://elsewhere.example' } });
+    t.equal(res.statusCode, 200, url);
+    t.match(res.headers['content-type'], new RegExp(`^${types[i]}; charset=utf-8$`), `${url}: its media type`);
+    t.equal(res.headers['content-security-policy'], PORTAL_CSP, `${url}: CSP`);
+    t.equal(res.headers['x-frame-options'], 'DENY', `${url}: no framing`);
+    t.equal(res.headers['x-content-type-options'], 'nosniff', `${url}: nosniff`);
+    t.equal(res.headers['referrer-policy'], 'no-referrer', `${url}: no referrer`);
+    t.equal(res.headers['cache-control'], 'no-store', `${url}: never cached`);
+    t.equal(res.headers['access-control-allow-origin'], undefined, `${url}: no CORS header: another origin cannot read it`);
+    t.equal(res.headers['x-service-api-version'], '1', `${url}: the service's fixed headers`);
+  }
+});
+
+t.test('the page names only its own two assets, by absolute path, and holds no inline script or style', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const html = (await app.server.inject({ url: '/portal' })).body;
+  const urls = [...html.matchAll(/<(?:script|link|img|iframe|source)\b[^>]*?\s(?:src|href)\s*=\s*"([^"]+)"/gi)].map((m) => m[1]);
+  t.strictSame(urls.sort(), ['/portal/assets/portal.css', '/portal/assets/portal.js']);
+  t.notMatch(html, /<script\b[^>]*>[^<\s]/i, 'no inline script (the CSP would refuse it)');
+  t.notMatch(html, /<style\b|\sstyle=/i, 'no inline style (the CSP would refuse it)');
+  t.notMatch(html, /\s(?:src|href|action)="(?:[a-z]+:)?\/\//i, 'no absolute URL: nothing from another origin');
+  t.match(html, /<html lang="en">/, 'its language is declared');
+});
+
+t.test('"Disabled, every /portal path is 404 not_found", and /docs then links no portal', async (t) => {
+  const app = await testApp({ env: { PORTAL_ENABLED: 'false' } });
+  t.teardown(app.close);
+  for (const url of PAGE_URLS) {
+    const res = await app.server.inject({ url });
+    t.equal(res.statusCode, 404, url);
+    t.equal(res.json().code, 'not_found', url);
+  }
+  t.notMatch((await app.server.inject({ url: '/docs' })).body, /portal-link/);
+});
+
+t.test('"linked from /docs": the reference page loads a local script that puts a link to /portal above it', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const html = (await app.server.inject({ url: '/docs' })).body;
+  const script = /<script src="([^"]*portal-link\.js)"/.exec(html)?.[1];
+  t.ok(script, 'the page loads the link script');
+  const res = await app.server.inject({ url: new URL(script!, 'http://service/docs/static/').pathname });
+  t.equal(res.statusCode, 200);
+  t.match(res.body, /link\.href = '\/portal'/);
+  t.match(String(res.headers['content-security-policy']), /script-src 'self'/, 'served under the docs page\'s own CSP');
+});
+
+t.test('"requests per day and per operation for the last 7 days": 7 UTC days ending today, days without traffic as zeros', async (t) => {
+  const table = usageTable(
+    [
+      { date: '2026-11-20', requests: { getQuote: 3 }, rateLimited: {} },
+      { date: '2026-11-26', requests: { getQuote: 5, createExecutePlan: 2 }, rateLimited: { 'keyed-window': 1 } },
+    ],
+    new Date('2026-11-26T23:59:59Z'),
+  );
+  t.strictSame(table.operations, ['getQuote', 'createExecutePlan']);
+  t.strictSame(table.limits, ['keyed-window']);
+  t.strictSame(
+    table.rows.map((r) => [r.date, ...r.requests, r.total, ...r.rateLimited]),
+    [
+      ['2026-11-20', 3, 0, 3, 0],
+      ['2026-11-21', 0, 0, 0, 0],
+      ['2026-11-22', 0, 0, 0, 0],
+      ['2026-11-23', 0, 0, 0, 0],
+      ['2026-11-24', 0, 0, 0, 0],
+      ['2026-11-25', 0, 0, 0, 0],
+      ['2026-11-26', 5, 2, 7, 1],
+    ],
+  );
+});
+
+t.test('a key without traffic still shows its 7 days and both operations at zero; across a month\'s end', async (t) => {
+  const table = usageTable([], new Date('2026-12-02T00:00:00Z'));
+  t.strictSame(table.rows.map((r) => r.date), ['2026-11-26', '2026-11-27', '2026-11-28', '2026-11-29', '2026-11-30', '2026-12-01', '2026-12-02']);
+  t.ok(table.rows.every((r) => r.total === 0 && r.requests.every((n) => n === 0)));
+  t.strictSame(table.operations, ['getQuote', 'createExecutePlan']);
+  t.strictSame(table.limits, []);
+});
+
+t.test('a browser clock a day behind the service\'s: today is the service\'s last counted day, so its traffic shows', async (t) => {
+  const table = usageTable([{ date: '2026-11-27', requests: { getQuote: 1, someNewOperation: 4 }, rateLimited: { 'keyed-window': 2, 'another-limit': 1 } }], new Date('2026-11-26T23:00:00Z'));
+  t.equal(table.rows.at(-1)!.date, '2026-11-27');
+  t.strictSame(table.operations, ['getQuote', 'createExecutePlan', 'someNewOperation'], 'an operation beyond the two known gets its column');
+  t.strictSame(table.limits, ['another-limit', 'keyed-window']);
+  t.strictSame(table.rows.at(-1)!.rateLimited, [1, 2]);
+  t.equal(table.rows.at(-1)!.total, 5);
+});
