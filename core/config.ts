@@ -46,13 +46,17 @@ export interface Config {
   readonly stateMaxRateWindows: number;
   /** While false, every disclosed fee line reads zero and no plan collects a fee. */
   readonly feeCollectionEnabled: boolean;
-  /** Serve the key portal (/portal): by default with the sandbox venues, not with the real ones. */
-  readonly portalEnabled: boolean;
   /** A JSON file of fee schemas and partner overrides (README); null for the built-in default schema. */
   readonly feeSchemasFile: string | null;
   readonly rateLimitKeylessPerMinute: number;
   readonly rateLimitKeyedPerMinute: number;
   readonly rateLimitFreshQuotesPerMinute: number;
+  /** Whether the key portal (`/portal`) is served: by default with the sandbox's venues, not with the real ones. */
+  readonly portalEnabled: boolean;
+  /** Keys the portal creates per client IP per hour, every instance together. */
+  readonly portalKeysPerIpPerHour: number;
+  /** Keys the portal creates per UTC day, every client and instance together. */
+  readonly portalKeysPerDay: number;
   /** `sandbox`: the sandbox program's simulated network (sandbox/); `live`: the real venues' public APIs. */
   readonly venuesMode: 'sandbox' | 'live';
   /**
@@ -240,11 +244,14 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     stateMaxPlanRecords: read('STATE_MAX_PLAN_RECORDS', 50_000, int(1, 10_000_000), 'an integer from 1 to 10000000'),
     stateMaxRateWindows: read('STATE_MAX_RATE_WINDOWS', 200_000, int(1, 10_000_000), 'an integer from 1 to 10000000'),
     feeCollectionEnabled,
-    portalEnabled: read('PORTAL_ENABLED', venuesMode === 'sandbox', boolean, '"true" or "false"'),
     feeSchemasFile: read<string | null>('FEE_SCHEMAS_FILE', null, (raw) => raw, 'a file path'),
     rateLimitKeylessPerMinute: read('RATE_LIMIT_KEYLESS_PER_MINUTE', 120, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     rateLimitKeyedPerMinute: read('RATE_LIMIT_KEYED_PER_MINUTE', 1200, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     rateLimitFreshQuotesPerMinute: read('RATE_LIMIT_FRESH_QUOTES_PER_MINUTE', 30, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
+    // Off with the real venues until an operator turns it on: free keys for a live deployment are a decision.
+    portalEnabled: read('PORTAL_ENABLED', venuesMode === 'sandbox', boolean, '"true" or "false"'),
+    portalKeysPerIpPerHour: read('PORTAL_KEYS_PER_IP_PER_HOUR', 5, int(1, 1_000_000), 'an integer from 1 to 1000000'),
+    portalKeysPerDay: read('PORTAL_KEYS_PER_DAY', 500, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     venuesMode,
     liveVenues,
     sandboxUrl,

@@ -37,11 +37,13 @@ const DEFAULTS: Config = {
   stateMaxPlanRecords: 50_000,
   stateMaxRateWindows: 200_000,
   feeCollectionEnabled: false,
-  portalEnabled: true,
   feeSchemasFile: null,
   rateLimitKeylessPerMinute: 120,
   rateLimitKeyedPerMinute: 1200,
   rateLimitFreshQuotesPerMinute: 30,
+  portalEnabled: true,
+  portalKeysPerIpPerHour: 5,
+  portalKeysPerDay: 500,
   venuesMode: 'sandbox',
   liveVenues: {
     venues: {
@@ -117,7 +119,6 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     FEE_COLLECTION_ENABLED: 'true',
     SERVICE_FEE_PARTY: `bestex-fees::1220${'e'.repeat(64)}`,
     FEE_SCHEMAS_FILE: '/etc/bestex/fees.json',
-    PORTAL_ENABLED: 'false',
     RATE_LIMIT_KEYLESS_PER_MINUTE: '60',
     RATE_LIMIT_KEYED_PER_MINUTE: '6000',
     RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '10',
@@ -150,7 +151,6 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     stateMaxPlanRecords: 1,
     stateMaxRateWindows: 10_000_000,
     feeCollectionEnabled: true,
-    portalEnabled: false,
     feeSchemasFile: '/etc/bestex/fees.json',
     rateLimitKeylessPerMinute: 60,
     rateLimitKeyedPerMinute: 6000,
@@ -238,11 +238,15 @@ const LIVE = {
   LEDGER_URL: 'https://participant.example/',
 };
 
-t.test('PORTAL_ENABLED: "default on in sandbox mode and off with VENUES=live until an operator turns it on"', async (t) => {
-  t.equal(loadConfig({}).portalEnabled, true);
-  t.equal(loadConfig(LIVE).portalEnabled, false);
-  t.equal(loadConfig({ ...LIVE, PORTAL_ENABLED: 'true' }).portalEnabled, true);
-  t.match(configError(t, { PORTAL_ENABLED: 'yes' }).message, /PORTAL_ENABLED'? must be "true" or "false"/);
+t.test('loadConfig: the key portal is "default on in sandbox mode and off with VENUES=live until an operator turns it on"; its creation limits are positive integers', async (t) => {
+  t.equal(loadConfig({}).portalEnabled, true, 'sandbox: on');
+  t.equal(loadConfig(LIVE).portalEnabled, false, 'live: off');
+  t.equal(loadConfig({ ...LIVE, PORTAL_ENABLED: 'true' }).portalEnabled, true, 'live, turned on');
+  t.equal(loadConfig({ PORTAL_ENABLED: 'false' }).portalEnabled, false, 'sandbox, turned off');
+  t.match(configError(t, { PORTAL_ENABLED: 'yes' }).message, /PORTAL_ENABLED must be "true" or "false"/);
+  t.match(configError(t, { PORTAL_KEYS_PER_IP_PER_HOUR: '0' }).message, /PORTAL_KEYS_PER_IP_PER_HOUR must be an integer from 1/);
+  t.match(configError(t, { PORTAL_KEYS_PER_DAY: '-1' }).message, /PORTAL_KEYS_PER_DAY must be an integer from 1/);
+  t.equal(loadConfig({ PORTAL_KEYS_PER_IP_PER_HOUR: '2', PORTAL_KEYS_PER_DAY: '7' }).portalKeysPerDay, 7);
 });
 
 t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the environment, timeout, instrument admins" (VENUES=live)', async (t) => {
