@@ -20,6 +20,8 @@ function showError(target: HTMLElement, error: unknown): void {
 /** Runs `action` with `button` (if any) busy, its errors shown in `errors`. */
 async function attempt(errors: HTMLElement, button: HTMLButtonElement | null, action: () => Promise<void>): Promise<void> {
   errors.replaceChildren();
+  // A disabled button loses the focus: a keyboard user gets it back where they were.
+  const hadFocus = button !== null && document.activeElement === button;
   if (button) button.disabled = true;
   try {
     await action();
@@ -32,6 +34,7 @@ async function attempt(errors: HTMLElement, button: HTMLButtonElement | null, ac
     showError(errors, error);
   } finally {
     if (button) button.disabled = false;
+    if (button && hadFocus && button.isConnected && document.activeElement === document.body) button.focus();
   }
 }
 

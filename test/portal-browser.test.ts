@@ -1,0 +1,254 @@
+// The key portal in a real browser (Debian's Chromium driven by playwright-core, headless, nothing
+// downloaded), against the real service and its real portal operations: "a person creates a key,
+// copies it, uses it for a keyed quote, signs in and sees that quote counted, rotates, and the old
+// key stops working; by keyboard alone; no serious or critical axe-core violation". The page runs
+// under its own CSP throughout (axe is evaluated through the DevTools protocol, which a page's CSP
+// does not govern). Without Chromium the tests are skipped with a loud notice, unless
+// REQUIRE_CHROMIUM=1 (CI installs it) makes that a failure.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import t from 'tap';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { repoRoot } from '../handlers/app.js';
+import { listen, testApp, type TestApp } from './helpers/app.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOTS = path.join(repoRoot(), 'dist', 'screenshots');
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const KEY = /^bx_[0-9A-Za-z]{38}$/;
+/** How long a count or a rotation may take to show: "within a few seconds". */
+const SETTLE_MS = 15_000;
+
+if (!existsSync(CHROMIUM)) {
+  if (process.env.REQUIRE_CHROMIUM === '1') throw new Error(`REQUIRE_CHROMIUM=1 but there is no Chromium at ${CHROMIUM}: install Debian's chromium`);
+  console.error(`\n*** SKIPPING the portal browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH) ***\n`);
+  t.pass('skipped: no Chromium');
+} else {
+  await run();
+}
+
+type Tap = Pick<typeof t, 'teardown' | 'equal' | 'strictSame' | 'notOk' | 'ok'>;
+
+async function run(): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const browser: Browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  t.teardown(() => browser.close());
+
+  /** The service, and the portal open in a browser that may read and write its clipboard; every URL the page requests is kept. */
+  async function setup(t: Tap): Promise<{ app: TestApp; service: string; page: Page; requested: string[] }> {
+    const app = await testApp();
+    t.teardown(app.close);
+    const service = await listen(app.server);
+    const context = await browser.newContext();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const requested: string[] = [];
+    page.on('request', (request) => requested.push(request.url()));
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') refused.push(message.text());
+    });
+    t.teardown(() => t.strictSame(refused, [], 'the page logged no error (a CSP refusal would be one)'));
+    await page.goto(`${service}/portal`);
+    return { app, service, page, requested };
+  }
+
+  /** "no serious or critical axe-core violation" on the view as it is now. */
+  async function axeClean(t: Tap, page: Page, view: string): Promise<void> {
+    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+    const violations = await page.evaluate(async () => {
+      const axe = (window as unknown as { axe: { run: (context: unknown) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+      return (await axe.run(document)).violations.map((v) => ({ id: v.id, impact: v.impact, targets: JSON.stringify(v.nodes.map((n) => n.target)) }));
+    });
+    t.strictSame(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe: no serious or critical violation (${view})`);
+  }
+
+  /** "kept only in the page's memory, never in a cookie or storage, never in a URL". */
+  async function keysNowhere(t: Tap, page: Page, requested: readonly string[], keys: readonly string[], when: string): Promise<void> {
+    const kept = await page.evaluate(() => ({ local: JSON.stringify({ ...localStorage }), session: JSON.stringify({ ...sessionStorage }), cookie: document.cookie, url: location.href }));
+    const cookies = JSON.stringify(await page.context().cookies());
+    for (const key of keys) {
+      t.notOk(kept.local.includes(key) || kept.session.includes(key), `${when}: the key is in no storage`);
+      t.notOk(kept.cookie.includes(key) || cookies.includes(key), `${when}: the key is in no cookie`);
+      t.notOk(kept.url.includes(key) || requested.some((url) => url.includes(key)), `${when}: the key is in no URL the page is at or asked for`);
+    }
+  }
+
+  const quoteWith = (service: string, key: string, origin?: string) =>
+    fetch(`${service}/api/quote?from=CC&to=USDCx&amount=100`, { headers: { 'x-api-key': key, ...(origin ? { origin } : {}) } }).then((r) => r.status);
+
+  /** Polls until `check` holds or SETTLE_MS passes; false then. */
+  async function settles(check: () => Promise<boolean>): Promise<boolean> {
+    const deadline = Date.now() + SETTLE_MS;
+    while (Date.now() < deadline) {
+      if (await check()) return true;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return check();
+  }
+
+  /** The usage table as text: its header and today's (last) row. */
+  async function usageToday(page: Page): Promise<{ head: string[]; today: string[]; rows: number }> {
+    return page.evaluate(() => {
+      const cells = (row: Element | null | undefined) => [...(row?.children ?? [])].map((cell) => cell.textContent ?? '');
+      const rows = document.querySelectorAll('#usage tbody tr');
+      return { head: cells(document.querySelector('#usage thead tr')), today: cells(rows[rows.length - 1]), rows: rows.length };
+    });
+  }
+  const count = (usage: { head: string[]; today: string[] }, column: string) => usage.today[usage.head.indexOf(column)];
+
+  /** Presses Tab until the focused element matches `selector`, as a keyboard user would. */
+  async function tabTo(page: Page, selector: string): Promise<void> {
+    for (let presses = 0; presses < 40; presses++) {
+      await page.keyboard.press('Tab');
+      if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return;
+    }
+    throw new Error(`Tab never reached ${selector}`);
+  }
+
+  t.test('a person creates a key, copies it, uses it for a keyed quote, signs in and sees that quote counted, rotates, and the old key stops working; the key never reaches storage, a cookie or a URL', async (t) => {
+    const { service, page, requested } = await setup(t);
+    await axeClean(t, page, 'the landing view');
+
+    await page.getByLabel('Name').fill('Browser Wallet');
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    const shown = page.locator('#created [data-testid=issued-key]');
+    await shown.waitFor();
+    const key = await shown.innerText();
+    t.ok(KEY.test(key), 'a partner key is shown');
+    t.ok((await page.locator('#created').innerText()).includes('shown once and cannot be shown again'), 'with the warning that it is shown once');
+    t.ok((await page.locator('#created pre').innerText()).includes(`x-api-key: ${key}`), 'and the curl that uses it');
+    await axeClean(t, page, 'the new key');
+
+    await page.getByRole('button', { name: 'Copy key' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    t.equal(await page.evaluate(() => navigator.clipboard.readText()), key, 'Copy puts the key on the clipboard');
+
+    t.equal(await quoteWith(service, key), 200, 'the key quotes');
+
+    await page.getByLabel('Your key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#account').waitFor();
+    const details = await page.locator('#details').innerText();
+    for (const shownField of ['Browser Wallet', 'partner-default', 'service fee', 'requests left this minute', 'Any origin', 'ref']) t.ok(details.includes(shownField), `the key's view shows ${shownField}`);
+    t.ok(/key_[0-9a-f]{12}/.test(details), 'its id');
+    const counted = await settles(async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.locator('#notice', { hasText: 'Refreshed.' }).waitFor();
+      return count(await usageToday(page), 'getQuote') === '1';
+    });
+    const usage = await usageToday(page);
+    t.ok(counted, `today's row counts the one keyed quote (${JSON.stringify(usage)})`);
+    t.equal(usage.rows, 7, '7 UTC days, quiet ones as zeros');
+    t.equal(count(usage, 'createExecutePlan'), '0');
+    await axeClean(t, page, 'the signed-in view');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'portal-usage.png'), fullPage: true });
+    const id = /key_[0-9a-f]{12}/.exec(details)![0];
+
+    await page.getByRole('button', { name: 'Rotate key…' }).click();
+    await axeClean(t, page, 'the confirmation');
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate key' }).click();
+    const rotated = page.locator('#rotated [data-testid=issued-key]');
+    await rotated.waitFor();
+    const newKey = await rotated.innerText();
+    t.ok(KEY.test(newKey) && newKey !== key, 'a new key is shown once');
+    t.ok((await page.locator('#details').innerText()).includes(id), 'same id');
+    t.ok(await settles(async () => (await quoteWith(service, key)) === 401), 'the old key is refused');
+    t.equal(await quoteWith(service, newKey), 200, 'the new key quotes');
+    // The page signed in with the new key: a refresh works.
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.locator('#notice', { hasText: 'Refreshed.' }).waitFor();
+    t.equal(await page.locator('#account-error').innerText(), '', 'the page uses the new key');
+    await keysNowhere(t, page, requested, [key, newKey], 'signed in');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    t.ok(await page.locator('#account').isHidden(), 'signed out');
+    const leftovers = await page.evaluate(() => document.documentElement.outerHTML + [...document.querySelectorAll('input, textarea')].map((e) => (e as HTMLInputElement).value).join());
+    t.notOk(leftovers.includes(key) || leftovers.includes(newKey), 'signing out leaves no key on the page');
+    await keysNowhere(t, page, requested, [key, newKey], 'signed out');
+  });
+
+  t.test('the whole flow by keyboard alone (Tab, Enter, Space and typing): create, copy, sign in, see usage, edit origins, rotate, revoke', async (t) => {
+    const { app, service, page, requested } = await setup(t);
+
+    await tabTo(page, '#create-name');
+    await page.keyboard.type('Keyboard Wallet');
+    await tabTo(page, 'button[type=submit]');
+    await page.keyboard.press('Enter');
+    const shown = page.locator('#created [data-testid=issued-key]');
+    await shown.waitFor();
+    const key = await shown.innerText();
+    t.ok(await page.evaluate(() => document.activeElement?.matches('button.copy') ?? false), 'the focus is on Copy');
+    await page.keyboard.press('Space');
+    await page.getByText('Copied to the clipboard.').waitFor();
+    t.equal(await page.evaluate(() => navigator.clipboard.readText()), key, 'copied');
+
+    t.equal(await quoteWith(service, key), 200);
+    t.ok(
+      await settles(async () => {
+        const view = (await app.server.inject({ url: '/portal/api/key', headers: { 'x-api-key': key } })).json<{ usage: { days: Array<{ requests: Record<string, number> }> } }>();
+        return view.usage.days.at(-1)?.requests.getQuote === 1;
+      }),
+      'the service counted the quote',
+    );
+
+    await tabTo(page, '#sign-in-key');
+    await page.keyboard.type(key);
+    await page.keyboard.press('Enter');
+    await page.locator('#account').waitFor();
+    t.ok(await page.evaluate(() => document.activeElement?.id === 'account-title'), 'the focus moves to the key\'s view');
+    t.equal(await page.locator('#sign-in-key').inputValue(), '', 'the field no longer holds the key');
+    t.equal(count(await usageToday(page), 'getQuote'), '1', 'the quote is counted');
+
+    // Bound to one origin: the swap API takes the key from it alone.
+    const origin = 'https://wallet.example';
+    await tabTo(page, '#origins-input');
+    await page.keyboard.type(origin);
+    await tabTo(page, '#origins-form button[type=submit]');
+    await page.keyboard.press('Enter');
+    await page.getByText(`Saved: the key is taken from ${origin} only.`).waitFor();
+    t.ok((await page.locator('#details').innerText()).includes(origin), 'the view shows the origin');
+    t.ok(await settles(async () => (await quoteWith(service, key, 'https://elsewhere.example')) === 401), 'another origin is refused');
+    t.equal(await quoteWith(service, key, origin), 200, 'the bound origin is taken');
+
+    await tabTo(page, '#rotate');
+    await page.keyboard.press('Space');
+    t.ok(await page.evaluate(() => document.activeElement?.id === 'confirm-cancel'), 'the confirmation opens on Cancel');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    const rotated = page.locator('#rotated [data-testid=issued-key]');
+    await rotated.waitFor();
+    const newKey = await rotated.innerText();
+    t.ok(newKey !== key && KEY.test(newKey), 'rotated');
+    t.ok(await settles(async () => (await quoteWith(service, key, origin)) === 401), 'the old key is refused');
+    t.equal(await quoteWith(service, newKey, origin), 200, 'the new key keeps the origins and quotes');
+
+    await tabTo(page, '#revoke');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Space');
+    await page.getByText(/revoked: it no longer works/).waitFor();
+    t.ok(await page.locator('#account').isHidden(), 'revoking signs out');
+    t.ok(await page.evaluate(() => document.activeElement?.id === 'sign-in-key'), 'the focus is back on the sign-in field');
+    t.ok(await settles(async () => (await quoteWith(service, newKey, origin)) === 401), 'the revoked key is refused');
+    await keysNowhere(t, page, requested, [key, newKey], 'after revoking');
+  });
+
+  t.test('a refused action shows the answer\'s error and action: a revoked key cannot sign in', async (t) => {
+    const { app, page } = await setup(t);
+    const created = (await app.server.inject({ method: 'POST', url: '/portal/api/keys', payload: { name: 'Soon revoked' } })).json<{ key: string }>();
+    await app.server.inject({ method: 'POST', url: '/portal/api/key/revoke', headers: { 'x-api-key': created.key } });
+    await page.getByLabel('Your key').fill(created.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const error = page.locator('#sign-in-error');
+    await error.getByText('invalid_key').waitFor();
+    t.ok((await error.innerText()).includes('get a new one at the portal') || (await error.innerText()).length > 20, `the message and action are shown: ${await error.innerText()}`);
+    t.ok(await page.locator('#account').isHidden(), 'not signed in');
+    await axeClean(t, page, 'an error');
+  });
+}
