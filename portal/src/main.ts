@@ -9,6 +9,7 @@ let signedIn: string | null = null;
 
 const notice = byId<HTMLParagraphElement>('notice');
 const account = byId<HTMLElement>('account');
+const signInSection = byId<HTMLElement>('sign-in');
 const signInInput = byId<HTMLInputElement>('sign-in-key');
 const originsInput = byId<HTMLTextAreaElement>('origins-input');
 
@@ -49,6 +50,7 @@ async function signIn(key: string): Promise<void> {
   signedIn = key;
   render(view);
   account.hidden = false;
+  signInSection.hidden = true;
   notice.textContent = `Signed in with ${view.id} (${view.name}).`;
   byId('account-title').focus();
 }
@@ -56,6 +58,7 @@ async function signIn(key: string): Promise<void> {
 function signOut(message: string): void {
   signedIn = null;
   account.hidden = true;
+  signInSection.hidden = false;
   for (const id of ['details', 'usage', 'rotated', 'created', 'account-error', 'origins-saved']) byId(id).replaceChildren();
   originsInput.value = '';
   notice.textContent = message;
