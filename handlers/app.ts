@@ -75,7 +75,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // which the client writes. Hop 0 is the connection's own address, the innermost proxy.
     trustProxy: config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
     bodyLimit: 16 * 1024,
-    return503OnClosing: true,
+    // A request that reaches an open connection during shutdown is served like any other, within
+    // the grace: fastify's own 503 has a body outside the contract, and no operation documents a
+    // 503 for shutting down. The connection closes once answered (handlers/main.ts).
+    return503OnClosing: false,
     // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the hook below
     // refuses it in the contract's terms instead.
     http: { requireHostHeader: false },
