@@ -149,6 +149,7 @@ t.test('"bucketed per day": counts fall in the UTC day they were made, across mi
   await usage.flush();
   usage.record('key_a', 'getQuote', 'keyed-window');
   now = MIDNIGHT;
+  usage.turnDay();
   usage.record('key_a', 'getQuote', null);
   usage.record('key_a', 'createExecutePlan', null);
   t.strictSame(await usage.days('key_a'), [
@@ -163,6 +164,7 @@ t.test('"bucketed per day": counts fall in the UTC day they were made, across mi
   for (let day = 1; day <= 7; day++) {
     if (day === 3) continue;
     now = MIDNIGHT + day * DAY_MS + HOUR;
+    usage.turnDay();
     usage.record('key_a', 'getQuote', null);
   }
   await usage.flush();
@@ -171,6 +173,38 @@ t.test('"bucketed per day": counts fall in the UTC day they were made, across mi
     ['2026-03-14', '2026-03-15', '2026-03-16', '2026-03-18', '2026-03-19', '2026-03-20', '2026-03-21'],
     'the last 7 with traffic, oldest first, the day without left out',
   );
+});
+
+t.test('"counting reads no clock": the day counted in turns at each UTC midnight by a timer (one fired early waits out the rest), and at each flush', async (t) => {
+  let now = MIDNIGHT - 10 * HOUR;
+  const timers: Array<{ turn: () => void; ms: number; cancelled: boolean }> = [];
+  const schedule = (turn: () => void, ms: number) => {
+    const timer = { turn, ms, cancelled: false };
+    timers.push(timer);
+    return () => void (timer.cancelled = true);
+  };
+  const state = new InProcessSharedState(() => now);
+  const usage = new UsageCounter({ state, log: memoryLog(), flushMs: 600_000, now: () => now, schedule });
+  t.teardown(() => usage.close());
+  t.strictSame(timers.map((x) => x.ms), [10 * HOUR], 'the turn is set for the next UTC midnight');
+  usage.record('key_a', 'getQuote', null);
+  now = MIDNIGHT - 5;
+  timers.at(-1)!.turn();
+  t.strictSame(timers.map((x) => x.ms), [10 * HOUR, 5], 'a timer that fires before midnight sets one for the rest');
+  usage.record('key_a', 'getQuote', null);
+  now = MIDNIGHT + 2;
+  usage.record('key_a', 'getQuote', null);
+  t.strictSame((await usage.days('key_a')).map((d) => [d.date, d.requests.getQuote]), [['2026-03-13', 3]], 'until the turn, the day before: the clock is not read per request');
+  timers.at(-1)!.turn();
+  t.equal(timers.at(-1)!.ms, DAY_MS - 2, 'then the next midnight');
+  usage.record('key_a', 'getQuote', null);
+  t.strictSame((await usage.days('key_a')).map((d) => [d.date, d.requests.getQuote]), [['2026-03-13', 3], ['2026-03-14', 1]]);
+  now = MIDNIGHT + DAY_MS + 1;
+  await usage.flush();
+  usage.record('key_a', 'getQuote', null);
+  t.strictSame((await usage.days('key_a')).map((d) => [d.date, d.requests.getQuote]), [['2026-03-13', 3], ['2026-03-14', 1], ['2026-03-15', 1]], 'a flush finds the day too, if the timer has not');
+  await usage.close();
+  t.ok(timers.at(-1)!.cancelled, 'closing cancels the turn');
 });
 
 t.test('"expiring after 8 days": in-process, a day\'s counts are gone 8 days after the day began', async (t) => {
@@ -188,6 +222,7 @@ t.test('"expiring after 8 days": in-process, a day\'s counts are gone 8 days aft
   t.equal((await state.mapEntries('usage:key_a:2026-03-14')).size, 0, 'the map reads empty');
 
   now = MIDNIGHT + 20 * DAY_MS;
+  usage.turnDay();
   usage.record('key_b', 'getQuote', null);
   now += 8 * DAY_MS;
   await usage.flush();
@@ -208,6 +243,7 @@ t.test('"expiring after 8 days": in Redis, each day\'s map expires 8 days after 
   usage.record('key_a', 'getQuote', 'keyed-window');
   await usage.flush();
   now = MIDNIGHT + 2 * DAY_MS + 10 * HOUR;
+  usage.turnDay();
   usage.record('key_a', 'createExecutePlan', null);
   await usage.flush();
   const raw = new Redis(url);
