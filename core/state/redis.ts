@@ -123,8 +123,9 @@ export class RedisSharedState implements SharedState {
 
   async incrementMaps(increments: readonly MapIncrement[]): Promise<void> {
     if (increments.length === 0) return;
-    // One transaction: a flush is counted whole or not at all, so retrying a failed one never
-    // counts its part that landed twice.
+    // One transaction: the call's increments land together or not at all (Redis discards a
+    // transaction with a refused command), so a caller that retries a failed call never counts
+    // part of it twice.
     const replies = await this.run(() => {
       const transaction = this.client.multi();
       for (const { map, fields, ttlMs } of increments) {
