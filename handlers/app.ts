@@ -20,6 +20,7 @@ import { registerJsonBody } from './http/json-body.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id.js';
 import { unroutedAnswers } from './http/unrouted-errors.js';
+import { usageCounting } from './http/usage-counting.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
 import { registerOperations } from './routes.js';
@@ -61,10 +62,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const prometheus = config.metricsPort === null ? null : new PrometheusMetrics();
   const definition = parse(specText.toString('utf8')) as Document;
   const unrouted = unroutedAnswers(logger, { 'x-service-api-version': API_VERSION, 'x-service-build': config.serviceBuild });
+  // Before the server: its access log counts each keyed request's usage as it logs the request.
+  const core = await createServices(config, logger, { ...options.overrides, metrics: options.overrides?.metrics ?? prometheus ?? undefined });
 
   const server = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    logController: new AccessLog(logger, prometheus),
+    logController: new AccessLog(logger, prometheus, usageCounting(core.usage, definition)),
     // Requests log through the root logger: a pino child per request costs more than the line.
     // The access-log line carries the request id itself.
     childLoggerFactory: (logger) => logger,
@@ -85,7 +88,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   registerJsonBody(server);
   server.server.on('connect', unrouted.connect);
-  const core = await createServices(config, logger, { ...options.overrides, metrics: options.overrides?.metrics ?? prometheus ?? undefined });
   prometheus?.watchHealth(core.health);
   const metrics = prometheus && new MetricsListener(prometheus.registry);
 
