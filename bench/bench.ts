@@ -35,6 +35,10 @@
 // there are under its fixed prefix `bestex:`; the bench removes those its instances created and
 // no others (a db of its own in the URL, e.g. redis://127.0.0.1:6379/15, keeps them apart).
 //
+// Before them, informational: what counting a keyed request's usage costs it, in ns, beside one Map
+// increment (bench/usage-recording.ts); the keyless pairs above count nothing, so the gates do not
+// see it.
+//
 // Environment: BENCH_ROUNDS (default 5), BENCH_DURATION_S (measured seconds per measurement,
 // default 3), BENCH_WARMUP_S (first-round warm-up, default 2; later rounds min(1, it)), REDIS_URL;
 // the services inherit the rest (QUOTE_CACHE_MAX_ENTRIES, ...), except what the bench sets (PORT,
@@ -51,6 +55,7 @@ import { dataDirOf, startBaseline, startSandbox, startService, waitForLive, type
 import { CACHED_PATH, CONNECTIONS, FRESH_PATH_PREFIX, PIPELINING, PLAN_PATH, runLoad, type LoadKind } from './load.js';
 import { alive, cpuMs, get, HOST, killAll, stop, stopAll } from './processes.js';
 import { addRejections, fmt, invalid, median, rejectionsText, summarise, table, verdict, type Measured } from './report.js';
+import { describeRecordingCost, measureUsageRecording } from './usage-recording.js';
 
 /** The connections of the latency checks. */
 const WIDE = 50;
@@ -396,6 +401,9 @@ async function main(): Promise<number> {
       `${PAIRS.map((p) => `${p.baseName} -> ${p.name}`).join(', ')}; ${durationS} s each after a ${warmupS} s warm-up in round 1` +
       `${rounds > 1 ? `, ${settings.laterWarmupS} s in later rounds` : ''}`,
   );
+
+  // First, while no child process competes for the CPU.
+  console.log(describeRecordingCost(await measureUsageRecording()));
 
   const root = mkdtempSync(path.join(os.tmpdir(), 'bestex-bench-'));
   tmpDir = root;

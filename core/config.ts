@@ -44,6 +44,8 @@ export interface Config {
   readonly stateMaxPlanRecords: number;
   /** The most rate-limit windows counted in this process's memory; at it, a caller without a window is refused (429). */
   readonly stateMaxRateWindows: number;
+  /** How often each instance adds the usage it counted to the shared state. */
+  readonly usageFlushMs: number;
   /** While false, every disclosed fee line reads zero and no plan collects a fee. */
   readonly feeCollectionEnabled: boolean;
   /** A JSON file of fee schemas and partner overrides (README); null for the built-in default schema. */
@@ -243,6 +245,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     idempotencySecret,
     stateMaxPlanRecords: read('STATE_MAX_PLAN_RECORDS', 50_000, int(1, 10_000_000), 'an integer from 1 to 10000000'),
     stateMaxRateWindows: read('STATE_MAX_RATE_WINDOWS', 200_000, int(1, 10_000_000), 'an integer from 1 to 10000000'),
+    usageFlushMs: read('USAGE_FLUSH_MS', 2_000, int(100, 600_000), 'an integer from 100 to 600000'),
     feeCollectionEnabled,
     feeSchemasFile: read<string | null>('FEE_SCHEMAS_FILE', null, (raw) => raw, 'a file path'),
     rateLimitKeylessPerMinute: read('RATE_LIMIT_KEYLESS_PER_MINUTE', 120, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),

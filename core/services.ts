@@ -26,6 +26,7 @@ import type { Ledger } from './ledger/ledger.js';
 import { OutcomeService, poolTokens } from './outcomes/outcomes.js';
 import { RedisSharedState } from './state/redis.js';
 import type { Venue } from './venues/venue.js';
+import { UsageCounter } from './usage/usage-counter.js';
 
 /**
  * How long a shared-state command may take before it counts as unanswered: Redis answers a
@@ -71,6 +72,8 @@ export interface CoreServices {
   readonly metrics: Metrics;
   /** The in-process state's bounds, and its refusals at them (StateCapacity.refused counts each). */
   readonly stateCapacity: StateCapacity;
+  /** Partner keys' usage: counted per request, summed over every instance in the shared state, flushed on close. */
+  readonly usage: UsageCounter;
   /**
    * Warns of every active key whose fee schema is not configured (the CLI checks its own
    * configuration, which may differ from the service's), one line per key id: such a key's
@@ -190,6 +193,9 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       keyStore: () => (keyStoreHealth.isUp ? 'ok' : 'unreadable'),
       ledger: () => (ledgerHealth.isUp ? 'ok' : 'unreadable'),
     };
+    // Date.now unless a clock is given: a Date per counted request would be an allocation on its path.
+    const given = overrides.now;
+    const usage = new UsageCounter({ state: sharedState, log, flushMs: config.usageFlushMs, now: given ? () => given().getTime() : Date.now });
     return {
       quotes,
       partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled, (partner) => {
@@ -207,6 +213,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       rateWindows: new RateWindows(sharedState, inProcess),
       metrics,
       stateCapacity,
+      usage,
       auditKeys: async () => {
         let records: KeyRecord[];
         try {
@@ -223,6 +230,8 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
         }
       },
       close: async () => {
+        // The last counts go before the connection they go over.
+        await usage.close();
         await Promise.all([sharedState.close(), opened.close()]);
       },
     };

@@ -21,6 +21,7 @@ import { registerJsonBody } from './http/json-body.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id.js';
 import { unroutedAnswers } from './http/unrouted-errors.js';
+import { usageCounting } from './http/usage-counting.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
 import { registerOperations } from './routes.js';
@@ -62,10 +63,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const prometheus = config.metricsPort === null ? null : new PrometheusMetrics();
   const definition = parse(specText.toString('utf8')) as Document;
   const unrouted = unroutedAnswers(logger, { 'x-service-api-version': API_VERSION, 'x-service-build': config.serviceBuild });
+  // Before the server: its access log counts each keyed request's usage as it logs the request.
+  const core = await createServices(config, logger, { ...options.overrides, metrics: options.overrides?.metrics ?? prometheus ?? undefined });
 
   const server = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    logController: new AccessLog(logger, prometheus),
+    logController: new AccessLog(logger, prometheus, usageCounting(core.usage, definition)),
     // Requests log through the root logger: a pino child per request costs more than the line.
     // The access-log line carries the request id itself.
     childLoggerFactory: (logger) => logger,
@@ -76,14 +79,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // which the client writes. Hop 0 is the connection's own address, the innermost proxy.
     trustProxy: config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
     bodyLimit: 16 * 1024,
-    return503OnClosing: true,
+    // A request that reaches an open connection during shutdown is served like any other, within
+    // the grace: fastify's own 503 has a body outside the contract, and no operation documents a
+    // 503 for shutting down. The connection closes once answered (handlers/main.ts).
+    return503OnClosing: false,
     // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the hook below
     // refuses it in the contract's terms instead.
     http: { requireHostHeader: false },
   });
   registerJsonBody(server);
   server.server.on('connect', unrouted.connect);
-  const core = await createServices(config, logger, { ...options.overrides, metrics: options.overrides?.metrics ?? prometheus ?? undefined });
   prometheus?.watchHealth(core.health);
   const metrics = prometheus && new MetricsListener(prometheus.registry);
 

@@ -36,6 +36,7 @@ const DEFAULTS: Config = {
   idempotencySecret: null,
   stateMaxPlanRecords: 50_000,
   stateMaxRateWindows: 200_000,
+  usageFlushMs: 2_000,
   feeCollectionEnabled: false,
   feeSchemasFile: null,
   rateLimitKeylessPerMinute: 120,
@@ -116,6 +117,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     IDEMPOTENCY_SECRET: 'an-idempotency-secret-of-32-chars-or-more',
     STATE_MAX_PLAN_RECORDS: '1',
     STATE_MAX_RATE_WINDOWS: '10000000',
+    USAGE_FLUSH_MS: '600000',
     FEE_COLLECTION_ENABLED: 'true',
     SERVICE_FEE_PARTY: `bestex-fees::1220${'e'.repeat(64)}`,
     FEE_SCHEMAS_FILE: '/etc/bestex/fees.json',
@@ -150,6 +152,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     idempotencySecret: 'an-idempotency-secret-of-32-chars-or-more',
     stateMaxPlanRecords: 1,
     stateMaxRateWindows: 10_000_000,
+    usageFlushMs: 600_000,
     feeCollectionEnabled: true,
     feeSchemasFile: '/etc/bestex/fees.json',
     rateLimitKeylessPerMinute: 60,
@@ -209,6 +212,7 @@ t.test('loadConfig: "a bad value stops start-up with a message that names it"', 
     ['METRICS_HOST', 'not a host'],
     ['STATE_MAX_PLAN_RECORDS', '0'],
     ['STATE_MAX_RATE_WINDOWS', '10000001'],
+    ['USAGE_FLUSH_MS', '99'],
   ];
   for (const [name, value] of cases) {
     const err = configError(t, { [name]: value });

@@ -288,3 +288,36 @@ t.test('graceful shutdown: a request still in flight when SHUTDOWN_GRACE_MS ends
   t.match(run.stdout(), /"level":50.*"msg":"graceful shutdown timed out"/);
   t.equal(await inFlight, 'no answer');
 });
+
+t.test('graceful shutdown: a request that arrives during the grace on a connection already open is served in the contract\'s terms (never fastify\'s own 503 body), then its connection closes', async (t) => {
+  const venues = await holdingSandbox(t);
+  const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SANDBOX_URL: venues.url, LEDGER_TOKEN: venues.ledgerToken, VENUE_TIMEOUT_MS: '30000', SHUTDOWN_GRACE_MS: '60000' });
+  t.teardown(() => run.child.kill('SIGKILL'));
+  const address = await listening(run);
+  t.ok(address, `logged its address (${run.stderr()})`);
+  const exited = once(run.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+
+  const { hostname, port } = new URL(address!);
+  const socket = createConnection({ host: hostname, port: Number(port) });
+  t.teardown(() => socket.destroy());
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+  const ended = once(socket, 'close');
+  socket.write(`GET /api/quote?from=CC&to=USDCx&amount=7 HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
+  await venues.held;
+  run.child.kill('SIGTERM');
+  while (!(await refused(address!))) await new Promise((resolve) => setTimeout(resolve, 20));
+
+  // Pipelined behind the held quote, on the connection the listener's close leaves open.
+  socket.write(`GET /api/status HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
+  venues.release();
+  await ended;
+  const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+  t.strictSame(statuses, [200, 200], `both requests are answered 200, in order (${received.slice(0, 200)})`);
+  const second = received.slice(received.lastIndexOf('HTTP/1.1 '));
+  const body = JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+  t.ok(Array.isArray(body.components), 'the second is the status summary the contract documents');
+  t.notMatch(received, /Service Unavailable/, "fastify's own 503 body never reaches the caller");
+  const [code] = await exited;
+  t.equal(code, 0, 'and the process exits 0 once both are answered');
+});

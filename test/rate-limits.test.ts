@@ -211,6 +211,7 @@ t.test('RateWindows: "rate limiting degrades to per-instance counting, and says 
     mapSet: (map, field, value) => shared.mapSet(map, field, value),
     mapSetIfAbsent: (map, field, value) => shared.mapSetIfAbsent(map, field, value),
     mapEntries: (map) => shared.mapEntries(map),
+    incrementMaps: (increments) => shared.incrementMaps(increments),
     close: () => shared.close(),
   };
   const lines: Array<[string, string]> = [];

@@ -102,6 +102,25 @@ for (const adapter of adapters) {
     t.strictSame(new Map([...entries].sort()), new Map([['x', '2'], ['y', '4']]));
     t.equal(await state.mapGet('other', 'x'), null, 'maps are separate');
   });
+
+  t.test(name('"incrementMaps adds each increment to its map\'s fields and sets the map\'s expiry": a field not set counts from 0; the map expires, each increment setting its expiry again'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    await state.incrementMaps([
+      { map: 'c1', fields: new Map([['a', 2], ['b', 1]]), ttlMs: 60_000 },
+      { map: 'c2', fields: new Map([['a', 5]]), ttlMs: 150 },
+    ]);
+    await state.incrementMaps([{ map: 'c1', fields: new Map([['a', 3], ['c', 1]]), ttlMs: 60_000 }]);
+    t.strictSame(new Map([...(await state.mapEntries('c1'))].sort()), new Map([['a', '5'], ['b', '1'], ['c', '1']]));
+    t.equal(await state.mapGet('c1', 'a'), '5');
+    t.strictSame([...(await state.mapEntries('c2'))], [['a', '5']]);
+    await state.incrementMaps([]);
+    await sleep(300);
+    t.strictSame([...(await state.mapEntries('c2'))], [], 'the map with the short expiry is gone');
+    t.equal(await state.mapGet('c2', 'a'), null);
+    t.equal((await state.mapEntries('c1')).size, 3, 'the other is kept');
+    await state.incrementMaps([{ map: 'c2', fields: new Map([['a', 1]]), ttlMs: 60_000 }]);
+    t.strictSame([...(await state.mapEntries('c2'))], [['a', '1']], 'an expired map counts from 0 again');
+  });
 }
 
 t.test('"shared": only the Redis adapter is seen by other instances', async (t) => {
@@ -225,6 +244,7 @@ function everyMethod(state: SharedState): Array<[string, () => Promise<unknown>]
     ['mapSet', () => state.mapSet('m', 'f', 'x')],
     ['mapSetIfAbsent', () => state.mapSetIfAbsent('m', 'f', 'x')],
     ['mapEntries', () => state.mapEntries('m')],
+    ['incrementMaps', () => state.incrementMaps([{ map: 'c', fields: new Map([['f', 1]]), ttlMs: 10_000 }])],
   ];
 }
 

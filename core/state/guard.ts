@@ -3,7 +3,7 @@
 // would wait that long for its rate-limit window, and again for the quote cache. While the state
 // is down, calls fail at once, except one call per retry interval, which probes it.
 import type { ComponentHealth } from '../health/component-health.js';
-import { SharedStateUnavailable, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
+import { SharedStateUnavailable, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
 
 export class GuardedSharedState implements SharedState {
   readonly shared: boolean;
@@ -67,6 +67,10 @@ export class GuardedSharedState implements SharedState {
 
   mapEntries(map: string): Promise<ReadonlyMap<string, string>> {
     return this.guarded(() => this.inner.mapEntries(map));
+  }
+
+  incrementMaps(increments: readonly MapIncrement[]): Promise<void> {
+    return this.guarded(() => this.inner.incrementMaps(increments));
   }
 
   close(): Promise<void> {

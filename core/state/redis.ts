@@ -3,7 +3,7 @@
 // service, never crash or stall it: every call settles within about `commandTimeoutMs`, and a
 // failure is a SharedStateUnavailable.
 import { Redis } from 'ioredis';
-import { SharedStateUnavailable, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
+import { SharedStateUnavailable, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
 
 export interface RedisSharedStateOptions {
   /** Prepended to every key, so several services can share one Redis (default 'bestex:'). */
@@ -119,6 +119,24 @@ export class RedisSharedState implements SharedState {
 
   async mapEntries(map: string): Promise<ReadonlyMap<string, string>> {
     return new Map(Object.entries(await this.run(() => this.client.hgetall(this.key(map)))));
+  }
+
+  async incrementMaps(increments: readonly MapIncrement[]): Promise<void> {
+    if (increments.length === 0) return;
+    // One transaction: the call's increments land together or not at all (Redis discards a
+    // transaction with a refused command), so a caller that retries a failed call never counts
+    // part of it twice.
+    const replies = await this.run(() => {
+      const transaction = this.client.multi();
+      for (const { map, fields, ttlMs } of increments) {
+        const k = this.key(map);
+        for (const [field, by] of fields) transaction.hincrby(k, field, by);
+        transaction.pexpire(k, Math.max(1, Math.ceil(ttlMs)));
+      }
+      return transaction.exec();
+    });
+    const failed = (replies ?? []).find(([err]) => err !== null);
+    if (replies === null || failed) throw this.unavailable(failed?.[0] ?? new Error('the transaction was discarded'));
   }
 
   close(): Promise<void> {

@@ -19,6 +19,15 @@ export interface StoredValue {
   readonly ttlMs: number | null;
 }
 
+/** Increments to one map's fields, and the time the map is to expire in. */
+export interface MapIncrement {
+  readonly map: string;
+  /** Each field's increment; a field not set counts from 0. */
+  readonly fields: ReadonlyMap<string, number>;
+  /** From now; every increment sets the map's expiry again. */
+  readonly ttlMs: number;
+}
+
 export interface SharedState {
   /** Whether other instances see the same state (false for the in-process adapter). */
   readonly shared: boolean;
@@ -38,6 +47,8 @@ export interface SharedState {
   mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean>;
   /** Every field of a map with its value. */
   mapEntries(map: string): Promise<ReadonlyMap<string, string>>;
+  /** Adds each increment to its map's fields and sets the map's expiry: all of them, or none. */
+  incrementMaps(increments: readonly MapIncrement[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -119,13 +130,16 @@ export class ExpiringMap<T> extends Map<string, Expiring<T>> {
  * The embedded default: one process's memory. Nothing survives a restart; nothing is shared. With a
  * capacity, it holds at most its bounds' windows and values (core/state/capacity.ts): a window it
  * has no room for counts as over any limit, a value it has no room for is refused (SharedStateFull).
- * Its maps (partner keys) are the operator's to fill, and unbounded.
+ * Its maps (partner keys) are the operator's to fill, and unbounded; so are its counted maps (a
+ * verified key's usage per day), one per key and day, expiring: they are as many as the keys.
  */
 export class InProcessSharedState implements SharedState {
   readonly shared = false;
   private readonly windows: ExpiringMap<number>;
   private readonly values: ExpiringMap<string>;
   private readonly maps = new Map<string, Map<string, string>>();
+  /** Maps that incrementMaps wrote: counts, expiring; read as any map is. */
+  private readonly counted = new ExpiringMap<Map<string, number>>();
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -175,6 +189,8 @@ export class InProcessSharedState implements SharedState {
   }
 
   async mapGet(map: string, field: string): Promise<string | null> {
+    const counts = this.liveCounts(map);
+    if (counts) return counts.get(field)?.toString() ?? null;
     return this.maps.get(map)?.get(field) ?? null;
   }
 
@@ -190,10 +206,27 @@ export class InProcessSharedState implements SharedState {
   }
 
   async mapEntries(map: string): Promise<ReadonlyMap<string, string>> {
+    const counts = this.liveCounts(map);
+    if (counts) return new Map([...counts].map(([field, count]) => [field, count.toString()]));
     return new Map(this.maps.get(map));
   }
 
+  async incrementMaps(increments: readonly MapIncrement[]): Promise<void> {
+    const t = this.now();
+    for (const { map, fields, ttlMs } of increments) {
+      const entry = this.counted.get(map);
+      const counts = entry && entry.expiresAt > t ? entry.value : new Map<string, number>();
+      for (const [field, by] of fields) counts.set(field, (counts.get(field) ?? 0) + by);
+      this.counted.add(map, { value: counts, expiresAt: t + ttlMs }, t);
+    }
+  }
+
   async close(): Promise<void> {}
+
+  private liveCounts(map: string): Map<string, number> | null {
+    const entry = this.counted.get(map);
+    return entry && entry.expiresAt > this.now() ? entry.value : null;
+  }
 
   private mapOf(map: string): Map<string, string> {
     let fields = this.maps.get(map);

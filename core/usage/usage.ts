@@ -19,6 +19,10 @@ export interface UsageRecorder {
 }
 
 export interface UsageReader {
-  /** The key's last 7 UTC days with any traffic (today last, oldest first), summed over every instance. */
+  /**
+   * The key's last 7 UTC days with any traffic (today last, oldest first), summed over every
+   * instance. Rejects with SharedStateUnavailable (core/state/shared-state.ts) while the shared
+   * state cannot be read, rather than answering part of the counts.
+   */
   days(keyId: string): Promise<UsageDay[]>;
 }

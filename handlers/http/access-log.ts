@@ -112,10 +112,14 @@ function annotatedFields(fields: AccessLogFields | null): string {
 export class AccessLog extends LogController {
   private readonly writeLine: ((fields: string) => void) | null;
 
-  /** `metrics` hears each finished request too: the log controller already runs once per request, where a hook would add a step. */
+  /**
+   * `metrics` hears each finished request too, and `countUsage` counts it in its key's usage: the
+   * log controller already runs once per request, where a hook would add a step.
+   */
   constructor(
     logger: Logger,
     private readonly metrics: RequestMetrics | null = null,
+    private readonly countUsage: ((request: FastifyRequest) => void) | null = null,
   ) {
     super();
     this.writeLine = directLineWriter(logger);
@@ -125,6 +129,7 @@ export class AccessLog extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     this.metrics?.requestCompleted(request, reply);
+    this.countUsage?.(request);
     const route = request.routeUrl ?? request.routeOptions.url ?? '(none)';
     const elapsedMs = reply.elapsedTime;
     // A keyed request is billable traffic when it was served: never when refused, over its rate

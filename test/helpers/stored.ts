@@ -14,12 +14,13 @@ export interface StoredEntry {
   readonly window: boolean;
 }
 
-/** Everything an in-process shared state holds: its values, its maps' fields and its windows. */
+/** Everything an in-process shared state holds: its values, its maps' fields (counted ones too) and its windows. */
 export function inProcessEntries(state: InProcessSharedState): StoredEntry[] {
   // Its private members, read by index: the test reads what is kept, not what the port returns.
   const entries: StoredEntry[] = [];
   for (const [key, entry] of state['values']) entries.push({ key, value: entry.value, window: false });
   for (const [map, fields] of state['maps']) for (const [field, value] of fields) entries.push({ key: `${map} ${field}`, value, window: false });
+  for (const [map, counts] of state['counted']) for (const [field, count] of counts.value) entries.push({ key: `${map} ${field}`, value: String(count), window: false });
   for (const [key, entry] of state['windows']) entries.push({ key, value: String(entry.value), window: true });
   return entries;
 }
