@@ -159,6 +159,7 @@ async function run(): Promise<void> {
     await rotated.waitFor();
     const newKey = await rotated.innerText();
     t.ok(KEY.test(newKey) && newKey !== key, 'a new key is shown once');
+    await axeClean(t, page, 'the rotated key');
     t.ok((await page.locator('#details').innerText()).includes(id), 'same id');
     t.ok(await settles(async () => (await quoteWith(service, key)) === 401), 'the old key is refused');
     t.equal(await quoteWith(service, newKey), 200, 'the new key quotes');
@@ -243,16 +244,43 @@ async function run(): Promise<void> {
     t.strictSame(logged.filter(cspRefusal), [], 'the page ran under its CSP without a refusal');
   });
 
-  t.test('a refused action shows the answer\'s error and action: a revoked key cannot sign in', async (t) => {
-    const { app, page } = await setup(t);
-    const created = (await app.server.inject({ method: 'POST', url: '/portal/api/keys', payload: { name: 'Soon revoked' } })).json<{ key: string }>();
-    await app.server.inject({ method: 'POST', url: '/portal/api/key/revoke', headers: { 'x-api-key': created.key } });
-    await page.getByLabel('Paste your key').fill(created.key);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    const error = page.locator('#sign-in-error');
-    await error.getByText('invalid_key').waitFor();
-    t.ok((await error.innerText()).includes('get a new one at the portal') || (await error.innerText()).length > 20, `the message and action are shown: ${await error.innerText()}`);
-    t.ok(await page.locator('#account').isHidden(), 'not signed in');
+  t.test('"errors shown from the {error, code, action} body": a bad origin refused at creation; Cancel in a confirmation changes nothing; a revoked key cannot sign in', async (t) => {
+    const { service, page } = await setup(t);
+    await page.getByLabel('Name').fill('Careful Wallet');
+    await page.getByLabel(/Allowed browser origins/).fill('https://wallet.example/app');
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    const createError = page.locator('#create-error');
+    await createError.getByText('bad_request').waitFor();
+    t.ok((await createError.innerText()).includes('origins[0]'), `the answer's message names the field: ${await createError.innerText()}`);
+    t.ok((await createError.innerText()).includes('fix the request per the message'), 'and its action');
     await axeClean(t, page, 'an error');
+
+    await page.getByLabel(/Allowed browser origins/).fill('https://wallet.example');
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    await page.locator('#created [data-testid=issued-key]').waitFor();
+    t.equal(await createError.innerText(), '', 'the error is gone');
+    const key = await page.locator('#created [data-testid=issued-key]').innerText();
+    await page.getByRole('button', { name: 'Sign in with this key' }).click();
+    await page.locator('#account').waitFor();
+    t.ok(await page.locator('#sign-in').isHidden(), 'signed in: the sign-in form is put away');
+
+    for (const action of ['Rotate key…', 'Revoke key…']) {
+      await page.getByRole('button', { name: action }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+      t.ok(await page.getByRole('dialog').isHidden(), `${action} cancelled`);
+    }
+    t.equal(await quoteWith(service, key, 'https://wallet.example'), 200, 'Cancel left the key working');
+    t.equal(await page.locator('#rotated').innerText(), '', 'and issued no key');
+
+    await page.getByRole('button', { name: 'Revoke key…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText(/revoked: it no longer works/).waitFor();
+    await page.getByLabel('Paste your key').fill(key);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const signInError = page.locator('#sign-in-error');
+    await signInError.getByText('invalid_key').waitFor();
+    t.ok((await signInError.innerText()).length > 'Refused: [invalid_key]'.length, `the message and action are shown: ${await signInError.innerText()}`);
+    t.ok(await page.locator('#account').isHidden(), 'not signed in');
+    await axeClean(t, page, 'a refused sign-in');
   });
 }
