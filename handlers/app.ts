@@ -65,34 +65,36 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Before the server: its access log counts each keyed request's usage as it logs the request.
   const core = await createServices(config, logger, { ...options.overrides, metrics: options.overrides?.metrics ?? prometheus ?? undefined });
 
-  const server = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
-    logController: new AccessLog(logger, prometheus, usageCounting(core.usage, definition)),
-    // Requests log through the root logger: a pino child per request costs more than the line.
-    // The access-log line carries the request id itself.
-    childLoggerFactory: (logger) => logger,
-    genReqId: requestIdOf,
-    clientErrorHandler: unrouted.clientError,
-    frameworkErrors: unrouted.frameworkError,
-    // A hop count, never `true`: fastify would then take X-Forwarded-For's leftmost address,
-    // which the client writes. Hop 0 is the connection's own address, the innermost proxy.
-    trustProxy: config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
-    bodyLimit: 16 * 1024,
-    // A request that reaches an open connection during shutdown is served like any other, within
-    // the grace: fastify's own 503 has a body outside the contract, and no operation documents a
-    // 503 for shutting down. The connection closes once answered (handlers/main.ts).
-    return503OnClosing: false,
-    // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the hook below
-    // refuses it in the contract's terms instead.
-    http: { requireHostHeader: false },
-  });
-  registerJsonBody(server);
-  server.server.on('connect', unrouted.connect);
-  prometheus?.watchHealth(core.health);
-  const metrics = prometheus && new MetricsListener(prometheus.registry);
-
   // From here on a failure must close what the core opened (a started sandbox).
+  let server: FastifyInstance;
+  let metrics: MetricsListener | null;
   try {
+    server = Fastify({
+      loggerInstance: logger as FastifyBaseLogger,
+      logController: new AccessLog(logger, prometheus, usageCounting(core.usage, definition)),
+      // Requests log through the root logger: a pino child per request costs more than the line.
+      // The access-log line carries the request id itself.
+      childLoggerFactory: (logger) => logger,
+      genReqId: requestIdOf,
+      clientErrorHandler: unrouted.clientError,
+      frameworkErrors: unrouted.frameworkError,
+      // A hop count, never `true`: fastify would then take X-Forwarded-For's leftmost address,
+      // which the client writes. Hop 0 is the connection's own address, the innermost proxy.
+      trustProxy: config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
+      bodyLimit: 16 * 1024,
+      // A request that reaches an open connection during shutdown is served like any other, within
+      // the grace: fastify's own 503 has a body outside the contract, and no operation documents a
+      // 503 for shutting down. The connection closes once answered (handlers/main.ts).
+      return503OnClosing: false,
+      // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the hook below
+      // refuses it in the contract's terms instead.
+      http: { requireHostHeader: false },
+    });
+    registerJsonBody(server);
+    server.server.on('connect', unrouted.connect);
+    prometheus?.watchHealth(core.health);
+    metrics = prometheus && new MetricsListener(prometheus.registry);
+
     // One hook for every answer's fixed headers: each hook fastify runs costs every request.
     server.addHook('onRequest', (request, reply, done) => {
       reply.header('x-service-api-version', API_VERSION);
