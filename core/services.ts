@@ -25,6 +25,8 @@ import { JsonApiLedger } from './ledger/json-api-ledger.js';
 import type { Ledger } from './ledger/ledger.js';
 import { OutcomeService, poolTokens } from './outcomes/outcomes.js';
 import { RedisSharedState } from './state/redis.js';
+import { KeyPortal } from './portal/portal.js';
+import type { UsageReader } from './usage/usage.js';
 import type { Venue } from './venues/venue.js';
 
 /**
@@ -33,6 +35,10 @@ import type { Venue } from './venues/venue.js';
  * second while it is stalled (core/state/guard.ts).
  */
 const SHARED_STATE_TIMEOUT_MS = 300;
+
+// The portal's usage reader until core/usage/'s counters, built in parallel for issue 21, are
+// composed here: until then no key has counted traffic.
+const NO_USAGE_COUNTED: UsageReader = { days: async () => [] };
 
 const UNCONFIGURED_SCHEMA_MESSAGE =
   'key names a fee schema that is not configured: its quotes answer 503 key_verification_unavailable and its plans 500 internal until FEE_SCHEMAS_FILE defines it';
@@ -50,6 +56,8 @@ export interface CoreOverrides {
   readonly now?: () => Date;
   /** Where the core's events are counted (the edge's Prometheus adapter); by default nowhere. */
   readonly metrics?: Metrics;
+  /** Where the portal reads each key's usage. */
+  readonly usageReader?: UsageReader;
 }
 
 export interface CoreServices {
@@ -68,6 +76,8 @@ export interface CoreServices {
   /** Where partner keys are kept (the CLI writes the same store). */
   readonly keyStore: KeyStore;
   readonly rateWindows: RateWindows;
+  /** The key portal's operations (served when config.portalEnabled). */
+  readonly portal: KeyPortal;
   readonly metrics: Metrics;
   /** The in-process state's bounds, and its refusals at them (StateCapacity.refused counts each). */
   readonly stateCapacity: StateCapacity;
@@ -190,6 +200,17 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       keyStore: () => (keyStoreHealth.isUp ? 'ok' : 'unreadable'),
       ledger: () => (ledgerHealth.isUp ? 'ok' : 'unreadable'),
     };
+    const rateWindows = new RateWindows(sharedState, inProcess);
+    const portal = new KeyPortal({
+      store: keyStore,
+      schemas,
+      windows: rateWindows,
+      usage: overrides.usageReader ?? NO_USAGE_COUNTED,
+      keyedPerMinute: config.rateLimitKeyedPerMinute,
+      creation: { perIpPerHour: config.portalKeysPerIpPerHour, perDay: config.portalKeysPerDay },
+      log,
+      now,
+    });
     return {
       quotes,
       partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled, (partner) => {
@@ -204,7 +225,8 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       health,
       keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),
       keyStore,
-      rateWindows: new RateWindows(sharedState, inProcess),
+      rateWindows,
+      portal,
       metrics,
       stateCapacity,
       auditKeys: async () => {

@@ -41,6 +41,9 @@ const DEFAULTS: Config = {
   rateLimitKeylessPerMinute: 120,
   rateLimitKeyedPerMinute: 1200,
   rateLimitFreshQuotesPerMinute: 30,
+  portalEnabled: true,
+  portalKeysPerIpPerHour: 5,
+  portalKeysPerDay: 500,
   venuesMode: 'sandbox',
   liveVenues: {
     venues: {
@@ -234,6 +237,17 @@ const LIVE = {
   TRADECRAFT_POOL_PARTIES: `CC/USDCx=${PARTY('tc-pool-usdcx')}`,
   LEDGER_URL: 'https://participant.example/',
 };
+
+t.test('loadConfig: the key portal is "default on in sandbox mode and off with VENUES=live until an operator turns it on"; its creation limits are positive integers', async (t) => {
+  t.equal(loadConfig({}).portalEnabled, true, 'sandbox: on');
+  t.equal(loadConfig(LIVE).portalEnabled, false, 'live: off');
+  t.equal(loadConfig({ ...LIVE, PORTAL_ENABLED: 'true' }).portalEnabled, true, 'live, turned on');
+  t.equal(loadConfig({ PORTAL_ENABLED: 'false' }).portalEnabled, false, 'sandbox, turned off');
+  t.match(configError(t, { PORTAL_ENABLED: 'yes' }).message, /PORTAL_ENABLED must be "true" or "false"/);
+  t.match(configError(t, { PORTAL_KEYS_PER_IP_PER_HOUR: '0' }).message, /PORTAL_KEYS_PER_IP_PER_HOUR must be an integer from 1/);
+  t.match(configError(t, { PORTAL_KEYS_PER_DAY: '-1' }).message, /PORTAL_KEYS_PER_DAY must be an integer from 1/);
+  t.equal(loadConfig({ PORTAL_KEYS_PER_IP_PER_HOUR: '2', PORTAL_KEYS_PER_DAY: '7' }).portalKeysPerDay, 7);
+});
 
 t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the environment, timeout, instrument admins" (VENUES=live)', async (t) => {
   const { venuesMode, liveVenues } = loadConfig({ ...LIVE, ONESWAP_ENABLED: 'false', TRADECRAFT_URL: 'http://127.0.0.1:9000/v1', TEMPLE_TIMEOUT_MS: '300' });
