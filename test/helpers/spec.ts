@@ -64,7 +64,8 @@ function deref<T>(document: Json, node: unknown): T {
 export function loadSpec(specPath: string = SPEC_PATH): Spec {
   const document = parse(readFileSync(specPath, 'utf8')) as OpenApiDocument & Json;
   const ajv = new Ajv2020.default({ strict: false, allErrors: true });
-  addFormats.default(ajv, ['date-time', 'int32']);
+  // Every format the specs use (the portal's usage days are dates, its counts int64).
+  addFormats.default(ajv, ['date-time', 'date', 'int32', 'int64']);
   ajv.addSchema({ $id: COMPONENTS_ID, $defs: rehome(document.components?.schemas ?? {}) });
   const examples: SpecExample[] = [];
   const statuses = new Map<string, number[]>();
