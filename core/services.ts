@@ -205,6 +205,10 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       store: keyStore,
       schemas,
       windows: rateWindows,
+      // Hour- and day-long windows, counted apart from the minute-long ones in this process's
+      // memory: the bounded windows map drops expired entries from its front, which only works
+      // while they all share one lifetime. In Redis they are keys like any other.
+      creationWindows: new RateWindows(sharedState.shared ? sharedState : new InProcessSharedState()),
       usage: overrides.usageReader ?? NO_USAGE_COUNTED,
       keyedPerMinute: config.rateLimitKeyedPerMinute,
       creation: { perIpPerHour: config.portalKeysPerIpPerHour, perDay: config.portalKeysPerDay },

@@ -21,7 +21,10 @@ export const ATTRIBUTION = 'Every swap API request sent with this key is attribu
 export interface PortalOptions {
   readonly store: KeyStore;
   readonly schemas: FeeSchemas;
+  /** The rate-limit windows, where a key's window is read. */
   readonly windows: RateWindows;
+  /** Where the creation limits are counted (core/portal/creation-limits.ts). */
+  readonly creationWindows: RateWindows;
   readonly usage: UsageReader;
   /** RATE_LIMIT_KEYED_PER_MINUTE: the window a key raises a caller to. */
   readonly keyedPerMinute: number;
@@ -59,7 +62,7 @@ export class KeyPortal {
   private readonly limits: CreationLimits;
 
   constructor(private readonly options: PortalOptions) {
-    this.limits = new CreationLimits(options.windows, options.creation, options.now);
+    this.limits = new CreationLimits(options.creationWindows, options.creation, options.now);
   }
 
   /** Issues a key; throws bad_request for a blank name or a malformed origin, rate_limited over a creation limit (storing nothing either way). */
