@@ -81,11 +81,5 @@ export function portalHandlers(portal: KeyPortal, fallbackBase: string): Handler
       return answer(200, answered);
     },
   };
-  return {
-    createPortalKey: createPortalKey as OperationHandler<never, never>,
-    getPortalKey: getPortalKey as OperationHandler<never, never>,
-    rotatePortalKey: rotatePortalKey as OperationHandler<never, never>,
-    revokePortalKey: revokePortalKey as OperationHandler<never, never>,
-    setPortalKeyOrigins: setPortalKeyOrigins as OperationHandler<never, never>,
-  };
+  return { createPortalKey, getPortalKey, rotatePortalKey, revokePortalKey, setPortalKeyOrigins };
 }

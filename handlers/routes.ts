@@ -1,6 +1,6 @@
-// Builds native fastify routes from a spec (the swap API's, the key portal's) once, at start-up: openapi-backend lists the
-// operations and holds the operationId -> handler registry; each route runs the generated
-// validators and calls its handler directly. Routing through openapi-backend's handleRequest on
+// Builds native fastify routes from a spec (the swap API's, the key portal's) once, at start-up:
+// openapi-backend lists the operations and holds the operationId -> handler registry; each route
+// runs the spec's generated validators and calls its handler directly. Routing through openapi-backend's handleRequest on
 // every request would cost ~65 µs of parsing and cloning that the hot path cannot afford.
 import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -150,7 +150,7 @@ function operationRoute(
       clientIp: () => clientIp(request),
       baseUrl: () => baseUrl(request),
       annotate: (fields) => annotate(request, fields),
-      spendFreshQuote: () => limits!.spendFreshQuote(request, reply),
+      spendFreshQuote: () => limits?.spendFreshQuote(request, reply),
     };
     handler.guard?.(context);
     if (queries) context.query = queries.get(request.url, request.query as Record<string, unknown>);
@@ -168,7 +168,7 @@ function operationRoute(
   // The key is verified first, so a keyed caller is counted in its key's window. An invalid key
   // counts in its IP's keyless window, so guessing keys is limited like any keyless traffic; a
   // key that could not be verified (503) or a fault (500) is answered as it is.
-  const count = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => limits!.admit(request, reply, partner);
+  const count = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => limits?.admit(request, reply, partner);
   /** `next` once the request is counted: at once when it was (this process's own windows), else after. */
   const counted = (counting: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> => (counting === undefined ? next() : counting.then(next));
   // With a replay, the request is validated and looked up before it is counted: a replay is not
