@@ -322,7 +322,7 @@ const redis = await startRedis();
 t.teardown(() => redis?.stop());
 
 t.test('shared state: on two instances sharing Redis, a rotation or revocation at one is refused "at once" at the other, and creations count once for both', redisSkip(redis), async (t) => {
-  const env = { REDIS_URL: `${redis!.url}/7`, PORTAL_KEYS_PER_IP_PER_HOUR: '3' };
+  const env = { REDIS_URL: `${redis!.url}/7`, PORTAL_KEYS_PER_IP_PER_HOUR: '3', RATE_LIMIT_KEYED_PER_MINUTE: '100' };
   const a = await portalApp(t, { env });
   const b = await portalApp(t, { env });
   const [baseA, baseB] = [await listen(a.server), await listen(b.server)];
@@ -332,6 +332,9 @@ t.test('shared state: on two instances sharing Redis, a rotation or revocation a
 
   const made = (await (await post(baseA, '/portal/api/keys', undefined, { name: 'Shared' })).json()) as { id: string; key: string };
   t.equal((await get(baseB, QUOTE, made.key)).status, 200, 'a key made at A quotes at B');
+  t.equal((await get(baseA, QUOTE, made.key)).status, 200, 'and at A');
+  const window = (await (await get(baseB, '/portal/api/key', made.key)).json()) as { window: { remaining: number } };
+  t.equal(window.window.remaining, 98, 'the window B shows is the one both instances count, read without counting');
 
   const rotated = (await (await post(baseB, '/portal/api/key/rotate', made.key)).json()) as { id: string; key: string };
   t.equal(rotated.id, made.id, 'rotated at B: the same id');
