@@ -5,6 +5,9 @@
 import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { isWellFormedKey } from '../core/keys/api-key.js';
+import { KeyStoreUnavailable, type KeyStore } from '../core/keys/partner-keys.js';
+import { SharedStateKeyStore } from '../core/keys/shared-store.js';
+import { InProcessSharedState } from '../core/state/shared-state.js';
 import type { UsageDay, UsageReader } from '../core/usage/usage.js';
 import { listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
@@ -77,7 +80,8 @@ t.test('signing in: a missing, malformed, unknown or revoked key is 401 invalid_
   const app = await portalApp(t);
   const revoked = await issueKey(app.core.keyStore, { name: 'revoked' });
   await app.core.keyStore.revoke({ id: revoked.record.id }, new Date());
-  const unknown = (await issueKey(new (await import('../core/keys/shared-store.js')).SharedStateKeyStore(new (await import('../core/state/shared-state.js')).InProcessSharedState()))).key;
+  // Issued into another store: well-formed, and unknown to this one.
+  const unknown = (await issueKey(new SharedStateKeyStore(new InProcessSharedState()))).key;
   const operations: Array<['GET' | 'POST', string, object | undefined]> = [
     ['GET', '/portal/api/key', undefined],
     ['POST', '/portal/api/key/rotate', undefined],
@@ -215,6 +219,39 @@ t.test('no other portal operation is rate-limited: the keyed window is read, "wi
   t.equal((await window()).remaining, 2, 'and never counted');
   const res = await signedIn(app, key, 'GET', '/portal/api/key');
   t.equal(res.headers['x-ratelimit-limit'], undefined, 'no X-RateLimit headers on the portal');
+});
+
+t.test('"the key store cannot be read or written now; nothing was changed": 503 key_verification_unavailable with Retry-After, never a 500', async (t) => {
+  const inner = new SharedStateKeyStore(new InProcessSharedState());
+  let writable = true;
+  const unwritable = () => Promise.reject(new KeyStoreUnavailable('disk full'));
+  // Lookups still read: the key verifies, and each operation's own read or write fails.
+  const store: KeyStore = {
+    findByHash: (hash) => inner.findByHash(hash),
+    list: () => (writable ? inner.list() : unwritable()),
+    add: (record) => (writable ? inner.add(record) : unwritable()),
+    revoke: (selector, at) => (writable ? inner.revoke(selector, at) : unwritable()),
+    rotate: (id, hash) => (writable ? inner.rotate(id, hash) : unwritable()),
+    setOrigins: (id, origins) => (writable ? inner.setOrigins(id, origins) : unwritable()),
+  };
+  const app = await portalApp(t, { overrides: { keyStore: store } });
+  const { key } = await created(t, app);
+  writable = false;
+  for (const res of [
+    await create(app, { name: 'W' }),
+    await signedIn(app, key, 'GET', '/portal/api/key'),
+    await signedIn(app, key, 'POST', '/portal/api/key/rotate'),
+    await signedIn(app, key, 'POST', '/portal/api/key/revoke'),
+    await signedIn(app, key, 'POST', '/portal/api/key/origins', { origins: [] }),
+  ]) {
+    t.equal(res.statusCode, 503, res.body);
+    t.match(res.json(), { code: 'key_verification_unavailable', error: /nothing was changed/ });
+    t.equal(res.headers['retry-after'], '5');
+    t.notOk(res.body.includes('disk full'), 'the store\'s own message stays in the server');
+  }
+  writable = true;
+  t.equal((await inner.list()).length, 1, 'nothing was created');
+  t.equal((await quote(app, key)).statusCode, 200, 'the key is untouched');
 });
 
 t.test('the view: fee terms from the key\'s schema, the attribution, and the usage the UsageReader reads for the key id', async (t) => {

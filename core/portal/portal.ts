@@ -4,13 +4,16 @@
 // id. The key itself is returned by creation and rotation only, and never logged: every action is
 // logged with the key's id.
 import { generateKey, hashKey } from '../keys/api-key.js';
-import { newKey, parseOrigin, type KeyRecord, type KeyStore, type Partner } from '../keys/partner-keys.js';
+import { KeyStoreUnavailable, newKey, parseOrigin, type KeyRecord, type KeyStore, type Partner } from '../keys/partner-keys.js';
 import { DomainError } from '../errors.js';
 import type { CoreLog } from '../log.js';
 import type { FeeSchemas, FeeTerms } from '../quotes/fee-schemas.js';
 import { keyedWindowKey, type RateWindows } from '../state/rate-windows.js';
 import type { UsageDay, UsageReader } from '../usage/usage.js';
 import { CreationLimits, type CreationLimitSettings } from './creation-limits.js';
+
+/** Seconds a caller should wait when the key store cannot be read or written, as for a key that cannot be verified. */
+const KEY_STORE_RETRY_AFTER_S = 5;
 
 /** The keyed rate-limit window's length (handlers/http/rate-limits.ts). */
 const KEYED_WINDOW_S = 60;
@@ -72,7 +75,7 @@ export class KeyPortal {
     const origins = checkedOrigins(request.origins ?? []);
     await this.limits.admit(clientIp);
     const issued = newKey(name, this.options.schemas.defaultSchemaId, this.options.now(), origins, 'portal');
-    await this.options.store.add(issued.record);
+    await stored(() => this.options.store.add(issued.record));
     this.options.log.info({ keyId: issued.record.id, portalAction: 'created', schemaId: issued.record.schemaId }, 'portal: key created');
     return issued;
   }
@@ -98,14 +101,14 @@ export class KeyPortal {
   /** A new key for the same record: the old one is no longer found. */
   async rotate(partner: Partner): Promise<IssuedKey> {
     const key = generateKey();
-    const record = await this.options.store.rotate(partner.id, hashKey(key));
+    const record = await stored(() => this.options.store.rotate(partner.id, hashKey(key)));
     if (!record) throw revokedMeanwhile();
     this.options.log.info({ keyId: record.id, portalAction: 'rotated' }, 'portal: key rotated');
     return { key, record };
   }
 
   async revoke(partner: Partner): Promise<KeyRecord> {
-    const record = await this.options.store.revoke({ id: partner.id }, this.options.now());
+    const record = await stored(() => this.options.store.revoke({ id: partner.id }, this.options.now()));
     if (!record) throw revokedMeanwhile();
     this.options.log.info({ keyId: record.id, portalAction: 'revoked' }, 'portal: key revoked');
     return record;
@@ -114,16 +117,28 @@ export class KeyPortal {
   /** Replaces the key's allowed origins; throws bad_request for a malformed one. */
   async setOrigins(partner: Partner, origins: readonly string[]): Promise<KeyRecord> {
     const checked = checkedOrigins(origins);
-    const record = await this.options.store.setOrigins(partner.id, checked);
+    const record = await stored(() => this.options.store.setOrigins(partner.id, checked));
     if (!record) throw revokedMeanwhile();
     this.options.log.info({ keyId: record.id, portalAction: 'origins-set', origins: checked }, 'portal: key origins set');
     return record;
   }
 
   private async activeRecord(partner: Partner): Promise<KeyRecord> {
-    const record = (await this.options.store.list()).find((r) => r.id === partner.id);
+    const record = (await stored(() => this.options.store.list())).find((r) => r.id === partner.id);
     if (record?.status !== 'active') throw revokedMeanwhile();
     return record;
+  }
+}
+
+/** A key store call; a store that cannot be read or written is 503 with Retry-After (the key may be fine), never a 500. */
+async function stored<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof KeyStoreUnavailable) {
+      throw new DomainError('key_verification_unavailable', 'the key store cannot be read or written right now; nothing was changed', KEY_STORE_RETRY_AFTER_S);
+    }
+    throw err;
   }
 }
 
