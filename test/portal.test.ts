@@ -8,6 +8,9 @@ import { isWellFormedKey } from '../core/keys/api-key.js';
 import { KeyStoreUnavailable, type KeyStore } from '../core/keys/partner-keys.js';
 import { SharedStateKeyStore } from '../core/keys/shared-store.js';
 import { InProcessSharedState } from '../core/state/shared-state.js';
+import { RateWindows } from '../core/state/rate-windows.js';
+import { CreationLimits } from '../core/portal/creation-limits.js';
+import { DomainError } from '../core/errors.js';
 import type { UsageDay, UsageReader } from '../core/usage/usage.js';
 import { listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
@@ -204,6 +207,17 @@ t.test('creation limit: "per client IP per hour" and "in total per day": 429 rat
   t.equal((await app.core.keyStore.list()).length, 3);
   await app.server.close();
   t.ok(app.logs().some((l) => l.route === '/portal/api/keys' && l.status === 429 && l.code === 'rate_limited'));
+});
+
+t.test('creation limits: the day\'s total is "per UTC day": its Retry-After runs to the next UTC midnight, and the next day starts a new count', async (t) => {
+  let now = new Date('2026-11-26T23:59:30.000Z');
+  const limits = new CreationLimits(new RateWindows(new InProcessSharedState()), { perIpPerHour: 100, perDay: 1 }, () => now);
+  await limits.admit('10.0.0.1');
+  const refusal = await limits.admit('10.0.0.2').then(() => null, (err: unknown) => err);
+  t.ok(refusal instanceof DomainError && refusal.code === 'rate_limited', 'the second key of the day is refused');
+  t.equal((refusal as DomainError).retryAfterSeconds, 30, '30 seconds to midnight');
+  now = new Date('2026-11-27T00:00:01.000Z');
+  await t.resolves(limits.admit('10.0.0.3'), 'a new UTC day, a new count');
 });
 
 t.test('no other portal operation is rate-limited: the keyed window is read, "without counting this request"', async (t) => {
