@@ -17,15 +17,15 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 install: node_modules/.package-lock.json ## Install dependencies (npm ci)
 
-generate: install ## Regenerate generated/ and sdk/src/generated/ from openapi/v1.yaml
+generate: install ## Regenerate generated/ and sdk/src/generated/ from openapi/v1.yaml and openapi/portal.yaml
 	npx tsx scripts/generate.ts
 
-check-generated: install ## Fail when generated/ or sdk/src/generated/ is stale against openapi/v1.yaml
+check-generated: install ## Fail when generated/ or sdk/src/generated/ is stale against the specs
 	npx tsx scripts/generate.ts --check
 
 # Regenerates generated/ when the spec or the generator changed since the last build, so `make run`
 # on an edited spec never serves stale validators (CI still fails on an uncommitted difference).
-dist/.generated: node_modules/.package-lock.json openapi/v1.yaml scripts/generate.ts $(wildcard codegen/*.ts)
+dist/.generated: node_modules/.package-lock.json openapi/v1.yaml openapi/portal.yaml scripts/generate.ts $(wildcard codegen/*.ts)
 	npx tsx scripts/generate.ts
 	@mkdir -p dist && touch $@
 
@@ -54,9 +54,9 @@ sandbox: build ## Run the sandbox alone in the foreground; prints one JSON line 
 test: build ## Run every test; ends with "N passed, M failed, K skipped"
 	npx tap -R ./dist/scripts/tap-summary-reporter.js 'dist/test/**/*.test.js'
 
-lint: install ## Lint the spec with Redocly's recommended rules and Spectral's OWASP API Security rules (.spectral.yaml)
-	npx redocly lint openapi/v1.yaml
-	npx spectral lint --fail-severity error openapi/v1.yaml
+lint: install ## Lint the specs with Redocly's recommended rules and Spectral's OWASP API Security rules (.spectral.yaml)
+	npx redocly lint openapi/v1.yaml openapi/portal.yaml
+	npx spectral lint --fail-severity error openapi/v1.yaml openapi/portal.yaml
 
 bench: build ## Benchmark quotes and plans against bare baselines, and a hung venue (REDIS_URL: two instances too)
 	node dist/bench/bench.js

@@ -15,7 +15,11 @@ import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
 import { answerCors } from './http/cors.js';
 import { registerDemo } from './demo.js';
-import { registerDocs } from './docs.js';
+import { registerDocs, serveSpec } from './docs.js';
+import { isPortalUrl, setPortalHeaders } from './http/portal-headers.js';
+import { portalHandlers } from './portal.js';
+import * as portalBodyValidators from '../generated/portal/body-validators.js';
+import * as portalQueryValidators from '../generated/portal/query-validators.js';
 import { registerJsonBody } from './http/json-body.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id.js';
@@ -52,6 +56,26 @@ export interface App {
   readonly core: CoreServices;
   /** The metrics listener, for the entry point to start on METRICS_HOST:METRICS_PORT; null when METRICS_PORT is unset. Closed with the server. */
   readonly metrics: MetricsListener | null;
+}
+
+/**
+ * The key portal's operations (openapi/portal.yaml), dispatched like the swap API's: no rate-limit
+ * window (creation has limits of its own), keys taken from any origin. Its contract is served
+ * beside the swap API's. Not called when the portal is off: then every /portal path is a 404.
+ */
+async function registerPortal(server: FastifyInstance, core: CoreServices): Promise<void> {
+  const specText = readFileSync(path.join(repoRoot(), 'openapi', 'portal.yaml'));
+  const definition = parse(specText.toString('utf8')) as Document;
+  // Before openapi-backend changes the definition.
+  serveSpec(server, 'portal', specText, JSON.stringify(definition));
+  const { host, port } = core.config;
+  await registerOperations(
+    server,
+    definition,
+    portalHandlers(core.portal, `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
+    { keys: core.keys, limits: null, metrics: core.metrics, keyUse: 'portal' },
+    { query: portalQueryValidators, body: portalBodyValidators },
+  );
 }
 
 export async function buildApp(options: AppOptions): Promise<App> {
@@ -100,6 +124,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       reply.header('x-service-api-version', API_VERSION);
       reply.header('x-service-build', config.serviceBuild);
       reply.header(REQUEST_ID_HEADER, request.id);
+      if (isPortalUrl(request.url)) setPortalHeaders(reply);
       if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
         sendError(reply, errorReply('bad_request', 'an HTTP/1.1 request needs a Host header', { connection: 'close' }));
         return;
@@ -149,6 +174,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       core.metrics,
     );
     await registerOperations(server, definition, createHandlers(core), { keys: core.keys, limits, metrics: core.metrics });
+    if (config.portalEnabled) await registerPortal(server, core);
 
     // Not awaited by start-up, which a slow store must not hold; closing waits for it.
     let audit: Promise<void> = Promise.resolve();

@@ -1,19 +1,21 @@
-// Turns openapi/v1.yaml into the generated files (codegen/generate.ts): generated/ for the service
-// and sdk/src/generated/ for the SDK.
+// Turns each spec into its generated files (codegen/generate.ts): openapi/v1.yaml into generated/
+// for the service and sdk/src/generated/ for the SDK, openapi/portal.yaml into generated/portal/.
 //
 //   tsx scripts/generate.ts          rewrite them
 //   tsx scripts/generate.ts --check  exit 1 when any differs from what the spec produces
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { generate } from '../codegen/generate.js';
+import { generate, TARGETS } from '../codegen/generate.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const specPath = path.join(root, 'openapi', 'v1.yaml');
 
 async function main(): Promise<void> {
   const check = process.argv.includes('--check');
-  const files = await generate(await readFile(specPath, 'utf8'));
+  const files = new Map<string, string>();
+  for (const target of TARGETS) {
+    for (const [name, content] of await generate(await readFile(path.join(root, target.spec), 'utf8'), target)) files.set(name, content);
+  }
   const changed: string[] = [];
   for (const [name, content] of files) {
     const target = path.join(root, name);
@@ -25,12 +27,13 @@ async function main(): Promise<void> {
       await writeFile(target, content);
     }
   }
+  const specs = TARGETS.map((t) => t.spec).join(' and ');
   if (check && changed.length > 0) {
     console.error(`generated code is stale: ${changed.join(', ')}. Run 'make generate' and commit the result.`);
     process.exit(1);
   }
   console.log(
-    changed.length === 0 ? 'generated code is up to date with openapi/v1.yaml' : `rewritten from openapi/v1.yaml: ${changed.join(', ')}`,
+    changed.length === 0 ? `generated code is up to date with ${specs}` : `rewritten from ${specs}: ${changed.join(', ')}`,
   );
 }
 

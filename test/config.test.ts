@@ -42,6 +42,9 @@ const DEFAULTS: Config = {
   rateLimitKeylessPerMinute: 120,
   rateLimitKeyedPerMinute: 1200,
   rateLimitFreshQuotesPerMinute: 30,
+  portalEnabled: true,
+  portalKeysPerIpPerHour: 5,
+  portalKeysPerDay: 500,
   venuesMode: 'sandbox',
   liveVenues: {
     venues: {
@@ -121,6 +124,9 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     RATE_LIMIT_KEYLESS_PER_MINUTE: '60',
     RATE_LIMIT_KEYED_PER_MINUTE: '6000',
     RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '10',
+    PORTAL_ENABLED: 'false',
+    PORTAL_KEYS_PER_IP_PER_HOUR: '3',
+    PORTAL_KEYS_PER_DAY: '1000',
     LEDGER_URL: 'http://localhost:7000/',
     LEDGER_TOKEN: 'eyJhbGciOi.sandbox.jwt',
     LEDGER_READ_AS: `pool-a::1220${'a'.repeat(64)}, pool-b::1220${'b'.repeat(64)}`,
@@ -155,6 +161,9 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     rateLimitKeylessPerMinute: 60,
     rateLimitKeyedPerMinute: 6000,
     rateLimitFreshQuotesPerMinute: 10,
+    portalEnabled: false,
+    portalKeysPerIpPerHour: 3,
+    portalKeysPerDay: 1000,
     sandboxUrl: null,
     sandboxVenuesPort: 0,
     poolParties: DEFAULTS.poolParties,
@@ -238,6 +247,17 @@ const LIVE = {
   TRADECRAFT_POOL_PARTIES: `CC/USDCx=${PARTY('tc-pool-usdcx')}`,
   LEDGER_URL: 'https://participant.example/',
 };
+
+t.test('loadConfig: the key portal is "default on in sandbox mode and off with VENUES=live until an operator turns it on"; its creation limits are positive integers', async (t) => {
+  t.equal(loadConfig({}).portalEnabled, true, 'sandbox: on');
+  t.equal(loadConfig(LIVE).portalEnabled, false, 'live: off');
+  t.equal(loadConfig({ ...LIVE, PORTAL_ENABLED: 'true' }).portalEnabled, true, 'live, turned on');
+  t.equal(loadConfig({ PORTAL_ENABLED: 'false' }).portalEnabled, false, 'sandbox, turned off');
+  t.match(configError(t, { PORTAL_ENABLED: 'yes' }).message, /PORTAL_ENABLED must be "true" or "false"/);
+  t.match(configError(t, { PORTAL_KEYS_PER_IP_PER_HOUR: '0' }).message, /PORTAL_KEYS_PER_IP_PER_HOUR must be an integer from 1/);
+  t.match(configError(t, { PORTAL_KEYS_PER_DAY: '-1' }).message, /PORTAL_KEYS_PER_DAY must be an integer from 1/);
+  t.equal(loadConfig({ PORTAL_KEYS_PER_IP_PER_HOUR: '2', PORTAL_KEYS_PER_DAY: '7' }).portalKeysPerDay, 7);
+});
 
 t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the environment, timeout, instrument admins" (VENUES=live)', async (t) => {
   const { venuesMode, liveVenues } = loadConfig({ ...LIVE, ONESWAP_ENABLED: 'false', TRADECRAFT_URL: 'http://127.0.0.1:9000/v1', TEMPLE_TIMEOUT_MS: '300' });
