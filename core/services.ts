@@ -25,6 +25,8 @@ import { JsonApiLedger } from './ledger/json-api-ledger.js';
 import type { Ledger } from './ledger/ledger.js';
 import { OutcomeService, poolTokens } from './outcomes/outcomes.js';
 import { RedisSharedState } from './state/redis.js';
+import { KeyPortal } from './portal/portal.js';
+import type { UsageReader } from './usage/usage.js';
 import type { Venue } from './venues/venue.js';
 import { UsageCounter } from './usage/usage-counter.js';
 
@@ -51,6 +53,8 @@ export interface CoreOverrides {
   readonly now?: () => Date;
   /** Where the core's events are counted (the edge's Prometheus adapter); by default nowhere. */
   readonly metrics?: Metrics;
+  /** Where the portal reads each key's usage, instead of the usage counter's own counts. */
+  readonly usageReader?: UsageReader;
 }
 
 export interface CoreServices {
@@ -69,6 +73,8 @@ export interface CoreServices {
   /** Where partner keys are kept (the CLI writes the same store). */
   readonly keyStore: KeyStore;
   readonly rateWindows: RateWindows;
+  /** The key portal's operations (served when config.portalEnabled). */
+  readonly portal: KeyPortal;
   readonly metrics: Metrics;
   /** The in-process state's bounds, and its refusals at them (StateCapacity.refused counts each). */
   readonly stateCapacity: StateCapacity;
@@ -196,6 +202,21 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
     // Date.now unless a clock is given: a Date per counted request would be an allocation on its path.
     const given = overrides.now;
     const usage = new UsageCounter({ state: sharedState, log, flushMs: config.usageFlushMs, now: given ? () => given().getTime() : Date.now });
+    const rateWindows = new RateWindows(sharedState, inProcess);
+    const portal = new KeyPortal({
+      store: keyStore,
+      schemas,
+      windows: rateWindows,
+      // Hour- and day-long windows, counted apart from the minute-long ones in this process's
+      // memory: the bounded windows map drops expired entries from its front, which only works
+      // while they all share one lifetime. In Redis they are keys like any other.
+      creationWindows: new RateWindows(sharedState.shared ? sharedState : new InProcessSharedState()),
+      usage: overrides.usageReader ?? usage,
+      keyedPerMinute: config.rateLimitKeyedPerMinute,
+      creation: { perIpPerHour: config.portalKeysPerIpPerHour, perDay: config.portalKeysPerDay },
+      log,
+      now,
+    });
     return {
       quotes,
       partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled, (partner) => {
@@ -210,7 +231,8 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       health,
       keys: overrides.keys ?? new PartnerKeys(keyStore, keyStoreHealth),
       keyStore,
-      rateWindows: new RateWindows(sharedState, inProcess),
+      rateWindows,
+      portal,
       metrics,
       stateCapacity,
       usage,

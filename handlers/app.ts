@@ -15,7 +15,11 @@ import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
 import { answerCors } from './http/cors.js';
 import { registerDemo } from './demo.js';
-import { registerDocs } from './docs.js';
+import { registerDocs, serveSpec } from './docs.js';
+import { isPortalUrl, setPortalHeaders } from './http/portal-headers.js';
+import { portalHandlers } from './portal.js';
+import * as portalBodyValidators from '../generated/portal/body-validators.js';
+import * as portalQueryValidators from '../generated/portal/query-validators.js';
 import { registerPortalPage } from './portal-page.js';
 import { registerJsonBody } from './http/json-body.js';
 import { registerRateLimits } from './http/rate-limits.js';
@@ -55,6 +59,26 @@ export interface App {
   readonly metrics: MetricsListener | null;
 }
 
+/**
+ * The key portal's operations (openapi/portal.yaml), dispatched like the swap API's: no rate-limit
+ * window (creation has limits of its own), keys taken from any origin. Its contract is served
+ * beside the swap API's. Not called when the portal is off: then every /portal path is a 404.
+ */
+async function registerPortal(server: FastifyInstance, core: CoreServices): Promise<void> {
+  const specText = readFileSync(path.join(repoRoot(), 'openapi', 'portal.yaml'));
+  const definition = parse(specText.toString('utf8')) as Document;
+  // Before openapi-backend changes the definition.
+  serveSpec(server, 'portal', specText, JSON.stringify(definition));
+  const { host, port } = core.config;
+  await registerOperations(
+    server,
+    definition,
+    portalHandlers(core.portal, `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
+    { keys: core.keys, limits: null, metrics: core.metrics, keyUse: 'portal' },
+    { query: portalQueryValidators, body: portalBodyValidators },
+  );
+}
+
 export async function buildApp(options: AppOptions): Promise<App> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -66,39 +90,42 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Before the server: its access log counts each keyed request's usage as it logs the request.
   const core = await createServices(config, logger, { ...options.overrides, metrics: options.overrides?.metrics ?? prometheus ?? undefined });
 
-  const server = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
-    logController: new AccessLog(logger, prometheus, usageCounting(core.usage, definition)),
-    // Requests log through the root logger: a pino child per request costs more than the line.
-    // The access-log line carries the request id itself.
-    childLoggerFactory: (logger) => logger,
-    genReqId: requestIdOf,
-    clientErrorHandler: unrouted.clientError,
-    frameworkErrors: unrouted.frameworkError,
-    // A hop count, never `true`: fastify would then take X-Forwarded-For's leftmost address,
-    // which the client writes. Hop 0 is the connection's own address, the innermost proxy.
-    trustProxy: config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
-    bodyLimit: 16 * 1024,
-    // A request that reaches an open connection during shutdown is served like any other, within
-    // the grace: fastify's own 503 has a body outside the contract, and no operation documents a
-    // 503 for shutting down. The connection closes once answered (handlers/main.ts).
-    return503OnClosing: false,
-    // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the hook below
-    // refuses it in the contract's terms instead.
-    http: { requireHostHeader: false },
-  });
-  registerJsonBody(server);
-  server.server.on('connect', unrouted.connect);
-  prometheus?.watchHealth(core.health);
-  const metrics = prometheus && new MetricsListener(prometheus.registry);
-
   // From here on a failure must close what the core opened (a started sandbox).
+  let server: FastifyInstance;
+  let metrics: MetricsListener | null;
   try {
+    server = Fastify({
+      loggerInstance: logger as FastifyBaseLogger,
+      logController: new AccessLog(logger, prometheus, usageCounting(core.usage, definition)),
+      // Requests log through the root logger: a pino child per request costs more than the line.
+      // The access-log line carries the request id itself.
+      childLoggerFactory: (logger) => logger,
+      genReqId: requestIdOf,
+      clientErrorHandler: unrouted.clientError,
+      frameworkErrors: unrouted.frameworkError,
+      // A hop count, never `true`: fastify would then take X-Forwarded-For's leftmost address,
+      // which the client writes. Hop 0 is the connection's own address, the innermost proxy.
+      trustProxy: config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
+      bodyLimit: 16 * 1024,
+      // A request that reaches an open connection during shutdown is served like any other, within
+      // the grace: fastify's own 503 has a body outside the contract, and no operation documents a
+      // 503 for shutting down. The connection closes once answered (handlers/main.ts).
+      return503OnClosing: false,
+      // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the hook below
+      // refuses it in the contract's terms instead.
+      http: { requireHostHeader: false },
+    });
+    registerJsonBody(server);
+    server.server.on('connect', unrouted.connect);
+    prometheus?.watchHealth(core.health);
+    metrics = prometheus && new MetricsListener(prometheus.registry);
+
     // One hook for every answer's fixed headers: each hook fastify runs costs every request.
     server.addHook('onRequest', (request, reply, done) => {
       reply.header('x-service-api-version', API_VERSION);
       reply.header('x-service-build', config.serviceBuild);
       reply.header(REQUEST_ID_HEADER, request.id);
+      if (isPortalUrl(request.url)) setPortalHeaders(reply);
       if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
         sendError(reply, errorReply('bad_request', 'an HTTP/1.1 request needs a Host header', { connection: 'close' }));
         return;
@@ -149,6 +176,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       core.metrics,
     );
     await registerOperations(server, definition, createHandlers(core), { keys: core.keys, limits, metrics: core.metrics });
+    if (config.portalEnabled) await registerPortal(server, core);
 
     // Not awaited by start-up, which a slow store must not hold; closing waits for it.
     let audit: Promise<void> = Promise.resolve();

@@ -39,6 +39,12 @@ const DOCS_HEADERS: Readonly<Record<string, string>> = {
 
 const SPEC_CACHE = 'public, max-age=300';
 
+/** GET /openapi/<name>.yaml, the spec byte for byte, and /openapi/<name>.json, `json` (the same document). */
+export function serveSpec(server: FastifyInstance, name: string, specText: Buffer, json: string): void {
+  server.get(`/openapi/${name}.yaml`, async (_request, reply) => reply.type('application/yaml; charset=utf-8').header('cache-control', SPEC_CACHE).send(specText));
+  server.get(`/openapi/${name}.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').header('cache-control', SPEC_CACHE).send(json));
+}
+
 /**
  * A link to the key portal above the reference, where an integrator reading the Authentication
  * section looks for a key. A script file (the CSP runs no inline script) that builds the link from
@@ -66,8 +72,7 @@ export async function registerDocs(server: FastifyInstance, specText: Buffer, de
   // The page's own copy: parsing the JSON costs a fraction of parsing the YAML again.
   const document = JSON.parse(json) as Record<string, unknown>;
 
-  server.get('/openapi/v1.yaml', async (_request, reply) => reply.type('application/yaml; charset=utf-8').header('cache-control', SPEC_CACHE).send(specText));
-  server.get('/openapi/v1.json', async (_request, reply) => reply.type('application/json; charset=utf-8').header('cache-control', SPEC_CACHE).send(json));
+  serveSpec(server, 'v1', specText, json);
 
   // In a context of its own: the swagger decorator and the page's headers stay with the page.
   await server.register(async (docs) => {

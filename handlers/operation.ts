@@ -10,6 +10,8 @@ export interface OperationContext<Query = unknown, Body = unknown> {
   readonly partner: Partner | null;
   /** The client's IP (behind TRUST_PROXY, the address the outermost proxy saw); resolved when asked. */
   clientIp(): string;
+  /** The scheme and host the request was sent to (`http://127.0.0.1:8080`), as the client named them (Host): for text shown back to that client, never for a decision. */
+  baseUrl(): string;
   /** Adds fields to this request's access-log line. */
   annotate(fields: AccessLogFields): void;
   /** Counts a keyless fresh quote (a cache miss) in its caller's budget; throws (or, with shared windows, rejects) rate_limited over it. */

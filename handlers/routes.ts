@@ -1,17 +1,17 @@
-// Builds native fastify routes from the spec once, at start-up: openapi-backend lists the
-// operations and holds the operationId -> handler registry; each route runs the generated
-// validators and calls its handler directly. Routing through openapi-backend's handleRequest on
+// Builds native fastify routes from a spec (the swap API's, the key portal's) once, at start-up:
+// openapi-backend lists the operations and holds the operationId -> handler registry; each route
+// runs the spec's generated validators and calls its handler directly. Routing through openapi-backend's handleRequest on
 // every request would cost ~65 µs of parsing and cloning that the hot path cannot afford.
 import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ValidateFunction } from 'ajv';
 import { OpenAPIBackend, type Document } from 'openapi-backend';
-import * as bodyValidators from '../generated/body-validators.js';
-import * as queryValidators from '../generated/query-validators.js';
+import * as v1BodyValidators from '../generated/body-validators.js';
+import * as v1QueryValidators from '../generated/query-validators.js';
 import type { KeyVerifier, Partner } from '../core/keys/partner-keys.js';
 import type { Metrics } from '../core/metrics.js';
 import { DomainError } from '../core/errors.js';
-import { presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
+import { ANY_ORIGIN, presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
 import { errorReply, sendError } from './http/error-reply.js';
 import type { AccessLogFields } from './http/access-log.js';
 import { clientIp, type RateLimiter } from './http/rate-limits.js';
@@ -34,17 +34,40 @@ function keyRequirement(security: ReadonlyArray<Record<string, unknown>> | undef
 /** What every operation route checks before its handler: the caller's key, and its rate limits. */
 export interface Gatekeeping {
   readonly keys: KeyVerifier;
-  readonly limits: RateLimiter;
+  /** The rate-limit windows an operation documenting a 429 is counted in; null: none is (the portal limits creation itself). */
+  readonly limits: RateLimiter | null;
   /** Hears each key verification's result. */
   readonly metrics?: Metrics;
+  /**
+   * How a presented key is taken. `api` (default): held to its allowed origins, a required key
+   * that is absent is 400 missing_key, and the access line names it as `partnerId` (attributed,
+   * billable traffic). `portal`: the key holder manages it from the portal's own page, so any
+   * origin; an absent key is 401 invalid_key like any key that does not sign in; the access
+   * line names it as `keyId`, which is not API traffic.
+   */
+  readonly keyUse?: 'api' | 'portal';
 }
 
-export async function registerOperations(app: FastifyInstance, definition: Document, handlers: HandlerMap, gates: Gatekeeping): Promise<void> {
+/** A spec's generated validators, by operationId. */
+export interface Validators {
+  readonly query: Record<string, unknown>;
+  readonly body: Record<string, unknown>;
+}
+
+const V1_VALIDATORS: Validators = { query: v1QueryValidators, body: v1BodyValidators };
+
+export async function registerOperations(
+  app: FastifyInstance,
+  definition: Document,
+  handlers: HandlerMap,
+  gates: Gatekeeping,
+  { query: queryValidators, body: bodyValidators }: Validators = V1_VALIDATORS,
+): Promise<void> {
   const api = new OpenAPIBackend({ definition, quick: true, validate: false, strict: true });
   await api.init();
   for (const [operationId, handler] of Object.entries(handlers)) {
     const operation = api.getOperation(operationId);
-    if (!operation) throw new Error(`handler for ${operationId}, which openapi/v1.yaml does not define`);
+    if (!operation) throw new Error(`handler for ${operationId}, which the spec does not define`);
     api.register(
       operationId,
       handler === NOT_IMPLEMENTED
@@ -53,7 +76,7 @@ export async function registerOperations(app: FastifyInstance, definition: Docum
             handler,
             keyRequirement(operation.security ?? definition.security),
             // An operation is rate-limited exactly when the contract documents a 429 for it.
-            operation.responses?.['429'] !== undefined,
+            gates.limits !== null && operation.responses?.['429'] !== undefined,
             gates,
             validators(queryValidators, operationId),
             validators(bodyValidators, operationId),
@@ -107,7 +130,7 @@ function operationRoute(
   handler: OperationHandler<never, never>,
   requirement: KeyRequirement,
   rateLimited: boolean,
-  { keys, limits, metrics }: Gatekeeping,
+  { keys, limits, metrics, keyUse = 'api' }: Gatekeeping,
   validateQuery: ValidateFunction | undefined,
   validateBody: ValidateFunction | undefined,
 ): RouteHandler {
@@ -115,6 +138,7 @@ function operationRoute(
   // call, with no promise to settle; fastify sends a synchronous throw, or a rejected promise from
   // the other paths, to the error handler.
   const { fieldCodes } = handler;
+  const baseUrl = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
   const queries = validateQuery && handler.rememberQueries ? new ValidatedQueries(validateQuery, fieldCodes) : undefined;
   /** The handler's context, its guard run and its input validated: throws the request's 4xx. */
   const prepare = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): OperationContext<never, never> => {
@@ -124,8 +148,9 @@ function operationRoute(
       body: request.body,
       partner,
       clientIp: () => clientIp(request),
+      baseUrl: () => baseUrl(request),
       annotate: (fields) => annotate(request, fields),
-      spendFreshQuote: () => limits.spendFreshQuote(request, reply),
+      spendFreshQuote: () => limits?.spendFreshQuote(request, reply),
     };
     handler.guard?.(context);
     if (queries) context.query = queries.get(request.url, request.query as Record<string, unknown>);
@@ -143,7 +168,7 @@ function operationRoute(
   // The key is verified first, so a keyed caller is counted in its key's window. An invalid key
   // counts in its IP's keyless window, so guessing keys is limited like any keyless traffic; a
   // key that could not be verified (503) or a fault (500) is answered as it is.
-  const count = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => limits.admit(request, reply, partner);
+  const count = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => limits?.admit(request, reply, partner);
   /** `next` once the request is counted: at once when it was (this process's own windows), else after. */
   const counted = (counting: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> => (counting === undefined ? next() : counting.then(next));
   // With a replay, the request is validated and looked up before it is counted: a replay is not
@@ -169,13 +194,17 @@ function operationRoute(
     rateLimited && err instanceof DomainError && err.code === 'invalid_key'
       ? Promise.resolve(counted(count(request, reply, null), () => Promise.reject(err)))
       : Promise.reject(err);
+  const portal = keyUse === 'portal';
   return (request, reply) => {
     const key = requirement === 'none' ? null : presentedKey(request.headers);
-    if (key === null && requirement === 'required') throw new DomainError('missing_key', 'this endpoint requires a partner key');
+    if (key === null && requirement === 'required') {
+      if (portal) throw new DomainError('invalid_key', 'sign in with your key: send it as x-api-key or Authorization: Bearer <key>');
+      throw new DomainError('missing_key', 'this endpoint requires a partner key');
+    }
     if (key === null) return admitted(request, reply, null);
-    return verifyKey(key, keys, requestOrigin(request), metrics).then(
+    return verifyKey(key, keys, portal ? ANY_ORIGIN : requestOrigin(request), metrics).then(
       (partner) => {
-        annotate(request, { partnerId: partner.id });
+        annotate(request, portal ? { keyId: partner.id } : { partnerId: partner.id });
         return admitted(request, reply, partner);
       },
       (err: unknown) => refused(request, reply, err),

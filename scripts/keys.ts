@@ -11,7 +11,7 @@ import { hashKey, isWellFormedKey, KEY_ID_SHAPE, KEY_PREFIX } from '../core/keys
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { loadFeeSchemas } from '../core/quotes/fee-schemas.js';
 import { openKeyStore } from '../core/keys/open-store.js';
-import { KeyStoreUnavailable, newKey, parseOrigin, type KeySelector, type KeyStore } from '../core/keys/partner-keys.js';
+import { issuerOf, KeyStoreUnavailable, newKey, parseOrigin, type KeySelector, type KeyStore } from '../core/keys/partner-keys.js';
 import type { SharedState } from '../core/state/shared-state.js';
 
 const USAGE = `usage: npm run -s keys -- <command>
@@ -22,7 +22,8 @@ const USAGE = `usage: npm run -s keys -- <command>
                                            for web pages: it is refused from any other origin
   revoke KEY_OR_ID                         revoke a key, named by the key itself or its key_ id
   list [--json]                            every key's id, name, creation time, status, revocation
-                                           time, fee schema and origins; never a key`;
+                                           time, fee schema, origins and who made it (the key
+                                           portal, or this CLI); never a key`;
 
 const MAX_NAME_CHARS = 100;
 
@@ -86,14 +87,17 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 
   async list(args, _config, store) {
     const { values } = parse(args, { json: { type: 'boolean' } }, 0);
-    const rows = (await store.list()).map(({ id, name, createdAt, status, revokedAt, schemaId, origins }) => ({ id, name, createdAt, status, revokedAt, schemaId, origins: origins ?? null }));
+    const rows = (await store.list()).map((record) => {
+      const { id, name, createdAt, status, revokedAt, schemaId, origins } = record;
+      return { id, name, createdAt, status, revokedAt, schemaId, origins: origins ?? null, issuedBy: issuerOf(record) };
+    });
     if (values.json) {
       console.log(JSON.stringify(rows, null, 2));
       return;
     }
     const table = [
-      ['ID', 'NAME', 'CREATED', 'STATUS', 'REVOKED', 'SCHEMA', 'ORIGINS'],
-      ...rows.map((r) => [r.id, r.name, r.createdAt, r.status, r.revokedAt ?? '-', r.schemaId, r.origins?.join(',') ?? 'any (server-to-server)']),
+      ['ID', 'NAME', 'CREATED', 'STATUS', 'REVOKED', 'SCHEMA', 'ORIGINS', 'VIA'],
+      ...rows.map((r) => [r.id, r.name, r.createdAt, r.status, r.revokedAt ?? '-', r.schemaId, r.origins?.join(',') ?? 'any (server-to-server)', r.issuedBy]),
     ];
     const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
     for (const row of table) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());

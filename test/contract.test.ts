@@ -1,5 +1,5 @@
 // Contract tests: start the real server on an ephemeral port and replay every response example
-// of openapi/v1.yaml, discovered from the spec itself (adding an example adds a test). Each
+// of openapi/v1.yaml and of the key portal's openapi/portal.yaml, discovered from the specs themselves (adding an example adds a test). Each
 // example's status, body schema, headers and — except its x-volatile values — its exact body are
 // checked. Examples the server cannot answer yet are reported as pending by name on every run:
 // operations that answer 501, and examples needing a condition (`given`) the harness cannot set
@@ -15,9 +15,10 @@ import { ERROR_CATALOGUE } from '../handlers/http/error-catalogue.js';
 import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from './helpers/app.js';
 import type { TestSandbox } from './helpers/sandbox.js';
 import { issueKey } from './helpers/keys.js';
-import { loadSpec, pointerExists, withoutPointers, type SpecExample } from './helpers/spec.js';
+import { loadSpec, pointerExists, PORTAL_SPEC_PATH, withoutPointers, type SpecExample } from './helpers/spec.js';
 
 const spec = loadSpec();
+const portalSpec = loadSpec(PORTAL_SPEC_PATH);
 
 interface Outgoing {
   readonly url: URL;
@@ -103,6 +104,22 @@ const CONDITIONS: Record<string, Condition> = {
   // Shared state in a Redis that is not there (nothing listens on port 1).
   'shared-state-unreachable': { env: { REDIS_URL: 'redis://127.0.0.1:1' } },
   'tradecraft-failing': { overrides: (sandbox) => ({ venues: tradecraftFailing(sandbox) }) },
+  // A key issued into the app's key store, signed in with at the portal unless the example sends its
+  // own; the window its view shows is the default one (the test apps raise it otherwise).
+  'portal-key': {
+    env: { RATE_LIMIT_KEYED_PER_MINUTE: '1200' },
+    prepare: async (app, request) => {
+      request.headers['x-api-key'] ??= (await issueKey(app.core.keyStore, { name: 'contract-portal' })).key;
+    },
+  },
+  // The client IP's hourly allowance of one key, used by sending the example's creation once.
+  'creation-limit-reached': {
+    env: { PORTAL_KEYS_PER_IP_PER_HOUR: '1' },
+    prepare: async (_app, request) => {
+      const first = await sendRaw(request);
+      if (first.status !== 201) throw new Error(`the first creation answered ${first.status}: ${first.text}`);
+    },
+  },
   // Outcomes read from a participant that is not there (nothing listens on port 1).
   'ledger-unreachable': {
     overrides: (sandbox) => ({ ledger: new JsonApiLedger({ baseUrl: 'http://127.0.0.1:1', token: null, readAs: Object.values(sandbox.manifest.poolParties), timeoutMs: 2000, pageSize: 100 }) }),
@@ -147,7 +164,7 @@ function outcome(example: SpecExample, observed: Observed): Run {
 const runs: Run[] = [];
 const app = await testApp();
 const base = await listen(app.server);
-for (const example of spec.examples) {
+for (const example of [...spec.examples, ...portalSpec.examples]) {
   const given = example.request.given ?? [];
   const missing = given.filter((g) => !(g in CONDITIONS));
   if (missing.length > 0) {
@@ -168,14 +185,23 @@ for (const example of spec.examples) {
 }
 await app.close();
 
-t.test('every operation has a success example and one example for each documented 4xx status', async (t) => {
-  for (const [operationId, statuses] of spec.statuses) {
-    const exampled = new Set(spec.examples.filter((e) => e.operationId === operationId).map((e) => e.status));
-    t.ok([...exampled].some((s) => s >= 200 && s < 300), `${operationId} has a 2xx example`);
-    for (const status of statuses.filter((s) => s >= 400 && s < 500)) {
-      t.ok(exampled.has(status), `${operationId} has a ${status} example`);
+t.test('every operation, the swap API\'s and the portal\'s, has a success example and one example for each documented 4xx status', async (t) => {
+  for (const { statuses: byOperation, examples } of [spec, portalSpec]) {
+    for (const [operationId, statuses] of byOperation) {
+      const exampled = new Set(examples.filter((e) => e.operationId === operationId).map((e) => e.status));
+      t.ok([...exampled].some((s) => s >= 200 && s < 300), `${operationId} has a 2xx example`);
+      for (const status of statuses.filter((s) => s >= 400 && s < 500)) {
+        t.ok(exampled.has(status), `${operationId} has a ${status} example`);
+      }
     }
   }
+});
+
+t.test('the portal: "errors are the swap API\'s shape, with its codes": every code portal.yaml names is in the error catalogue', async (t) => {
+  const schemas = portalSpec.document.components?.schemas as Record<string, { properties: Record<string, { enum?: string[] }> }>;
+  const documented = schemas.Error!.properties.code!.enum ?? [];
+  t.ok(documented.length > 0);
+  for (const code of documented) t.ok(code in ERROR_CATALOGUE, `${code} is in the catalogue`);
 });
 
 t.test('"Error.code is an enum of every code the service sends": the enum equals the error catalogue, both ways', async (t) => {

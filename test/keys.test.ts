@@ -88,6 +88,8 @@ function spyStore(records: readonly KeyRecord[], fail?: Error): KeyStore & { loo
     add: async () => {},
     revoke: async () => null,
     list: async () => [...records],
+    rotate: async () => null,
+    setOrigins: async () => null,
   };
 }
 
@@ -186,6 +188,15 @@ t.test('parseKeyRecord: "`value` as a key record with exactly the record\'s fiel
   t.strictSame(validKeyRecord(record), record);
 });
 
+t.test('parseKeyRecord: "who made it": issuedBy is kept when `portal`, absent for the CLI\'s keys, and anything else is malformed', async (t) => {
+  const { record } = newKey('Portal', 'partner-default', new Date('2030-01-01T00:00:00.000Z'), [], 'portal');
+  t.equal(record.issuedBy, 'portal');
+  t.strictSame(parseKeyRecord({ ...record }), record);
+  t.equal(newKey('Cli', 'partner-default').record.issuedBy, undefined, 'a CLI key has no field: records written before it read the same');
+  t.equal(parseKeyRecord({ ...record, issuedBy: 'cli' }), null);
+  t.equal(parseKeyRecord({ ...record, issuedBy: 1 }), null);
+});
+
 t.test('parseOrigin: "a browser origin as a request\'s Origin header names it: scheme, host and port, nothing after"', async (t) => {
   t.equal(parseOrigin('https://wallet.example'), 'https://wallet.example');
   t.equal(parseOrigin('https://wallet.example/'), 'https://wallet.example', 'a trailing slash is no path');
@@ -262,7 +273,53 @@ async function roundTrip(t: Test, store: KeyStore, emptyLookup: 'null' | 'unavai
       ['Second', 'revoked'],
     ],
   );
+  t.equal(await store.rotate(first.record.id, hashKey(generateKey())), null, 'a revoked record is not rotated');
+  t.equal(await store.setOrigins(second.record.id, ['https://wallet.example']), null, 'nor given origins');
 }
+
+/** Rotation and origins: what the key portal does to a key, on a store. */
+async function rotateAndBind(t: Test, store: KeyStore): Promise<void> {
+  const issued = newKey('Portal', 'partner-default', new Date('2030-01-01T00:00:00.000Z'), ['https://wallet.example'], 'portal');
+  const other = issue('Other');
+  await store.add(issued.record);
+  await store.add(other.record);
+  const keys = new PartnerKeys(store);
+  const fresh = generateKey();
+  const rotated = await store.rotate(issued.record.id, hashKey(fresh));
+  t.strictSame(rotated, { ...issued.record, hash: hashKey(fresh) }, '"a new hash for the same record id", everything else kept');
+  t.equal(await store.findByHash(issued.record.hash), null, 'the old hash is no longer found');
+  t.strictSame(await store.findByHash(hashKey(fresh)), rotated, 'the new one is');
+  t.equal(await keys.verify(issued.key), null, 'the old key verifies to nothing');
+  t.equal((await keys.verify(fresh))?.id, issued.record.id, 'the new key to the same partner');
+  t.equal((await store.list()).length, 2, 'no record added');
+  await t.rejects(store.rotate(issued.record.id, other.record.hash), 'a hash already stored is refused');
+  t.strictSame(await store.findByHash(hashKey(fresh)), rotated, 'and changes nothing');
+  t.equal(await store.rotate('key_000000000000', hashKey(generateKey())), null, 'an unknown id: null');
+
+  const bound = await store.setOrigins(issued.record.id, ['https://a.example', 'http://localhost:5173']);
+  t.strictSame(bound?.origins, ['https://a.example', 'http://localhost:5173'], 'origins replaced');
+  t.strictSame((await store.findByHash(hashKey(fresh)))?.origins, ['https://a.example', 'http://localhost:5173'], 'as stored');
+  const cleared = await store.setOrigins(issued.record.id, []);
+  t.notOk(cleared && 'origins' in cleared, 'none: a server-to-server key, without the field');
+  t.equal((await keys.verify(fresh))?.origins, null);
+  await t.rejects(store.setOrigins(issued.record.id, ['not an origin']), TypeError, 'a malformed origin is never stored');
+  t.equal(await store.setOrigins('key_000000000000', []), null, 'an unknown id: null');
+  t.equal((await store.list()).find((r) => r.id === issued.record.id)?.issuedBy, 'portal', 'who made it is kept');
+}
+
+t.test('file store: "rotation: a new hash for the same record id; the old hash no longer found", and setting origins, under its lock', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'keys.json');
+  await rotateAndBind(t, new FileKeyStore(file));
+  t.strictSame(readdirSync(dir), ['keys.json'], 'no lock or temporary file left behind');
+  t.equal((await new FileKeyStore(file).list()).length, 2, 'another reader sees the same records');
+});
+
+t.test('shared-state store: "rotation: a new hash for the same record id; the old hash no longer found" (the old field deleted), and setting origins', async (t) => {
+  const state = new InProcessSharedState();
+  await rotateAndBind(t, new SharedStateKeyStore(state));
+  t.equal((await state.mapEntries('keys')).size, 3, 'two records and the issued marker: the old hash\'s field is gone');
+});
 
 t.test('file store: add, find, revoke and list round trip', async (t) => {
   await roundTrip(t, new FileKeyStore(path.join(tempDir(t), 'keys.json')), 'null');
@@ -496,7 +553,7 @@ t.test('shared-state store: a store that lost its data (a Redis restarted withou
 
 t.test('shared-state store: "Any SharedStateUnavailable from the port becomes KeyStoreUnavailable"', async (t) => {
   const down = (): Promise<never> => Promise.reject(new SharedStateUnavailable('Redis at 127.0.0.1:6379 is unreachable'));
-  const state: SharedState = { shared: true, hit: down, get: down, setIfAbsent: down, mapGet: down, mapSet: down, mapSetIfAbsent: down, mapEntries: down, incrementMaps: down, close: async () => {} };
+  const state: SharedState = { shared: true, hit: down, get: down, setIfAbsent: down, mapGet: down, mapSet: down, mapSetIfAbsent: down, mapEntries: down, peek: down, mapDelete: down, incrementMaps: down, close: async () => {} };
   const store = new SharedStateKeyStore(state);
   const { record } = issue('Acme');
   await t.rejects(store.findByHash(record.hash), KeyStoreUnavailable, 'findByHash');
@@ -606,11 +663,11 @@ t.test('CLI: list "never prints a key or a hash"; it prints id, name, createdAt,
     t.notMatch(run.stdout, /bx_|[0-9a-f]{64}/);
   }
   const lines = table.stdout.trimEnd().split('\n');
-  t.match(lines[0], /^ID\s+NAME\s+CREATED\s+STATUS\s+REVOKED\s+SCHEMA\s+ORIGINS$/);
-  t.match(lines[1], /^key_[0-9a-f]{12}\s+Acme\s+\S+Z\s+revoked\s+\S+Z\s+partner-default\s+any \(server-to-server\)$/);
-  t.match(lines[2], /^key_[0-9a-f]{12}\s+Globex\s+\S+Z\s+active\s+-\s+partner-default\s+any \(server-to-server\)$/);
+  t.match(lines[0], /^ID\s+NAME\s+CREATED\s+STATUS\s+REVOKED\s+SCHEMA\s+ORIGINS\s+VIA$/);
+  t.match(lines[1], /^key_[0-9a-f]{12}\s+Acme\s+\S+Z\s+revoked\s+\S+Z\s+partner-default\s+any \(server-to-server\)\s+cli$/);
+  t.match(lines[2], /^key_[0-9a-f]{12}\s+Globex\s+\S+Z\s+active\s+-\s+partner-default\s+any \(server-to-server\)\s+cli$/);
   const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
-  t.strictSame(Object.keys(rows[0]!), ['id', 'name', 'createdAt', 'status', 'revokedAt', 'schemaId', 'origins']);
+  t.strictSame(Object.keys(rows[0]!), ['id', 'name', 'createdAt', 'status', 'revokedAt', 'schemaId', 'origins', 'issuedBy']);
   t.strictSame(rows.map((r) => [r.name, r.status]), [['Acme', 'revoked'], ['Globex', 'active']]);
 });
 

@@ -251,6 +251,8 @@ t.test('"key verifications by result": valid, invalid, wrong_origin, unavailable
     add: (record) => store.add(record),
     revoke: (selector, at) => store.revoke(selector, at),
     list: () => store.list(),
+    rotate: (id, hash) => store.rotate(id, hash),
+    setOrigins: (id, origins) => store.setOrigins(id, origins),
   };
   const down = await withMetrics(t, { overrides: { keyStore: failing } });
   storeDown = true;
@@ -265,6 +267,8 @@ t.test('"the health of each status component as a gauge": one series per compone
     add: (record) => store.add(record),
     revoke: (selector, at) => store.revoke(selector, at),
     list: () => store.list(),
+    rotate: (id, hash) => store.rotate(id, hash),
+    setOrigins: (id, origins) => store.setOrigins(id, origins),
   });
   const plain = await withMetrics(t);
   const { app, scrape } = await withMetrics(t, { overrides: { keyStore: failing(plain.app.core.keyStore) } });

@@ -31,6 +31,8 @@ function countingStore(): { store: KeyStore; lookups: () => number } {
     add: (record) => inner.add(record),
     revoke: (selector, at) => inner.revoke(selector, at),
     list: () => inner.list(),
+    rotate: (id, hash) => inner.rotate(id, hash),
+    setOrigins: (id, origins) => inner.setOrigins(id, origins),
   };
   return { store, lookups: () => lookups };
 }
@@ -132,6 +134,8 @@ t.test('"When the key store cannot be read, a keyed request gets 503 key_verific
         add: async () => {},
         revoke: async () => null,
         list: async () => [],
+        rotate: async () => null,
+        setOrigins: async () => null,
       },
     },
   });

@@ -205,11 +205,13 @@ t.test('RateWindows: "rate limiting degrades to per-instance counting, and says 
   const flaky: SharedState = {
     shared: true,
     hit: (key, windowMs) => (reachable ? shared.hit(key, windowMs) : Promise.reject(new SharedStateUnavailable('Redis at db:6379 is unreachable'))),
+    peek: (key) => shared.peek(key),
     get: (key) => shared.get(key),
     setIfAbsent: (key, value, ttlMs) => shared.setIfAbsent(key, value, ttlMs),
     mapGet: (map, field) => shared.mapGet(map, field),
     mapSet: (map, field, value) => shared.mapSet(map, field, value),
     mapSetIfAbsent: (map, field, value) => shared.mapSetIfAbsent(map, field, value),
+    mapDelete: (map, field) => shared.mapDelete(map, field),
     mapEntries: (map) => shared.mapEntries(map),
     incrementMaps: (increments) => shared.incrementMaps(increments),
     close: () => shared.close(),

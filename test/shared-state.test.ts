@@ -101,6 +101,23 @@ for (const adapter of adapters) {
     const entries = await state.mapEntries('m');
     t.strictSame(new Map([...entries].sort()), new Map([['x', '2'], ['y', '4']]));
     t.equal(await state.mapGet('other', 'x'), null, 'maps are separate');
+    await state.mapDelete('m', 'x');
+    await state.mapDelete('m', 'absent');
+    t.strictSame([...(await state.mapEntries('m'))], [['y', '4']], '"deletes a field of a map, if set"');
+  });
+
+  t.test(name('peek: "the window as it stands, without counting a hit"; null when none is running'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    t.equal(await state.peek('p'), null, 'no window yet');
+    await state.hit('p', 300);
+    await state.hit('p', 300);
+    const seen = await state.peek('p');
+    t.equal(seen?.count, 2);
+    t.ok(seen !== null && seen.resetInMs > 0 && seen.resetInMs <= 300, `resetInMs ${seen?.resetInMs} is within (0, 300]`);
+    t.equal((await state.peek('p'))?.count, 2, 'peeking counted nothing');
+    t.equal((await state.hit('p', 300)).count, 3, 'nor did it for the next hit');
+    await sleep(350);
+    t.equal(await state.peek('p'), null, 'an ended window is none');
   });
 
   t.test(name('"incrementMaps adds each increment to its map\'s fields and sets the map\'s expiry": a field not set counts from 0; the map expires, each increment setting its expiry again'), adapter.skip, async (t) => {
@@ -245,6 +262,8 @@ function everyMethod(state: SharedState): Array<[string, () => Promise<unknown>]
     ['mapSetIfAbsent', () => state.mapSetIfAbsent('m', 'f', 'x')],
     ['mapEntries', () => state.mapEntries('m')],
     ['incrementMaps', () => state.incrementMaps([{ map: 'c', fields: new Map([['f', 1]]), ttlMs: 10_000 }])],
+    ['mapDelete', () => state.mapDelete('m', 'f')],
+    ['peek', () => state.peek('w')],
   ];
 }
 

@@ -73,6 +73,8 @@ function flakyState(now: () => number): SharedState & { reachable: boolean; inne
     mapGet: (map: string, field: string) => inner.mapGet(map, field),
     mapSet: (map: string, field: string, value: string) => inner.mapSet(map, field, value),
     mapSetIfAbsent: (map: string, field: string, value: string) => inner.mapSetIfAbsent(map, field, value),
+    mapDelete: (map: string, field: string) => inner.mapDelete(map, field),
+    peek: (key: string) => inner.peek(key),
     mapEntries: (map: string) => (state.reachable ? inner.mapEntries(map) : Promise.reject(new SharedStateUnavailable('Redis at db:6379 is unreachable'))),
     incrementMaps: (increments: Parameters<SharedState['incrementMaps']>[0]) =>
       state.reachable ? inner.incrementMaps(increments) : Promise.reject(new SharedStateUnavailable('Redis at db:6379 is unreachable')),

@@ -1,7 +1,7 @@
 // The embedded key store: every key record in one JSON file, DATA_DIR/keys.json, written by the
 // keys CLI (scripts/keys.ts) and read by the running service, possibly at the same time.
 //
-// Writers (add, revoke) take an exclusive lock file, keys.json.lock, and under it read the file,
+// Writers (add, revoke, rotate, setOrigins) take an exclusive lock file, keys.json.lock, and under it read the file,
 // change it, write the whole new content to a temporary file in the same directory, fsync it,
 // rename it over keys.json and fsync the directory. A rename is atomic, so a reader sees the old
 // file or the new one and never half of one, and a writer that dies at any point leaves keys.json
@@ -18,7 +18,7 @@ import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/pr
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './partner-keys.js';
+import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, withOrigins, type KeyRecord, type KeySelector, type KeyStore } from './partner-keys.js';
 
 export interface FileKeyStoreOptions {
   /** The least time between two looks at the file for changes, in ms (default 1000). */
@@ -92,6 +92,28 @@ export class FileKeyStore implements KeyStore {
       if (!record || record.status === 'revoked') return { records: null, result: record ?? null };
       const revoked: KeyRecord = { ...record, status: 'revoked', revokedAt: at.toISOString() };
       return { records: records.map((r, j) => (j === i ? revoked : r)), result: revoked };
+    });
+  }
+
+  async rotate(id: string, hash: string): Promise<KeyRecord | null> {
+    return this.replaceActive(id, (record, records) => {
+      if (records.some((r) => r.hash === hash)) throw new Error(`a key with the same hash as ${id}'s new key is already stored`);
+      return { ...record, hash };
+    });
+  }
+
+  async setOrigins(id: string, origins: readonly string[]): Promise<KeyRecord | null> {
+    return this.replaceActive(id, (record) => withOrigins(record, origins));
+  }
+
+  /** Replaces the active record `id` with what `change` makes of it, under the lock; null when there is none. */
+  private async replaceActive(id: string, change: (record: KeyRecord, records: readonly KeyRecord[]) => KeyRecord): Promise<KeyRecord | null> {
+    return this.update((records) => {
+      const i = records.findIndex((r) => r.id === id);
+      const record = records[i];
+      if (!record || record.status !== 'active') return { records: null, result: null };
+      const changed = validKeyRecord(change(record, records));
+      return { records: records.map((r, j) => (j === i ? changed : r)), result: changed };
     });
   }
 

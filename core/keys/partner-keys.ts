@@ -33,7 +33,14 @@ export interface KeyRecord {
    * request whose Origin is not one of them is refused. Absent for a server-to-server key.
    */
   readonly origins?: readonly string[];
+  /** `portal` for a key a partner got at the key portal; absent for one the operator's keys CLI made. */
+  readonly issuedBy?: 'portal';
 }
+
+/** Who made a key: the key portal, or the operator's keys CLI. */
+export type KeyIssuer = 'portal' | 'cli';
+
+export const issuerOf = (record: KeyRecord): KeyIssuer => record.issuedBy ?? 'cli';
 
 /** A browser origin as a request's Origin header names it: scheme, host and port, nothing after. */
 export function parseOrigin(raw: string): string | null {
@@ -53,7 +60,7 @@ const TIMESTAMP_SHAPE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 /** `value` as a key record with exactly the record's fields, or null when any is missing or malformed. */
 export function parseKeyRecord(value: unknown): KeyRecord | null {
   if (typeof value !== 'object' || value === null) return null;
-  const { id, hash, name, createdAt, status, revokedAt, schemaId, origins } = value as Record<string, unknown>;
+  const { id, hash, name, createdAt, status, revokedAt, schemaId, origins, issuedBy } = value as Record<string, unknown>;
   if (typeof id !== 'string' || !KEY_ID_SHAPE.test(id)) return null;
   if (typeof hash !== 'string' || !HASH_SHAPE.test(hash)) return null;
   if (typeof name !== 'string' || name === '') return null;
@@ -61,9 +68,10 @@ export function parseKeyRecord(value: unknown): KeyRecord | null {
   if (typeof schemaId !== 'string' || schemaId === '') return null;
   // Records written before keys had origins have none: server-to-server keys, as they were.
   if (origins !== undefined && (!Array.isArray(origins) || origins.length === 0 || !origins.every((o) => typeof o === 'string' && parseOrigin(o) === o))) return null;
-  const allowed = origins === undefined ? {} : { origins: origins as string[] };
-  if (status === 'active' && revokedAt === null) return { id, hash, name, createdAt, status, revokedAt, schemaId, ...allowed };
-  if (status === 'revoked' && isTimestamp(revokedAt)) return { id, hash, name, createdAt, status, revokedAt, schemaId, ...allowed };
+  if (issuedBy !== undefined && issuedBy !== 'portal') return null;
+  const optional = { ...(origins === undefined ? {} : { origins: origins as string[] }), ...(issuedBy === undefined ? {} : { issuedBy: 'portal' as const }) };
+  if (status === 'active' && revokedAt === null) return { id, hash, name, createdAt, status, revokedAt, schemaId, ...optional };
+  if (status === 'revoked' && isTimestamp(revokedAt)) return { id, hash, name, createdAt, status, revokedAt, schemaId, ...optional };
   return null;
 }
 
@@ -78,12 +86,34 @@ export function validKeyRecord(record: KeyRecord): KeyRecord {
 }
 
 /** A new active key and the record the store keeps of it: the key itself is shown once, by its issuer. */
-export function newKey(name: string, schemaId: string, createdAt = new Date(), origins: readonly string[] = []): { readonly key: string; readonly record: KeyRecord } {
+export function newKey(
+  name: string,
+  schemaId: string,
+  createdAt = new Date(),
+  origins: readonly string[] = [],
+  issuedBy: KeyIssuer = 'cli',
+): { readonly key: string; readonly record: KeyRecord } {
   const key = generateKey();
   return {
     key,
-    record: { id: newKeyId(), hash: hashKey(key), name, createdAt: createdAt.toISOString(), status: 'active', revokedAt: null, schemaId, ...(origins.length > 0 ? { origins } : {}) },
+    record: {
+      id: newKeyId(),
+      hash: hashKey(key),
+      name,
+      createdAt: createdAt.toISOString(),
+      status: 'active',
+      revokedAt: null,
+      schemaId,
+      ...(origins.length > 0 ? { origins } : {}),
+      ...(issuedBy === 'portal' ? { issuedBy } : {}),
+    },
   };
+}
+
+/** `record` with `origins` as its allowed origins: none makes it a server-to-server key. */
+export function withOrigins(record: KeyRecord, origins: readonly string[]): KeyRecord {
+  const { origins: _previous, ...rest } = record;
+  return origins.length > 0 ? { ...rest, origins: [...origins] } : rest;
 }
 
 /** Which record a revocation names: by id, or by the hash of the key itself. */
@@ -98,6 +128,14 @@ export interface KeyStore {
   revoke(selector: KeySelector, at: Date): Promise<KeyRecord | null>;
   /** Every record, oldest first. */
   list(): Promise<KeyRecord[]>;
+  /**
+   * Gives the active record `id` a new key: `hash` (the new key's) replaces its hash, so the old
+   * key is no longer found, and everything else stays. Returns the record as stored; null when no
+   * active record has that id. Throws when `hash` is already stored.
+   */
+  rotate(id: string, hash: string): Promise<KeyRecord | null>;
+  /** Replaces the active record `id`'s origins (none: a server-to-server key); returns it as stored, or null when no active record has that id. */
+  setOrigins(id: string, origins: readonly string[]): Promise<KeyRecord | null>;
 }
 
 export class KeyStoreUnavailable extends Error {

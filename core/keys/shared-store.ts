@@ -1,8 +1,9 @@
 // Partner keys in shared state (Redis when REDIS_URL is set), so every instance behind the load
 // balancer and the keys CLI see the same records at once. One map: field = the key's hash, value
-// = the record as JSON. A lookup is one field read; revoking by id and listing read the whole map,
-// which holds one field per partner key.
-import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, type KeyRecord, type KeySelector, type KeyStore } from './partner-keys.js';
+// = the record as JSON. A lookup is one field read; revoking, rotating or editing by id and listing
+// read the whole map, which holds one field per partner key. Rotation writes the record under its
+// new hash, then deletes the old field: from then on, on every instance, the old key is unknown.
+import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, withOrigins, type KeyRecord, type KeySelector, type KeyStore } from './partner-keys.js';
 import { SharedStateUnavailable, type SharedState } from '../state/shared-state.js';
 
 /** The one map every key lives in: field = the key's hash. */
@@ -50,8 +51,34 @@ export class SharedStateKeyStore implements KeyStore {
     return revoked;
   }
 
+  // Like revocation, neither write below is atomic with the read before it: two rotations of one
+  // record at once both store a record, and only the later delete's survivor is found; either
+  // way the old key ends unknown.
+  async rotate(id: string, hash: string): Promise<KeyRecord | null> {
+    const record = await this.active(id);
+    if (!record) return null;
+    const rotated = validKeyRecord({ ...record, hash });
+    const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(MAP, hash, JSON.stringify(rotated)));
+    if (!added) throw new Error(`a key with the same hash as ${id}'s new key is already stored`);
+    await unavailableWhenShared(() => this.state.mapDelete(MAP, record.hash));
+    return rotated;
+  }
+
+  async setOrigins(id: string, origins: readonly string[]): Promise<KeyRecord | null> {
+    const record = await this.active(id);
+    if (!record) return null;
+    const changed = validKeyRecord(withOrigins(record, origins));
+    await unavailableWhenShared(() => this.state.mapSet(MAP, record.hash, JSON.stringify(changed)));
+    return changed;
+  }
+
   async list(): Promise<KeyRecord[]> {
     return (await this.all()).sort((a, b) => (a.createdAt === b.createdAt ? a.id.localeCompare(b.id) : a.createdAt < b.createdAt ? -1 : 1));
+  }
+
+  private async active(id: string): Promise<KeyRecord | null> {
+    const record = (await this.all()).find((r) => r.id === id);
+    return record?.status === 'active' ? record : null;
   }
 
   private async all(): Promise<KeyRecord[]> {

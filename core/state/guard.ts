@@ -45,6 +45,10 @@ export class GuardedSharedState implements SharedState {
     return this.guarded(() => this.inner.hit(key, windowMs));
   }
 
+  peek(key: string): Promise<WindowCount | null> {
+    return this.guarded(() => this.inner.peek(key));
+  }
+
   get(key: string): Promise<StoredValue | null> {
     return this.guarded(() => this.inner.get(key));
   }
@@ -63,6 +67,10 @@ export class GuardedSharedState implements SharedState {
 
   mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean> {
     return this.guarded(() => this.inner.mapSetIfAbsent(map, field, value));
+  }
+
+  mapDelete(map: string, field: string): Promise<void> {
+    return this.guarded(() => this.inner.mapDelete(map, field));
   }
 
   mapEntries(map: string): Promise<ReadonlyMap<string, string>> {

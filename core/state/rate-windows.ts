@@ -4,6 +4,9 @@
 // shared state's health (core/state/guard.ts) logs each change and feeds the status.
 import { InProcessSharedState, SharedStateUnavailable, type SharedState, type WindowCount } from './shared-state.js';
 
+/** The window a partner key's requests are counted in (handlers/http/rate-limits.ts names it so: `rate:` + kind + caller). */
+export const keyedWindowKey = (partnerId: string): string => `rate:key:${partnerId}`;
+
 export class RateWindows {
   private readonly local: InProcessSharedState;
 
@@ -31,6 +34,17 @@ export class RateWindows {
    */
   hit(key: string, windowMs: number): WindowCount | Promise<WindowCount> {
     return this.isLocal ? this.local.hitNow(key, windowMs) : this.sharedHit(key, windowMs);
+  }
+
+  /** `key`'s window as it stands, without counting; null when none is running. Falls back to this process's count like `hit`. */
+  async peek(key: string): Promise<WindowCount | null> {
+    if (this.isLocal) return this.local.peekNow(key);
+    try {
+      return await this.state.peek(key);
+    } catch (err) {
+      if (!(err instanceof SharedStateUnavailable)) throw err;
+      return this.local.peekNow(key);
+    }
   }
 
   private async sharedHit(key: string, windowMs: number): Promise<WindowCount> {

@@ -92,6 +92,16 @@ export class RedisSharedState implements SharedState {
     return { count, resetInMs };
   }
 
+  async peek(key: string): Promise<WindowCount | null> {
+    const k = this.key(key);
+    const replies = await this.run(() => this.client.multi().get(k).pttl(k).exec());
+    const [[getError, value], [ttlError, ttl]] = replies as [[Error | null, string | null], [Error | null, number]];
+    if (getError || ttlError) throw this.unavailable((getError ?? ttlError) as Error);
+    // A window without expiry is one the next hit restarts (FIXED_WINDOW_HIT): none is running.
+    if (value === null || ttl < 0) return null;
+    return { count: Number(value), resetInMs: ttl };
+  }
+
   async get(key: string): Promise<StoredValue | null> {
     const k = this.key(key);
     const replies = await this.run(() => this.client.multi().get(k).pttl(k).exec());
@@ -115,6 +125,10 @@ export class RedisSharedState implements SharedState {
 
   async mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean> {
     return (await this.run(() => this.client.hsetnx(this.key(map), field, value))) === 1;
+  }
+
+  async mapDelete(map: string, field: string): Promise<void> {
+    await this.run(() => this.client.hdel(this.key(map), field));
   }
 
   async mapEntries(map: string): Promise<ReadonlyMap<string, string>> {

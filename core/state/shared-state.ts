@@ -36,6 +36,8 @@ export interface SharedState {
    * `windowMs`; the count starts over with the first hit after it ends.
    */
   hit(key: string, windowMs: number): Promise<WindowCount>;
+  /** `key`'s window as it stands, without counting a hit; null when it has none running. */
+  peek(key: string): Promise<WindowCount | null>;
   get(key: string): Promise<StoredValue | null>;
   /** Stores `value` under `key` for `ttlMs` unless the key holds a value; true when stored. */
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
@@ -45,6 +47,8 @@ export interface SharedState {
   mapSet(map: string, field: string, value: string): Promise<void>;
   /** Sets a field of a map unless it is set; true when set. */
   mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean>;
+  /** Deletes a field of a map, if set. */
+  mapDelete(map: string, field: string): Promise<void>;
   /** Every field of a map with its value. */
   mapEntries(map: string): Promise<ReadonlyMap<string, string>>;
   /** Adds each increment to its map's fields and sets the map's expiry: all of them, or none. */
@@ -169,6 +173,18 @@ export class InProcessSharedState implements SharedState {
     return this.hitNow(key, windowMs);
   }
 
+  /** Synchronous, like hitNow. */
+  peekNow(key: string): WindowCount | null {
+    const t = this.now();
+    const window = this.windows.get(key);
+    if (!window || window.expiresAt <= t) return null;
+    return { count: window.value, resetInMs: window.expiresAt - t };
+  }
+
+  async peek(key: string): Promise<WindowCount | null> {
+    return this.peekNow(key);
+  }
+
   async get(key: string): Promise<StoredValue | null> {
     const t = this.now();
     const entry = this.values.get(key);
@@ -203,6 +219,10 @@ export class InProcessSharedState implements SharedState {
     if (fields.has(field)) return false;
     fields.set(field, value);
     return true;
+  }
+
+  async mapDelete(map: string, field: string): Promise<void> {
+    this.maps.get(map)?.delete(field);
   }
 
   async mapEntries(map: string): Promise<ReadonlyMap<string, string>> {

@@ -21,6 +21,10 @@ export interface AccessLogFields {
   outcome?: OutcomeStatus;
   /** The verified key's record id (`key_...`, never the key): attributes a keyed request's traffic. */
   partnerId?: string;
+  /** On the key portal's operations: the signed-in or new key's record id (`key_...`, never the key); portal traffic is not API traffic, so it is not `partnerId`. */
+  keyId?: string;
+  /** On the key portal's operations: what was done to the key. */
+  portalAction?: 'created' | 'viewed' | 'rotated' | 'revoked' | 'origins-set';
   /** On every error answer: its code, so an operator can tell refusals of one status apart. */
   code?: ErrorCode;
   /** On a 429: the limit that refused it. */

@@ -24,12 +24,15 @@ export function presentedKey(headers: IncomingHttpHeaders): string | null {
   return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? authorization;
 }
 
+/** Where a key is taken from any page: the key portal, the key holder's own page, where a key bound to other origins is managed. */
+export const ANY_ORIGIN = Symbol('any origin');
+
 /**
  * The partner a presented key belongs to; throws invalid_key or key_verification_unavailable. A key
  * kept to browser origins is invalid from any other Origin, or without one: copied out of a page,
  * it is useless in other sites' pages (it binds browsers, which cannot forge Origin).
  */
-export async function verifyKey(key: string, keys: KeyVerifier, origin?: string, metrics: Metrics = NO_METRICS): Promise<Partner> {
+export async function verifyKey(key: string, keys: KeyVerifier, origin?: string | typeof ANY_ORIGIN, metrics: Metrics = NO_METRICS): Promise<Partner> {
   let partner: Partner | null;
   try {
     partner = await keys.verify(key);
@@ -48,7 +51,7 @@ export async function verifyKey(key: string, keys: KeyVerifier, origin?: string,
     metrics.keyVerification('invalid');
     throw new DomainError('invalid_key', 'the API key is not valid');
   }
-  if (partner.origins !== null && (origin === undefined || !partner.origins.includes(origin))) {
+  if (origin !== ANY_ORIGIN && partner.origins !== null && (origin === undefined || !partner.origins.includes(origin))) {
     metrics.keyVerification('wrong_origin');
     throw new DomainError('invalid_key', 'the API key is not valid from this origin');
   }

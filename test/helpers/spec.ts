@@ -1,4 +1,4 @@
-// Reads openapi/v1.yaml for the tests: its operations, their response examples with the
+// Reads a spec (openapi/v1.yaml by default, or the key portal's) for the tests: its operations, their response examples with the
 // `x-request` that produces each, and validators for response bodies and headers compiled from
 // the spec itself (independently of generated/).
 import { readFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { COMPONENTS_ID, rehome } from '../../codegen/compile-validators.js';
 import { listOperations, type OpenApiDocument } from '../../codegen/request-schemas.js';
 
 export const SPEC_PATH = path.join(repoRoot(), 'openapi', 'v1.yaml');
+export const PORTAL_SPEC_PATH = path.join(repoRoot(), 'openapi', 'portal.yaml');
 
 type Json = Record<string, unknown>;
 
@@ -60,10 +61,11 @@ function deref<T>(document: Json, node: unknown): T {
   return node as T;
 }
 
-export function loadSpec(): Spec {
-  const document = parse(readFileSync(SPEC_PATH, 'utf8')) as OpenApiDocument & Json;
+export function loadSpec(specPath: string = SPEC_PATH): Spec {
+  const document = parse(readFileSync(specPath, 'utf8')) as OpenApiDocument & Json;
   const ajv = new Ajv2020.default({ strict: false, allErrors: true });
-  addFormats.default(ajv, ['date-time', 'int32']);
+  // Every format the specs use (the portal's usage days are dates, its counts int64).
+  addFormats.default(ajv, ['date-time', 'date', 'int32', 'int64']);
   ajv.addSchema({ $id: COMPONENTS_ID, $defs: rehome(document.components?.schemas ?? {}) });
   const examples: SpecExample[] = [];
   const statuses = new Map<string, number[]>();

@@ -1,0 +1,42 @@
+// The portal's creation limits: keys are free, so a client IP may create a few per hour and the
+// portal as a whole a bounded number per UTC day. Both are windows in the shared state, so every
+// instance counts the same ones (each falls back to this instance's own count while Redis is
+// unreachable, as the rate limits do). Each attempt past validation is counted, refused or not:
+// a refused caller retrying at once gains nothing.
+import { DomainError } from '../errors.js';
+import type { RateWindows } from '../state/rate-windows.js';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+export interface CreationLimitSettings {
+  readonly perIpPerHour: number;
+  readonly perDay: number;
+}
+
+export class CreationLimits {
+  constructor(
+    private readonly windows: RateWindows,
+    private readonly settings: CreationLimitSettings,
+    private readonly now: () => Date,
+  ) {}
+
+  /** Counts one creation by `clientIp`; throws rate_limited, with the seconds until the refusing limit allows the next, over either limit. */
+  async admit(clientIp: string): Promise<void> {
+    const byIp = await this.windows.hit(`portal-create:ip:${clientIp}`, HOUR_MS);
+    if (byIp.count > this.settings.perIpPerHour) {
+      const seconds = wholeSeconds(byIp.resetInMs);
+      throw new DomainError('rate_limited', `too many keys created from this address; retry in ${seconds} seconds`, seconds);
+    }
+    const t = this.now().getTime();
+    const day = new Date(t).toISOString().slice(0, 10);
+    // The day's window is named by its date, and ends at the next UTC midnight whenever it starts.
+    const byDay = await this.windows.hit(`portal-create:day:${day}`, DAY_MS - (t % DAY_MS));
+    if (byDay.count > this.settings.perDay) {
+      const seconds = wholeSeconds(byDay.resetInMs);
+      throw new DomainError('rate_limited', `the portal has created as many keys as it may today; retry in ${seconds} seconds`, seconds);
+    }
+  }
+}
+
+const wholeSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
