@@ -81,7 +81,7 @@ try {
   await cannotListen(`cannot listen on ${config.host}:${config.port}: ${listenProblem(err, 'HOST', 'PORT')}`);
 }
 // For the person who ran it, plainly: the JSON log lines say the same for machines.
-console.error(`bestex: listening on ${url} (${url}/docs, ${url}/demo)${config.venuesMode === 'sandbox' ? `; sandbox at ${app.core.config.sandboxUrl}` : ''}`);
+console.error(`bestex: listening on ${url} (${url}/docs, ${url}/demo${config.portalEnabled ? `, ${url}/portal` : ''})${config.venuesMode === 'sandbox' ? `; sandbox at ${app.core.config.sandboxUrl}` : ''}`);
 
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -61,8 +61,8 @@ t.test('listens on HOST:PORT, answers, and exits 0 on SIGTERM after logging the 
   const sandbox = (JSON.parse(run.stdout().split('\n').find((l) => l.includes('"sandbox started"'))!) as { url: string }).url;
   t.strictSame(
     run.stderr().split('\n').filter((l) => l.startsWith('bestex: listening')),
-    [`bestex: listening on ${address} (${address}/docs, ${address}/demo); sandbox at ${sandbox}`],
-    '"the sandbox venues\' URL" is printed plainly, not only in a JSON log line',
+    [`bestex: listening on ${address} (${address}/docs, ${address}/demo, ${address}/portal); sandbox at ${sandbox}`],
+    '"the sandbox venues\' URL" is printed plainly, not only in a JSON log line, with the pages a person opens (the key portal is on in sandbox mode)',
   );
   run.child.kill('SIGTERM');
   const [code] = (await once(run.child, 'exit')) as [number];
