@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
-SOURCES := $(shell find core handlers sandbox codegen bench scripts test generated -name '*.ts' 2>/dev/null)
+SOURCES := $(shell find core handlers sandbox codegen bench scripts test generated portal/src -name '*.ts' 2>/dev/null)
 
 .PHONY: help install generate check-generated build run sandbox test lint bench mutation clean
 
