@@ -228,24 +228,28 @@ function everyMethod(state: SharedState): Array<[string, () => Promise<unknown>]
   ];
 }
 
-/** Asserts every method rejects with SharedStateUnavailable within `limitMs`; returns the errors. */
-async function assertAllUnavailable(t: Test, state: SharedState, limitMs: number): Promise<Error[]> {
+/**
+ * A command timeout longer than any test may run: a call that waited for Redis to answer, or to
+ * come back, would outlast the test and fail it. That every call settles under it shows each
+ * failed at once, without a clock in the assertion.
+ */
+const AN_HOUR = 60 * 60 * 1000;
+
+/** Asserts every method rejects with SharedStateUnavailable; returns the errors. */
+async function assertAllUnavailable(t: Test, state: SharedState): Promise<Error[]> {
   const errors: Error[] = [];
   for (const [method, call] of everyMethod(state)) {
-    const started = Date.now();
     const err = await call().then(
       () => null,
       (e: unknown) => e as Error,
     );
-    const elapsed = Date.now() - started;
     t.ok(err instanceof SharedStateUnavailable, `${method} rejects with SharedStateUnavailable (got ${String(err)})`);
-    t.ok(elapsed < limitMs, `${method} settles in ${elapsed} ms (< ${limitMs})`);
     if (err) errors.push(err);
   }
   return errors;
 }
 
-t.test('redis: with no Redis at the address, every call fails promptly and the error never carries the password', async (t) => {
+t.test('redis: with no Redis at the address, every call fails at once and the error never carries the password', async (t) => {
   // A port that was just free: nothing listens there.
   const port = await new Promise<number>((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -256,9 +260,9 @@ t.test('redis: with no Redis at the address, every call fails promptly and the e
   const changes: boolean[] = [];
   const state = open(t, {
     open: () =>
-      new RedisSharedState(`redis://:s3cret-pw@127.0.0.1:${port}`, { commandTimeoutMs: 500, onConnectionChange: (up) => changes.push(up) }),
+      new RedisSharedState(`redis://:s3cret-pw@127.0.0.1:${port}`, { commandTimeoutMs: AN_HOUR, onConnectionChange: (up) => changes.push(up) }),
   });
-  const errors = await assertAllUnavailable(t, state, 2000);
+  const errors = await assertAllUnavailable(t, state);
   for (const err of errors) {
     t.match(err.message, /unreachable/);
     t.notMatch(err.message, /s3cret-pw/, 'no password in the message');
@@ -268,20 +272,21 @@ t.test('redis: with no Redis at the address, every call fails promptly and the e
 });
 
 t.test('redis: close is idempotent, and calls after it fail as unavailable', redisSkip(redis), async (t) => {
-  const state = new RedisSharedState(redis!.url, { keyPrefix: uniquePrefix() });
+  const state = new RedisSharedState(redis!.url, { keyPrefix: uniquePrefix(), commandTimeoutMs: AN_HOUR });
   await state.hit('w', 10_000);
   await state.close();
   await state.close();
-  await assertAllUnavailable(t, state, 2000);
+  await assertAllUnavailable(t, state);
 });
 
 // Last: it takes the shared server down and brings it back empty.
-t.test('redis: when Redis goes away every call fails promptly, the process lives on, and it recovers when Redis is back', redisSkip(redis), async (t) => {
+t.test('redis: when Redis goes away every call fails at once, the process lives on, and it recovers when Redis is back', redisSkip(redis), async (t) => {
   const changes: Array<[boolean, string | undefined]> = [];
   const state = open(t, {
     open: () =>
       new RedisSharedState(redis!.url, {
         keyPrefix: uniquePrefix(),
+        commandTimeoutMs: AN_HOUR,
         onConnectionChange: (up, err) => changes.push([up, err?.message]),
       }),
   });
@@ -289,7 +294,7 @@ t.test('redis: when Redis goes away every call fails promptly, the process lives
   t.strictSame(changes.map(([up]) => up), [true], 'reported up once connected');
 
   await redis!.stop();
-  await assertAllUnavailable(t, state, 2000);
+  await assertAllUnavailable(t, state);
   await sleep(1500); // several reconnect attempts fail meanwhile
   t.strictSame(changes.map(([up]) => up), [true, false], 'reported down once, not once per retry');
 
