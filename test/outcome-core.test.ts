@@ -471,10 +471,12 @@ t.test('OffsetTimeIndex: an offset already sampled is not sampled again; at most
   t.strictSame(full.bounds(T0 + 60_000), { after: 0, atOrBefore: 1 }, 'one more: the first is dropped, the second kept');
 });
 
-t.test('findStart: a range no longer than a page is read, not searched; a warm index needs no probe; a ledger end past the visible transactions', async (t) => {
+t.test('findStart: a range no longer than a page is read, not searched; a transaction recorded at the time itself is kept; a warm index needs no probe; a ledger end past the visible transactions', async (t) => {
   const { ledger, reads } = memoryLedger(100);
   t.equal(await findStart(ledger, new OffsetTimeIndex(), T0 + 500_000, 50, 50, new AbortController().signal), 0);
   t.equal(reads.requests, 0, 'fifty offsets, a page of fifty: no probe');
+  const exact = memoryLedger(100);
+  t.ok((await findStart(exact.ledger, new OffsetTimeIndex(), T0 + 500_000, 100, 1, new AbortController().signal)) < 50, 'offset 50, recorded at the time itself, is not skipped');
   const index = new OffsetTimeIndex();
   for (let i = 1; i <= 100; i++) index.add(i, T0 + i * 10_000);
   const warm = memoryLedger(100);
