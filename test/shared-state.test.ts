@@ -125,7 +125,7 @@ t.test('in-process: "a documented cap (records and rate windows)": at the bound 
   now += 1000;
   for (let i = 0; i < 3; i++) {
     await t.rejects(state.setIfAbsent('v-new', 'x', 60_000), SharedStateFull, `refusal ${i + 1}: a new value at the bound`);
-    t.same(state.hitNow('w-new', 30_000), { count: Number.MAX_SAFE_INTEGER, resetInMs: 20_000 }, `refusal ${i + 1}: a new window is over any limit until the first window ends`);
+    t.strictSame(state.hitNow('w-new', 30_000), { count: Number.MAX_SAFE_INTEGER, resetInMs: 20_000 }, `refusal ${i + 1}: a new window is over any limit until the first window ends`);
   }
   const full = await state.setIfAbsent('v-new', 'x', 60_000).catch((e: unknown) => e);
   t.equal((full as SharedStateFull).retryInMs, 49_000, 'a refused value is told when the oldest value expires');
@@ -134,7 +134,7 @@ t.test('in-process: "a documented cap (records and rate windows)": at the bound 
   t.equal(state.hitNow('w0', 30_000).count, 2, 'held windows keep counting');
   t.equal(capacity.refusals('plan-records'), 4, 'each refused value counted');
   t.equal(capacity.refusals('rate-windows'), 3, 'each refused window counted');
-  t.same(logged.filter((l) => l.level === 'warn').map((l) => l.fields), [{ bound: 'plan-records', max: 10 }, { bound: 'rate-windows', max: 10 }], 'each bound logged once, not per refusal');
+  t.strictSame(logged.filter((l) => l.level === 'warn').map((l) => l.fields), [{ bound: 'plan-records', max: 10 }, { bound: 'rate-windows', max: 10 }], 'each bound logged once, not per refusal');
   t.match(logged.find((l) => l.fields.bound === 'plan-records')?.message, /STATE_MAX_PLAN_RECORDS/);
 
   now += 20_000; // the first window, w0, ends
