@@ -104,7 +104,7 @@ t.test('"GET /api/status?_=123 (a cache-buster)": the status, which documents on
   for (const query of ['_=123', '_=123&t=1', 'from=CC&nonsense', 'a=1&a=2']) {
     const res = await app.server.inject(`/api/status?${query}`);
     t.equal(res.statusCode, 200, query);
-    t.same(res.json(), plain.json(), `${query}: the same summary`);
+    t.strictSame(res.json(), plain.json(), `${query}: the same summary`);
     t.equal(res.headers['cache-control'], 'public, s-maxage=60', query);
   }
   t.equal((await app.server.inject('/api/liveness?_=123')).statusCode, 400, 'an operation that documents a 400 still refuses an unknown parameter');

@@ -8,7 +8,7 @@ import { DomainError } from '../core/errors.js';
 import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction } from '../core/ledger/ledger.js';
 import { findStart, OffsetTimeIndex, OutcomeService, OutcomeTracker, parseOutcomeQuery, poolTokens, type OutcomeQuery } from '../core/outcomes/outcomes.js';
 import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
-import { CBTC, USDCX } from '../core/tokens.js';
+import { CBTC, CC, USDCX } from '../core/tokens.js';
 
 const POOL = SANDBOX_POOL_PARTIES['CC/USDCx']!;
 const CBTC_POOL = SANDBOX_POOL_PARTIES['CC/CBTC']!;
@@ -317,4 +317,215 @@ t.test('findStart: "every transaction at or before the answer was recorded befor
     { numRuns: 2_000 },
   );
   t.pass('no transaction recorded at or after the time lies at or before the start');
+});
+
+// Malformed ledger events. The ledger's values are JSON the service did not write: a field that
+// is missing, of the wrong type or not a Daml decimal is read as absent, never as something
+// else, and never stops the derivation.
+
+/** `offer(...)` with its transfer changed by `edit` (fields removed when set to undefined). */
+function offerWith(cid: string, edit: (transfer: Record<string, unknown>) => void, o: Parameters<typeof offer>[1] = {}): LedgerEvent {
+  const event = offer(cid, o) as LedgerEvent & { interfaceViews: Array<{ view: { transfer: Record<string, unknown> } }> };
+  edit(event.interfaceViews[0]!.view.transfer);
+  return event;
+}
+
+const exercise = (cid: string, choice: string, exerciseResult: unknown, actor = POOL): LedgerEvent => ({
+  kind: 'exercised', contractId: cid, templateId: 'x:Sandbox.Token:TransferInstruction', interfaceId: TI, choice, actingParties: [actor], consuming: true, exerciseResult,
+});
+
+t.test('query: a window of exactly 24 hours is allowed; without want, any token; an unknown want is named as want', async (t) => {
+  const base = { party: ALICE, since: at(0), deadline: at(24 * 3600) };
+  t.equal(parseOutcomeQuery(base).deadline.getTime() - parseOutcomeQuery(base).since.getTime(), 24 * 3600 * 1000);
+  t.strictSame(parseOutcomeQuery(base).want, null, 'no want: null, matching every token');
+  t.throws(() => parseOutcomeQuery({ ...base, want: 'DOGE' }), { code: 'unknown_token', message: /in want:/ });
+});
+
+t.test('malformed: amounts, floors and payouts are Daml decimals given as strings; anything else is no amount', async (t) => {
+  t.strictSame(derive([tx(1, offer('o1', { amount: '100 CC' }))], 10).status, 'not_found', 'an amount with text after it is no offer');
+  t.strictSame(derive([tx(1, offer('o1', { amount: 'CC 100' }))], 10).status, 'not_found', 'nor one with text before it');
+  t.strictSame(derive([tx(1, offerWith('o1', (x) => void (x.amount = 100)))], 10).status, 'not_found', 'nor a JSON number');
+  t.strictSame(derive([tx(1, offer('o1', { memo: 'min 14.8' }))], 10, { minReceive: new Decimal('14.8') }).status, 'not_found', 'a memo that is not a decimal is no floor');
+  t.strictSame(derive([tx(1, offer('o1', { memo: 'thanks' }))], 10).status, 'pending', 'and the offer is still found');
+  const accepted = tx(3, settle('o1', 'Accept'));
+  t.strictSame(derive([tx(1, offer('o1', { memo: '1' })), accepted, tx(5, poolTransfer(), holding(ALICE, 'USDCx', 'lots'))], 10).status, 'pending', 'a holding whose amount is no decimal pays nothing');
+  t.strictSame(derive([tx(1, offer('o1', { memo: '1' })), accepted, tx(5, poolTransfer(), holding(ALICE, 'USDCx', '15 USDCx'))], 10).status, 'pending', 'nor one with text after the decimal');
+});
+
+t.test('malformed: an offer missing its instrument, memo or executeBefore, or with one of the wrong type', async (t) => {
+  t.strictSame(derive([tx(1, offerWith('o1', (x) => void delete x.instrumentId))], 10), { status: 'pending', depositUpdateId: null }, 'no instrument: still the taker\'s offer');
+  t.strictSame(derive([tx(1, offerWith('o1', (x) => void delete x.instrumentId))], 10, { want: USDCX }).status, 'not_found', 'with no want to match');
+  t.strictSame(derive([tx(1, offerWith('o1', (x) => void delete x.meta))], 10, { minReceive: new Decimal('14.8') }).status, 'not_found', 'no meta: no floor');
+  t.strictSame(derive([tx(1, offerWith('o1', (x) => void (x.meta = {})))], 10, { minReceive: new Decimal('14.8') }).status, 'not_found', 'meta without values: no floor');
+  t.strictSame(derive([tx(1, offerWith('o1', (x) => void delete x.meta))], 10).status, 'pending', 'and the offer is found all the same');
+  t.strictSame(derive([tx(1, offerWith('o1', (x) => void (x.executeBefore = 2026)))], 10).status, 'not_found', 'an executeBefore that is a number is no deadline');
+  t.strictSame(derive([tx(1, offerWith('o1', (x) => void (x.executeBefore = [at(90)])))], 10).status, 'not_found', 'nor one in a list');
+  const noTransfer: LedgerEvent = { kind: 'created', contractId: 'o1', templateId: 'x', interfaceViews: [{ interfaceId: TI, view: { originalInstructionCid: null, status: {}, meta: {} } }] };
+  t.strictSame(derive([tx(1, noTransfer)], 10).status, 'not_found', 'an instruction without a transfer is no offer');
+});
+
+t.test('malformed: exercise results missing, null, or without an output: an accept that reports no Completed moved nothing', async (t) => {
+  for (const result of [null, {}, { output: null }, { output: {} }, { output: { tag: 7 } }]) {
+    const answer = tx(3, exercise('o1', 'TransferInstruction_Accept', result));
+    t.strictSame(derive([tx(1, offer('o1')), answer], 10), { status: 'slippage_failed', depositUpdateId: answer.updateId }, `result ${JSON.stringify(result)}`);
+  }
+  const pendingWithoutNext = tx(3, exercise('o1', 'TransferInstruction_Accept', { output: { tag: 'TransferInstructionResult_Pending' } }));
+  t.strictSame(derive([tx(1, offer('o1')), pendingWithoutNext], 10).status, 'pending', 'a Pending result naming no new instruction leaves the offer open');
+  const otherChoice = tx(3, exercise('o1', 'TransferInstruction_Update', { output: { tag: 'TransferInstructionResult_Completed', value: {} } }));
+  t.strictSame(derive([tx(1, offer('o1')), otherChoice], 10), { status: 'pending', depositUpdateId: null }, 'a choice other than accept, reject or withdraw settles nothing');
+  const archived: LedgerEvent = { kind: 'archived', contractId: 'o1', templateId: 'x' };
+  t.strictSame(derive([tx(1, offer('o1')), tx(3, archived)], 10), { status: 'pending', depositUpdateId: null }, 'an archive event alone is no answer');
+});
+
+t.test('payouts: only a holding of the taker\'s, of the want token, in an update the pool acted in', async (t) => {
+  const accepted = tx(3, settle('o1', 'Accept'));
+  t.strictSame(derive([tx(1, offer('o1')), accepted, tx(5, poolTransfer(), holding(BOB, 'USDCx', '15'))], 10).status, 'pending', 'a holding of another party\'s');
+  t.strictSame(derive([tx(1, offer('o1')), accepted, tx(5, poolTransfer(), holding(ALICE, 'CBTC', '15'))], 10).status, 'pending', 'a holding of another token, even from the pool');
+  const noInstrument = holding(ALICE, 'USDCx', '15') as LedgerEvent & { interfaceViews: Array<{ view: Record<string, unknown> }> };
+  delete noInstrument.interfaceViews[0]!.view.instrumentId;
+  t.strictSame(derive([tx(1, offer('o1')), accepted, tx(5, poolTransfer(), noInstrument)], 10).status, 'pending', 'a holding with no instrument');
+  // A deposit of a token not of the pool's pair: the pool has nothing to pay it in.
+  const stray = [tx(1, offer('o1', { instrument: 'CBTC' })), accepted];
+  t.strictSame(derive([...stray, tx(5, poolTransfer(), holding(ALICE, 'USDCx', '15'))], 10).status, 'pending', 'a deposit of no token of the pair is never paid out');
+  t.strictSame(derive([...stray, tx(5, poolTransfer(), noInstrument)], 10).status, 'pending', 'not even by a holding with no instrument');
+  t.strictSame(derive([stray[0]!, tx(3, settle('o1', 'Accept'), holding(ALICE, 'USDCx', '15'))], 10).status, 'pending', 'nor by a holding in its own accept');
+});
+
+t.test('payouts: the pool\'s two-step transfer counts only once the taker accepted it and it completed', async (t) => {
+  const accepted = tx(3, settle('o1', 'Accept'));
+  const payoutOffer = tx(4, offer('p1', { sender: POOL, receiver: ALICE, instrument: 'USDCx', amount: '15', memo: 'payout' }));
+  // Each answer below comes with a holding of the want token for the taker from elsewhere in that update.
+  const cases: Array<[string, LedgerEvent]> = [
+    ['the taker rejected it', settle('p1', 'Reject', 'Failed', ALICE)],
+    ['the taker\'s accept failed', settle('p1', 'Accept', 'Failed', ALICE)],
+    ['another choice, even one reporting Completed', exercise('p1', 'TransferInstruction_Update', { output: { tag: 'TransferInstructionResult_Completed', value: {} } }, ALICE)],
+  ];
+  for (const [name, answer] of cases) t.strictSame(derive([tx(1, offer('o1')), accepted, payoutOffer, tx(5, answer, holding(ALICE, 'USDCx', '15'))], 10).status, 'pending', name);
+  const toBob = tx(4, offer('p2', { sender: POOL, receiver: BOB, instrument: 'USDCx', amount: '15', memo: 'payout' }));
+  t.strictSame(derive([tx(1, offer('o1')), accepted, toBob, tx(5, settle('p2', 'Accept', 'Completed', BOB), holding(ALICE, 'USDCx', '15'))], 10).status, 'pending', 'the pool\'s transfer to another party, accepted by it');
+});
+
+t.test('payouts: a later payout pays an accepted offer, never one rejected or still open before it', async (t) => {
+  const opened = [tx(1, offer('o1', { amount: '100' })), tx(2, offer('o2', { amount: '200' }))];
+  const paid = tx(5, poolTransfer(), holding(ALICE, 'USDCx', '30'));
+  const accepted = tx(3, settle('o2', 'Accept'));
+  t.strictSame(derive([...opened, accepted, paid], 10, { amount: new Decimal('200') }), { status: 'completed', depositUpdateId: accepted.updateId }, 'the older offer is still open');
+  const rejectedAndAccepted = tx(3, settle('o1', 'Reject'), settle('o2', 'Accept'));
+  t.strictSame(derive([...opened, rejectedAndAccepted, paid], 10, { amount: new Decimal('200') }).status, 'completed', 'the older offer was rejected before');
+  const sameUpdate = tx(3, settle('o1', 'Reject'), settle('o2', 'Accept'), holding(ALICE, 'USDCx', '30'));
+  t.strictSame(derive([...opened, sameUpdate], 10, { amount: new Decimal('200') }), { status: 'completed', depositUpdateId: sameUpdate.updateId }, 'rejected in the same update as the other\'s accept and payout');
+});
+
+t.test('want: the token the pool pays for the deposit is the other of its pair, whichever the deposit is', async (t) => {
+  t.strictSame(derive([tx(1, offer('o1', { instrument: 'USDCx' }))], 10, { want: CC }).status, 'pending', 'USDCx in: CC out');
+  t.strictSame(derive([tx(1, offer('o1', { instrument: 'USDCx' }))], 10, { want: USDCX }).status, 'not_found');
+  t.strictSame(derive([tx(1, offer('o1', { instrument: 'Amulet' }))], 10, { want: USDCX }).status, 'pending', 'CC in: USDCx out');
+});
+
+t.test('an instruction the registry re-creates (originalInstructionCid) continues the same offer, not a second one', async (t) => {
+  const continued = (cid: string, original: string): LedgerEvent => {
+    const event = offer(cid) as LedgerEvent & { interfaceViews: Array<{ view: Record<string, unknown> }> };
+    event.interfaceViews[0]!.view.originalInstructionCid = original;
+    return event;
+  };
+  const done = tx(4, settle('o1b', 'Accept'), holding(ALICE, 'USDCx', '14.9'));
+  t.strictSame(derive([tx(1, offer('o1')), tx(2, continued('o1b', 'o1'))], 10), { status: 'pending', depositUpdateId: null }, 'one offer, still open');
+  t.strictSame(derive([tx(1, offer('o1')), tx(2, continued('o1b', 'o1')), done], 10), { status: 'completed', depositUpdateId: done.updateId }, 'settled through its new contract');
+  const pendingStep = tx(2, exercise('o1', 'TransferInstruction_Accept', { output: { tag: 'TransferInstructionResult_Pending', value: { transferInstructionCid: 'o1b' } } }));
+  const third = tx(5, settle('o1c', 'Reject'));
+  t.strictSame(derive([tx(1, offer('o1')), pendingStep, tx(3, continued('o1c', 'o1b')), third], 10), { status: 'slippage_failed', depositUpdateId: third.updateId }, 'a re-creation of a continuation');
+  t.strictSame(derive([tx(1, offer('o1', { sender: BOB })), tx(2, continued('o1b', 'o1'))], 10).status, 'not_found', 'a re-creation of no offer of the taker\'s is none either');
+});
+
+t.test('settled: "nothing read after this point can change the outcome", at its boundaries (the deadline and each open offer\'s executeBefore, plus the tolerance and the skew)', async (t) => {
+  const observed = (...transactions: LedgerTransaction[]) => {
+    const tracker = new OutcomeTracker(QUERY, poolTokens(SANDBOX_POOL_PARTIES));
+    transactions.forEach((x) => tracker.observe(x));
+    return tracker;
+  };
+  /** A transaction recorded `ms` milliseconds after T0, exactly. */
+  const txMs = (ms: number, ...events: LedgerEvent[]): LedgerTransaction => ({ updateId: `u${ms}`, offset: ms, recordTime: new Date(T0 + ms).toISOString(), events });
+  // The window closes at 90 s, plus 60 s of tolerance, read 300 s (the skew) later: 450 s.
+  t.notOk(observed(txMs(331000)).settled, 'no offer, the ledger 31 s past the deadline (less the skew)');
+  t.notOk(observed(txMs(450000)).settled, 'no offer, exactly at the close plus the tolerance');
+  t.ok(observed(txMs(450001)).settled, 'no offer, past it');
+  // An open offer whose executeBefore (500 s) is after the window: final past 500 + 60 + 300 s.
+  const open = txMs(1000, offer('o1', { executeBefore: 500 }));
+  t.notOk(observed(open, txMs(451000)).settled, 'open offer, the window closed');
+  t.notOk(observed(open, txMs(800000)).settled, 'open offer, 500 s');
+  t.notOk(observed(open, txMs(860000)).settled, 'open offer, exactly at its executeBefore plus the tolerance');
+  t.ok(observed(open, txMs(860001)).settled, 'open offer, past it');
+  const answeredAndOpen = [txMs(1000, offer('o1', { amount: '100' })), txMs(2000, offer('o2', { amount: '200', executeBefore: 500 })), txMs(3000, settle('o1', 'Reject'))];
+  t.notOk(observed(...answeredAndOpen, txMs(451000)).settled, 'one offer answered, another open: every matching offer must be final');
+});
+
+t.test('OffsetTimeIndex: an offset already sampled is not sampled again; at most 50,000 samples, the oldest dropped', async (t) => {
+  const index = new OffsetTimeIndex();
+  index.add(10, T0);
+  index.add(10, T0 + 60_000);
+  t.strictSame(index.bounds(T0 + 30_000), { after: 10, atOrBefore: null }, 'the same offset a minute later is no sample');
+  const full = new OffsetTimeIndex();
+  for (let i = 1; i <= 50_000; i++) full.add(i, T0 + i * 60_000);
+  t.strictSame(full.bounds(T0 + 60_000), { after: 0, atOrBefore: 0 }, '50,000 samples: the first is kept');
+  full.add(50_001, T0 + 50_001 * 60_000);
+  t.strictSame(full.bounds(T0 + 60_000), { after: 0, atOrBefore: 1 }, 'one more: the first is dropped, the second kept');
+});
+
+t.test('findStart: a range no longer than a page is read, not searched; a transaction recorded at the time itself is kept; a warm index needs no probe; a ledger end past the visible transactions', async (t) => {
+  const { ledger, reads } = memoryLedger(100);
+  t.equal(await findStart(ledger, new OffsetTimeIndex(), T0 + 500_000, 50, 50, new AbortController().signal), 0);
+  t.equal(reads.requests, 0, 'fifty offsets, a page of fifty: no probe');
+  const exact = memoryLedger(100);
+  t.ok((await findStart(exact.ledger, new OffsetTimeIndex(), T0 + 500_000, 100, 1, new AbortController().signal)) < 50, 'offset 50, recorded at the time itself, is not skipped');
+  const index = new OffsetTimeIndex();
+  for (let i = 1; i <= 100; i++) index.add(i, T0 + i * 10_000);
+  const warm = memoryLedger(100);
+  t.equal(await findStart(warm.ledger, index, T0 + 500_000, 100, 50, new AbortController().signal), 49, 'between the samples at 49 (490 s) and 55 (550 s)');
+  t.equal(warm.reads.requests, 0, 'the samples bound it to less than a page');
+  // The participant's ledger end counts offsets of transactions the read-as parties do not see.
+  const sparse = memoryLedger(100);
+  const start = await findStart(sparse.ledger, new OffsetTimeIndex(), T0 + 500_000, 1_000, 10, new AbortController().signal);
+  t.ok(start <= 49 && start >= 39, `started at ${start}: at most a page before offset 50 (500 s)`);
+});
+
+t.test('findStart: a ledger that answers a probe out of order cannot keep the search going (at most 53 probes, enough for 2^53 offsets)', async (t) => {
+  let requests = 0;
+  const backwards: Ledger = {
+    ledgerEnd: async () => 1_000_000,
+    prunedUpTo: async () => 0,
+    async *transactions() {
+      if (++requests > 1_000) throw new Error('probed without end');
+      yield { updateId: 'u1', offset: 1, recordTime: at(0), events: [] };
+    },
+  };
+  t.equal(await findStart(backwards, new OffsetTimeIndex(), T0 + 1_000, 1_000_000, 10, new AbortController().signal), 1);
+  t.ok(requests <= 53, `${requests} probes`);
+});
+
+t.test('OutcomeService: a fault that is no ledger failure is no "ledger_unavailable": it is thrown as it is, the status unchanged', async (t) => {
+  const broken: Ledger = { ledgerEnd: async () => { throw new TypeError('a bug'); }, prunedUpTo: async () => 0, transactions: memoryLedger(1).ledger.transactions };
+  await service(memoryLedger(10).ledger).outcome(QUERY);
+  await t.rejects(service(broken).outcome(QUERY), new TypeError('a bug'));
+  t.ok(health.isUp, 'the ledger is not reported unreadable');
+});
+
+t.test('OutcomeService: the read budget\'s timer ends with the query (no timer per request left running)', async (t) => {
+  const realSet = globalThis.setTimeout;
+  const realClear = globalThis.clearTimeout;
+  const armed = new Set<unknown>();
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    const handle = realSet(...args);
+    armed.add(handle);
+    return handle;
+  }) as typeof setTimeout;
+  globalThis.clearTimeout = ((handle: Parameters<typeof clearTimeout>[0]) => {
+    armed.delete(handle);
+    realClear(handle);
+  }) as typeof clearTimeout;
+  t.teardown(() => {
+    globalThis.setTimeout = realSet;
+    globalThis.clearTimeout = realClear;
+  });
+  await service(memoryLedger(10).ledger, T0 + 200_000_000, 60_000).outcome(QUERY);
+  t.equal(armed.size, 0, 'every timer the query set is cleared');
 });

@@ -39,6 +39,11 @@ function countingStore(): { store: KeyStore; lookups: () => number } {
 
 type Checks = Pick<typeof t, 'pass' | 'fail'>;
 
+/**
+ * Passes once `check` holds, failing after 5 s: the bound the rule itself sets ("a key created or
+ * revoked while the service runs takes effect within 5 seconds", and so does a key store that
+ * became unreadable), not a speed check. The file store re-reads the file at most once a second.
+ */
 async function within5s(t: Checks, what: string, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 5000;
   while (Date.now() < deadline) {

@@ -110,7 +110,7 @@ t.test('assemblePlan: "venue-deposit (always, first: the give amount in the give
   for (const c of [{ route: 'app', collecting: true }, { route: 'partner', collecting: false, from: 'USDCx', to: 'CC', amount: '15' }] as const) {
     const plan = planFor(c);
     const [deposit] = plan.steps;
-    t.same(deposit, { kind: 'venue-deposit', target: POOL, instrument: c.from === 'USDCx' ? 'USDCx' : 'Amulet', amount: c.amount ?? '100', memo: '14.880150599', expiresAt: EXPIRY }, `${c.route} deposit`);
+    t.strictSame(deposit, { kind: 'venue-deposit', target: POOL, instrument: c.from === 'USDCx' ? 'USDCx' : 'Amulet', amount: c.amount ?? '100', memo: '14.880150599', expiresAt: EXPIRY }, `${c.route} deposit`);
     t.equal(plan.quoteRef.minReceive, '14.880150599', 'the memo is quoteRef.minReceive');
     t.equal(plan.expiry, EXPIRY);
     t.equal(plan.steps.filter((s) => s.kind === 'venue-deposit').length, 1, 'one deposit only');
@@ -122,8 +122,8 @@ t.test('assemblePlan: "While fee collection is paused: collectsFees: false, zero
     const plan = planFor(c);
     t.equal(plan.collectsFees, false);
     t.equal(plan.steps.length, 1, 'the deposit alone');
-    t.same(plan.quoteRef.clientFees.service, { bps: 0, amount: '0' });
-    t.same(plan.quoteRef.clientFees.integrator, c.route === 'partner' ? { bps: 0, amount: '0', recipient: RECIPIENT } : null);
+    t.strictSame(plan.quoteRef.clientFees.service, { bps: 0, amount: '0' });
+    t.strictSame(plan.quoteRef.clientFees.integrator, c.route === 'partner' ? { bps: 0, amount: '0', recipient: RECIPIENT } : null);
     t.equal(plan.quoteRef.clientFees.userReceives, '14.9549252252', 'the whole net');
     t.equal(plan.b2cFee, undefined);
   }
@@ -133,28 +133,28 @@ t.test('assemblePlan: keyless "b2c-fee-transfer (the service fee, in the want in
   // CC given: floor(14.9549252252 × 5/10000) = 0.0074774626 USDCx; ccAmount floor(100 × 5/10000) CC.
   const input = planFor({ route: 'app', collecting: true });
   t.equal(input.collectsFees, true);
-  t.same(feeLegsOf(input), [{ kind: 'b2c-fee-transfer', target: B2C, instrument: 'USDCx', amount: '0.0074774626', expiresAt: EXPIRY }]);
+  t.strictSame(feeLegsOf(input), [{ kind: 'b2c-fee-transfer', target: B2C, instrument: 'USDCx', amount: '0.0074774626', expiresAt: EXPIRY }]);
   t.equal(input.quoteRef.clientFees.service.amount, '0.0074774626');
-  t.same(input.b2cFee, { direction: 'input-cc', bps: 5, ccAmount: '0.05' });
+  t.strictSame(input.b2cFee, { direction: 'input-cc', bps: 5, ccAmount: '0.05' });
   // ccAmount floors too: 5 bps of this amount has 11 fractional digits.
-  t.same(planFor({ route: 'app', collecting: true, amount: '123.4567891' }).b2cFee?.ccAmount, '0.0617283945', '123.4567891 × 0.0005 = 0.06172839455, floored');
+  t.strictSame(planFor({ route: 'app', collecting: true, amount: '123.4567891' }).b2cFee?.ccAmount, '0.0617283945', '123.4567891 × 0.0005 = 0.06172839455, floored');
   // CC wanted: the fee is the leg itself, in CC.
   const output = planFor({ route: 'app', collecting: true, from: 'USDCx', to: 'CC', amount: '15', net: '99.6503497' });
-  t.same(feeLegsOf(output), [{ kind: 'b2c-fee-transfer', target: B2C, instrument: 'Amulet', amount: '0.0498251748', expiresAt: EXPIRY }]);
-  t.same(output.b2cFee, { direction: 'output-cc', bps: 5, ccAmount: '0.0498251748' });
+  t.strictSame(feeLegsOf(output), [{ kind: 'b2c-fee-transfer', target: B2C, instrument: 'Amulet', amount: '0.0498251748', expiresAt: EXPIRY }]);
+  t.strictSame(output.b2cFee, { direction: 'output-cc', bps: 5, ccAmount: '0.0498251748' });
 });
 
 t.test('assemblePlan: partner "service\'s flat fee to the service fee party (fee-escrow-lock) and the full integrator fee to feeRecipient (fee-transfer)"', async (t) => {
   const plan = planFor({ route: 'partner', collecting: true, feeBps: 10 });
-  t.same(feeLegsOf(plan), [
+  t.strictSame(feeLegsOf(plan), [
     { kind: 'fee-escrow-lock', target: SERVICE, instrument: 'USDCx', amount: '0.0074774626', expiresAt: EXPIRY, beneficiary: 'service' },
     { kind: 'fee-transfer', target: RECIPIENT, instrument: 'USDCx', amount: '0.0149549252', expiresAt: EXPIRY, beneficiary: 'integrator' },
   ]);
-  t.same(plan.quoteRef.clientFees, { service: { bps: 5, amount: '0.0074774626' }, integrator: { bps: 10, amount: '0.0149549252', recipient: RECIPIENT }, userReceives: '14.9324928374' });
+  t.strictSame(plan.quoteRef.clientFees, { service: { bps: 5, amount: '0.0074774626' }, integrator: { bps: 10, amount: '0.0149549252', recipient: RECIPIENT }, userReceives: '14.9324928374' });
   t.equal(plan.collectsFees, true);
   t.equal(plan.b2cFee, undefined, 'b2cFee is the keyless plan\'s block');
-  t.same(feeLegsOf(planFor({ route: 'partner', collecting: true, feeBps: 0 })).map((s) => s.kind), ['fee-escrow-lock'], 'feeBps 0: no integrator leg');
-  t.same(feeLegsOf(planFor({ route: 'partner', collecting: true })).map((s) => s.kind), ['fee-escrow-lock'], 'no integrator fee: no integrator leg');
+  t.strictSame(feeLegsOf(planFor({ route: 'partner', collecting: true, feeBps: 0 })).map((s) => s.kind), ['fee-escrow-lock'], 'feeBps 0: no integrator leg');
+  t.strictSame(feeLegsOf(planFor({ route: 'partner', collecting: true })).map((s) => s.kind), ['fee-escrow-lock'], 'no integrator fee: no integrator leg');
 });
 
 t.test('assemblePlan: "A leg whose fee is zero is left out" (a fee that floors to 0), and collectsFees is false when no leg remains', async (t) => {
@@ -167,7 +167,7 @@ t.test('assemblePlan: "A leg whose fee is zero is left out" (a fee that floors t
   }
   // 1.5e-7: the service's 7.5e-11 floors to 0, the integrator's 1.5e-10 to 1e-10; one leg remains.
   const one = planFor({ route: 'partner', collecting: true, feeBps: 10, net: '0.00000015' });
-  t.same(feeLegsOf(one).map((s) => [s.kind, s.amount]), [['fee-transfer', '0.0000000001']]);
+  t.strictSame(feeLegsOf(one).map((s) => [s.kind, s.amount]), [['fee-transfer', '0.0000000001']]);
   t.equal(one.collectsFees, true);
 });
 
@@ -198,7 +198,7 @@ const HONEST: readonly Case[] = [
 ];
 
 t.test('planViolations: an honestly assembled plan "may be returned" (no violation) on every route and fee setting', async (t) => {
-  for (const c of HONEST) t.same(planViolations(assemblePlan(inputsFor(c)), inputsFor(c)), [], JSON.stringify(c));
+  for (const c of HONEST) t.strictSame(planViolations(assemblePlan(inputsFor(c)), inputsFor(c)), [], JSON.stringify(c));
 });
 
 type Tamper = readonly [name: string, c: Case, change: (plan: AppPlan) => void, expected: RegExp];
@@ -590,6 +590,13 @@ const MORE_TAMPERINGS: readonly Tamper[] = [
   ['appliedSchema.overrideId changed', PARTNER, (p) => void (p.quoteRef.appliedSchema.overrideId = 'wallet-co'), /^quoteRef\.appliedSchema is not the terms applied$/],
   ['idempotencyKey changed', APP, (p) => void (p.idempotencyKey = 'key-2'), /^idempotencyKey is not the request's$/],
   ['the deposit moved after the fee leg', APP, (p) => void p.steps.reverse(), /^the first step is not the venue deposit$/],
+  ['no steps at all', PARTNER, (p) => void p.steps.splice(0), /^the first step is not the venue deposit$/],
+  [
+    'an integrator leg to no one, when no integrator fee was asked for',
+    { route: 'partner', collecting: true },
+    (p) => void p.steps.push({ kind: 'fee-transfer', target: null as unknown as string, instrument: 'USDCx', amount: '0', expiresAt: EXPIRY, beneficiary: 'integrator' }),
+    /^step 2 \(fee-transfer\) does not go to the configured integrator fee party$/,
+  ],
   ['a deposit where a fee leg goes', APP, (p) => void p.steps.reverse(), /^step 1 \(venue-deposit\) is not a fee leg this route may carry$/],
   ['a fee leg outliving the plan', PARTNER, (p) => void (step(p, 2).expiresAt = '2026-11-22T13:00:00.000Z'), /^step 2 \(fee-transfer\) does not expire with the plan$/],
   ['a fee leg in the give instrument', APP, (p) => void (step(p, 1).instrument = 'Amulet'), /^step 1 \(b2c-fee-transfer\) is not in the want instrument$/],

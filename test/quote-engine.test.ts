@@ -96,7 +96,7 @@ t.test('quoteAcrossVenues: "a venue that does not answer in time is reported as 
   t.equal(res.edgeBps, null, 'one available venue: no edge');
   t.equal(stuck.calls, 1, 'the slow venue was asked');
   t.equal(stuck.signals[0]!.aborted, true, 'and the signal it was given was aborted at the deadline');
-  t.same(errors, [], 'a timeout is not a venue error');
+  t.strictSame(errors, [], 'a timeout is not a venue error');
 });
 
 t.test('quoteAcrossVenues: every venue shares the one deadline signal, and it is not aborted when all answer in time', async (t) => {
@@ -219,7 +219,7 @@ t.test('quoteAcrossVenues: "a venue whose probe reads it dead is not asked" → 
   t.equal(byId(res.venues, down.id).available, false);
   t.equal(up.calls, 1);
   t.equal(res.best?.venueId, up.id, 'the down venue cannot be best even though it would have quoted higher');
-  t.same(errors, []);
+  t.strictSame(errors, []);
 });
 
 t.test('quoteAcrossVenues: "all venues failing → best null, edgeBps null, exactly one entry per venue"', async (t) => {

@@ -161,7 +161,7 @@ t.test('in-process: "a documented cap (records and rate windows)": at the bound 
   now += 1000;
   for (let i = 0; i < 3; i++) {
     await t.rejects(state.setIfAbsent('v-new', 'x', 60_000), SharedStateFull, `refusal ${i + 1}: a new value at the bound`);
-    t.same(state.hitNow('w-new', 30_000), { count: Number.MAX_SAFE_INTEGER, resetInMs: 20_000 }, `refusal ${i + 1}: a new window is over any limit until the first window ends`);
+    t.strictSame(state.hitNow('w-new', 30_000), { count: Number.MAX_SAFE_INTEGER, resetInMs: 20_000 }, `refusal ${i + 1}: a new window is over any limit until the first window ends`);
   }
   const full = await state.setIfAbsent('v-new', 'x', 60_000).catch((e: unknown) => e);
   t.equal((full as SharedStateFull).retryInMs, 49_000, 'a refused value is told when the oldest value expires');
@@ -170,7 +170,7 @@ t.test('in-process: "a documented cap (records and rate windows)": at the bound 
   t.equal(state.hitNow('w0', 30_000).count, 2, 'held windows keep counting');
   t.equal(capacity.refusals('plan-records'), 4, 'each refused value counted');
   t.equal(capacity.refusals('rate-windows'), 3, 'each refused window counted');
-  t.same(logged.filter((l) => l.level === 'warn').map((l) => l.fields), [{ bound: 'plan-records', max: 10 }, { bound: 'rate-windows', max: 10 }], 'each bound logged once, not per refusal');
+  t.strictSame(logged.filter((l) => l.level === 'warn').map((l) => l.fields), [{ bound: 'plan-records', max: 10 }, { bound: 'rate-windows', max: 10 }], 'each bound logged once, not per refusal');
   t.match(logged.find((l) => l.fields.bound === 'plan-records')?.message, /STATE_MAX_PLAN_RECORDS/);
 
   now += 20_000; // the first window, w0, ends
@@ -267,24 +267,28 @@ function everyMethod(state: SharedState): Array<[string, () => Promise<unknown>]
   ];
 }
 
-/** Asserts every method rejects with SharedStateUnavailable within `limitMs`; returns the errors. */
-async function assertAllUnavailable(t: Test, state: SharedState, limitMs: number): Promise<Error[]> {
+/**
+ * A command timeout longer than any test may run: a call that waited for Redis to answer, or to
+ * come back, would outlast the test and fail it. That every call settles under it shows each
+ * failed at once, without a clock in the assertion.
+ */
+const AN_HOUR = 60 * 60 * 1000;
+
+/** Asserts every method rejects with SharedStateUnavailable; returns the errors. */
+async function assertAllUnavailable(t: Test, state: SharedState): Promise<Error[]> {
   const errors: Error[] = [];
   for (const [method, call] of everyMethod(state)) {
-    const started = Date.now();
     const err = await call().then(
       () => null,
       (e: unknown) => e as Error,
     );
-    const elapsed = Date.now() - started;
     t.ok(err instanceof SharedStateUnavailable, `${method} rejects with SharedStateUnavailable (got ${String(err)})`);
-    t.ok(elapsed < limitMs, `${method} settles in ${elapsed} ms (< ${limitMs})`);
     if (err) errors.push(err);
   }
   return errors;
 }
 
-t.test('redis: with no Redis at the address, every call fails promptly and the error never carries the password', async (t) => {
+t.test('redis: with no Redis at the address, every call fails at once and the error never carries the password', async (t) => {
   // A port that was just free: nothing listens there.
   const port = await new Promise<number>((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -295,9 +299,9 @@ t.test('redis: with no Redis at the address, every call fails promptly and the e
   const changes: boolean[] = [];
   const state = open(t, {
     open: () =>
-      new RedisSharedState(`redis://:s3cret-pw@127.0.0.1:${port}`, { commandTimeoutMs: 500, onConnectionChange: (up) => changes.push(up) }),
+      new RedisSharedState(`redis://:s3cret-pw@127.0.0.1:${port}`, { commandTimeoutMs: AN_HOUR, onConnectionChange: (up) => changes.push(up) }),
   });
-  const errors = await assertAllUnavailable(t, state, 2000);
+  const errors = await assertAllUnavailable(t, state);
   for (const err of errors) {
     t.match(err.message, /unreachable/);
     t.notMatch(err.message, /s3cret-pw/, 'no password in the message');
@@ -307,20 +311,21 @@ t.test('redis: with no Redis at the address, every call fails promptly and the e
 });
 
 t.test('redis: close is idempotent, and calls after it fail as unavailable', redisSkip(redis), async (t) => {
-  const state = new RedisSharedState(redis!.url, { keyPrefix: uniquePrefix() });
+  const state = new RedisSharedState(redis!.url, { keyPrefix: uniquePrefix(), commandTimeoutMs: AN_HOUR });
   await state.hit('w', 10_000);
   await state.close();
   await state.close();
-  await assertAllUnavailable(t, state, 2000);
+  await assertAllUnavailable(t, state);
 });
 
 // Last: it takes the shared server down and brings it back empty.
-t.test('redis: when Redis goes away every call fails promptly, the process lives on, and it recovers when Redis is back', redisSkip(redis), async (t) => {
+t.test('redis: when Redis goes away every call fails at once, the process lives on, and it recovers when Redis is back', redisSkip(redis), async (t) => {
   const changes: Array<[boolean, string | undefined]> = [];
   const state = open(t, {
     open: () =>
       new RedisSharedState(redis!.url, {
         keyPrefix: uniquePrefix(),
+        commandTimeoutMs: AN_HOUR,
         onConnectionChange: (up, err) => changes.push([up, err?.message]),
       }),
   });
@@ -328,7 +333,7 @@ t.test('redis: when Redis goes away every call fails promptly, the process lives
   t.strictSame(changes.map(([up]) => up), [true], 'reported up once connected');
 
   await redis!.stop();
-  await assertAllUnavailable(t, state, 2000);
+  await assertAllUnavailable(t, state);
   await sleep(1500); // several reconnect attempts fail meanwhile
   t.strictSame(changes.map(([up]) => up), [true, false], 'reported down once, not once per retry');
 

@@ -1,0 +1,52 @@
+// The key format's and the key record's checks at their edges (core/keys/api-key.ts,
+// core/keys/partner-keys.ts): whole-string shapes, and values of the wrong JSON type that would
+// read as right once turned into a string. Beside test/keys.test.ts, which covers the stores.
+import { createHash } from 'node:crypto';
+import t from 'tap';
+import { isWellFormedKey } from '../core/keys/api-key.js';
+import { newKey, parseKeyRecord } from '../core/keys/partner-keys.js';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** A key's checksum, written out independently of the code under test (BigInt digits). */
+function checksumOf(prefixAndBody: string): string {
+  let n = BigInt(createHash('sha256').update(prefixAndBody).digest().readUInt32BE(0));
+  let text = '';
+  for (let i = 0; i < 6; i++) {
+    text = BASE62[Number(n % 62n)]! + text;
+    n /= 62n;
+  }
+  return text;
+}
+
+t.test('key format: "`bx_`, 32 random base62 characters" is the whole shape: a key outside it is refused even when its checksum matches', async (t) => {
+  const withChecksum = (prefixAndBody: string) => prefixAndBody + checksumOf(prefixAndBody);
+  t.ok(isWellFormedKey(withChecksum(`bx_${'Az09'.repeat(8)}`)), 'the shape itself');
+  t.notOk(isWellFormedKey(withChecksum(`xx_${'Az09'.repeat(8)}`)), 'another prefix');
+  t.notOk(isWellFormedKey(withChecksum(`bx_${'-_+/'.repeat(8)}`)), 'characters outside base62');
+  t.notOk(isWellFormedKey(withChecksum(`bx_${'é'.repeat(32)}`)), 'letters outside ASCII');
+});
+
+t.test('parseKeyRecord: ids, hashes and times are whole strings of their shape: nothing before or after', async (t) => {
+  const { record } = newKey('Acme', 'partner-default', new Date('2030-01-01T00:00:00.000Z'));
+  t.strictSame(parseKeyRecord({ ...record }), record, 'the record as issued');
+  const bad: Array<[string, unknown]> = [
+    ['an id with a character before key_', { ...record, id: `x${record.id}` }],
+    ['an id with a 13th hex digit', { ...record, id: `${record.id}0` }],
+    ['a hash with a character before it', { ...record, hash: `0${record.hash}` }],
+    ['a hash with a 65th hex digit', { ...record, hash: `${record.hash}0` }],
+    ['a createdAt with an expanded year (+00YYYY, which Date.parse reads)', { ...record, createdAt: '+002030-01-01T00:00:00Z' }],
+  ];
+  for (const [name, value] of bad) t.equal(parseKeyRecord(value), null, name);
+});
+
+t.test('parseKeyRecord: a field of the wrong JSON type is malformed, even one whose text would pass (a list of one string)', async (t) => {
+  const { record } = newKey('Acme', 'partner-default', new Date('2030-01-01T00:00:00.000Z'));
+  const bad: Array<[string, unknown]> = [
+    ['id', { ...record, id: [record.id] }],
+    ['hash', { ...record, hash: [record.hash] }],
+    ['createdAt', { ...record, createdAt: [record.createdAt] }],
+    ['revokedAt', { ...record, status: 'revoked', revokedAt: ['2030-02-01T00:00:00Z'] }],
+  ];
+  for (const [name, value] of bad) t.equal(parseKeyRecord(value), null, `${name} as a list`);
+});
