@@ -12,6 +12,7 @@ const account = byId<HTMLElement>('account');
 const signInSection = byId<HTMLElement>('sign-in');
 const signInInput = byId<HTMLInputElement>('sign-in-key');
 const originsInput = byId<HTMLTextAreaElement>('origins-input');
+const accountErrors = byId('account-error');
 
 function showError(target: HTMLElement, error: unknown): void {
   const problem = error instanceof PortalError ? error : new PortalError(0, 'internal', 'something went wrong in this page', 'reload the page and try again');
@@ -27,8 +28,8 @@ async function attempt(errors: HTMLElement, button: HTMLButtonElement | null, ac
   try {
     await action();
   } catch (error) {
-    // A key revoked or rotated elsewhere: the page can do nothing more with it.
-    if (signedIn !== null && error instanceof PortalError && error.code === 'invalid_key' && errors.id === 'account-error') {
+    // The signed-in key revoked or rotated elsewhere: the page can do nothing more with it.
+    if (errors === accountErrors && signedIn !== null && error instanceof PortalError && error.code === 'invalid_key') {
       signOut(`Signed out: ${error.message}.`);
       return;
     }
@@ -122,7 +123,6 @@ byId<HTMLFormElement>('sign-in-form').addEventListener('submit', (event) => {
   });
 });
 
-const accountErrors = byId('account-error');
 const signedInKey = () => {
   if (signedIn === null) throw new PortalError(401, 'missing_key', 'you are signed out', 'sign in with your key');
   return signedIn;
