@@ -16,7 +16,7 @@ export const MODULES = {
   guardrail: { files: ['core/plans/guardrail.ts'], tests: ['plan-core'], grep: NOT_PLAN_SERVICE },
   idempotency: { files: ['core/plans/idempotency.ts'], tests: ['plan-core'], grep: NOT_PLAN_SERVICE },
   outcomes: { files: ['core/outcomes/outcomes.ts'], tests: ['outcome-core'] },
-  'key-checks': { files: ['core/keys/api-key.ts', 'core/keys/partner-keys.ts'], tests: ['keys', 'key-format'], grep: '^(key format|PartnerKeys|parseKeyRecord|parseOrigin|newKey):' },
+  'key-checks': { files: ['core/keys/api-key.ts', 'core/keys/partner-keys.ts'], tests: ['keys', 'key-format'], grep: '^(key format|PartnerKeys|parseKeyRecord|parseOrigin|newKey|issuerOf|withOrigins):' },
 };
 
 /** Where a module's incremental results are kept (in git: a fresh clone starts from them). */
