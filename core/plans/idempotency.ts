@@ -56,24 +56,38 @@ export class IdempotencyRecords {
     this.secret = Buffer.from(secret);
   }
 
+  /** Each request's digests and record key, computed once however often it is looked up or claimed. */
+  private readonly keyedRequests = new WeakMap<PlanRequestKey, { readonly digests: PlanRequestDigests; recordKey?: string }>();
+
   private keyed(text: string): string {
     return createHmac('sha256', this.secret).update(text).digest('base64url');
   }
 
   /** The request's fingerprint and caller as a record keeps them. */
   digests(request: PlanRequestKey): PlanRequestDigests {
-    return { fingerprint: this.keyed(`fingerprint\0${request.fingerprint}`), boundTo: this.keyed(`caller\0${request.caller}`) };
+    return this.keyedRequest(request).digests;
   }
 
-  private key(boundTo: string, idempotencyKey: string): string {
-    return `idem:${this.keyed(`${boundTo}\0${idempotencyKey}`)}`;
+  private keyedRequest(request: PlanRequestKey): { readonly digests: PlanRequestDigests; recordKey?: string } {
+    let known = this.keyedRequests.get(request);
+    if (known === undefined) {
+      known = { digests: { fingerprint: this.keyed(`fingerprint\0${request.fingerprint}`), boundTo: this.keyed(`caller\0${request.caller}`) } };
+      this.keyedRequests.set(request, known);
+    }
+    return known;
+  }
+
+  /** Where the caller's record for the request is kept. */
+  private key(request: PlanRequestKey): string {
+    const known = this.keyedRequest(request);
+    return (known.recordKey ??= `idem:${this.keyed(`${known.digests.boundTo}\0${request.idempotencyKey}`)}`);
   }
 
   /** The record the caller holds under the request's idempotencyKey, or null. */
   async find(request: PlanRequestKey): Promise<IdempotencyRecord | null> {
     const digests = this.digests(request);
     const [stored, legacy] = await this.unlessUnavailable(
-      Promise.all([this.state.get(this.key(digests.boundTo, request.idempotencyKey)), this.state.shared ? this.findLegacy(request, digests) : null]),
+      Promise.all([this.state.get(this.key(request)), this.state.shared ? this.findLegacy(request, digests) : null]),
     );
     return stored === null ? legacy : parseRecord(stored.value);
   }
@@ -100,7 +114,7 @@ export class IdempotencyRecords {
    * returns the record that holds. The in-process state's bound refuses it with SharedStateFull.
    */
   async claim(request: PlanRequestKey, record: IdempotencyRecord): Promise<IdempotencyRecord> {
-    const key = this.key(record.boundTo, request.idempotencyKey);
+    const key = this.key(request);
     if (await this.unlessUnavailable(this.state.setIfAbsent(key, formatRecord(record), this.retentionMs))) return record;
     const winner = await this.find(request);
     // Held a moment ago and gone now: its retention ended in between; this plan takes the key.

@@ -57,7 +57,19 @@ export interface MadePlan {
 }
 
 const callerId = (caller: PlanCaller): string => (caller.route === 'partner' ? `partner:${caller.partner.id}` : `app:${caller.ip}`);
-const requestKey = (params: PlanParams, caller: PlanCaller): PlanRequestKey => ({ caller: callerId(caller), idempotencyKey: params.idempotencyKey, fingerprint: params.fingerprint });
+/**
+ * The request's key, one object per parsed request and caller: lookup() and create() see the same
+ * one, so the idempotency records key it once (three HMACs a plan, not eight).
+ */
+const requestKeys = new WeakMap<PlanParams, PlanRequestKey>();
+function requestKey(params: PlanParams, caller: PlanCaller): PlanRequestKey {
+  const id = callerId(caller);
+  const known = requestKeys.get(params);
+  if (known?.caller === id) return known;
+  const made: PlanRequestKey = { caller: id, idempotencyKey: params.idempotencyKey, fingerprint: params.fingerprint };
+  requestKeys.set(params, made);
+  return made;
+}
 
 export class PlanService {
   private trips = 0;
