@@ -1,13 +1,13 @@
 // The contract as integrators reach for it: "GET /docs renders the served spec ... with its assets
 // served by the service itself (no CDN: a deployment may have no internet)", "GET /openapi/v1.json
 // beside the YAML", both linked from the 404 body and the README.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { chromium } from 'playwright-core';
 import { parse } from 'yaml';
 import { repoRoot } from '../handlers/app.js';
 import { listen, testApp } from './helpers/app.js';
+import { chromiumPresent, launchChromium } from './helpers/chromium.js';
 import { SPEC_PATH } from './helpers/spec.js';
 
 /** Every URL the page names in a script, stylesheet, link or image. */
@@ -84,18 +84,12 @@ t.test('"both linked from the README and from the 404 body"', async (t) => {
   t.match(readme, /\/openapi\/v1\.json/);
 });
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 t.test('"curl /docs renders the reference with no request leaving the machine": in Chromium, the page renders the operations and asks only its own origin', async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    if (process.env.REQUIRE_CHROMIUM === '1') throw new Error(`REQUIRE_CHROMIUM=1 but there is no Chromium at ${CHROMIUM}`);
-    console.error(`\n*** SKIPPING the docs page browser test: no Chromium at ${CHROMIUM} ***\n`);
-    return;
-  }
+  if (!chromiumPresent('the docs page browser test')) return;
   const app = await testApp();
   t.teardown(app.close);
   const base = await listen(app.server);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const browser = await launchChromium();
   t.teardown(() => browser.close());
   const page = await browser.newPage();
   const requested: string[] = [];

@@ -2,26 +2,13 @@
 // core/keys/partner-keys.ts): whole-string shapes, and values of the wrong JSON type that would
 // read as right once turned into a string; and the record helpers the stores and the CLI call (who
 // made a key, a record's origins replaced). Beside test/keys.test.ts, which covers the stores.
-import { createHash } from 'node:crypto';
 import t from 'tap';
 import { isWellFormedKey } from '../core/keys/api-key.js';
 import { issuerOf, newKey, parseKeyRecord, withOrigins } from '../core/keys/partner-keys.js';
-
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-/** A key's checksum, written out independently of the code under test (BigInt digits). */
-function checksumOf(prefixAndBody: string): string {
-  let n = BigInt(createHash('sha256').update(prefixAndBody).digest().readUInt32BE(0));
-  let text = '';
-  for (let i = 0; i < 6; i++) {
-    text = BASE62[Number(n % 62n)]! + text;
-    n /= 62n;
-  }
-  return text;
-}
+import { independentChecksum } from './helpers/keys.js';
 
 t.test('key format: "`bx_`, 32 random base62 characters" is the whole shape: a key outside it is refused even when its checksum matches', async (t) => {
-  const withChecksum = (prefixAndBody: string) => prefixAndBody + checksumOf(prefixAndBody);
+  const withChecksum = (prefixAndBody: string) => prefixAndBody + independentChecksum(prefixAndBody);
   t.ok(isWellFormedKey(withChecksum(`bx_${'Az09'.repeat(8)}`)), 'the shape itself');
   t.notOk(isWellFormedKey(withChecksum(`xx_${'Az09'.repeat(8)}`)), 'another prefix');
   t.notOk(isWellFormedKey(withChecksum(`bx_${'-_+/'.repeat(8)}`)), 'characters outside base62');

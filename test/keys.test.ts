@@ -2,7 +2,6 @@
 // (core/keys/file-store.ts), the shared-state store (core/keys/shared-store.ts), the factory
 // (core/keys/open-store.ts) and the operator CLI (scripts/keys.ts), run as real processes.
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync, chmodSync, unlinkSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,10 +14,9 @@ import { keysFile, openKeyStore } from '../core/keys/open-store.js';
 import { KeyStoreUnavailable, newKey, parseKeyRecord, parseOrigin, PartnerKeys, validKeyRecord, type KeyRecord, type KeyStore } from '../core/keys/partner-keys.js';
 import type { ComponentHealth } from '../core/health/component-health.js';
 import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
-import { issueKey, runKeysCli } from './helpers/keys.js';
+import { BASE62, independentChecksum, issueKey, runKeysCli } from './helpers/keys.js';
 import { testApp } from './helpers/app.js';
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** A subtest's `t`. */
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -123,23 +121,13 @@ t.test('PartnerKeys: "a store that cannot be read throws KeyStoreUnavailable, ne
 // here beside the key checks' other tests, before the slow store and CLI tests a mutant would wait on.
 
 t.test('key format: "a 6-character base62 checksum of the rest": its SHA-256\'s first 32 bits in base62, recomputed here', async (t) => {
-  /** The checksum written out independently: BigInt digits, most significant first. */
-  const checksumOf = (prefixAndBody: string): string => {
-    let n = BigInt(createHash('sha256').update(prefixAndBody).digest().readUInt32BE(0));
-    let text = '';
-    for (let i = 0; i < 6; i++) {
-      text = BASE62[Number(n % 62n)]! + text;
-      n /= 62n;
-    }
-    return text;
-  };
   for (const body of ['0'.repeat(32), 'z'.repeat(32), 'Az09'.repeat(8)]) {
-    const key = `bx_${body}${checksumOf(`bx_${body}`)}`;
+    const key = `bx_${body}${independentChecksum(`bx_${body}`)}`;
     t.ok(isWellFormedKey(key), key);
   }
   for (let i = 0; i < 50; i++) {
     const key = generateKey();
-    t.equal(key.slice(35), checksumOf(key.slice(0, 35)), 'a generated key carries the same checksum');
+    t.equal(key.slice(35), independentChecksum(key.slice(0, 35)), 'a generated key carries the same checksum');
   }
 });
 

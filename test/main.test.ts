@@ -233,15 +233,24 @@ function refused(address: string): Promise<boolean> {
 /** A subtest's `t`. */
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
-t.test('graceful shutdown: "SIGTERM waits for in-flight requests" (SHUTDOWN_GRACE_MS): a request in flight gets its answer, new connections are refused meanwhile, and the process exits 0', async (t) => {
+/**
+ * The service started against a holding sandbox (its venue deadline longer than any test), with
+ * `graceMs` to shut down in: its address once listening, and its exit.
+ */
+async function heldService(t: Test, graceMs: number) {
   const venues = await holdingSandbox(t);
-  // Neither the venue's deadline nor the grace ends while the test holds the quote: the answer
-  // comes from the released venue, and only the shutdown could cut it short.
-  const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SANDBOX_URL: venues.url, LEDGER_TOKEN: venues.ledgerToken, VENUE_TIMEOUT_MS: '30000', SHUTDOWN_GRACE_MS: '60000' });
+  const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SANDBOX_URL: venues.url, LEDGER_TOKEN: venues.ledgerToken, VENUE_TIMEOUT_MS: '30000', SHUTDOWN_GRACE_MS: String(graceMs) });
   t.teardown(() => run.child.kill('SIGKILL'));
   const address = await listening(run);
   t.ok(address, `logged its address (${run.stderr()})`);
   const exited = once(run.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  return { venues, run, address: address!, exited };
+}
+
+t.test('graceful shutdown: "SIGTERM waits for in-flight requests" (SHUTDOWN_GRACE_MS): a request in flight gets its answer, new connections are refused meanwhile, and the process exits 0', async (t) => {
+  // Neither the venue's deadline nor the grace ends while the test holds the quote: the answer
+  // comes from the released venue, and only the shutdown could cut it short.
+  const { venues, run, address, exited } = await heldService(t, 60_000);
 
   let settled = false;
   const inFlight = fetch(`${address}/api/quote?from=CC&to=USDCx&amount=7`).then(async (res) => ({ status: res.status, body: await res.text() }));
@@ -252,7 +261,7 @@ t.test('graceful shutdown: "SIGTERM waits for in-flight requests" (SHUTDOWN_GRAC
   // Polled until the listener is closed; the quote is still held, so it cannot have been answered.
   let closed = false;
   while (!closed && !settled && run.child.exitCode === null) {
-    closed = await refused(address!);
+    closed = await refused(address);
     if (!closed) await new Promise((resolve) => setTimeout(resolve, 20));
   }
   t.ok(closed, 'a new connection is refused once SIGTERM arrives');
@@ -271,12 +280,7 @@ t.test('graceful shutdown: "SIGTERM waits for in-flight requests" (SHUTDOWN_GRAC
 });
 
 t.test('graceful shutdown: a request still in flight when SHUTDOWN_GRACE_MS ends does not hold the process: it exits 1, saying so', async (t) => {
-  const venues = await holdingSandbox(t);
-  const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SANDBOX_URL: venues.url, LEDGER_TOKEN: venues.ledgerToken, VENUE_TIMEOUT_MS: '30000', SHUTDOWN_GRACE_MS: '200' });
-  t.teardown(() => run.child.kill('SIGKILL'));
-  const address = await listening(run);
-  t.ok(address, `logged its address (${run.stderr()})`);
-  const exited = once(run.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const { venues, run, address, exited } = await heldService(t, 200);
   const inFlight = fetch(`${address}/api/quote?from=CC&to=USDCx&amount=7`).then(
     (res) => `answered ${res.status}`,
     () => 'no answer',
@@ -290,14 +294,9 @@ t.test('graceful shutdown: a request still in flight when SHUTDOWN_GRACE_MS ends
 });
 
 t.test('graceful shutdown: a request that arrives during the grace on a connection already open is served in the contract\'s terms (never fastify\'s own 503 body), then its connection closes', async (t) => {
-  const venues = await holdingSandbox(t);
-  const run = start({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SANDBOX_URL: venues.url, LEDGER_TOKEN: venues.ledgerToken, VENUE_TIMEOUT_MS: '30000', SHUTDOWN_GRACE_MS: '60000' });
-  t.teardown(() => run.child.kill('SIGKILL'));
-  const address = await listening(run);
-  t.ok(address, `logged its address (${run.stderr()})`);
-  const exited = once(run.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const { venues, run, address, exited } = await heldService(t, 60_000);
 
-  const { hostname, port } = new URL(address!);
+  const { hostname, port } = new URL(address);
   const socket = createConnection({ host: hostname, port: Number(port) });
   t.teardown(() => socket.destroy());
   let received = '';
@@ -306,7 +305,7 @@ t.test('graceful shutdown: a request that arrives during the grace on a connecti
   socket.write(`GET /api/quote?from=CC&to=USDCx&amount=7 HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
   await venues.held;
   run.child.kill('SIGTERM');
-  while (!(await refused(address!))) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (!(await refused(address))) await new Promise((resolve) => setTimeout(resolve, 20));
 
   // Pipelined behind the held quote, on the connection the listener's close leaves open.
   socket.write(`GET /api/status HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);

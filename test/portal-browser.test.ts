@@ -5,24 +5,22 @@
 // under its own CSP throughout (axe is evaluated through the DevTools protocol, which a page's CSP
 // does not govern). Without Chromium the tests are skipped with a loud notice, unless
 // REQUIRE_CHROMIUM=1 (CI installs it) makes that a failure.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import t from 'tap';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { repoRoot } from '../handlers/app.js';
 import { listen, testApp, type TestApp } from './helpers/app.js';
+import { chromiumPresent, launchChromium } from './helpers/chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = path.join(repoRoot(), 'dist', 'screenshots');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const KEY = /^bx_[0-9A-Za-z]{38}$/;
 /** How long a count or a rotation may take to show: "within a few seconds". */
 const SETTLE_MS = 15_000;
 
-if (!existsSync(CHROMIUM)) {
-  if (process.env.REQUIRE_CHROMIUM === '1') throw new Error(`REQUIRE_CHROMIUM=1 but there is no Chromium at ${CHROMIUM}: install Debian's chromium`);
-  console.error(`\n*** SKIPPING the portal browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH) ***\n`);
+if (!chromiumPresent('the portal browser tests')) {
   t.pass('skipped: no Chromium');
 } else {
   await run();
@@ -32,10 +30,7 @@ type Tap = Pick<typeof t, 'teardown' | 'equal' | 'strictSame' | 'notOk' | 'ok'>;
 
 async function run(): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   t.teardown(() => browser.close());
 
   /** The service, and the portal open in a browser that may read and write its clipboard; every URL the page requests is kept. */

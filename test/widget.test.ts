@@ -3,7 +3,7 @@
 // as a partner's site is, and embeds the widget with one tag; its partner key is kept to that
 // origin. Without Chromium the tests are skipped with a loud notice, unless REQUIRE_CHROMIUM=1
 // (CI installs it) makes that a failure.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -12,19 +12,17 @@ import t from 'tap';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { COMPONENTS_ID, rehome } from '../codegen/compile-validators.js';
 import { newKey } from '../core/keys/partner-keys.js';
 import { repoRoot } from '../handlers/app.js';
 import { listen, testApp, type TestApp } from './helpers/app.js';
+import { chromiumPresent, launchChromium } from './helpers/chromium.js';
 import { SPEC_PATH } from './helpers/spec.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = path.join(repoRoot(), 'dist', 'screenshots');
 
-if (!existsSync(CHROMIUM)) {
-  if (process.env.REQUIRE_CHROMIUM === '1') throw new Error(`REQUIRE_CHROMIUM=1 but there is no Chromium at ${CHROMIUM}: install Debian's chromium`);
-  console.error(`\n*** SKIPPING the browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH) ***\n`);
+if (!chromiumPresent('the widget browser tests')) {
   t.pass('skipped: no Chromium');
 } else {
   await run();
@@ -53,10 +51,7 @@ function hostPage(service: string, key: string, ledger: { url: string; token: st
 
 async function run(): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   t.teardown(() => browser.close());
 
   /** A service, a host origin serving the page, and the page open on it. */

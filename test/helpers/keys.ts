@@ -1,9 +1,24 @@
 // Partner keys for tests: issued straight into an app's key store, as the CLI does, or by running
 // the CLI itself.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { newKey, type KeyRecord, type KeyStore } from '../../core/keys/partner-keys.js';
 import { repoRoot } from '../../handlers/app.js';
+
+/** The 62 characters of a key's body, in the order its checksum's digits count them. */
+export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** A key's checksum written out independently of the code under test: its SHA-256's first 32 bits as BigInt base62 digits, most significant first. */
+export function independentChecksum(prefixAndBody: string): string {
+  let n = BigInt(createHash('sha256').update(prefixAndBody).digest().readUInt32BE(0));
+  let text = '';
+  for (let i = 0; i < 6; i++) {
+    text = BASE62[Number(n % 62n)]! + text;
+    n /= 62n;
+  }
+  return text;
+}
 
 export interface IssuedKey {
   readonly key: string;
