@@ -147,6 +147,31 @@ t.test('revocation: "refused from then on (401 invalid_key)", its record kept fo
   t.ok(app.logs().some((l) => l.msg === 'portal: key revoked' && l.keyId === id));
 });
 
+t.test('rotation and revocation "take no body": whatever body is sent (not JSON, empty, another or an unreadable type, over the size limit) is not read, and the operation answers as without one', async (t) => {
+  const app = await portalApp(t);
+  const bodies: Array<[string, string, string]> = [
+    ['invalid JSON', 'application/json', '{"from": '],
+    ['an empty JSON body', 'application/json', ''],
+    ['text', 'text/plain', 'rotate please'],
+    ['an unreadable Content-Type', '\u00e9/\u00e9', '{}'],
+    ['a body over 16 KiB', 'application/json', JSON.stringify({ pad: 'x'.repeat(20_000) })],
+  ];
+  for (const [label, type, payload] of bodies) {
+    const { id, key } = await created(t, app, { name: label });
+    const rotated = await app.server.inject({ method: 'POST', url: '/portal/api/key/rotate', headers: { 'x-api-key': key, 'content-type': type }, payload });
+    t.equal(rotated.statusCode, 200, `rotation with ${label}`, { body: rotated.body });
+    const fresh = (rotated.json() as { key: string }).key;
+    const revoked = await app.server.inject({ method: 'POST', url: '/portal/api/key/revoke', headers: { 'x-api-key': fresh, 'content-type': type }, payload });
+    t.equal(revoked.statusCode, 200, `revocation with ${label}`, { body: revoked.body });
+    t.match(revoked.json(), { id, status: 'revoked' });
+  }
+  const unsigned = await app.server.inject({ method: 'POST', url: '/portal/api/key/rotate', headers: { 'content-type': 'application/json' }, payload: '{"from": ' });
+  t.equal(unsigned.statusCode, 401, 'without a key, such a request is the 401 any is, not a complaint about its body');
+  t.match(unsigned.json(), { code: 'invalid_key' });
+  const create = await app.server.inject({ method: 'POST', url: '/portal/api/keys', headers: { 'content-type': 'application/json' }, payload: '{"name": ' });
+  t.equal(create.statusCode, 400, 'an operation that takes a body still reads it: creation refuses invalid JSON');
+});
+
 t.test('origins: "the swap API applies the change from its next keyed request"; the portal itself takes the key from any origin', async (t) => {
   const app = await portalApp(t);
   const { id, key } = await created(t, app);
