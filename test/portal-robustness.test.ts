@@ -9,13 +9,14 @@
 // portal path and its neighbours, and raw bytes over a real port. The judge holds every answer to
 // portal.yaml: documented status, schema and headers (no-store), the error envelope with the swap
 // API's codes (the portal's Conventions), no Access-Control-Allow-Origin (the spec documents none),
-// and no key in any answer but creation's and rotation's 2xx.
+// no key in any answer but creation's and rotation's 2xx, and the strict security headers on each.
 //
 // FUZZ_SEED as in test/robustness.test.ts: the seed is in every test's name, to replay a failure.
 import fc from 'fast-check';
 import t from 'tap';
 import { newKey } from '../core/keys/partner-keys.js';
 import { testApp } from './helpers/app.js';
+import { pathOf, type ContractJudge } from './helpers/contract-answers.js';
 import { ContractFuzz, Findings, fuzzSeed, type RequestParts } from './helpers/fuzz.js';
 import type { FuzzRequest } from './helpers/request-arbitraries.js';
 import { loadSpec, PORTAL_SPEC_PATH } from './helpers/spec.js';
@@ -29,8 +30,17 @@ const KEYS_PER_IP_PER_HOUR = 3;
 const SHARED_ADDRESS_EVERY = 4;
 
 const spec = loadSpec(PORTAL_SPEC_PATH);
+/** The Conventions' "strict security headers", on every answer to a /portal path: no page may frame one, sniff its type or be sent a Referer from it. */
+const SECURITY_HEADERS: Record<string, RegExp> = {
+  'x-frame-options': /^DENY$/,
+  'x-content-type-options': /^nosniff$/,
+  'referrer-policy': /^no-referrer$/,
+  'content-security-policy': /frame-ancestors 'none'/,
+};
+const securityHeaders: ContractJudge = (asked, answer) =>
+  !/^\/portal(\/|$)/.test(pathOf(asked.url)) ? [] : Object.entries(SECURITY_HEADERS).flatMap(([name, allowed]) => (allowed.test(String(answer.headers[name] ?? '')) ? [] : [`${name} ${JSON.stringify(answer.headers[name])}, not ${String(allowed)}`]));
 // "Errors are the swap API's shape, {error, code, action?}, with its codes": the portal's catalogue is v1's.
-const fuzz = new ContractFuzz(spec, SEED, { keyGiven: 'portal-key', errorCodes: loadSpec().errorCodes });
+const fuzz = new ContractFuzz(spec, SEED, { keyGiven: 'portal-key', errorCodes: loadSpec().errorCodes, rules: securityHeaders });
 const { arbitraries, operations } = fuzz;
 
 t.comment(`fuzz seed ${SEED}: replay with FUZZ_SEED=${SEED}`);

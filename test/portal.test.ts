@@ -14,6 +14,7 @@ import { DomainError } from '../core/errors.js';
 import type { UsageDay, UsageReader } from '../core/usage/usage.js';
 import { listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
+import { rawExchange } from './helpers/raw-http.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -354,6 +355,22 @@ t.test('"first-party only": no Access-Control-Allow-Origin on any portal answer;
   t.match(notAllowed.json(), { code: 'method_not_allowed' });
   t.not(answers[6]![1].statusCode, 204, 'a preflight is not answered: no other origin may call the portal');
   t.equal((await app.server.inject({ url: QUOTE })).headers['access-control-allow-origin'], '*', 'while the swap API stays open to every page');
+});
+
+t.test('"first-party only" whatever form the request target takes: an absolute-form target (GET http://host/portal/..., as a proxy sends) gets the portal\'s headers, and none of the swap API\'s CORS', async (t) => {
+  const app = await portalApp(t);
+  const { key } = await created(t, app);
+  const port = Number(new URL(await listen(app.server)).port);
+  for (const [path, status] of [['/portal/api/key', 200], ['/portal/api/nothing-here', 404]] as const) {
+    const res = await rawExchange(port, `GET http://127.0.0.1:${port}${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nx-api-key: ${key}\r\nConnection: close\r\n\r\n`);
+    t.equal(res.status, status, path);
+    t.equal(res.headers['access-control-allow-origin'], undefined, `${path}: no ACAO`);
+    t.equal(res.headers['cache-control'], 'no-store', `${path}: no-store`);
+    t.equal(res.headers['x-frame-options'], 'DENY', `${path}: no framing`);
+    t.equal(res.headers['x-content-type-options'], 'nosniff', path);
+    t.equal(res.headers['referrer-policy'], 'no-referrer', path);
+    t.equal(res.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'", path);
+  }
 });
 
 t.test('"PORTAL_ENABLED": off, every /portal path is 404 not_found, and nothing is created', async (t) => {

@@ -19,9 +19,15 @@ const PORTAL_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'cross-origin-resource-policy': 'same-origin',
 });
 
-/** Whether `url` is the portal's: `/portal` itself or anything under it. */
-export const isPortalUrl = (url: string): boolean =>
-  url.startsWith(PORTAL_PREFIX) && (url.length === PORTAL_PREFIX.length || '/?#'.includes(url[PORTAL_PREFIX.length]!));
+/** A request target's scheme and authority, when it is in absolute form (`GET http://host/portal/...`, as a proxy sends it). */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
+/** Whether the request target `url` is the portal's: `/portal` itself or anything under it, in origin or absolute form (routed alike). */
+export const isPortalUrl = (target: string): boolean => {
+  // Most targets start with their path: the regular expression runs only for the others.
+  const url = target.startsWith('/') ? target : target.replace(ABSOLUTE_FORM, '');
+  return url.startsWith(PORTAL_PREFIX) && (url.length === PORTAL_PREFIX.length || '/?#'.includes(url[PORTAL_PREFIX.length]!));
+};
 
 export function setPortalHeaders(reply: FastifyReply): void {
   reply.headers(PORTAL_HEADERS);

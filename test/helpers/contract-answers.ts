@@ -33,7 +33,7 @@ export interface Asked {
 const LEAKS = /\n\s+at \S|node:internal|node_modules|\/dist\/|FST_ERR|"statusCode"/;
 
 /** The path a target names, percent-decoded as a router reads it (an absolute-form target's too). */
-function pathOf(target: string): string {
+export function pathOf(target: string): string {
   const raw = /^[a-z]+:\/\//i.test(target) ? target.replace(/^[a-z]+:\/\/[^/?#]*/i, '') : target;
   const path = raw.split(/[?#]/)[0]!;
   try {

@@ -69,12 +69,18 @@ export class ContractFuzz {
   /** Each path the spec defines, once. */
   readonly paths: string[];
 
+  /**
+   * `rules`: what the spec's prose asks of every well-formed request's answer beyond what its
+   * schemas say (the portal's security headers), as violations.
+   */
   constructor(
     readonly spec: Spec,
     readonly seed: number,
-    options: JudgeOptions & { keyGiven?: string } = {},
+    options: JudgeOptions & { keyGiven?: string; rules?: ContractJudge } = {},
   ) {
-    this.judge = contractJudge(spec, options);
+    const judge = contractJudge(spec, options);
+    const { rules } = options;
+    this.judge = rules ? (asked, answer) => [...judge(asked, answer), ...(asked.malformed === undefined ? rules(asked, answer) : [])] : judge;
     this.arbitraries = new RequestArbitraries(spec, options.keyGiven);
     this.operations = this.arbitraries.operations();
     this.paths = [...new Set(this.operations.map((o) => o.path))];
