@@ -9,7 +9,8 @@
 // portal path and its neighbours, and raw bytes over a real port. The judge holds every answer to
 // portal.yaml: documented status, schema and headers (no-store), the error envelope with the swap
 // API's codes (the portal's Conventions), no Access-Control-Allow-Origin (the spec documents none),
-// no key in any answer but creation's and rotation's 2xx, and the strict security headers on each.
+// no key in any answer but creation's and rotation's 2xx, and (from the Conventions' prose) an x-request-id
+// on each and the strict security headers on each to a /portal path.
 //
 // FUZZ_SEED as in test/robustness.test.ts: the seed is in every test's name, to replay a failure.
 import fc from 'fast-check';
@@ -37,10 +38,14 @@ const SECURITY_HEADERS: Record<string, RegExp> = {
   'referrer-policy': /^no-referrer$/,
   'content-security-policy': /frame-ancestors 'none'/,
 };
-const securityHeaders: ContractJudge = (asked, answer) =>
-  !/^\/portal(\/|$)/.test(pathOf(asked.url)) ? [] : Object.entries(SECURITY_HEADERS).flatMap(([name, allowed]) => (allowed.test(String(answer.headers[name] ?? '')) ? [] : [`${name} ${JSON.stringify(answer.headers[name])}, not ${String(allowed)}`]));
+/** "Every response carries ... x-request-id, as the swap API's do" (the version headers the judge checks from the schemas). */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const conventions: ContractJudge = (asked, answer) => [
+  ...(REQUEST_ID.test(String(answer.headers['x-request-id'] ?? '')) ? [] : [`x-request-id ${JSON.stringify(answer.headers['x-request-id'])}`]),
+  ...(!/^\/portal(\/|$)/.test(pathOf(asked.url)) ? [] : Object.entries(SECURITY_HEADERS).flatMap(([name, allowed]) => (allowed.test(String(answer.headers[name] ?? '')) ? [] : [`${name} ${JSON.stringify(answer.headers[name])}, not ${String(allowed)}`]))),
+];
 // "Errors are the swap API's shape, {error, code, action?}, with its codes": the portal's catalogue is v1's.
-const fuzz = new ContractFuzz(spec, SEED, { keyGiven: 'portal-key', errorCodes: loadSpec().errorCodes, rules: securityHeaders });
+const fuzz = new ContractFuzz(spec, SEED, { keyGiven: 'portal-key', errorCodes: loadSpec().errorCodes, rules: conventions });
 const { arbitraries, operations } = fuzz;
 
 t.comment(`fuzz seed ${SEED}: replay with FUZZ_SEED=${SEED}`);
