@@ -4,6 +4,7 @@
 // app's one onRequest hook; a page of the portal's own (its HTML) may set a CSP that allows its
 // own assets instead.
 import type { FastifyReply } from 'fastify';
+import { originForm } from './request-target.js';
 
 export const PORTAL_PREFIX = '/portal';
 
@@ -19,13 +20,9 @@ const PORTAL_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'cross-origin-resource-policy': 'same-origin',
 });
 
-/** A request target's scheme and authority, when it is in absolute form (`GET http://host/portal/...`, as a proxy sends it). */
-const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
-
-/** Whether the request target `url` is the portal's: `/portal` itself or anything under it, in origin or absolute form (routed alike). */
+/** Whether the request target `target` is the portal's: `/portal` itself or anything under it, in origin or absolute form (routed alike). */
 export const isPortalUrl = (target: string): boolean => {
-  // Most targets start with their path: the regular expression runs only for the others.
-  const url = target.startsWith('/') ? target : target.replace(ABSOLUTE_FORM, '');
+  const url = originForm(target);
   return url.startsWith(PORTAL_PREFIX) && (url.length === PORTAL_PREFIX.length || '/?#'.includes(url[PORTAL_PREFIX.length]!));
 };
 

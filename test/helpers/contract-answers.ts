@@ -142,7 +142,8 @@ export function contractJudge(spec: Spec, options: JudgeOptions = {}): ContractJ
         out.push(`${status} is not documented for ${operation.operationId}`);
       } else {
         for (const [name, { required, validate }] of Object.entries(documented.headers)) {
-          if (name in versionHeaders) continue;
+          // The version headers are checked above, on every answer.
+          if (name === 'x-service-api-version' || name === 'x-service-build') continue;
           const value = header(answer, name);
           if (value === undefined) {
             if (required) out.push(`no ${name} header on a ${status} of ${operation.operationId}`);
