@@ -91,12 +91,16 @@ export async function registerOperations(
     if (method !== 'POST') app.addHttpMethod(method, { hasBody: false, overrideExisting: true });
   }
   const methodsByPath = new Map<string, string[]>();
-  for (const { operationId, method, path } of api.getOperations()) {
+  for (const operation of api.getOperations()) {
+    const { operationId, method, path } = operation;
     const route = operationId ? (api.handlers[operationId] as RouteHandler | undefined) : undefined;
     if (!route || !operationId) throw new Error(`no handler for ${method.toUpperCase()} ${path} (${operationId ?? 'no operationId'})`);
     const url = path.replace(/\{([^}]+)\}/g, ':$1');
     methodsByPath.set(url, [...(methodsByPath.get(url) ?? []), method.toUpperCase()]);
-    app.route({
+    // An operation that takes no body (the portal's rotation and revocation) reads none: whatever
+    // is sent, a JSON content type with nothing after it included, is discarded unread, so the
+    // operation's answer never depends on it. Content-type parsers are per scope, hence one of its own.
+    const add = (scope: FastifyInstance) => scope.route({
       method: method.toUpperCase() as 'GET',
       url,
       // Read by the metrics only for a request refused before its handler ran.
@@ -107,6 +111,8 @@ export async function registerOperations(
         return route(request, reply);
       },
     });
+    if (operation.requestBody === undefined && method.toUpperCase() === 'POST') await app.register(async (scope) => add(discardingBodies(scope)));
+    else add(app);
   }
   for (const [url, methods] of methodsByPath) {
     const allowed = methods.includes('GET') ? [...methods, 'HEAD'] : methods;
@@ -119,6 +125,23 @@ export async function registerOperations(
         sendError(reply, errorReply('method_not_allowed', `${request.method} is not supported on ${url}`, { allow: allowed.join(', ') })),
     });
   }
+}
+
+/** `scope`, its only body parser made one that reads a body to its end and discards it, whatever its Content-Type says. */
+function discardingBodies(scope: FastifyInstance): FastifyInstance {
+  // A Content-Type names how to read a body this scope does not read: one fastify cannot parse
+  // (`\u00e9/\u00e9`) would otherwise be refused before the parser below is asked.
+  scope.addHook('onRequest', (request, _reply, done) => {
+    delete request.headers['content-type'];
+    done();
+  });
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', (_request, payload, done) => {
+    payload.once('error', (err) => done(err, undefined));
+    payload.once('end', () => done(null, undefined));
+    payload.resume();
+  });
+  return scope;
 }
 
 function notImplemented(operationId: string): RouteHandler {

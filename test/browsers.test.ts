@@ -10,6 +10,7 @@ import { hashKey } from '../core/keys/api-key.js';
 import { newKey, parseKeyRecord, parseOrigin } from '../core/keys/partner-keys.js';
 import { listen, testApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
+import { rawExchange } from './helpers/raw-http.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
 const WALLET = 'https://wallet.example';
@@ -33,6 +34,17 @@ t.test('"keyless reads open to any origin"; every answer, errors included, reada
     t.equal(res.statusCode, status, url);
     t.equal(res.headers['access-control-allow-origin'], '*');
     t.equal(res.headers['access-control-expose-headers'], 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-service-api-version, x-service-build, x-request-id');
+  }
+});
+
+t.test('"every answer carries Access-Control-Allow-Origin: *", whatever form the request target takes: an absolute-form one (GET http://host/api/..., as a proxy sends) too', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const port = Number(new URL(await listen(app.server)).port);
+  for (const [url, status] of [[QUOTE, 200], ['/api/status', 200], ['/api/nothing-here', 404]] as const) {
+    const res = await rawExchange(port, `GET http://127.0.0.1:${port}${url} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    t.equal(res.status, status, url);
+    t.equal(res.headers['access-control-allow-origin'], '*', url);
   }
 });
 

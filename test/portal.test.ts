@@ -14,6 +14,7 @@ import { DomainError } from '../core/errors.js';
 import type { UsageDay, UsageReader } from '../core/usage/usage.js';
 import { listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
+import { rawExchange } from './helpers/raw-http.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -145,6 +146,31 @@ t.test('revocation: "refused from then on (401 invalid_key)", its record kept fo
   t.match((await app.core.keyStore.list())[0], { id, status: 'revoked' }, 'the record stays');
   await app.server.close();
   t.ok(app.logs().some((l) => l.msg === 'portal: key revoked' && l.keyId === id));
+});
+
+t.test('rotation and revocation "take no body": whatever body is sent (not JSON, empty, another or an unreadable type, over the size limit) is not read, and the operation answers as without one', async (t) => {
+  const app = await portalApp(t);
+  const bodies: Array<[string, string, string]> = [
+    ['invalid JSON', 'application/json', '{"from": '],
+    ['an empty JSON body', 'application/json', ''],
+    ['text', 'text/plain', 'rotate please'],
+    ['an unreadable Content-Type', '\u00e9/\u00e9', '{}'],
+    ['a body over 16 KiB', 'application/json', JSON.stringify({ pad: 'x'.repeat(20_000) })],
+  ];
+  for (const [label, type, payload] of bodies) {
+    const { id, key } = await created(t, app, { name: label });
+    const rotated = await app.server.inject({ method: 'POST', url: '/portal/api/key/rotate', headers: { 'x-api-key': key, 'content-type': type }, payload });
+    t.equal(rotated.statusCode, 200, `rotation with ${label}`, { body: rotated.body });
+    const fresh = (rotated.json() as { key: string }).key;
+    const revoked = await app.server.inject({ method: 'POST', url: '/portal/api/key/revoke', headers: { 'x-api-key': fresh, 'content-type': type }, payload });
+    t.equal(revoked.statusCode, 200, `revocation with ${label}`, { body: revoked.body });
+    t.match(revoked.json(), { id, status: 'revoked' });
+  }
+  const unsigned = await app.server.inject({ method: 'POST', url: '/portal/api/key/rotate', headers: { 'content-type': 'application/json' }, payload: '{"from": ' });
+  t.equal(unsigned.statusCode, 401, 'without a key, such a request is the 401 any is, not a complaint about its body');
+  t.match(unsigned.json(), { code: 'invalid_key' });
+  const create = await app.server.inject({ method: 'POST', url: '/portal/api/keys', headers: { 'content-type': 'application/json' }, payload: '{"name": ' });
+  t.equal(create.statusCode, 400, 'an operation that takes a body still reads it: creation refuses invalid JSON');
 });
 
 t.test('origins: "the swap API applies the change from its next keyed request"; the portal itself takes the key from any origin', async (t) => {
@@ -329,6 +355,22 @@ t.test('"first-party only": no Access-Control-Allow-Origin on any portal answer;
   t.match(notAllowed.json(), { code: 'method_not_allowed' });
   t.not(answers[6]![1].statusCode, 204, 'a preflight is not answered: no other origin may call the portal');
   t.equal((await app.server.inject({ url: QUOTE })).headers['access-control-allow-origin'], '*', 'while the swap API stays open to every page');
+});
+
+t.test('"first-party only" whatever form the request target takes: an absolute-form target (GET http://host/portal/..., as a proxy sends) gets the portal\'s headers, and none of the swap API\'s CORS', async (t) => {
+  const app = await portalApp(t);
+  const { key } = await created(t, app);
+  const port = Number(new URL(await listen(app.server)).port);
+  for (const [path, status] of [['/portal/api/key', 200], ['/portal/api/nothing-here', 404]] as const) {
+    const res = await rawExchange(port, `GET http://127.0.0.1:${port}${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nx-api-key: ${key}\r\nConnection: close\r\n\r\n`);
+    t.equal(res.status, status, path);
+    t.equal(res.headers['access-control-allow-origin'], undefined, `${path}: no ACAO`);
+    t.equal(res.headers['cache-control'], 'no-store', `${path}: no-store`);
+    t.equal(res.headers['x-frame-options'], 'DENY', `${path}: no framing`);
+    t.equal(res.headers['x-content-type-options'], 'nosniff', path);
+    t.equal(res.headers['referrer-policy'], 'no-referrer', path);
+    t.equal(res.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'", path);
+  }
 });
 
 t.test('"PORTAL_ENABLED": off, every /portal path is 404 not_found, and nothing is created', async (t) => {

@@ -11,6 +11,7 @@
 // (handlers/app.ts): @fastify/cors, which wrote them before, normalised its options for every
 // request when they depend on the path (a delegator), which cost a cached quote ~7 % of its CPU.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { originForm } from './request-target.js';
 
 const METHODS = 'GET, POST';
 const ALLOWED_HEADERS = 'content-type, x-api-key, authorization';
@@ -19,7 +20,10 @@ const EXPOSED_HEADERS = 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, 
 const PREFLIGHT_MAX_AGE_S = '600';
 
 /** The API and the SDK's scripts are for any page; the demo page (it holds the sandbox's token) is not. */
-const crossOrigin = (url: string) => url.startsWith('/api/') || url.startsWith('/sdk/') || url.startsWith('/openapi/');
+const crossOrigin = (target: string) => {
+  const url = originForm(target);
+  return url.startsWith('/api/') || url.startsWith('/sdk/') || url.startsWith('/openapi/');
+};
 
 /** The CORS headers of an answer to `url` that is no preflight's. */
 export const crossOriginHeaders = (url: string): Record<string, string> =>

@@ -4,6 +4,7 @@
 // app's one onRequest hook; a page of the portal's own (its HTML) may set a CSP that allows its
 // own assets instead.
 import type { FastifyReply } from 'fastify';
+import { originForm } from './request-target.js';
 
 export const PORTAL_PREFIX = '/portal';
 
@@ -19,9 +20,11 @@ const PORTAL_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'cross-origin-resource-policy': 'same-origin',
 });
 
-/** Whether `url` is the portal's: `/portal` itself or anything under it. */
-export const isPortalUrl = (url: string): boolean =>
-  url.startsWith(PORTAL_PREFIX) && (url.length === PORTAL_PREFIX.length || '/?#'.includes(url[PORTAL_PREFIX.length]!));
+/** Whether the request target `target` is the portal's: `/portal` itself or anything under it, in origin or absolute form (routed alike). */
+export const isPortalUrl = (target: string): boolean => {
+  const url = originForm(target);
+  return url.startsWith(PORTAL_PREFIX) && (url.length === PORTAL_PREFIX.length || '/?#'.includes(url[PORTAL_PREFIX.length]!));
+};
 
 export function setPortalHeaders(reply: FastifyReply): void {
   reply.headers(PORTAL_HEADERS);

@@ -1,5 +1,6 @@
-// Judges one HTTP answer against openapi/v1.yaml, whatever the request was: the rules every
-// answer keeps (the version headers, never a 5xx, never a stack), those of an operation's
+// Judges one HTTP answer against a spec (openapi/v1.yaml, openapi/portal.yaml), whatever the
+// request was: the rules every answer keeps (the version headers, never a 5xx, never a stack,
+// never the key the request sent, the spec's cross-origin rule), those of an operation's
 // documented responses (status, body schema, headers), and the conventions for what the
 // operations do not cover (404 `not_found`, 405 `method_not_allowed` with `Allow`, the error
 // envelope with `no-store` on every non-2xx, its `code` from the catalogue with that code's
@@ -32,7 +33,7 @@ export interface Asked {
 const LEAKS = /\n\s+at \S|node:internal|node_modules|\/dist\/|FST_ERR|"statusCode"/;
 
 /** The path a target names, percent-decoded as a router reads it (an absolute-form target's too). */
-function pathOf(target: string): string {
+export function pathOf(target: string): string {
   const raw = /^[a-z]+:\/\//i.test(target) ? target.replace(/^[a-z]+:\/\/[^/?#]*/i, '') : target;
   const path = raw.split(/[?#]/)[0]!;
   try {
@@ -46,14 +47,57 @@ export interface ContractJudge {
   (asked: Asked, answer: Answer): string[];
 }
 
-export function contractJudge(spec: Spec): ContractJudge {
+export interface JudgeOptions {
+  /**
+   * Each error code's statuses, where the spec has no "Error codes" table of its own (the portal's
+   * answers errors "with the swap API's codes"); by default the spec's own catalogue.
+   */
+  readonly errorCodes?: ReadonlyMap<string, readonly number[]>;
+}
+
+type Json = Record<string, unknown>;
+
+/** Whether `node` names the component schema `name`, itself or through any $ref or subschema. */
+function reaches(document: Json, node: unknown, name: string, seen = new Set<string>()): boolean {
+  if (!node || typeof node !== 'object') return false;
+  const ref = (node as Json).$ref;
+  if (typeof ref === 'string') {
+    if (ref === `#/components/schemas/${name}`) return true;
+    if (seen.has(ref)) return false;
+    seen.add(ref);
+    const target = ref.replace(/^#\//, '').split('/').reduce<unknown>((n, k) => (n && typeof n === 'object' ? (n as Json)[k] : undefined), document);
+    return reaches(document, target, name, seen);
+  }
+  return Object.values(node as Json).some((child) => reaches(document, child, name, seen));
+}
+
+/** The key a request sent, in either header; null when none long enough to be recognised in an answer. */
+function sentKey(asked: Asked): string | null {
+  const key = asked.headers?.['x-api-key'] ?? asked.headers?.authorization?.replace(/^\S+\s+/, '').split(' ')[0];
+  return key !== undefined && key.length >= 20 ? key : null;
+}
+
+export function contractJudge(spec: Spec, options: JudgeOptions = {}): ContractJudge {
+  const document = spec.document as Json;
+  const errorCodes = options.errorCodes ?? spec.errorCodes;
   const operations = listOperations(spec.document).map((op) => ({
     ...op,
     method: op.method.toUpperCase(),
     pattern: new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    // The statuses whose body may carry a key: those whose schema has one (the portal's PartnerKey).
+    keyed: new Set(Object.entries(op.operation.responses ?? {}).filter(([, r]) => reaches(document, r, 'PartnerKey')).map(([status]) => Number(status))),
   }));
-  // Every response documents the two version headers alike: the first operation's 200 says how.
-  const versionHeaders = spec.responses.get(operations[0]!.operationId)!.get(200)!.headers;
+  // Every response documents the two version headers alike: the first operation's first 2xx says how.
+  const firstResponses = spec.responses.get(operations[0]!.operationId)!;
+  const versionHeaders = firstResponses.get(Math.min(...[...firstResponses.keys()].filter((s) => s >= 200 && s < 300)))!.headers;
+  // A spec whose responses document Access-Control-Allow-Origin is read cross-origin (the swap
+  // API: every answer carries it, a preflight is 204); one that documents it nowhere is
+  // first-party only (the portal's "no Access-Control-Allow-Origin"): no answer may carry it, and
+  // a preflight is an OPTIONS like any other.
+  const crossOrigin = [...spec.responses.values()].some((byStatus) => [...byStatus.values()].some((r) => 'access-control-allow-origin' in r.headers));
+  // A key as the spec writes one (its PartnerKey schema's pattern), to find one in any answer.
+  const keyPattern = (document.components as Json | undefined)?.schemas as Record<string, Json> | undefined;
+  const keyShape = typeof keyPattern?.PartnerKey?.pattern === 'string' ? new RegExp(keyPattern.PartnerKey.pattern.replace(/^\^|\$$/g, '')) : null;
 
   const header = (answer: Answer, name: string): string | undefined => {
     const value = answer.headers[name];
@@ -73,7 +117,7 @@ export function contractJudge(spec: Spec): ContractJudge {
     const status = answer.status;
     const pathname = pathOf(asked.url);
     const refusedAsMalformed = asked.malformed !== undefined && status >= 400;
-    const preflight = asked.method === 'OPTIONS' && asked.headers?.origin !== undefined && asked.headers['access-control-request-method'] !== undefined;
+    const preflight = crossOrigin && asked.method === 'OPTIONS' && asked.headers?.origin !== undefined && asked.headers['access-control-request-method'] !== undefined;
     if (status >= 500) out.push(`a ${status}: no answer is a 5xx here: ${excerpt(answer.body)}`);
     if (LEAKS.test(answer.body)) out.push(`the body leaks a stack or framework detail: ${excerpt(answer.body)}`);
     for (const name of ['x-service-api-version', 'x-service-build']) {
@@ -81,6 +125,9 @@ export function contractJudge(spec: Spec): ContractJudge {
       if (value === undefined) out.push(`no ${name} header`);
       else if (!versionHeaders[name]!.validate(value)) out.push(`${name}: ${JSON.stringify(value)} is outside its schema`);
     }
+    if (!crossOrigin && header(answer, 'access-control-allow-origin') !== undefined) out.push('an Access-Control-Allow-Origin on a first-party answer');
+    const key = sentKey(asked);
+    if (key !== null && (answer.body.includes(key) || Object.values(answer.headers).some((v) => String(v).includes(key)))) out.push('the answer echoes the key the request sent');
     if (asked.malformed === 'head' && header(answer, 'connection')?.toLowerCase() !== 'close') out.push('a malformed head refused without Connection: close');
 
     const atPath = refusedAsMalformed ? [] : operations.filter((op) => op.pattern.test(pathname));
@@ -88,13 +135,15 @@ export function contractJudge(spec: Spec): ContractJudge {
     const head = asked.method === 'HEAD';
     if (head && answer.body !== '') out.push(`a HEAD answer has a body: ${excerpt(answer.body)}`);
 
+    if (keyShape?.test(answer.body) && !(operation?.keyed.has(status) ?? false)) out.push(`a ${status} carries a key`);
     if (operation) {
       const documented = spec.responses.get(operation.operationId)!.get(status);
       if (!documented) {
         out.push(`${status} is not documented for ${operation.operationId}`);
       } else {
         for (const [name, { required, validate }] of Object.entries(documented.headers)) {
-          if (name in versionHeaders) continue;
+          // The version headers are checked above, on every answer.
+          if (name === 'x-service-api-version' || name === 'x-service-build') continue;
           const value = header(answer, name);
           if (value === undefined) {
             if (required) out.push(`no ${name} header on a ${status} of ${operation.operationId}`);
@@ -140,7 +189,7 @@ export function contractJudge(spec: Spec): ContractJudge {
         ) {
           out.push(`the ${status} body is not the error envelope {error, code, action?}: ${excerpt(answer.body)}`);
         } else {
-          const statuses = spec.errorCodes.get(error.code as string);
+          const statuses = errorCodes.get(error.code as string);
           if (!statuses) out.push(`code ${JSON.stringify(error.code)} is not in the catalogue`);
           else if (!statuses.includes(status)) out.push(`code ${error.code as string} with status ${status} (the catalogue says ${statuses.join(', ')})`);
         }

@@ -1,4 +1,4 @@
-// Requests generated from openapi/v1.yaml with fast-check: each operation's query and body from
+// Requests generated from a spec (openapi/v1.yaml, openapi/portal.yaml) with fast-check: each operation's query and body from
 // their JSON Schemas (patterns through fc.stringMatching, bounds, enums, oneOf), with the values the
 // spec's own examples send mixed in so that a fair share of requests get past validation to the
 // core, and one field at a time broken in one way its schema forbids (or a neighbouring way it
@@ -18,6 +18,10 @@ export interface FuzzRequest {
   readonly payload?: string;
   /** What was done to the request, for the failure report. */
   readonly label: string;
+  /** The client address it comes from (inject's default, loopback, when absent). */
+  readonly remoteAddress?: string;
+  /** The answer a rule names for this request, beyond what the contract allows for any. */
+  readonly expect?: { readonly status: number; readonly code?: string };
 }
 
 /** A query value is sent as text; a body value as JSON. */
@@ -27,7 +31,15 @@ export class RequestArbitraries {
   private readonly query: Record<string, Schema>;
   private readonly body: Record<string, Schema>;
 
-  constructor(private readonly spec: Spec) {
+  /**
+   * `keyGiven` is the `x-request.given` condition under which the spec's examples send a valid key
+   * (`partner-key` in the swap API's, `portal-key` in the portal's): an example needing only that
+   * is one a keyed request reproduces.
+   */
+  constructor(
+    private readonly spec: Spec,
+    private readonly keyGiven = 'partner-key',
+  ) {
     const schemas = requestSchemas(spec.document);
     this.query = schemas.query;
     this.body = schemas.body;
@@ -60,6 +72,11 @@ export class RequestArbitraries {
         return fc.integer({ min: (schema.minimum as number | undefined) ?? -1_000_000, max: (schema.maximum as number | undefined) ?? 1_000_000 });
       case 'boolean':
         return fc.boolean();
+      case 'array': {
+        const items = this.valid((schema.items ?? {}) as Schema);
+        const bounds = { minLength: (schema.minItems as number | undefined) ?? 0, maxLength: (schema.maxItems as number | undefined) ?? 10 };
+        return schema.uniqueItems === true ? fc.uniqueArray(items, { ...bounds, selector: (v) => JSON.stringify(v) }) : fc.array(items, bounds);
+      }
       case 'object': {
         const properties = (schema.properties ?? {}) as Record<string, Schema>;
         const record: Record<string, fc.Arbitrary<unknown>> = {};
@@ -84,6 +101,14 @@ export class RequestArbitraries {
       if (typeof schema.pattern === 'string') out.push('!not-the-pattern', ' 1', '1 ', '1e5', '-1', '0', '0.00000000001', '1,5', '１２');
       if (schema.format === 'date-time') out.push('2026-13-01T00:00:00Z', 'yesterday', '2026-01-01', '99999-01-01T00:00:00Z', '1700000000');
     }
+    if (schema.type === 'array') {
+      const item = this.valid((schema.items ?? {}) as Schema);
+      const one = fc.sample(item, { seed: 1, numRuns: 1 })[0];
+      out.push([null], [42], [[]], [{}], 'x');
+      if (schema.uniqueItems === true) out.push([one, one]);
+      if (typeof schema.maxItems === 'number') out.push(Array.from({ length: schema.maxItems + 1 }, (_, i) => `${String(one)}${i}`));
+      for (const broken of this.broken((schema.items ?? {}) as Schema)) out.push([broken]);
+    }
     if (schema.type === 'integer') {
       const min = (schema.minimum as number | undefined) ?? 0;
       const max = (schema.maximum as number | undefined) ?? 1_000_000_000;
@@ -99,7 +124,7 @@ export class RequestArbitraries {
 
   /**
    * The values the spec's examples send for a field of an operation (query or body): those of
-   * examples answered 2xx under no condition but a partner key first, then the others.
+   * examples answered 2xx under no condition but a valid key first, then the others.
    */
   private examplesOf(operationId: string, where: 'query' | 'body', field: string): { succeeding: unknown[]; others: unknown[] } {
     const seen = new Set<string>();
@@ -110,7 +135,7 @@ export class RequestArbitraries {
       const value = values?.[field];
       if (value === undefined || seen.has(JSON.stringify(value))) continue;
       seen.add(JSON.stringify(value));
-      const succeeds = ex.status < 300 && (ex.request.given ?? []).every((g) => g === 'partner-key');
+      const succeeds = ex.status < 300 && (ex.request.given ?? []).every((g) => g === this.keyGiven);
       (succeeds ? out.succeeding : out.others).push(value);
     }
     return out;
