@@ -26,7 +26,6 @@ import type { Ledger } from './ledger/ledger.js';
 import { OutcomeService, poolTokens } from './outcomes/outcomes.js';
 import { RedisSharedState } from './state/redis.js';
 import { KeyPortal } from './portal/portal.js';
-import type { UsageReader } from './usage/usage.js';
 import type { Venue } from './venues/venue.js';
 import { UsageCounter } from './usage/usage-counter.js';
 
@@ -53,8 +52,6 @@ export interface CoreOverrides {
   readonly now?: () => Date;
   /** Where the core's events are counted (the edge's Prometheus adapter); by default nowhere. */
   readonly metrics?: Metrics;
-  /** Where the portal reads each key's usage, instead of the usage counter's own counts. */
-  readonly usageReader?: UsageReader;
 }
 
 export interface CoreServices {
@@ -211,7 +208,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       // memory: the bounded windows map drops expired entries from its front, which only works
       // while they all share one lifetime. In Redis they are keys like any other.
       creationWindows: new RateWindows(sharedState.shared ? sharedState : new InProcessSharedState()),
-      usage: overrides.usageReader ?? usage,
+      usage,
       keyedPerMinute: config.rateLimitKeyedPerMinute,
       creation: { perIpPerHour: config.portalKeysPerIpPerHour, perDay: config.portalKeysPerDay },
       log,

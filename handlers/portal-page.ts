@@ -7,8 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { errorReply, sendError } from './http/error-reply.js';
-
-export const PORTAL_PATH = '/portal';
+import { PORTAL_PREFIX } from './http/portal-headers.js';
 
 export const PORTAL_CSP = [
   "default-src 'none'",
@@ -21,21 +20,21 @@ export const PORTAL_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export const PORTAL_PAGE_HEADERS: Readonly<Record<string, string>> = {
+/**
+ * What the page's answers set beyond every /portal answer's headers (handlers/http/portal-headers.ts,
+ * set by the app's onRequest hook: no-store, no framing, nosniff, no referrer): a CSP that lets the
+ * page load its own assets, in place of the JSON answers' one that allows nothing.
+ */
+const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': PORTAL_CSP,
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
   'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'cache-control': 'no-store',
 };
 
 /** Each file the page is made of: its URL paths, its file under dist/portal/, its media type. */
 const FILES = [
-  { urls: [PORTAL_PATH, `${PORTAL_PATH}/`], file: 'index.html', type: 'text/html; charset=utf-8' },
-  { urls: [`${PORTAL_PATH}/assets/portal.js`], file: 'assets/portal.js', type: 'text/javascript; charset=utf-8' },
-  { urls: [`${PORTAL_PATH}/assets/portal.css`], file: 'assets/portal.css', type: 'text/css; charset=utf-8' },
+  { urls: [PORTAL_PREFIX, `${PORTAL_PREFIX}/`], file: 'index.html', type: 'text/html; charset=utf-8' },
+  { urls: [`${PORTAL_PREFIX}/assets/portal.js`], file: 'assets/portal.js', type: 'text/javascript; charset=utf-8' },
+  { urls: [`${PORTAL_PREFIX}/assets/portal.css`], file: 'assets/portal.css', type: 'text/css; charset=utf-8' },
 ] as const;
 
 /** `built` is the directory make build writes the page to (dist/portal/). */
@@ -49,7 +48,7 @@ export function registerPortalPage(server: FastifyInstance, enabled: boolean, bu
       server.get(url, async (request, reply) =>
         content === null
           ? sendError(reply, errorReply('not_found', `no such path: ${request.method} ${url} (the portal page is not built: make build)`))
-          : reply.headers(PORTAL_PAGE_HEADERS).type(type).send(content),
+          : reply.headers(PAGE_HEADERS).type(type).send(content),
       );
     }
   }
