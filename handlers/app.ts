@@ -27,7 +27,7 @@ import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id.js';
 import { unroutedAnswers } from './http/unrouted-errors.js';
 import { usageCounting } from './http/usage-counting.js';
 import { createHandlers } from './index.js';
-import { createLogger } from './logger.js';
+import { childless, createLogger } from './logger.js';
 import { registerOperations } from './routes.js';
 
 export const API_VERSION = '1';
@@ -95,11 +95,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   let metrics: MetricsListener | null;
   try {
     server = Fastify({
-      loggerInstance: logger as FastifyBaseLogger,
+      loggerInstance: childless(logger) as FastifyBaseLogger,
       logController: new AccessLog(logger, prometheus, usageCounting(core.usage, definition)),
-      // Requests log through the root logger: a pino child per request costs more than the line.
-      // The access-log line carries the request id itself.
-      childLoggerFactory: (logger) => logger,
       genReqId: requestIdOf,
       clientErrorHandler: unrouted.clientError,
       frameworkErrors: unrouted.frameworkError,
