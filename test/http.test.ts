@@ -9,6 +9,7 @@ import type { Document } from 'openapi-backend';
 import { parse } from 'yaml';
 import type { KeyVerifier } from '../core/keys/partner-keys.js';
 import { getQuote } from '../generated/query-validators.js';
+import { newRequestId } from '../handlers/http/request-id.js';
 import { ValidatedQueries } from '../handlers/http/validated-queries.js';
 import { NOT_IMPLEMENTED, type HandlerMap, type OperationHandler } from '../handlers/operation.js';
 import { registerOperations } from '../handlers/routes.js';
@@ -257,6 +258,19 @@ t.test('"every response carries x-request-id": the caller\'s when well-formed (1
   }
   const [a, b] = await Promise.all([app.server.inject('/api/status'), app.server.inject('/api/status')]);
   t.not(a.headers['x-request-id'], b.headers['x-request-id'], 'the service\'s own ids differ request to request');
+});
+
+t.test('"an id the service chose": a random version-4 UUID, none repeated across many fills of its random pool', async (t) => {
+  const ids = Array.from({ length: 5000 }, newRequestId);
+  const v4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  t.equal(ids.filter((id) => !v4.test(id)).length, 0, 'every id is a version-4 UUID (version nibble 4, variant 10)');
+  t.equal(new Set(ids).size, ids.length, 'no id repeats');
+  // Random digits, not a pattern: a random digit takes all 16 values in 5,000 ids.
+  const hex = ids.map((id) => id.replaceAll('-', ''));
+  for (const position of [0, 13, 17, 31]) {
+    const digits = new Set(hex.map((h) => h[position]));
+    t.ok(digits.size >= (16), `hex digit ${position} takes every value it may`);
+  }
 });
 
 t.test('"TRACE and other methods on a defined path": like PUT, 405 method_not_allowed with Allow, whatever body they carry', async (t) => {
