@@ -96,14 +96,3 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
   return pino(loggerOptions(level), batch);
 }
 
-/**
- * `logger` for fastify, its children being itself: requests log through the root logger, since a
- * pino child per request costs more than the access line (which carries the request id itself).
- * A custom childLoggerFactory would do the same, but fastify then checks the seven methods of
- * what it returns on every request; its own factory, which calls `child`, it trusts.
- */
-export function childless(logger: Logger): Logger {
-  const root = Object.create(logger) as Logger;
-  Object.defineProperty(root, 'child', { value: () => root });
-  return root;
-}

@@ -69,7 +69,7 @@ try {
 // Before the public port: a service that cannot serve its metrics does not start taking traffic.
 if (metrics && config.metricsPort !== null) {
   try {
-    server.log.info({ url: await metrics.listen(config.metricsHost, config.metricsPort) }, 'metrics listening');
+    app.logger.info({ url: await metrics.listen(config.metricsHost, config.metricsPort) }, 'metrics listening');
   } catch (err) {
     await cannotListen(`cannot listen for metrics on ${config.metricsHost}:${config.metricsPort}: ${listenProblem(err, 'METRICS_HOST', 'METRICS_PORT')}`);
   }
@@ -80,7 +80,8 @@ try {
 } catch (err) {
   await cannotListen(`cannot listen on ${config.host}:${config.port}: ${listenProblem(err, 'HOST', 'PORT')}`);
 }
-// For the person who ran it, plainly: the JSON log lines say the same for machines.
+app.logger.info(`Server listening at ${url}`);
+// For the person who ran it, plainly: the JSON log line says the same for machines.
 console.error(`bestex: listening on ${url} (${url}/docs, ${url}/demo${config.portalEnabled ? `, ${url}/portal` : ''})${config.venuesMode === 'sandbox' ? `; sandbox at ${app.core.config.sandboxUrl}` : ''}`);
 
 let closing = false;
@@ -88,20 +89,20 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (closing) return;
     closing = true;
-    server.log.info({ signal }, 'shutting down');
+    app.logger.info({ signal }, 'shutting down');
     // Closing stops new connections and closes the idle ones, but a keep-alive connection whose
     // request was in flight stays open once answered, and would hold the exit until the grace
     // ends: each connection is closed as soon as its last answer is sent. Subscribed only now,
     // so serving costs nothing before.
     subscribe('http.server.response.finish', () => setImmediate(() => server.server.closeIdleConnections()));
     setTimeout(() => {
-      server.log.error('graceful shutdown timed out');
+      app.logger.error('graceful shutdown timed out');
       process.exit(1);
     }, config.shutdownGraceMs).unref();
     server.close().then(
       () => process.exit(0),
       (err: unknown) => {
-        server.log.error({ err }, 'error during shutdown');
+        app.logger.error({ err }, 'error during shutdown');
         process.exit(1);
       },
     );

@@ -45,7 +45,7 @@ t.test('no API key or party id reaches the logs, from headers, query strings or 
 t.test('pino redaction censors keys and parties passed to a log call', async (t) => {
   const app = await testApp();
   t.teardown(app.close);
-  app.server.log.info(
+  app.logger.info(
     {
       takerParty: PARTY,
       party: PARTY,

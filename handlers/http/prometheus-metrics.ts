@@ -21,7 +21,7 @@ const VENUE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 
 
 /** What the access log tells the metrics of each finished request. */
 export interface RequestMetrics {
-  requestCompleted(request: FastifyRequest, reply: FastifyReply): void;
+  requestCompleted(request: FastifyRequest, reply: FastifyReply, elapsedMs: number): void;
 }
 
 type Observer = { observe(value: number): void };
@@ -157,11 +157,11 @@ export class PrometheusMetrics implements Metrics, RequestMetrics {
     this.health = health;
   }
 
-  requestCompleted(request: FastifyRequest, reply: FastifyReply): void {
+  requestCompleted(request: FastifyRequest, reply: FastifyReply, elapsedMs: number): void {
     // An operation's request refused before its handler ran (a body that is not JSON) is still its
     // operation's: the route says which.
     const operationId = request.operationId ?? (request.is404 ? undefined : (request.routeOptions.config as { operationId?: string }).operationId);
-    this.requestDurations(operationId ?? NO_OPERATION)(reply.statusCode).observe(reply.elapsedTime / 1000);
+    this.requestDurations(operationId ?? NO_OPERATION)(reply.statusCode).observe(elapsedMs / 1000);
   }
 
   quoteCacheHit(): void {
