@@ -359,8 +359,8 @@ t.test('PlanService: "the plan is bound to the caller that asked": a held record
   // new one: as a key-derivation fault or a tampered store would.
   const theirs = new IdempotencyRecords(new InProcessSharedState(), SECRET).digests({ caller: 'app:203.0.113.9', idempotencyKey: 'k', fingerprint: params.fingerprint });
   class ForeignRecords extends InProcessSharedState {
-    override async get() {
-      return { value: `plan-record/3\n${theirs.fingerprint}\n${theirs.boundTo}\n{"planId":"pl_theirs"}`, ttlMs: 60_000 };
+    override async getValues(keys: readonly string[]) {
+      return keys.map(() => `plan-record/3\n${theirs.fingerprint}\n${theirs.boundTo}\n{"planId":"pl_theirs"}`);
     }
 
     override async setIfAbsent() {
@@ -478,7 +478,7 @@ t.test('"Records written by the old format must not break replays": on a shared 
 // Rules that `make mutation` found no test for (mutation/equivalent-mutants.md lists the rest).
 
 /** A shared state whose raw values a test sets or reads. */
-function rawState(overrides: Partial<Pick<SharedState, 'get' | 'setIfAbsent' | 'shared'>>): SharedState {
+function rawState(overrides: Partial<Pick<SharedState, 'getValues' | 'setIfAbsent' | 'shared'>>): SharedState {
   return Object.assign(Object.create(new InProcessSharedState()) as SharedState, overrides);
 }
 
@@ -510,7 +510,7 @@ t.test('IdempotencyRecords: a record "held a moment ago and gone now" (its reten
     rawState({
       // The first write finds the key held; the read that follows finds it expired.
       setIfAbsent: async (key, value, ttlMs) => (++setCalls === 1 ? false : state.setIfAbsent(key, value, ttlMs)),
-      get: async (key) => (setCalls === 1 ? null : state.get(key)),
+      getValues: async (keys) => (setCalls === 1 ? keys.map(() => null) : state.getValues(keys)),
     }),
     SECRET,
   );
@@ -522,14 +522,14 @@ t.test('IdempotencyRecords: a record "held a moment ago and gone now" (its reten
 });
 
 t.test('IdempotencyRecords: "a plan is refused while the shared state cannot be reached" (internal, nothing created); any other failure is not disguised as that', async (t) => {
-  const unreachable = new IdempotencyRecords(rawState({ get: () => Promise.reject(new SharedStateUnavailable('down')), setIfAbsent: () => Promise.reject(new SharedStateUnavailable('down')) }), SECRET);
+  const unreachable = new IdempotencyRecords(rawState({ getValues: () => Promise.reject(new SharedStateUnavailable('down')), setIfAbsent: () => Promise.reject(new SharedStateUnavailable('down')) }), SECRET);
   const request = asked('app:127.0.0.1', 'k1');
   const record = { fingerprint: 'fp_1', boundTo: unreachable.digests(request).boundTo, plan: '{}' };
   const refusal = { name: 'DomainError', code: 'internal', message: 'plans cannot be made right now: the shared state is unreachable; nothing was created' };
   await t.rejects(unreachable.find(request), refusal);
   await t.rejects(unreachable.claim(request, record), refusal);
   const bug = new TypeError('a bug, not an outage');
-  const broken = new IdempotencyRecords(rawState({ get: () => Promise.reject(bug) }), SECRET);
+  const broken = new IdempotencyRecords(rawState({ getValues: () => Promise.reject(bug) }), SECRET);
   await t.rejects(broken.find(request), bug, 'the error itself, not a DomainError');
 });
 
@@ -548,7 +548,7 @@ t.test('IdempotencyRecords: "records that instances of the previous version wrot
   const oldKey = `idem:${plain(`${oldBoundTo}\0k1`)}`;
   const state = new InProcessSharedState();
   await state.setIfAbsent(oldKey, `plan-record/2\nfp_old\n${oldBoundTo}\n{"planId":"pl_old"}`, 60_000);
-  const records = new IdempotencyRecords(rawState({ shared: true, get: (key) => state.get(key), setIfAbsent: (...args) => state.setIfAbsent(...args) }), SECRET);
+  const records = new IdempotencyRecords(rawState({ shared: true, getValues: (keys) => state.getValues(keys), setIfAbsent: (...args) => state.setIfAbsent(...args) }), SECRET);
   const same = asked(caller, 'k1', 'fp_old');
   t.strictSame(await records.find(same), { ...records.digests(same), plan: '{"planId":"pl_old"}' }, 'the same request: the old plan, under this version\'s digests');
   t.strictSame(await records.find(asked(caller, 'k1', 'fp_other')), { fingerprint: 'legacy:fp_old', boundTo: records.digests(same).boundTo, plan: '{"planId":"pl_old"}' }, 'another request: a fingerprint no request digests to, so a conflict');
@@ -561,7 +561,7 @@ t.test('IdempotencyRecords: "records that instances of the previous version wrot
 });
 
 t.test('IdempotencyRecords: a stored record without its fingerprint, its caller\'s digest or its plan is "malformed", never read as a record', async (t) => {
-  const reading = (value: string) => new IdempotencyRecords(rawState({ get: async () => ({ value, ttlMs: 1000 }) }), SECRET).find(asked('app:127.0.0.1', 'k1'));
+  const reading = (value: string) => new IdempotencyRecords(rawState({ getValues: async (keys) => keys.map(() => value) }), SECRET).find(asked('app:127.0.0.1', 'k1'));
   const malformed = { message: 'an idempotency record in the shared state is malformed' };
   for (const header of ['plan-record/3', 'plan-record/2']) {
     await t.rejects(reading(`${header}\nfp_1`), malformed, `${header}: the line format with its fingerprint only`);

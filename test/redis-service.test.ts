@@ -303,6 +303,30 @@ t.test('idempotency records in Redis: "A record holds digests of the request and
   assertRecordsPrivate(t, await redisEntries(redisUrl), { plans: [keyless.body, keyed.body], takerParty: taker, ip, apiKey: key, keyId: record.id });
 });
 
+t.test('a new plan on Redis reads its idempotency record in one round trip (this version\'s and the previous version\'s, one MGET) and keeps it with one SET', redisSkip(redis), async (t) => {
+  const redisUrl = nextRedisUrl();
+  const app = await testApp({ env: { REDIS_URL: redisUrl } });
+  t.teardown(app.close);
+  const plan = (idempotencyKey: string) => app.server.inject({ method: 'POST', url: '/api/app/plan', payload: planBody(idempotencyKey) });
+  t.equal((await plan('warm-up')).statusCode, 200, 'a first plan (its quote is then cached)');
+  const client = new Redis(redisUrl);
+  const monitor = await client.monitor();
+  t.teardown(() => {
+    monitor.disconnect();
+    client.disconnect();
+  });
+  const seen: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args.some((arg) => arg.startsWith('bestex:idem:'))) seen.push(args);
+  });
+  t.equal((await plan('counted')).statusCode, 200, 'a new plan');
+  t.equal((await plan('counted')).statusCode, 200, 'and its replay');
+  await sleep(200);
+  const commands = seen.map((args) => `${args[0]!.toLowerCase()} ${args.filter((arg) => arg.startsWith('bestex:idem:')).length}`);
+  t.strictSame(commands, ['mget 2', 'set 1', 'mget 2'], 'the new plan: one MGET of both records and one SET; its replay: one MGET');
+  t.ok(seen[1]!.includes('NX'), 'the SET takes the key only if no plan holds it');
+});
+
 // ---------------------------------------------------------------------------------------------
 // Last: it takes the file's Redis down and brings it back empty.
 t.test(

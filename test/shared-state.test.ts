@@ -88,6 +88,17 @@ for (const adapter of adapters) {
     t.equal((await state.get('v'))?.value, 'third');
   });
 
+  t.test(name('getValues: "the values under keys, in their order (null where there is none)", expired ones none'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    t.strictSame(await state.getValues(['a', 'b']), [null, null], 'nothing stored: null for each');
+    await state.setIfAbsent('a', 'first', 300);
+    await state.setIfAbsent('c', 'third', 60_000);
+    t.strictSame(await state.getValues(['c', 'b', 'a']), ['third', null, 'first'], 'in the order asked');
+    t.strictSame(await state.getValues(['a']), ['first'], 'one key');
+    await sleep(350);
+    t.strictSame(await state.getValues(['a', 'c']), [null, 'third'], 'an expired value is gone');
+  });
+
   t.test(name('map fields: set replaces, setIfAbsent does not, entries lists them all'), adapter.skip, async (t) => {
     const state = open(t, adapter);
     t.equal(await state.mapGet('m', 'x'), null);
@@ -256,6 +267,7 @@ function everyMethod(state: SharedState): Array<[string, () => Promise<unknown>]
   return [
     ['hit', () => state.hit('w', 10_000)],
     ['get', () => state.get('v')],
+    ['getValues', () => state.getValues(['v', 'w'])],
     ['setIfAbsent', () => state.setIfAbsent('v', 'x', 10_000)],
     ['mapGet', () => state.mapGet('m', 'f')],
     ['mapSet', () => state.mapSet('m', 'f', 'x')],

@@ -39,6 +39,9 @@ export interface PlanRequestDigests {
 // crypto.hash, one call: a Hash object per digest cost a plan more than the digest itself.
 const plainDigest = (text: string): string => hash('sha256', text, 'base64url');
 
+/** Where the previous version kept a caller's record: under plain digests (`boundTo`, the caller's). */
+const legacyKey = (boundTo: string, request: PlanRequestKey): string => `idem:${plainDigest(`${boundTo}\0${request.idempotencyKey}`)}`;
+
 export class IdempotencyRecords {
   private readonly secret: Buffer;
 
@@ -83,13 +86,16 @@ export class IdempotencyRecords {
     return (known.recordKey ??= `idem:${this.keyed(`${known.digests.boundTo}\0${request.idempotencyKey}`)}`);
   }
 
-  /** The record the caller holds under the request's idempotencyKey, or null. */
+  /**
+   * The record the caller holds under the request's idempotencyKey, or null: where the state is
+   * shared, this version's record and the previous version's are read in one round trip.
+   */
   async find(request: PlanRequestKey): Promise<IdempotencyRecord | null> {
-    const digests = this.digests(request);
-    const [stored, legacy] = await this.unlessUnavailable(
-      Promise.all([this.state.get(this.key(request)), this.state.shared ? this.findLegacy(request, digests) : null]),
-    );
-    return stored === null ? legacy : parseRecord(stored.value);
+    const legacyBoundTo = this.state.shared ? plainDigest(`caller\0${request.caller}`) : null;
+    const keys = legacyBoundTo === null ? [this.key(request)] : [this.key(request), legacyKey(legacyBoundTo, request)];
+    const [stored = null, legacy = null] = await this.unlessUnavailable(this.state.getValues(keys));
+    if (stored !== null) return parseRecord(stored);
+    return legacy !== null && legacyBoundTo !== null ? this.fromLegacy(request, legacyBoundTo, legacy) : null;
   }
 
   /**
@@ -97,11 +103,9 @@ export class IdempotencyRecords {
    * its digests become this request's when they are this request's plain ones, and stay foreign
    * (a conflict, or another caller's plan) when not.
    */
-  private async findLegacy(request: PlanRequestKey, digests: PlanRequestDigests): Promise<IdempotencyRecord | null> {
-    const boundTo = plainDigest(`caller\0${request.caller}`);
-    const stored = await this.state.get(`idem:${plainDigest(`${boundTo}\0${request.idempotencyKey}`)}`);
-    if (stored === null) return null;
-    const legacy = parseRecord(stored.value);
+  private fromLegacy(request: PlanRequestKey, boundTo: string, stored: string): IdempotencyRecord {
+    const digests = this.digests(request);
+    const legacy = parseRecord(stored);
     return {
       fingerprint: legacy.fingerprint === request.fingerprint ? digests.fingerprint : `legacy:${legacy.fingerprint}`,
       boundTo: legacy.boundTo === boundTo ? digests.boundTo : `legacy:${legacy.boundTo}`,

@@ -53,6 +53,10 @@ export class GuardedSharedState implements SharedState {
     return this.guarded(() => this.inner.get(key));
   }
 
+  getValues(keys: readonly string[]): Promise<Array<string | null>> {
+    return this.guarded(() => this.inner.getValues(keys));
+  }
+
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
     return this.guarded(() => this.inner.setIfAbsent(key, value, ttlMs));
   }

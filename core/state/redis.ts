@@ -111,6 +111,10 @@ export class RedisSharedState implements SharedState {
     return { value, ttlMs: ttl < 0 ? null : ttl };
   }
 
+  async getValues(keys: readonly string[]): Promise<Array<string | null>> {
+    return this.run(() => this.client.mget(keys.map((key) => this.key(key))));
+  }
+
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
     return (await this.run(() => this.client.set(this.key(key), value, 'PX', ttlMs, 'NX'))) === 'OK';
   }

@@ -39,6 +39,8 @@ export interface SharedState {
   /** `key`'s window as it stands, without counting a hit; null when it has none running. */
   peek(key: string): Promise<WindowCount | null>;
   get(key: string): Promise<StoredValue | null>;
+  /** The values under `keys`, in their order (null where there is none), in one round trip and without their expiries. */
+  getValues(keys: readonly string[]): Promise<Array<string | null>>;
   /** Stores `value` under `key` for `ttlMs` unless the key holds a value; true when stored. */
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
   /** A field of the map (hash) `map`, or null. */
@@ -190,6 +192,14 @@ export class InProcessSharedState implements SharedState {
     const entry = this.values.get(key);
     if (!entry || entry.expiresAt <= t) return null;
     return { value: entry.value, ttlMs: entry.expiresAt === Infinity ? null : entry.expiresAt - t };
+  }
+
+  async getValues(keys: readonly string[]): Promise<Array<string | null>> {
+    const t = this.now();
+    return keys.map((key) => {
+      const entry = this.values.get(key);
+      return entry && entry.expiresAt > t ? entry.value : null;
+    });
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
