@@ -556,8 +556,13 @@ t.test('IdempotencyRecords: "records that instances of the previous version wrot
   t.equal(await records.find(asked(caller, 'k2', 'fp_old')), null, 'another idempotencyKey: nothing');
   await state.setIfAbsent(`idem:${plain(`${plain('caller\0app:127.0.0.9')}\0k1`)}`, `plan-record/2\nfp_old\nsomeone-else\n{"planId":"pl_x"}`, 60_000);
   t.strictSame((await records.find(asked('app:127.0.0.9', 'k1', 'fp_old')))?.boundTo, 'legacy:someone-else', 'a record bound to another caller stays foreign');
-  const inProcess = new IdempotencyRecords(state, SECRET);
+  const reads: Array<readonly string[]> = [];
+  const inProcess = new IdempotencyRecords(rawState({ getValues: (keys) => (reads.push(keys), state.getValues(keys)) }), SECRET);
   t.equal(await inProcess.find(same), null, 'in one process there is no previous version\'s record to read');
+  t.strictSame(reads.map((keys) => keys.length), [1], 'nor is one asked for: one key read');
+  const current = { ...records.digests(same), plan: '{"planId":"pl_new"}' };
+  await records.claim(same, current);
+  t.strictSame(await records.find(same), current, 'where both are held, this version\'s record is the one read');
 });
 
 t.test('IdempotencyRecords: a stored record without its fingerprint, its caller\'s digest or its plan is "malformed", never read as a record', async (t) => {

@@ -91,11 +91,15 @@ export class IdempotencyRecords {
    * shared, this version's record and the previous version's are read in one round trip.
    */
   async find(request: PlanRequestKey): Promise<IdempotencyRecord | null> {
-    const legacyBoundTo = this.state.shared ? plainDigest(`caller\0${request.caller}`) : null;
-    const keys = legacyBoundTo === null ? [this.key(request)] : [this.key(request), legacyKey(legacyBoundTo, request)];
-    const [stored = null, legacy = null] = await this.unlessUnavailable(this.state.getValues(keys));
+    const key = this.key(request);
+    if (!this.state.shared) {
+      const [stored = null] = await this.unlessUnavailable(this.state.getValues([key]));
+      return stored === null ? null : parseRecord(stored);
+    }
+    const legacyBoundTo = plainDigest(`caller\0${request.caller}`);
+    const [stored = null, legacy = null] = await this.unlessUnavailable(this.state.getValues([key, legacyKey(legacyBoundTo, request)]));
     if (stored !== null) return parseRecord(stored);
-    return legacy !== null && legacyBoundTo !== null ? this.fromLegacy(request, legacyBoundTo, legacy) : null;
+    return legacy === null ? null : this.fromLegacy(request, legacyBoundTo, legacy);
   }
 
   /**
