@@ -95,4 +95,3 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
   });
   return pino(loggerOptions(level), batch);
 }
-
