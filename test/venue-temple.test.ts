@@ -146,6 +146,16 @@ t.test('temple: "malformed JSON" or an unreadable book is thrown', async (t) => 
   await t.rejects(ask(setup(() => ({ body: '{"bids":[{"price":"0.15","quantity":"-1"}],"asks":[]}' })).venue, CC, USDCX, '100'), VenueUnreadable);
 });
 
+t.test('temple: a quote reads only the side of the book it walks; the other must still be a list', async (t) => {
+  const bids = '[{"price":"0.15","quantity":"1000"}]';
+  const asks = '[{"price":"0.1503","quantity":"1000"}]';
+  const broken = '[{"price":"x","quantity":"1"}]';
+  t.has(plainQuote(await ask(setup(() => ({ body: `{"bids":${bids},"asks":${broken}}` })).venue, CC, USDCX, '100')), { gross: '15' }, 'selling CC walks the bids: a bad ask is not read');
+  t.has(plainQuote(await ask(setup(() => ({ body: `{"bids":${broken},"asks":${asks}}` })).venue, USDCX, CC, '15.03')), { gross: '100' }, 'buying CC walks the asks: a bad bid is not read');
+  await t.rejects(ask(setup(() => ({ body: `{"bids":${bids},"asks":{}}` })).venue, CC, USDCX, '100'), VenueUnreadable, 'asks that are no list');
+  await t.rejects(ask(setup(() => ({ body: `{"bids":${bids}}` })).venue, CC, USDCX, '100'), VenueUnreadable, 'no asks at all');
+});
+
 t.test('temple: "a hang past the deadline" → timeout, promptly', async (t) => {
   const { venue } = setup(() => 'hang');
   // The venue's own timeout (setup's) outlasts the test: only the deadline can settle it.

@@ -43,13 +43,6 @@ const SYMBOLS: ReadonlyMap<Token, string> = new Map([
   [CBTC, 'Amulet/CBTC'],
 ]);
 
-interface Book {
-  /** Best (highest) first. */
-  readonly bids: readonly BookLevel[];
-  /** Best (lowest) first. */
-  readonly asks: readonly BookLevel[];
-}
-
 export class TempleVenue implements Venue {
   readonly id = 'temple';
   readonly settlementMode = 'managed-deposit' as const;
@@ -77,8 +70,8 @@ export class TempleVenue implements Venue {
     if (!symbol) return unavailable('no_pool');
     const sellingCc = give === CC;
     try {
-      const book = await this.readBook(symbol, this.levels, deadline);
-      const gross = sellingCc ? walkBook(book.bids, amount, 'sell-base') : walkBook(book.asks, amount, 'buy-base');
+      const book = await this.readBook(symbol, this.levels, deadline, sellingCc ? 'bids' : 'asks');
+      const gross = walkBook(book, amount, sellingCc ? 'sell-base' : 'buy-base');
       if (!gross) return unavailable('insufficient_liquidity');
       const ccSize = sellingCc ? amount : gross;
       if (ccSize.lt(this.minCc) || gross.isZero()) return unavailable('below_minimum');
@@ -93,7 +86,7 @@ export class TempleVenue implements Venue {
     const answered = await Promise.all(
       [...SYMBOLS].map(async ([token, symbol]) => {
         try {
-          await this.readBook(symbol, 1, untilAborted(signal));
+          await this.readBook(symbol, 1, untilAborted(signal), 'bids');
           return pairKey(CC, token);
         } catch (err) {
           if (err instanceof VenueFailure) return null;
@@ -106,11 +99,18 @@ export class TempleVenue implements Venue {
   }
 
 
-  private async readBook(symbol: string, levels: number, deadline: Deadline): Promise<Book> {
+  /**
+   * The side of the book a quote walks, best level first. The other side is checked to be a list
+   * but not read: a quote walks one side only, and reading both cost a fresh quote twice the
+   * decimals and sorting.
+   */
+  private async readBook(symbol: string, levels: number, deadline: Deadline, walked: 'bids' | 'asks'): Promise<BookLevel[]> {
     const answer = objectField(await this.http.getJson(`/api/v1/market/orderbook?symbol=${symbol}&levels=${levels}`, deadline), 'the order book');
-    const bids = side(answer.bids, 'bids').sort((a, b) => b.price.comparedTo(a.price));
-    const asks = side(answer.asks, 'asks').sort((a, b) => a.price.comparedTo(b.price));
-    return { bids, asks };
+    const other = walked === 'bids' ? 'asks' : 'bids';
+    if (!Array.isArray(answer[other])) throw new VenueUnreadable(`'${other}' is not a list`);
+    const book = side(answer[walked], walked);
+    // Bids best (highest) first, asks best (lowest) first.
+    return walked === 'bids' ? book.sort((a, b) => b.price.comparedTo(a.price)) : book.sort((a, b) => a.price.comparedTo(b.price));
   }
 }
 
