@@ -25,6 +25,31 @@ t.test('each request logs one pino JSON line with method, route, status and late
   t.match(lines[2], { method: 'GET', route: '(none)', status: 404 });
 });
 
+t.test('"one request completed line per request", whatever answers it (a handler, an error, a preflight, a HEAD, a file), with a latencyMs from routing to the answer that never exceeds what the caller waited', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const requests: InjectOptions[] = [
+    { url: '/api/quote?from=CC&to=USDCx&amount=1' },
+    { url: '/api/quote?from=CC' },
+    { method: 'OPTIONS', url: '/api/quote', headers: { origin: 'https://wallet.example', 'access-control-request-method': 'GET' } },
+    { method: 'HEAD', url: '/api/status' },
+    { url: '/openapi/v1.yaml' },
+    { method: 'POST', url: '/api/app/plan', headers: { 'content-type': 'text/plain' }, payload: 'x' },
+  ];
+  for (const request of requests) {
+    const before = app.logs().filter((l) => l.msg === REQUEST_COMPLETED).length;
+    const started = performance.now();
+    const res = await app.server.inject(request);
+    const waitedMs = performance.now() - started;
+    const lines = app.logs().filter((l) => l.msg === REQUEST_COMPLETED).slice(before);
+    const what = `${request.method ?? 'GET'} ${request.url}`;
+    t.equal(lines.length, 1, `${what}: one line`);
+    t.match(lines[0], { reqId: res.headers['x-request-id'], method: request.method ?? 'GET', status: res.statusCode }, `${what}: its id, method and status`);
+    const latency = lines[0]?.latencyMs as number;
+    t.ok(latency >= 0 && latency <= waitedMs, `${what}: latencyMs ${latency} within the ${waitedMs.toFixed(3)} ms the caller waited`);
+  }
+});
+
 t.test('no API key or party id reaches the logs, from headers, query strings or bodies', async (t) => {
   const app = await testApp();
   t.teardown(app.close);

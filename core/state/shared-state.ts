@@ -187,25 +187,27 @@ export class InProcessSharedState implements SharedState {
     return this.peekNow(key);
   }
 
+  /** The value held under `key` at `t`: undefined when none is, or it has expired. */
+  private liveValue(key: string, t: number): Expiring<string> | undefined {
+    const entry = this.values.get(key);
+    return entry && entry.expiresAt > t ? entry : undefined;
+  }
+
   async get(key: string): Promise<StoredValue | null> {
     const t = this.now();
-    const entry = this.values.get(key);
-    if (!entry || entry.expiresAt <= t) return null;
+    const entry = this.liveValue(key, t);
+    if (!entry) return null;
     return { value: entry.value, ttlMs: entry.expiresAt === Infinity ? null : entry.expiresAt - t };
   }
 
   async getValues(keys: readonly string[]): Promise<Array<string | null>> {
     const t = this.now();
-    return keys.map((key) => {
-      const entry = this.values.get(key);
-      return entry && entry.expiresAt > t ? entry.value : null;
-    });
+    return keys.map((key) => this.liveValue(key, t)?.value ?? null);
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
     const t = this.now();
-    const entry = this.values.get(key);
-    if (entry && entry.expiresAt > t) return false;
+    if (this.liveValue(key, t)) return false;
     if (!this.values.add(key, { value, expiresAt: t + ttlMs }, t)) {
       this.capacity?.refused('plan-records');
       throw new SharedStateFull(this.values.firstExpiresInMs(t));
