@@ -23,6 +23,7 @@ import { parsePoolParties, sandboxLedgerUrl } from '../core/config.js';
 import { ListenError } from './loopback-server.js';
 import { ANNOUNCEMENT_FILE, type SandboxAnnouncement } from './manifest.js';
 import { startSandbox, type Sandbox } from './sandbox.js';
+import { sandboxLedgerToken } from './ledger/sandbox-ledger.js';
 
 class SettingError extends Error {}
 
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
       venuesPort: setting('SANDBOX_VENUES_PORT', 0, port, 'an integer from 0 to 65535'),
       ledgerHost: ledgerUrl.hostname.replace(/^\[|\]$/g, ''),
       ledgerPort: Number(ledgerUrl.port),
-      ledgerToken: given ?? `sandbox-${randomBytes(24).toString('hex')}`,
+      ledgerToken: given ?? sandboxLedgerToken(randomBytes(24).toString('base64url')),
       poolParties: setting<Record<string, string> | undefined>('TRADECRAFT_POOL_PARTIES', undefined, parsePoolParties, '"CC/USDCx=<party>,CC/CBTC=<party>"'),
       hangPaths: setting<string[]>('SANDBOX_HANG_PATHS', [], pathPrefixes, 'comma-separated paths, each starting with /'),
       // Names the failure, never its message, which may quote a party.

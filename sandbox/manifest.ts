@@ -13,8 +13,10 @@ export interface SandboxManifest {
   readonly venues: Readonly<Record<string, string>>;
   /** The credential each keyed venue accepts, as a deployment sets `<VENUE>_API_KEY`. */
   readonly venueKeys: Readonly<Record<string, string>>;
-  /** The sandbox ledger's JSON Ledger API. */
+  /** The sandbox participant's JSON Ledger API. */
   readonly ledger: string;
+  /** Each instrument admin's token registry (Splice's off-ledger API, no credential), by admin party. */
+  readonly registries: Readonly<Record<string, string>>;
   /** The tradecraft pool party per pair, by pairKey (TRADECRAFT_POOL_PARTIES). */
   readonly poolParties: Readonly<Record<string, string>>;
   /** The token registry's parties by instrument (CANTEX_INSTRUMENT_ADMINS). */

@@ -1,10 +1,11 @@
-// The whole sandbox in one call: the seeded market, its venues' server, and the sandbox ledger
-// whose tradecraft pools are that market's own pools (a swap on the ledger moves the next quote),
-// each on loopback. The program (sandbox/main.ts) runs it in a process of its own; the sandbox's
+// The whole sandbox in one call: the seeded market, its venues' server, the sandbox participant
+// whose ledger's tradecraft pools are that market's own pools (a swap on the ledger moves the next
+// quote), and the instrument admins' token registries, each on loopback. The program (sandbox/main.ts) runs it in a process of its own; the sandbox's
 // own tests may run it in theirs. Either way the service reaches it only over HTTP.
 import { resolveToken, CC } from '../core/tokens.js';
 import { SANDBOX_LEDGER_TOKEN, SandboxLedger, type SandboxPool } from './ledger/sandbox-ledger.js';
-import { startSandboxLedgerServer } from './ledger/ledger-server.js';
+import { startSandboxLedgerServer, SYNCHRONIZER_ID } from './ledger/ledger-server.js';
+import { startSandboxRegistryServer } from './registry/registry-server.js';
 import type { SandboxManifest } from './manifest.js';
 import { createSandboxVenues, SANDBOX_POOL_PARTIES } from './market.js';
 import type { SandboxVenue } from './sandbox-venue.js';
@@ -67,12 +68,18 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       now: options.now ?? (() => new Date()),
       onOperatorError: options.onOperatorError,
     });
-    const ledgerServer = await startSandboxLedgerServer(ledger, { host: options.ledgerHost, port: options.ledgerPort, token: ledgerToken });
+    const hosted = [...Object.values(SANDBOX_INSTRUMENT_ADMINS), ...Object.values(poolParties)];
+    const ledgerServer = await startSandboxLedgerServer(ledger, { host: options.ledgerHost, port: options.ledgerPort, token: ledgerToken, hosted });
+    const registry = await startSandboxRegistryServer(ledger, { host: '127.0.0.1', port: 0, synchronizerId: SYNCHRONIZER_ID }).catch(async (err: unknown) => {
+      await ledgerServer.close();
+      throw err;
+    });
     manifest = {
       sandbox: venues.url,
       venues: venues.venues,
       venueKeys: VENUE_KEYS,
       ledger: ledgerServer.url,
+      registries: registry.registries,
       poolParties,
       instrumentAdmins: SANDBOX_INSTRUMENT_ADMINS,
       nightlyRecipient: SANDBOX_NIGHTLY_RECIPIENT,
@@ -83,7 +90,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       market,
       ledger,
       close: async () => {
-        await Promise.all([venues.close(), ledgerServer.close()]);
+        await Promise.all([venues.close(), ledgerServer.close(), registry.close()]);
       },
     };
   } catch (err) {

@@ -156,9 +156,9 @@ t.test('sandbox ledger over HTTP: the adapter reads what was committed, page by 
   await sandbox.settled();
   const ledger = new JsonApiLedger({ baseUrl: sandbox.url, token: sandbox.token, readAs: [POOL], timeoutMs: 2000, pageSize: 1 });
   const end = await ledger.ledgerEnd(new AbortController().signal);
-  t.equal(end, 3, 'the fund, the deposit, the pool\'s answer');
+  t.equal(end, 4, 'the registry\'s factories, the fund, the deposit, the pool\'s answer');
   const seen = await all(ledger, 0, end);
-  t.strictSame(seen.map((tx) => tx.offset), [2, 3], 'the pool party does not see the taker\'s funding');
+  t.strictSame(seen.map((tx) => tx.offset), [3, 4], 'the pool party does not see the taker\'s funding');
   t.equal(seen[0]!.updateId, deposit.updateId);
   t.match(seen[0]!.updateId, /^1220[0-9a-f]{64}$/);
   t.ok(seen[1]!.events.some((e) => e.kind === 'exercised' && e.choice === 'TransferInstruction_Accept'));

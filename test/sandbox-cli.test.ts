@@ -8,6 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
 import type { AppPlan } from '../core/wire.js';
+import type { SandboxExercisedEvent } from '../sandbox/ledger/sandbox-ledger.js';
 import { COLLECTING, testApp, type TestApp } from './helpers/app.js';
 import { sandboxCli } from './helpers/sandbox-cli.js';
 
@@ -114,7 +115,7 @@ t.test('execute "performs the deposit and, when fees are collected, the fee legs
   t.equal(run.code, 0, run.stderr);
   t.match(run.stdout, /with 1 fee leg\(s\)/);
   const batch = ledger.transactions(end, end + 1)[0]!;
-  const transfers = batch.events.filter((e) => e.kind === 'exercised' && e.choice === 'TransferFactory_Transfer');
+  const transfers = batch.events.filter((e): e is SandboxExercisedEvent => e.kind === 'exercised' && e.choice === 'TransferFactory_Transfer');
   t.equal(transfers.length, 2, 'the deposit and the fee leg in one transaction');
   const receivers = transfers.map((e) => (e.choiceArgument as { transfer: { receiver: string; amount: string; meta: { values: Record<string, string> } } }).transfer);
   t.strictSame(receivers.map((r) => [r.receiver, r.amount]), plan.steps.map((s) => [s.target, s.amount]), 'each step to its target, for its amount');

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { Decimal } from '../core/decimal.js';
 import { REASON_KEY } from '../core/ledger/token-standard.js';
-import { LedgerRejection } from '../sandbox/ledger/sandbox-ledger.js';
+import { LedgerRejection, type SandboxExercisedEvent } from '../sandbox/ledger/sandbox-ledger.js';
 import { poolUserGets } from '../sandbox/wire/tradecraft.js';
 import { CC, USDCX } from '../core/tokens.js';
 import { SANDBOX_INSTRUMENT_ADMINS } from '../sandbox/wire/wire.js';
@@ -156,25 +156,33 @@ t.test('HTTP: the bearer token is required; /v2/updates shows a party only what 
       updateFormat: { includeTransactions: { transactionShape: 'TRANSACTION_SHAPE_LEDGER_EFFECTS', eventFormat: { filtersByParty: { [party]: filter(interfaceId) } } } },
     })).body as unknown as Array<{ update: { Transaction: { value: { offset: number; events: Array<Record<string, { witnessParties: string[] }>> } } } }>;
   const pool = await read(POOL_USDCX, '#splice-api-token-transfer-instruction-v1:Splice.Api.Token.TransferInstructionV1:TransferInstruction');
-  t.strictSame(pool.map((i) => i.update.Transaction.value.offset), [2, 3], 'the offer and its acceptance, not the funding');
+  t.strictSame(pool.map((i) => i.update.Transaction.value.offset), [3, 4], 'the offer and its acceptance, not the registry\'s factories (offset 1) or the funding');
   const alice = await read(ALICE, '#splice-api-token-holding-v1:Splice.Api.Token.HoldingV1:Holding');
-  t.strictSame(alice.map((i) => i.update.Transaction.value.offset), [1, 2, 3], 'her holdings: funded, locked, paid out');
+  t.strictSame(alice.map((i) => i.update.Transaction.value.offset), [2, 3, 4], 'her holdings: funded, locked, paid out');
   const stranger = await read(BOB, '#splice-api-token-holding-v1:Splice.Api.Token.HoldingV1:Holding');
   t.strictSame(stranger, [], 'a party that witnessed nothing sees nothing');
   const wildcard = await sandbox.post('/v2/updates', { beginExclusive: 0, updateFormat: { includeTransactions: { transactionShape: 'TRANSACTION_SHAPE_LEDGER_EFFECTS', eventFormat: { filtersByParty: { [ALICE]: { cumulative: [{ identifierFilter: { WildcardFilter: { value: {} } } }] } } } } } });
-  t.match(wildcard, { status: 400, body: { code: 'INVALID_ARGUMENT', cause: /InterfaceFilter filters only/ } });
+  t.strictSame((wildcard.body as unknown as Array<{ update: { Transaction: { value: { offset: number } } } }>).map((i) => i.update.Transaction.value.offset), [2, 3, 4], 'a Wildcard filter: every transaction she witnessed');
+  const unknown = await read(ALICE, '#splice-api-token-allocation-v1:Splice.Api.Token.AllocationV1:Allocation');
+  t.match(unknown, { code: 'PACKAGE_NAMES_NOT_FOUND' }, 'a package the participant does not have is refused as Canton refuses it');
 });
 
-t.test('HTTP: active contracts are those active at the ledger end, for any activeAtOffset up to it (a wallet that read the end just before a commit still gets an answer)', async (t) => {
+t.test('HTTP: "the true snapshot at activeAtOffset": active contracts as they stood at the offset asked for, none past the ledger end', async (t) => {
   const sandbox = await sandboxLedger(t);
-  sandbox.ledger.fund(ALICE, 'Amulet', new Decimal('7'));
+  const first = sandbox.ledger.fund(ALICE, 'Amulet', new Decimal('7'));
   const filter = { cumulative: [{ identifierFilter: { InterfaceFilter: { value: { interfaceId: '#splice-api-token-holding-v1:Splice.Api.Token.HoldingV1:Holding', includeInterfaceView: true } } } }] };
-  const ask = (activeAtOffset: number) => sandbox.post('/v2/state/active-contracts', { activeAtOffset, eventFormat: { filtersByParty: { [ALICE]: filter } } });
+  const ask = async (activeAtOffset: number) => {
+    const answer = (await sandbox.post('/v2/state/active-contracts', { activeAtOffset, eventFormat: { filtersByParty: { [ALICE]: filter } } })) as unknown as { status: number; body: Array<{ contractEntry: { JsActiveContract: { createdEvent: { interfaceViews: Array<{ viewValue: { amount: string; instrumentId: { id: string } } }> } } } }> };
+    return answer.status === 200 ? answer.body.map((e) => e.contractEntry.JsActiveContract.createdEvent.interfaceViews[0]!.viewValue).map((v) => `${v.amount} ${v.instrumentId.id}`).sort() : answer;
+  };
   sandbox.ledger.fund(ALICE, 'Amulet', new Decimal('3'));
-  const answer = (await ask(1)) as unknown as { status: number; body: Array<{ contractEntry: { JsActiveContract: { createdEvent: { interfaceViews: Array<{ viewValue: { amount: string } }> } } } }> };
-  t.equal(answer.status, 200);
-  t.strictSame(answer.body.map((e) => e.contractEntry.JsActiveContract.createdEvent.interfaceViews[0]!.viewValue.amount).sort(), ['3', '7']);
-  t.match(await ask(3), { status: 400, body: { code: 'INVALID_ARGUMENT', cause: /up to the ledger end \(2\)/ } });
+  t.strictSame(await ask(first.transaction.offset), ['7 Amulet'], 'the holding funded later is not yet there');
+  await sandbox.deposit(ALICE, '10', '0.0000000001');
+  await sandbox.settled();
+  t.strictSame(await ask(first.transaction.offset + 1), ['3 Amulet', '7 Amulet'], 'both, before the deposit spent them');
+  const after = await ask(sandbox.ledger.ledgerEnd);
+  t.ok(Array.isArray(after) && after.length === 1 && after[0]!.endsWith(' USDCx'), 'spent by the swap: she holds its payout, no CC');
+  t.match(await ask(sandbox.ledger.ledgerEnd + 1), { status: 400, body: { code: 'OFFSET_AFTER_LEDGER_END' } });
 });
 
 t.test('"fee escrow is released" on COMPLETED, "not released" on SLIPPAGE_FAILED: the fee legs batched with a deposit are accepted with its payout, or returned with it', async (t) => {
@@ -199,7 +207,7 @@ t.test('"fee escrow is released" on COMPLETED, "not released" on SLIPPAGE_FAILED
     t.equal(spendable(sandbox.ledger, ALICE, 'USDCx').toFixed(), '1.5', `${name}: the fee is locked in the taker's wallet meanwhile`);
     await sandbox.settled();
     const answer = sandbox.ledger.transactions(sandbox.ledger.ledgerEnd - 1, sandbox.ledger.ledgerEnd)[0]!;
-    const feeAnswer = answer.events.find((e) => e.kind === 'exercised' && e.actingParties?.includes(FEES));
+    const feeAnswer = answer.events.find((e): e is SandboxExercisedEvent => e.kind === 'exercised' && e.actingParties.includes(FEES));
     t.equal(feeAnswer?.choice, released ? 'TransferInstruction_Accept' : 'TransferInstruction_Reject', `${name}: answered in the pool's transaction`);
     t.equal(spendable(sandbox.ledger, FEES, 'USDCx').toFixed(), released ? '0.5' : '0', `${name}: the fee party holds the fee only after a payout`);
     t.equal(spendable(sandbox.ledger, ALICE, 'Amulet').toFixed(), released ? '0' : '100', `${name}: the deposit`);

@@ -2,7 +2,10 @@
 // standard, enough to run a swap end to end on one machine. Parties hold holdings per
 // instrument; a transfer is a CIP-0056 two-step offer that locks the sender's funds until the
 // receiver accepts or rejects it, the sender withdraws it, or its executeBefore passes; every
-// commit is one transaction with a `1220...` update id, an offset and a record time.
+// commit is one transaction with a `1220...` update id, an offset and a record time, recorded as
+// Daml records it: a tree of action nodes (sandbox/ledger/transaction-tree.ts) in which a spent
+// holding is a consuming exercise and every contract's creation and archival is kept by offset,
+// so the active contracts at any past offset can be read back.
 //
 // The sandbox venues take part as real parties: each tradecraft pool party is worked by an
 // operator that, right after a deposit offer to it commits, accepts it if the pool can pay at
@@ -16,28 +19,50 @@
 // transaction that pays the deposit out, and rejected, returning the funds, in the one that
 // rejects it: the escrow is released once the payout is on the ledger, and never without it.
 //
-// Simplifications, none of which the service's reading depends on: one synchronizer; any caller
-// with the sandbox's token may act as any party; a pool's reserves are its AMM state, not holdings
-// it spends; an offer past its executeBefore stays until its sender withdraws it or its receiver
-// rejects it (the pool's operator rejects it, returning the funds).
+// Simplifications, none of which the service's reading depends on: one synchronizer; a pool's
+// reserves are its AMM state, not holdings it spends (a payout creates the taker's holding with no
+// input of the pool's); an offer past its executeBefore stays until its sender withdraws it or its
+// receiver rejects it (the pool's operator rejects it, returning the funds). Who may act as whom is
+// the participant's business (sandbox/ledger/participant.ts), not this model's.
 import { createHash, randomBytes } from 'node:crypto';
 import { Decimal, toWire } from '../../core/decimal.js';
 import { CHOICES, REASON_KEY, RESULTS } from '../../core/ledger/token-standard.js';
 import { TOKENS, type Token } from '../../core/tokens.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { poolUserGets } from '../wire/tradecraft.js';
+import { commitNodes, type ActionNode, type CommittedNode, type CreateNode, type ExerciseNode } from './transaction-tree.js';
 
 export type Instrument = Token['instrument'];
 
-/** The bearer token the sandbox ledger accepts unless LEDGER_TOKEN names another. */
-export const SANDBOX_LEDGER_TOKEN = 'sandbox-ledger-token';
+/** The user the sandbox's tokens name: the participant's operator. */
+export const SANDBOX_USER = 'sandbox-operator';
 
-/** The sandbox's Daml packages: its token implementation and the token standard's interfaces. */
-const PACKAGE = {
-  token: `${'5a'.repeat(32)}:Sandbox.Token`,
-  holdingApi: `${'71'.repeat(32)}:Splice.Api.Token.HoldingV1`,
-  transferApi: `${'72'.repeat(32)}:Splice.Api.Token.TransferInstructionV1`,
+/**
+ * A bearer token shaped as the JWT a participant's identity provider issues, naming the sandbox's
+ * user: Canton's own clients decode a token before they send it and refuse one that is no JWT.
+ * `signature` makes it one no one guesses; the sandbox compares the whole token.
+ */
+export const sandboxLedgerToken = (signature: string) =>
+  `${Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify({ sub: SANDBOX_USER, scope: 'daml_ledger_api' })).toString('base64url')}.${signature}`;
+
+/** The bearer token the sandbox ledger accepts unless LEDGER_TOKEN names another. */
+export const SANDBOX_LEDGER_TOKEN = sandboxLedgerToken('sandbox-ledger-token');
+
+/** The sandbox's Daml packages: its token implementation and the token standard's interfaces, by id and name. */
+export const PACKAGES = {
+  token: { id: '5a'.repeat(32), name: 'sandbox-token' },
+  holdingApi: { id: '71'.repeat(32), name: 'splice-api-token-holding-v1' },
+  transferApi: { id: '72'.repeat(32), name: 'splice-api-token-transfer-instruction-v1' },
 } as const;
+
+const PACKAGE = {
+  token: `${PACKAGES.token.id}:Sandbox.Token`,
+  holdingApi: `${PACKAGES.holdingApi.id}:Splice.Api.Token.HoldingV1`,
+  transferApi: `${PACKAGES.transferApi.id}:Splice.Api.Token.TransferInstructionV1`,
+} as const;
+
+/** The package name of the sandbox's token implementation, as events carry it. */
+export const TOKEN_PACKAGE_NAME = PACKAGES.token.name;
 
 export const TEMPLATES = {
   holding: `${PACKAGE.token}:Holding`,
@@ -51,33 +76,28 @@ export const INTERFACES = {
   factory: `${PACKAGE.transferApi}:TransferFactory`,
 } as const;
 
-/** A ledger event as the sandbox keeps it: its wire fields, who witnessed it, and which interfaces its template implements. */
-export interface SandboxEvent {
-  readonly kind: 'created' | 'exercised' | 'archived';
-  readonly contractId: string;
-  readonly templateId: string;
-  readonly witnesses: readonly string[];
-  /** The interfaces the event's template implements (a filter on any of them shows the event). */
-  readonly interfaces: readonly string[];
-  /** For created events: the interface views by interface id. */
-  readonly views?: Readonly<Record<string, unknown>>;
-  readonly createArgument?: unknown;
-  readonly signatories?: readonly string[];
-  readonly observers?: readonly string[];
-  readonly interfaceId?: string;
-  readonly choice?: string;
-  readonly choiceArgument?: unknown;
-  readonly actingParties?: readonly string[];
-  readonly consuming?: boolean;
-  readonly exerciseResult?: unknown;
-}
+/** A ledger event as the sandbox keeps it: a committed node of its transaction's tree. */
+export type SandboxEvent = CommittedNode;
+export type SandboxCreatedEvent = Extract<CommittedNode, { kind: 'created' }>;
+export type SandboxExercisedEvent = Extract<CommittedNode, { kind: 'exercised' }>;
 
 export interface SandboxTransaction {
   readonly updateId: string;
   readonly commandId: string;
+  /** Who submitted it (the commandId is shown to them only); empty for the sandbox's own commits. */
+  readonly actAs: readonly string[];
+  readonly userId: string;
   readonly offset: number;
   readonly recordTime: string;
+  /** Its nodes in pre-order. */
   readonly events: readonly SandboxEvent[];
+}
+
+/** A contract's life on the ledger: the event that created it, and the one that archived it, by offset. */
+export interface ContractLife {
+  readonly created: SandboxCreatedEvent;
+  readonly createdIn: SandboxTransaction;
+  archivedIn: { readonly transaction: SandboxTransaction; readonly event: SandboxExercisedEvent } | null;
 }
 
 interface Holding {
@@ -142,6 +162,8 @@ export class SandboxLedger {
   private readonly transactionsLog: SandboxTransaction[] = [];
   private readonly holdings = new Map<string, Holding>();
   private readonly instructions = new Map<string, Instruction>();
+  /** Every contract ever created, active or archived. */
+  private readonly contracts = new Map<string, ContractLife>();
   /** The transfer factory contract of each instrument admin. */
   readonly factories: ReadonlyMap<string, string>;
   private readonly poolsByParty: ReadonlyMap<string, SandboxPool>;
@@ -151,12 +173,19 @@ export class SandboxLedger {
   private readonly submitted = new Map<string, string>();
   /** Offers the operator failed on: reported once. */
   private readonly failedOffers = new Set<string>();
+  private readonly committedListeners = new Set<(transaction: SandboxTransaction) => void>();
   private paused = false;
   private scheduled = false;
 
   constructor(private readonly options: SandboxLedgerOptions) {
-    this.factories = new Map(Object.values(options.admins).map((admin) => [admin, this.newContractId()]));
     this.poolsByParty = new Map(options.pools.map((p) => [p.party, p]));
+    // The registry's factories are contracts of their admins, created before anything else.
+    const factories = new Map(Object.values(options.admins).map((admin) => [admin, this.newContractId()]));
+    this.factories = factories;
+    this.commit('sandbox-genesis', [...factories].map(([admin, cid]): CreateNode => ({
+      kind: 'created', contractId: cid, templateId: TEMPLATES.factory, packageName: TOKEN_PACKAGE_NAME, interfaces: [INTERFACES.factory],
+      signatories: [admin], observers: [], createArgument: { admin }, views: { [INTERFACES.factory]: { admin, meta: { values: {} } } },
+    })));
   }
 
   get ledgerEnd(): number {
@@ -168,17 +197,35 @@ export class SandboxLedger {
     return this.transactionsLog.slice(Math.max(0, after), Math.max(0, upTo));
   }
 
-  /** The active holdings (all, or one owner's), with their contract ids. */
-  activeHoldings(owner?: string): Array<{ contractId: string; event: SandboxEvent }> {
-    return [...this.holdings.entries()].filter(([, h]) => owner === undefined || h.owner === owner).map(([cid, h]) => ({ contractId: cid, event: this.holdingCreated(cid, h) }));
+  /** The transaction of an update id, if there is one. */
+  transactionById(updateId: string): SandboxTransaction | undefined {
+    return this.transactionsLog.find((tx) => tx.updateId === updateId);
   }
 
-  /** Every active contract: holdings and open transfer instructions, as their creates show them. */
-  activeContracts(): SandboxEvent[] {
-    return [
-      ...this.activeHoldings().map((h) => h.event),
-      ...[...this.instructions.entries()].map(([cid, instruction]) => this.instructionCreated(cid, instruction)),
-    ];
+  /** Told of every transaction once it is committed. */
+  onCommitted(listener: (transaction: SandboxTransaction) => void): () => void {
+    this.committedListeners.add(listener);
+    return () => this.committedListeners.delete(listener);
+  }
+
+  /** A contract's creation and archival, if the ledger ever had it. */
+  contract(contractId: string): ContractLife | undefined {
+    return this.contracts.get(contractId);
+  }
+
+  /** The contracts active at `offset`: created at or before it and not archived by then, in creation order. */
+  activeAt(offset: number): ContractLife[] {
+    return [...this.contracts.values()].filter((c) => c.createdIn.offset <= offset && (c.archivedIn === null || c.archivedIn.transaction.offset > offset));
+  }
+
+  /** The active holdings (all, or one owner's), with their contract ids. */
+  activeHoldings(owner?: string): Array<{ contractId: string; event: SandboxCreatedEvent }> {
+    return [...this.holdings.entries()].filter(([, h]) => owner === undefined || h.owner === owner).map(([cid]) => ({ contractId: cid, event: this.contracts.get(cid)!.created }));
+  }
+
+  /** Every active contract, as its creation shows it. */
+  activeContracts(): SandboxCreatedEvent[] {
+    return this.activeAt(this.ledgerEnd).map((c) => c.created);
   }
 
   /** The admin whose factory `factoryId` is, if it is one. */
@@ -191,15 +238,23 @@ export class SandboxLedger {
     return [...this.poolsByParty.values()].find((p) => p.tokens.includes(a) && p.tokens.includes(b) && a !== b);
   }
 
+  /** Whether `party` is one of the pools' parties, which act only through their operator. */
+  isPoolParty(party: string): boolean {
+    return this.poolsByParty.has(party);
+  }
+
+  /** The instrument admins (registry parties), by instrument. */
+  get admins(): Readonly<Record<Instrument, string>> {
+    return this.options.admins;
+  }
+
   /** Mints `amount` of `instrument` to `party` (the sandbox's faucet). */
   fund(party: string, instrument: Instrument, amount: Decimal): { contractId: string; transaction: SandboxTransaction } {
     checkAmount(amount, 'amount');
     const contractId = this.newContractId();
     const holding: Holding = { owner: party, instrument, amount, lockedFor: null, lockExpiresAt: null };
-    const transaction = this.commit(`sandbox-fund-${contractId.slice(2, 14)}`, (events) => {
-      this.holdings.set(contractId, holding);
-      events.push(this.holdingCreated(contractId, holding));
-    });
+    this.holdings.set(contractId, holding);
+    const transaction = this.commit(`sandbox-fund-${contractId.slice(2, 14)}`, [this.holdingCreated(contractId, holding)]);
     return { contractId, transaction };
   }
 
@@ -240,18 +295,26 @@ export class SandboxLedger {
     return [...this.instructions.entries()].filter(([, i]) => this.poolsByParty.has(i.receiver)).map(([cid]) => cid);
   }
 
+  /** Whether a submission with this user, parties and commandId was committed already: its update id. */
+  committedAs(actAs: readonly string[], commandId: string, userId: string): string | undefined {
+    return this.submitted.get(`${userId}\n${[...actAs].sort().join(',')}\n${commandId}`);
+  }
+
   /**
    * Runs `commands` atomically as one transaction for `actAs`: all of them, or none when one is
-   * refused (LedgerRejection).
+   * refused (LedgerRejection). `check` runs last, on the transaction as it would commit, and may
+   * refuse it (an interactive submission whose signed hash no longer matches).
    */
   submit(actAs: readonly string[], commandId: string, commands: ReadonlyArray<{ contractId: string; choice: string; argument: unknown }>, userId = ''): SandboxTransaction {
+    return this.commitPrepared(this.prepare(actAs, commands), actAs, commandId, userId);
+  }
+
+  /** The tree `commands` would commit now, checked against the current state, without committing it. */
+  prepare(actAs: readonly string[], commands: ReadonlyArray<{ contractId: string; choice: string; argument: unknown }>): PreparedCommit {
     if (commands.length === 0) throw new LedgerRejection('INVALID_ARGUMENT', 'the submission has no commands');
     if (actAs.some((party) => this.poolsByParty.has(party))) {
       throw new LedgerRejection('DAML_AUTHORIZATION_ERROR', 'the sandbox\'s pool parties act only through its pool operator, which prices every deposit against the pool');
     }
-    const key = `${userId}\n${[...actAs].sort().join(',')}\n${commandId}`;
-    const earlier = this.submitted.get(key);
-    if (earlier) throw new LedgerRejection('DUPLICATE_COMMAND', `a submission with this commandId was already committed by this user for these parties (update ${earlier})`);
     // Every command is checked against the state the earlier ones leave; nothing is applied until all pass.
     const plan = this.stage();
     for (const command of commands) {
@@ -261,16 +324,30 @@ export class SandboxLedger {
       else if (command.choice === CHOICES.reject) plan.settle(actAs, command.contractId, 'reject');
       else throw new LedgerRejection('INVALID_ARGUMENT', `the sandbox ledger does not serve the choice ${command.choice.slice(0, 80)}`);
     }
-    const transaction = plan.commit(commandId);
-    this.submitted.set(key, transaction.updateId);
+    return plan.prepared();
+  }
+
+  /** Commits what `prepare` made, if nothing it reads has changed since. */
+  commitPrepared(prepared: PreparedCommit, actAs: readonly string[], commandId: string, userId: string): SandboxTransaction {
+    const earlier = this.committedAs(actAs, commandId, userId);
+    if (earlier) throw new LedgerRejection('DUPLICATE_COMMAND', `a submission with this commandId was already committed by this user for these parties (update ${earlier})`);
+    if (prepared.stateVersion !== this.ledgerEnd) {
+      const stale = prepared.inputs.find((cid) => !this.holdings.has(cid) && !this.instructions.has(cid) && !this.factoryAdmin(cid));
+      if (stale) throw new LedgerRejection('CONTRACT_NOT_ACTIVE', `contract ${stale.slice(0, 16)}... was archived after the submission was prepared`);
+    }
+    prepared.apply();
+    const transaction = this.commit(commandId, prepared.roots, actAs, userId);
+    this.submitted.set(`${userId}\n${[...actAs].sort().join(',')}\n${commandId}`, transaction.updateId);
     this.scheduleOperator();
     return transaction;
   }
 
-  /** A staging area over the current state: checks and collects a batch's effects, then commits them as one transaction. */
+  /** A staging area over the current state: checks a batch's commands and builds its nodes, applied only on commit. */
   private stage() {
     const consumed = new Set<string>();
-    const effects: Array<(events: SandboxEvent[]) => void> = [];
+    const inputs: string[] = [];
+    const roots: ActionNode[] = [];
+    const effects: Array<() => void> = [];
     const now = this.options.now();
     const holdingOf = (cid: string) => (consumed.has(cid) ? undefined : this.holdings.get(cid));
     const batch = this.newContractId();
@@ -279,6 +356,7 @@ export class SandboxLedger {
       transfer(actAs: readonly string[], factoryId: string, argument: unknown) {
         const admin = ledger.factoryAdmin(factoryId);
         if (!admin) throw new LedgerRejection('CONTRACT_NOT_FOUND', 'no transfer factory has that contract id');
+        inputs.push(factoryId);
         const args = asRecord(argument, 'the choice argument');
         const transfer = asRecord(args.transfer, 'transfer');
         const sender = asText(transfer.sender, 'transfer.sender');
@@ -300,45 +378,49 @@ export class SandboxLedger {
         if (executeBefore.getTime() <= now.getTime()) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', `executeBefore (${executeBefore.toISOString()}) has passed`);
         if (requestedAt.getTime() > now.getTime()) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', 'requestedAt is in the future');
         const meta = asMeta(transfer.meta);
-        const inputs = transfer.inputHoldingCids;
-        if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((c) => typeof c === 'string')) {
+        const spent = transfer.inputHoldingCids;
+        if (!Array.isArray(spent) || spent.length === 0 || !spent.every((c) => typeof c === 'string')) {
           throw new LedgerRejection('INVALID_ARGUMENT', 'transfer.inputHoldingCids must list the sender\'s holdings to spend');
         }
         let total = new Decimal(0);
-        for (const cid of inputs as string[]) {
+        const spentHoldings: Array<[string, Holding]> = [];
+        for (const cid of spent as string[]) {
           const holding = holdingOf(cid);
           if (!holding || holding.owner !== sender || holding.instrument !== instrument || holding.lockedFor !== null) {
             throw new LedgerRejection('CONTRACT_NOT_ACTIVE', `input holding ${cid.slice(0, 16)}... is not an unlocked ${instrument} holding of the sender (spent, locked, or another's)`);
           }
           consumed.add(cid);
+          inputs.push(cid);
+          spentHoldings.push([cid, holding]);
           total = total.plus(holding.amount);
         }
         if (total.lt(amount)) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', `the input holdings hold ${toWire(total)} ${instrument}; the transfer needs ${toWire(amount)}`);
-        effects.push((events) => {
-          const consumedEvents = (inputs as string[]).map((cid) => ledger.archiveHolding(cid, [sender]));
-          const lockedCid = ledger.newContractId();
-          const change = total.minus(amount);
-          const changeCid = change.gt(0) ? ledger.newContractId() : null;
-          const instructionCid = ledger.newContractId();
-          const instruction: Instruction = {
-            sender, receiver, instrument, amount, meta, inputHoldingCids: inputs as string[], lockedHoldingCid: lockedCid,
-            requestedAt: requestedAt.toISOString(), executeBefore: executeBefore.toISOString(), batch,
-          };
-          events.push({
-            kind: 'exercised', contractId: factoryId, templateId: TEMPLATES.factory, interfaceId: INTERFACES.factory, interfaces: [INTERFACES.factory], choice: CHOICES.transfer,
-            choiceArgument: argument, actingParties: [sender], consuming: false, witnesses: [sender, admin],
-            exerciseResult: { output: { tag: RESULTS.pending, value: { transferInstructionCid: instructionCid } }, senderChangeCids: changeCid ? [changeCid] : [], meta: { values: {} } },
-          });
-          events.push(...consumedEvents);
-          ledger.holdings.set(lockedCid, { owner: sender, instrument, amount, lockedFor: instructionCid, lockExpiresAt: executeBefore.toISOString() });
-          events.push(ledger.holdingCreated(lockedCid, ledger.holdings.get(lockedCid)!));
-          if (changeCid) {
-            const changeHolding: Holding = { owner: sender, instrument, amount: change, lockedFor: null, lockExpiresAt: null };
-            ledger.holdings.set(changeCid, changeHolding);
-            events.push(ledger.holdingCreated(changeCid, changeHolding));
-          }
+        const lockedCid = ledger.newContractId();
+        const change = total.minus(amount);
+        const changeCid = change.gt(0) ? ledger.newContractId() : null;
+        const instructionCid = ledger.newContractId();
+        const instruction: Instruction = {
+          sender, receiver, instrument, amount, meta, inputHoldingCids: spent as string[], lockedHoldingCid: lockedCid,
+          requestedAt: requestedAt.toISOString(), executeBefore: executeBefore.toISOString(), batch,
+        };
+        const locked: Holding = { owner: sender, instrument, amount, lockedFor: instructionCid, lockExpiresAt: executeBefore.toISOString() };
+        const changeHolding: Holding | null = changeCid ? { owner: sender, instrument, amount: change, lockedFor: null, lockExpiresAt: null } : null;
+        roots.push({
+          kind: 'exercised', contractId: factoryId, templateId: TEMPLATES.factory, packageName: TOKEN_PACKAGE_NAME, interfaceId: INTERFACES.factory, interfaces: [INTERFACES.factory],
+          signatories: [admin], observers: [], choice: CHOICES.transfer, choiceArgument: argument, actingParties: [sender], consuming: false,
+          exerciseResult: { output: { tag: RESULTS.pending, value: { transferInstructionCid: instructionCid } }, senderChangeCids: changeCid ? [changeCid] : [], meta: { values: {} } },
+          children: [
+            ...spentHoldings.map(([cid, holding]) => ledger.holdingArchived(cid, holding)),
+            ledger.holdingCreated(lockedCid, locked),
+            ...(changeCid && changeHolding ? [ledger.holdingCreated(changeCid, changeHolding)] : []),
+            ledger.instructionCreated(instructionCid, instruction),
+          ],
+        });
+        effects.push(() => {
+          for (const [cid] of spentHoldings) ledger.holdings.delete(cid);
+          ledger.holdings.set(lockedCid, locked);
+          if (changeCid && changeHolding) ledger.holdings.set(changeCid, changeHolding);
           ledger.instructions.set(instructionCid, instruction);
-          events.push(ledger.instructionCreated(instructionCid, instruction));
         });
       },
       settle(actAs: readonly string[], instructionCid: string, choice: 'accept' | 'reject' | 'withdraw') {
@@ -350,50 +432,52 @@ export class SandboxLedger {
           throw new LedgerRejection('DAML_INTERPRETATION_ERROR', 'the transfer instruction expired: it can no longer be accepted');
         }
         consumed.add(instructionCid);
-        effects.push((events) => {
-          if (choice === 'accept') ledger.acceptEvents(instructionCid, instruction, events);
-          else ledger.returnEvents(instructionCid, instruction, choice, events);
-        });
+        inputs.push(instructionCid);
+        const settled = choice === 'accept' ? ledger.accepted(instructionCid, instruction) : ledger.returned(instructionCid, instruction, choice);
+        roots.push(settled.node);
+        effects.push(settled.apply);
       },
-      commit(commandId: string): SandboxTransaction {
-        return ledger.commit(commandId, (events) => effects.forEach((effect) => effect(events)));
+      prepared(): PreparedCommit {
+        return { roots, inputs, stateVersion: ledger.ledgerEnd, apply: () => effects.forEach((effect) => effect()) };
       },
     };
   }
 
-  private acceptEvents(instructionCid: string, instruction: Instruction, events: SandboxEvent[]): void {
-    const { receiver, sender, instrument, amount } = instruction;
-    const admin = this.options.admins[instrument];
+  /** The receiver's acceptance: the locked holding spent, the receiver's created. */
+  private accepted(instructionCid: string, instruction: Instruction): { node: ExerciseNode; apply: () => void } {
+    const { receiver, instrument, amount } = instruction;
     const receivedCid = this.newContractId();
-    events.push({
-      kind: 'exercised', contractId: instructionCid, templateId: TEMPLATES.instruction, interfaceId: INTERFACES.instruction, interfaces: [INTERFACES.instruction], choice: CHOICES.accept,
-      choiceArgument: { extraArgs: { context: { values: {} }, meta: { values: {} } } }, actingParties: [receiver], consuming: true,
-      witnesses: [sender, receiver, admin],
-      exerciseResult: { output: { tag: RESULTS.completed, value: { receiverHoldingCids: [receivedCid] } }, senderChangeCids: [], meta: { values: {} } },
-    });
-    events.push(this.archiveInstruction(instructionCid, instruction));
-    events.push(this.archiveHolding(instruction.lockedHoldingCid, [sender, receiver]));
     const received: Holding = { owner: receiver, instrument, amount, lockedFor: null, lockExpiresAt: null };
-    this.holdings.set(receivedCid, received);
-    events.push(this.holdingCreated(receivedCid, received, [sender]));
+    return {
+      node: this.instructionExercised(instructionCid, instruction, CHOICES.accept, receiver, { output: { tag: RESULTS.completed, value: { receiverHoldingCids: [receivedCid] } }, senderChangeCids: [], meta: { values: {} } }, [
+        this.holdingArchived(instruction.lockedHoldingCid, this.holdings.get(instruction.lockedHoldingCid)!),
+        this.holdingCreated(receivedCid, received),
+      ]),
+      apply: () => {
+        this.instructions.delete(instructionCid);
+        this.holdings.delete(instruction.lockedHoldingCid);
+        this.holdings.set(receivedCid, received);
+      },
+    };
   }
 
-  private returnEvents(instructionCid: string, instruction: Instruction, choice: 'reject' | 'withdraw', events: SandboxEvent[]): void {
+  /** A rejection or withdrawal: the locked holding spent, the sender's funds returned whole. */
+  private returned(instructionCid: string, instruction: Instruction, choice: 'reject' | 'withdraw'): { node: ExerciseNode; apply: () => void } {
     const { receiver, sender, instrument, amount } = instruction;
-    const admin = this.options.admins[instrument];
     const refundCid = this.newContractId();
-    events.push({
-      kind: 'exercised', contractId: instructionCid, templateId: TEMPLATES.instruction, interfaceId: INTERFACES.instruction, interfaces: [INTERFACES.instruction],
-      choice: choice === 'reject' ? CHOICES.reject : CHOICES.withdraw,
-      choiceArgument: { extraArgs: { context: { values: {} }, meta: { values: {} } } }, actingParties: [choice === 'reject' ? receiver : sender], consuming: true,
-      witnesses: [sender, receiver, admin],
-      exerciseResult: { output: { tag: RESULTS.failed, value: {} }, senderChangeCids: [refundCid], meta: { values: {} } },
-    });
-    events.push(this.archiveInstruction(instructionCid, instruction));
-    events.push(this.archiveHolding(instruction.lockedHoldingCid, [sender, receiver]));
     const refund: Holding = { owner: sender, instrument, amount, lockedFor: null, lockExpiresAt: null };
-    this.holdings.set(refundCid, refund);
-    events.push(this.holdingCreated(refundCid, refund, [receiver]));
+    return {
+      node: this.instructionExercised(
+        instructionCid, instruction, choice === 'reject' ? CHOICES.reject : CHOICES.withdraw, choice === 'reject' ? receiver : sender,
+        { output: { tag: RESULTS.failed, value: {} }, senderChangeCids: [refundCid], meta: { values: {} } },
+        [this.holdingArchived(instruction.lockedHoldingCid, this.holdings.get(instruction.lockedHoldingCid)!), this.holdingCreated(refundCid, refund)],
+      ),
+      apply: () => {
+        this.instructions.delete(instructionCid);
+        this.holdings.delete(instruction.lockedHoldingCid);
+        this.holdings.set(refundCid, refund);
+      },
+    };
   }
 
   /** The pools' operator runs after the commit that woke it, as a venue's bot would, in a transaction of its own. */
@@ -450,66 +534,78 @@ export class SandboxLedger {
     const expired = now.getTime() >= Date.parse(instruction.executeBefore);
     const priced = expired ? 'expired' : this.payoutFor(entry, instruction);
     const feeLegs = this.feeLegsOf(cid, instruction);
-    this.commit(`tradecraft-${cid.slice(2, 14)}`, (events) => {
-      if (typeof priced === 'string') {
-        this.returnEvents(cid, instruction, 'reject', events);
-        // The fee parties release nothing for a swap that did not happen: the fee legs return too.
-        for (const [legCid, leg] of feeLegs) this.returnEvents(legCid, leg, 'reject', events);
-        return;
-      }
-      this.acceptEvents(cid, instruction, events);
-      const { want, payout } = priced;
-      const { pool } = entry;
-      if (want === entry.tokens[0]) {
-        pool.quoteReserve = pool.quoteReserve.plus(instruction.amount);
-        pool.baseReserve = pool.baseReserve.minus(payout);
-      } else {
-        pool.baseReserve = pool.baseReserve.plus(instruction.amount);
-        pool.quoteReserve = pool.quoteReserve.minus(payout);
-      }
-      // Paid in the accepting transaction, as a venue that settles atomically does: the taker is
-      // never left holding neither the deposit nor the payout. A direct transfer (the taker is
-      // not asked to accept it), as to a party with a transfer preapproval.
-      const admin = this.options.admins[want.instrument];
-      const paidCid = this.newContractId();
-      events.push({
-        kind: 'exercised', contractId: this.factories.get(admin)!, templateId: TEMPLATES.factory, interfaceId: INTERFACES.factory, interfaces: [INTERFACES.factory], choice: CHOICES.transfer,
-        choiceArgument: {
-          expectedAdmin: admin,
-          transfer: {
-            sender: entry.party, receiver: instruction.sender, amount: toWire(payout), instrumentId: { admin, id: want.instrument },
-            requestedAt: now.toISOString(), executeBefore: instruction.executeBefore, inputHoldingCids: [], meta: { values: { [REASON_KEY]: `payout for ${cid}` } },
-          },
-          extraArgs: { context: { values: {} }, meta: { values: {} } },
+    if (typeof priced === 'string') {
+      // The fee parties release nothing for a swap that did not happen: the fee legs return too.
+      const answers = [this.returned(cid, instruction, 'reject'), ...feeLegs.map(([legCid, leg]) => this.returned(legCid, leg, 'reject'))];
+      answers.forEach((a) => a.apply());
+      this.commit(`tradecraft-${cid.slice(2, 14)}`, answers.map((a) => a.node));
+      return;
+    }
+    const { want, payout } = priced;
+    const { pool } = entry;
+    const accept = this.accepted(cid, instruction);
+    // Paid in the accepting transaction, as a venue that settles atomically does: the taker is
+    // never left holding neither the deposit nor the payout. A direct transfer (the taker is not
+    // asked to accept it), as to a party with a transfer preapproval.
+    const admin = this.options.admins[want.instrument];
+    const paidCid = this.newContractId();
+    const paid: Holding = { owner: instruction.sender, instrument: want.instrument, amount: payout, lockedFor: null, lockExpiresAt: null };
+    const payoutNode: ExerciseNode = {
+      kind: 'exercised', contractId: this.factories.get(admin)!, templateId: TEMPLATES.factory, packageName: TOKEN_PACKAGE_NAME, interfaceId: INTERFACES.factory, interfaces: [INTERFACES.factory],
+      signatories: [admin], observers: [], choice: CHOICES.transfer,
+      choiceArgument: {
+        expectedAdmin: admin,
+        transfer: {
+          sender: entry.party, receiver: instruction.sender, amount: toWire(payout), instrumentId: { admin, id: want.instrument },
+          requestedAt: now.toISOString(), executeBefore: instruction.executeBefore, inputHoldingCids: [], meta: { values: { [REASON_KEY]: `payout for ${cid}` } },
         },
-        actingParties: [entry.party], consuming: false, witnesses: [entry.party, instruction.sender, admin],
-        exerciseResult: { output: { tag: RESULTS.completed, value: { receiverHoldingCids: [paidCid] } }, senderChangeCids: [], meta: { values: {} } },
-      });
-      const paid: Holding = { owner: instruction.sender, instrument: want.instrument, amount: payout, lockedFor: null, lockExpiresAt: null };
-      this.holdings.set(paidCid, paid);
-      events.push(this.holdingCreated(paidCid, paid, [entry.party]));
-      // With the payout on the ledger, the fee parties accept the fee legs: the escrow is released.
-      for (const [legCid, leg] of feeLegs) this.acceptEvents(legCid, leg, events);
-    });
+        extraArgs: { context: { values: {} }, meta: { values: {} } },
+      },
+      // A choice observer, as the receiver of a direct transfer is: it sees the transfer that pays it.
+      actingParties: [entry.party], choiceObservers: [instruction.sender], consuming: false,
+      exerciseResult: { output: { tag: RESULTS.completed, value: { receiverHoldingCids: [paidCid] } }, senderChangeCids: [], meta: { values: {} } },
+      children: [this.holdingCreated(paidCid, paid)],
+    };
+    // With the payout on the ledger, the fee parties accept the fee legs: the escrow is released.
+    const legs = feeLegs.map(([legCid, leg]) => this.accepted(legCid, leg));
+    accept.apply();
+    if (want === entry.tokens[0]) {
+      pool.quoteReserve = pool.quoteReserve.plus(instruction.amount);
+      pool.baseReserve = pool.baseReserve.minus(payout);
+    } else {
+      pool.baseReserve = pool.baseReserve.plus(instruction.amount);
+      pool.quoteReserve = pool.quoteReserve.minus(payout);
+    }
+    this.holdings.set(paidCid, paid);
+    legs.forEach((leg) => leg.apply());
+    this.commit(`tradecraft-${cid.slice(2, 14)}`, [accept.node, payoutNode, ...legs.map((leg) => leg.node)]);
   }
 
   /**
-   * Applies `build`'s effects and records them as one transaction. Everything that can refuse or
-   * fail is decided before (a batch's checks, the operator's pricing), so `build` only moves
-   * contracts between the maps and cannot leave half a transaction applied.
+   * Records `roots` as one transaction: numbers its nodes, and keeps each contract's creation and
+   * archival. Everything that can refuse or fail is decided before (a batch's checks, the
+   * operator's pricing), so a commit cannot leave half a transaction applied.
    */
-  private commit(commandId: string, build: (events: SandboxEvent[]) => void): SandboxTransaction {
-    const events: SandboxEvent[] = [];
-    build(events);
+  private commit(commandId: string, roots: readonly ActionNode[], actAs: readonly string[] = [], userId = ''): SandboxTransaction {
     const offset = this.transactionsLog.length + 1;
     const transaction: SandboxTransaction = {
       updateId: `1220${createHash('sha256').update(`${this.seed}:${offset}`).digest('hex')}`,
       commandId,
+      actAs: [...actAs],
+      userId,
       offset,
       recordTime: this.options.now().toISOString(),
-      events,
+      events: commitNodes(roots),
     };
     this.transactionsLog.push(transaction);
+    for (const event of transaction.events) {
+      if (event.kind === 'created') this.contracts.set(event.contractId, { created: event, createdIn: transaction, archivedIn: null });
+      else if (event.consuming) {
+        const life = this.contracts.get(event.contractId);
+        if (life) life.archivedIn = { transaction, event };
+      }
+    }
+    for (const listener of this.committedListeners) listener(transaction);
     return transaction;
   }
 
@@ -518,45 +614,62 @@ export class SandboxLedger {
     return `00${createHash('sha256').update(`${this.seed}:contract:${this.contractCounter}`).digest('hex')}`;
   }
 
-  private archiveInstruction(cid: string, instruction: Instruction): SandboxEvent {
-    this.instructions.delete(cid);
-    const admin = this.options.admins[instruction.instrument];
-    return { kind: 'archived', contractId: cid, templateId: TEMPLATES.instruction, interfaces: [INTERFACES.instruction], witnesses: unique([instruction.sender, instruction.receiver, admin]) };
-  }
-
-  private archiveHolding(cid: string, witnesses: readonly string[]): SandboxEvent {
-    const holding = this.holdings.get(cid)!;
-    this.holdings.delete(cid);
+  /** A holding spent: its template's Archive, by its signatories. */
+  private holdingArchived(cid: string, holding: Holding): ExerciseNode {
     const admin = this.options.admins[holding.instrument];
-    return { kind: 'archived', contractId: cid, templateId: TEMPLATES.holding, interfaces: [INTERFACES.holding], witnesses: unique([holding.owner, admin, ...witnesses]) };
+    return {
+      kind: 'exercised', contractId: cid, templateId: TEMPLATES.holding, packageName: TOKEN_PACKAGE_NAME, interfaceId: null, interfaces: [INTERFACES.holding],
+      signatories: [admin, holding.owner], observers: [], choice: 'Archive', choiceArgument: {}, actingParties: [admin, holding.owner], consuming: true, exerciseResult: {}, children: [],
+    };
   }
 
-  private holdingCreated(cid: string, holding: Holding, alsoWitnessedBy: readonly string[] = []): SandboxEvent {
+  private holdingCreated(cid: string, holding: Holding): CreateNode {
     const admin = this.options.admins[holding.instrument];
     const lock = holding.lockExpiresAt === null ? null : { holders: [admin], expiresAt: holding.lockExpiresAt, expiresAfter: null, context: 'transfer offer' };
     const view = { owner: holding.owner, instrumentId: { admin, id: holding.instrument }, amount: toWire(holding.amount), lock, meta: { values: {} } };
     return {
-      kind: 'created', contractId: cid, templateId: TEMPLATES.holding, interfaces: [INTERFACES.holding], witnesses: unique([holding.owner, admin, ...alsoWitnessedBy]),
+      kind: 'created', contractId: cid, templateId: TEMPLATES.holding, packageName: TOKEN_PACKAGE_NAME, interfaces: [INTERFACES.holding],
       views: { [INTERFACES.holding]: view }, createArgument: { ...view, admin }, signatories: [admin, holding.owner], observers: [],
     };
   }
 
-  private instructionCreated(cid: string, instruction: Instruction): SandboxEvent {
+  private transferOf(instruction: Instruction) {
     const admin = this.options.admins[instruction.instrument];
-    const transfer = {
+    return {
       sender: instruction.sender, receiver: instruction.receiver, amount: toWire(instruction.amount), instrumentId: { admin, id: instruction.instrument },
       requestedAt: instruction.requestedAt, executeBefore: instruction.executeBefore, inputHoldingCids: instruction.inputHoldingCids, meta: { values: instruction.meta },
     };
+  }
+
+  private instructionCreated(cid: string, instruction: Instruction): CreateNode {
+    const admin = this.options.admins[instruction.instrument];
+    const transfer = this.transferOf(instruction);
     const view = { originalInstructionCid: null, transfer, status: { tag: 'TransferPendingReceiverAcceptance', value: {} }, meta: { values: {} } };
     return {
-      kind: 'created', contractId: cid, templateId: TEMPLATES.instruction, interfaces: [INTERFACES.instruction], witnesses: unique([instruction.sender, instruction.receiver, admin]),
+      kind: 'created', contractId: cid, templateId: TEMPLATES.instruction, packageName: TOKEN_PACKAGE_NAME, interfaces: [INTERFACES.instruction],
       views: { [INTERFACES.instruction]: view }, createArgument: { transfer, lockedAmulet: instruction.lockedHoldingCid, admin },
       signatories: [admin, instruction.sender], observers: [instruction.receiver],
     };
   }
+
+  private instructionExercised(cid: string, instruction: Instruction, choice: string, actor: string, exerciseResult: unknown, children: ActionNode[]): ExerciseNode {
+    const admin = this.options.admins[instruction.instrument];
+    return {
+      kind: 'exercised', contractId: cid, templateId: TEMPLATES.instruction, packageName: TOKEN_PACKAGE_NAME, interfaceId: INTERFACES.instruction, interfaces: [INTERFACES.instruction],
+      signatories: [admin, instruction.sender], observers: [instruction.receiver], choice,
+      choiceArgument: { extraArgs: { context: { values: {} }, meta: { values: {} } } }, actingParties: [actor], consuming: true, exerciseResult, children,
+    };
+  }
 }
 
-const unique = (parties: readonly string[]) => [...new Set(parties)];
+/** A batch checked against the state as it was at `stateVersion`: its nodes, the contracts it reads, and how to apply it. */
+export interface PreparedCommit {
+  readonly roots: readonly ActionNode[];
+  /** The contracts it exercises or spends, each of which must still be active when it commits. */
+  readonly inputs: readonly string[];
+  readonly stateVersion: number;
+  readonly apply: () => void;
+}
 
 function checkAmount(amount: Decimal, what: string): void {
   if (!amount.gt(0) || amount.decimalPlaces() > 10) throw new LedgerRejection('INVALID_ARGUMENT', `${what} must be a positive Daml Decimal`);

@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { Decimal } from '../../core/decimal.js';
 import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../../sandbox/market.js';
 import { SandboxLedger, SANDBOX_LEDGER_TOKEN } from '../../sandbox/ledger/sandbox-ledger.js';
-import { startSandboxLedgerServer } from '../../sandbox/ledger/ledger-server.js';
+import { startSandboxLedgerServer, SYNCHRONIZER_ID } from '../../sandbox/ledger/ledger-server.js';
+import { createdEventBlob } from '../../sandbox/ledger/event-format.js';
 import { SANDBOX_INSTRUMENT_ADMINS } from '../../sandbox/wire/wire.js';
 import { CBTC, CC, USDCX } from '../../core/tokens.js';
 import { CHOICES, REASON_KEY, TRANSFER_FACTORY } from '../../core/ledger/token-standard.js';
@@ -44,6 +45,10 @@ export async function sandboxLedger(t: Teardown, now: () => Date = () => new Dat
   });
   const server = await startSandboxLedgerServer(ledger, { host: '127.0.0.1', port: 0, token: SANDBOX_LEDGER_TOKEN });
   t.teardown(() => server.close());
+  const disclosedFactory = (admin: string) => {
+    const factory = ledger.contract(ledger.factories.get(admin)!)!.created;
+    return { templateId: factory.templateId, contractId: factory.contractId, createdEventBlob: createdEventBlob(factory), synchronizerId: SYNCHRONIZER_ID };
+  };
   const post = async (path: string, body: unknown) => {
     const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${SANDBOX_LEDGER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -53,6 +58,9 @@ export async function sandboxLedger(t: Teardown, now: () => Date = () => new Dat
     tradecraft,
     url: server.url,
     token: SANDBOX_LEDGER_TOKEN,
+    participant: server.participant,
+    /** The factory of `admin`'s registry, as its registry discloses it. */
+    disclosedFactory,
     post,
     /** The pool's operator runs after the commit that woke it: this waits for it. */
     settled: () => new Promise((resolve) => setImmediate(resolve)),
@@ -64,11 +72,13 @@ export async function sandboxLedger(t: Teardown, now: () => Date = () => new Dat
         sender: party, receiver: POOL_USDCX, amount, instrumentId: { admin, id: 'Amulet' }, requestedAt: now().toISOString(),
         executeBefore: executeBefore.toISOString(), inputHoldingCids: inputs, meta: { values: { [REASON_KEY]: memo } },
       };
+      server.participant.host(party);
       const answer = await post('/v2/commands/submit-and-wait-for-transaction', {
         commands: {
           commands: [{ ExerciseCommand: { templateId: TRANSFER_FACTORY.filterId, contractId: ledger.factories.get(admin)!, choice: CHOICES.transfer, choiceArgument: { expectedAdmin: admin, transfer, extraArgs: {} } } }],
           commandId: `test-${randomUUID()}`,
           actAs: [party],
+          disclosedContracts: [disclosedFactory(admin)],
         },
       });
       if (answer.status !== 200) throw new Error(`the deposit was refused: ${JSON.stringify(answer.body)}`);
