@@ -163,7 +163,8 @@ t.test('HTTP: the bearer token is required; /v2/updates shows a party only what 
   t.strictSame(stranger, [], 'a party that witnessed nothing sees nothing');
   const wildcard = await sandbox.post('/v2/updates', { beginExclusive: 0, updateFormat: { includeTransactions: { transactionShape: 'TRANSACTION_SHAPE_LEDGER_EFFECTS', eventFormat: { filtersByParty: { [ALICE]: { cumulative: [{ identifierFilter: { WildcardFilter: { value: {} } } }] } } } } } });
   t.strictSame((wildcard.body as unknown as Array<{ update: { Transaction: { value: { offset: number } } } }>).map((i) => i.update.Transaction.value.offset), [2, 3, 4], 'a Wildcard filter: every transaction she witnessed');
-  const unknown = await read(ALICE, '#splice-api-token-allocation-v1:Splice.Api.Token.AllocationV1:Allocation');
+  t.strictSame(await read(ALICE, '#splice-api-token-allocation-v1:Splice.Api.Token.AllocationV1:Allocation'), [], 'a standard interface no sandbox contract implements: read, nothing matches');
+  const unknown = await read(ALICE, '#splice-amulet:Splice.Amulet:Amulet');
   t.match(unknown, { code: 'PACKAGE_NAMES_NOT_FOUND' }, 'a package the participant does not have is refused as Canton refuses it');
 });
 

@@ -228,7 +228,7 @@ export function renderTransaction(tx: SandboxTransaction, filter: EventFilter, s
   if (events.length === 0) return null;
   return {
     updateId: tx.updateId, commandId: submittedBy(tx, filter) ? tx.commandId : '', workflowId: '', effectiveAt: tx.recordTime, events, offset: tx.offset,
-    synchronizerId, traceContext: null, recordTime: tx.recordTime,
+    synchronizerId, recordTime: tx.recordTime,
   } as unknown as Api['JsTransaction'];
 }
 
@@ -243,7 +243,7 @@ export function renderTree(tx: SandboxTransaction, filter: EventFilter, synchron
   if (Object.keys(eventsById).length === 0) return null;
   return {
     updateId: tx.updateId, commandId: submittedBy(tx, filter) ? tx.commandId : '', workflowId: '', effectiveAt: tx.recordTime, offset: tx.offset,
-    eventsById, synchronizerId, traceContext: null, recordTime: tx.recordTime,
+    eventsById, synchronizerId, recordTime: tx.recordTime,
   } as unknown as Api['JsTransactionTree'];
 }
 

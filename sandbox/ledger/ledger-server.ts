@@ -23,7 +23,7 @@ import { registryAnswer } from '../registry/registry.js';
 import { createdEventBlob, FilterRefused, readEventFilter, renderActive, renderEvent, renderTransaction, renderTree, type EventFilter, type KnownIds, type Shape } from './event-format.js';
 import { ed25519Verifies, Participant, type Right } from './participant.js';
 import { decodePrepared, encodePrepared, hashPrepared, preparedTransaction } from './prepared-transaction.js';
-import { INTERFACES, LedgerRejection, SANDBOX_USER, TEMPLATES, type PreparedCommit, type SandboxLedger, type SandboxTransaction } from './sandbox-ledger.js';
+import { INTERFACES, LedgerRejection, SANDBOX_USER, TEMPLATES, UNIMPLEMENTED_INTERFACES, type PreparedCommit, type SandboxLedger, type SandboxTransaction } from './sandbox-ledger.js';
 
 /** The participant's `http-list-max-elements-limit`: a longer list is refused with 413, as Canton does. */
 export const MAX_LIST_ELEMENTS = 1000;
@@ -32,7 +32,7 @@ export const SYNCHRONIZER_ID = `sandbox::1220${'5'.repeat(64)}`;
 
 type Api = v3_4.components['schemas'];
 
-const KNOWN: KnownIds = { templates: new Set(Object.values(TEMPLATES)), interfaces: new Set(Object.values(INTERFACES)) };
+const KNOWN: KnownIds = { templates: new Set(Object.values(TEMPLATES)), interfaces: new Set([...Object.values(INTERFACES), ...UNIMPLEMENTED_INTERFACES]) };
 
 /**
  * What a Canton 3.4 participant answers at GET /v2/version, each feature as the sandbox has it:
@@ -69,8 +69,8 @@ const CATEGORY = {
 function cantonError(category: keyof typeof CATEGORY, code: string, cause: string): Reply {
   const [status, errorCategory, grpcCodeValue] = CATEGORY[category];
   const body = {
-    code, cause, correlationId: randomUUID(), traceId: null, context: { category: String(errorCategory), definite_answer: 'false' }, resources: [],
-    errorCategory, grpcCodeValue, retryInfo: null, definiteAnswer: null,
+    code, cause, correlationId: randomUUID(), context: { category: String(errorCategory), definite_answer: 'false' }, resources: [],
+    errorCategory, grpcCodeValue, definiteAnswer: false,
   };
   return { status, body };
 }
@@ -431,7 +431,7 @@ function submit(context: Context, input: Record<string, unknown>, answer: 'ids' 
 
 /** A submission's transaction with no event its format shows, as Canton answers it. */
 function emptyTransaction(tx: SandboxTransaction, submission: Submission) {
-  return { updateId: tx.updateId, commandId: submission.commandId, workflowId: '', effectiveAt: tx.recordTime, events: [], offset: tx.offset, synchronizerId: SYNCHRONIZER_ID, traceContext: null, recordTime: tx.recordTime };
+  return { updateId: tx.updateId, commandId: submission.commandId, workflowId: '', effectiveAt: tx.recordTime, events: [], offset: tx.offset, synchronizerId: SYNCHRONIZER_ID, recordTime: tx.recordTime };
 }
 
 /** A TransactionFormat, or Canton's default: the ACS delta, every template, for the submission's parties. */
@@ -462,7 +462,7 @@ function completions(context: Context, input: Record<string, unknown>, url: URL)
       Completion: {
         value: {
           commandId: c.commandId, status: { code: 0, message: '', details: [] }, updateId: c.updateId, userId: c.userId, actAs: c.actAs, submissionId: c.submissionId,
-          deduplicationPeriod: { Empty: {} }, traceContext: null, offset: c.offset, synchronizerTime: { synchronizerId: SYNCHRONIZER_ID, recordTime: c.recordTime },
+          deduplicationPeriod: { Empty: {} }, offset: c.offset, synchronizerTime: { synchronizerId: SYNCHRONIZER_ID, recordTime: c.recordTime },
         },
       },
     },

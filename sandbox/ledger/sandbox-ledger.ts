@@ -48,12 +48,29 @@ export const sandboxLedgerToken = (signature: string) =>
 /** The bearer token the sandbox ledger accepts unless LEDGER_TOKEN names another. */
 export const SANDBOX_LEDGER_TOKEN = sandboxLedgerToken('sandbox-ledger-token');
 
-/** The sandbox's Daml packages: its token implementation and the token standard's interfaces, by id and name. */
+/**
+ * The sandbox's Daml packages, by id and name: its token implementation, and the token standard's
+ * interface packages, uploaded as on every Splice participant (the allocation and metadata ones
+ * too, though no sandbox contract implements them, so a wallet's filter on them reads nothing).
+ */
 export const PACKAGES = {
   token: { id: '5a'.repeat(32), name: 'sandbox-token' },
   holdingApi: { id: '71'.repeat(32), name: 'splice-api-token-holding-v1' },
   transferApi: { id: '72'.repeat(32), name: 'splice-api-token-transfer-instruction-v1' },
+  allocationApi: { id: '73'.repeat(32), name: 'splice-api-token-allocation-v1' },
+  allocationInstructionApi: { id: '74'.repeat(32), name: 'splice-api-token-allocation-instruction-v1' },
+  allocationRequestApi: { id: '75'.repeat(32), name: 'splice-api-token-allocation-request-v1' },
+  metadataApi: { id: '76'.repeat(32), name: 'splice-api-token-metadata-v1' },
 } as const;
+
+/** The token standard's interfaces no sandbox template implements, which filters may still name. */
+export const UNIMPLEMENTED_INTERFACES = [
+  `${PACKAGES.allocationApi.id}:Splice.Api.Token.AllocationV1:Allocation`,
+  `${PACKAGES.allocationInstructionApi.id}:Splice.Api.Token.AllocationInstructionV1:AllocationFactory`,
+  `${PACKAGES.allocationInstructionApi.id}:Splice.Api.Token.AllocationInstructionV1:AllocationInstruction`,
+  `${PACKAGES.allocationRequestApi.id}:Splice.Api.Token.AllocationRequestV1:AllocationRequest`,
+  `${PACKAGES.metadataApi.id}:Splice.Api.Token.MetadataV1:AnyContract`,
+] as const;
 
 const PACKAGE = {
   token: `${PACKAGES.token.id}:Sandbox.Token`,

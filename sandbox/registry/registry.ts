@@ -39,7 +39,7 @@ export function registryAnswer(ledger: SandboxLedger, synchronizerId: string, ad
   const instruments = TOKENS.filter((t) => ledger.admins[t.instrument] === admin);
   if (method === 'GET' && path === '/registry/metadata/v1/info') return { status: 200, body: { adminId: admin, supportedApis: SUPPORTED_APIS } };
   if (method === 'GET' && path === '/registry/metadata/v1/instruments') {
-    return { status: 200, body: { instruments: instruments.map(instrumentOf), nextPageToken: null } };
+    return { status: 200, body: { instruments: instruments.map(instrumentOf) } };
   }
   const instrument = /^\/registry\/metadata\/v1\/instruments\/([^/]+)$/.exec(path);
   if (method === 'GET' && instrument) {

@@ -171,7 +171,17 @@ export function validateAnswer(doc: OpenApiDocument, answer: Answer): Verdict {
     throw new Error(`${operation}: ${template} documents no ${answer.method.toUpperCase()} in ${describe(doc)}`);
   }
   const responses = ((item[method] as Json).responses ?? {}) as Json;
-  const statusKey = [String(answer.status), `${String(answer.status).charAt(0)}XX`, 'default'].find((k) => k in responses);
+  // Canton documents a 400 as its request decoder's text/plain answer and its own JsCantonError
+  // refusals under `default`: an answer of a media type its status does not list is held to `default`.
+  const listsMediaType = (key: string) => {
+    if (answer.contentType === undefined) return true;
+    let response = responses[key] as Json;
+    while (typeof response.$ref === 'string') response = resolveRef(doc, response.$ref).node as Json;
+    const content = response.content as Json | undefined;
+    return content === undefined || pickMediaType(content, answer.contentType) !== undefined;
+  };
+  const keys = [String(answer.status), `${String(answer.status).charAt(0)}XX`, 'default'].filter((k) => k in responses);
+  const statusKey = keys.find(listsMediaType) ?? keys[0];
   if (statusKey === undefined) {
     throw new Error(`${operation}: status ${answer.status} is not documented for ${template} in ${describe(doc)}`);
   }
