@@ -158,10 +158,10 @@ t.test('sandbox ledger over HTTP: the adapter reads what was committed, page by 
   const end = await ledger.ledgerEnd(new AbortController().signal);
   t.equal(end, 4, 'the registry\'s factories, the fund, the deposit, the pool\'s answer');
   const seen = await all(ledger, 0, end);
-  t.strictSame(seen.map((tx) => tx.offset), [3, 4], 'the pool party does not see the taker\'s funding');
-  t.equal(seen[0]!.updateId, deposit.updateId);
-  t.match(seen[0]!.updateId, /^1220[0-9a-f]{64}$/);
-  t.ok(seen[1]!.events.some((e) => e.kind === 'exercised' && e.choice === 'TransferInstruction_Accept'));
+  t.strictSame(seen.map((tx) => tx.offset), [1, 3, 4], 'the pool party sees its reserves issued, the deposit and its answer, not the taker\'s funding');
+  t.equal(seen[1]!.updateId, deposit.updateId);
+  t.match(seen[1]!.updateId, /^1220[0-9a-f]{64}$/);
+  t.ok(seen[2]!.events.some((e) => e.kind === 'exercised' && e.choice === 'TransferInstruction_Accept'));
   const wrongToken = new JsonApiLedger({ baseUrl: sandbox.url, token: 'not-the-token', readAs: [POOL], timeoutMs: 2000, pageSize: 1 });
   t.match(await wrongToken.ledgerEnd(new AbortController().signal).catch((e: unknown) => e), { reason: 'unauthorized' }, 'the sandbox checks the bearer token');
 });

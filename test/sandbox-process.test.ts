@@ -197,7 +197,7 @@ t.test('make sandbox: one JSON line once it listens; a service with SANDBOX_URL 
   const line = await until(() => sandbox.stdout().split('\n')[0]?.endsWith('}') && sandbox.stdout().split('\n')[0], 'the sandbox line');
   const said = JSON.parse(line) as { sandbox: string; ledger: string; ledgerToken: string; pid: number };
   t.equal(said.pid, sandbox.child.pid);
-  t.match(said.ledgerToken, /^sandbox-[0-9a-f]{48}$/, 'a token of its own, chosen at start, said once');
+  t.match(said.ledgerToken, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{32}$/, 'a token of its own, chosen at start, said once, shaped as the JWT Canton\'s clients require');
   const chosen = run(SANDBOX, { LEDGER_TOKEN: 'operator-chosen-token' });
   t.teardown(() => chosen.child.kill('SIGKILL'));
   const chosenLine = await until(() => chosen.stdout().split('\n')[0]?.endsWith('}') && chosen.stdout().split('\n')[0], 'the second sandbox line');

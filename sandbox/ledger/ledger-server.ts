@@ -284,8 +284,9 @@ function routeRegistry(context: Context, method: string, path: string, body: unk
   return notFound('NOT_FOUND', (answer.body as { error: string }).error);
 }
 
-function partyDetails(p: { party: string; isLocal: boolean }) {
-  return { party: p.party, isLocal: p.isLocal, localMetadata: { resourceVersion: '0', annotations: {} }, identityProviderId: '' };
+/** A hosted party as the participant lists it: every party it hosts is local to it, external ones included. */
+function partyDetails(p: { party: string }) {
+  return { party: p.party, isLocal: true, localMetadata: { resourceVersion: '0', annotations: {} }, identityProviderId: '' };
 }
 
 function userOf(participant: Participant, id: string) {
@@ -418,7 +419,7 @@ function commit(context: Context, submission: Submission, prepared: PreparedComm
 function submit(context: Context, input: Record<string, unknown>, answer: 'ids' | 'transaction', transactionFormat?: unknown): Reply {
   const submission = readSubmission(context, input);
   for (const party of submission.actAs) {
-    if (!context.participant.party(party)!.isLocal) {
+    if (context.participant.party(party)!.signingKey !== null) {
       throw new LedgerRejection('NO_SYNCHRONIZER_ON_WHICH_ALL_SUBMITTERS_CAN_SUBMIT', 'This participant cannot submit as the given submitter on any connected synchronizer: an external party submits through the interactive submission service');
     }
   }
@@ -501,14 +502,17 @@ function execute(context: Context, input: Record<string, unknown>, wait: boolean
   const byParty = new Map((Array.isArray(signed) ? signed : []).map((s) => [record(s)?.party, record(s)?.signatures] as const));
   for (const party of submission.actAs) {
     const hosted = context.participant.party(party)!;
-    if (hosted.isLocal) continue;
+    if (hosted.signingKey === null) continue;
     const signatures = byParty.get(party);
     const valid = Array.isArray(signatures) && signatures.some((s) => {
       const signature = record(s);
       return typeof signature?.signature === 'string' && signature.signedBy === party.split('::')[1] && ed25519Verifies(hosted.signingKey!, hash, Buffer.from(signature.signature, 'base64'));
     });
     if (!valid) {
-      return cantonError('invalidIndependentOfSystemState', 'INVALID_ARGUMENT', `The participant failed to execute the transaction: Received 0 valid signatures for the external party ${party} (threshold 1): the signatures must be its key's over the prepared transaction's hash`);
+      return cantonError(
+        'invalidIndependentOfSystemState', 'FAILED_TO_EXECUTE_TRANSACTION',
+        `The participant failed to execute the transaction: Received 0 valid signatures from distinct keys, but expected at least 1 valid for ${party}. Transaction hash to be signed: ${hash.toString('hex')}. Ensure the correct transaction hash is signed with the correct key(s).`,
+      );
     }
   }
   preparedBy.get(context.participant)!.delete(input.preparedTransaction);

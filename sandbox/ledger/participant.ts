@@ -63,9 +63,7 @@ export interface User {
 
 export interface HostedParty {
   readonly party: string;
-  /** Allocated on this participant (its namespace), or hosted on it for a key held elsewhere. */
-  readonly isLocal: boolean;
-  /** An external party's Ed25519 key, raw. */
+  /** An external party's Ed25519 key, raw (it submits only what that key signed); null for a party the participant submits for. */
   readonly signingKey: Buffer | null;
 }
 
@@ -114,7 +112,7 @@ export class Participant {
   host(party: string): HostedParty {
     const known = this.parties.get(party);
     if (known) return known;
-    const hosted: HostedParty = { party, isLocal: true, signingKey: null };
+    const hosted: HostedParty = { party, signingKey: null };
     this.parties.set(party, hosted);
     return hosted;
   }
@@ -163,7 +161,7 @@ export class Participant {
     const signed = signatures.some((s) => s.signedBy === fingerprint && ed25519Verifies(pending.key, pending.multiHash, s.signature));
     if (!signed) return `no valid signature by ${fingerprint} over the onboarding transactions' multihash`;
     this.pending.delete(multiHash.toString('base64'));
-    const hosted: HostedParty = { party: pending.partyId, isLocal: false, signingKey: pending.key };
+    const hosted: HostedParty = { party: pending.partyId, signingKey: pending.key };
     this.parties.set(pending.partyId, hosted);
     return hosted;
   }

@@ -175,6 +175,9 @@ const DAML_DECIMAL = /^[0-9]{1,28}(\.[0-9]{1,10})?$/;
 
 const byInstrument = (id: string): Token | undefined => TOKENS.find((t) => t.instrument === id);
 
+/** The pool's reserve of `token`: its base (CC) or quote reserve. */
+const reserveOf = (entry: SandboxPool, token: Token) => (token === entry.tokens[0] ? entry.pool.baseReserve : entry.pool.quoteReserve);
+
 export class SandboxLedger {
   private readonly transactionsLog: SandboxTransaction[] = [];
   private readonly holdings = new Map<string, Holding>();
@@ -199,10 +202,13 @@ export class SandboxLedger {
     // The registry's factories are contracts of their admins, created before anything else.
     const factories = new Map(Object.values(options.admins).map((admin) => [admin, this.newContractId()]));
     this.factories = factories;
-    this.commit('sandbox-genesis', [...factories].map(([admin, cid]): CreateNode => ({
+    const factoryNodes = [...factories].map(([admin, cid]): CreateNode => ({
       kind: 'created', contractId: cid, templateId: TEMPLATES.factory, packageName: TOKEN_PACKAGE_NAME, interfaces: [INTERFACES.factory],
       signatories: [admin], observers: [], createArgument: { admin }, views: { [INTERFACES.factory]: { admin, meta: { values: {} } } },
-    })));
+    }));
+    // Each pool holds its reserves as holdings, as a venue's party holds its liquidity: payouts spend them.
+    const reserveNodes = options.pools.flatMap((entry) => entry.tokens.map((token) => this.mint(entry.party, token.instrument, reserveOf(entry, token))));
+    this.commit('sandbox-genesis', [...factoryNodes, ...reserveNodes]);
   }
 
   get ledgerEnd(): number {
@@ -287,9 +293,40 @@ export class SandboxLedger {
     const { pool } = entry;
     const price = () => (first.instrument === entry.tokens[0].instrument ? pool.quoteReserve.div(pool.baseReserve) : pool.baseReserve.div(pool.quoteReserve));
     const before = price();
-    if (first.instrument === entry.tokens[0].instrument) pool.quoteReserve = pool.quoteReserve.times(factor).toDecimalPlaces(10, Decimal.ROUND_FLOOR);
+    const moved = first.instrument === entry.tokens[0].instrument ? entry.tokens[1] : entry.tokens[0];
+    const was = reserveOf(entry, moved);
+    if (moved === entry.tokens[1]) pool.quoteReserve = pool.quoteReserve.times(factor).toDecimalPlaces(10, Decimal.ROUND_FLOOR);
     else pool.baseReserve = pool.baseReserve.times(factor).toDecimalPlaces(10, Decimal.ROUND_FLOOR);
+    // The pool's holdings follow its reserve: the registry mints the difference, or burns it.
+    const delta = reserveOf(entry, moved).minus(was);
+    if (delta.gt(0)) this.commit(`sandbox-move-${party.slice(0, 24)}`, [this.mint(party, moved.instrument, delta)]);
+    else if (delta.lt(0)) this.commit(`sandbox-move-${party.slice(0, 24)}`, this.spendPool(party, moved.instrument, delta.negated()).nodes);
     return { before: before.toSignificantDigits(12).toFixed(), after: price().toSignificantDigits(12).toFixed() };
+  }
+
+  /** A new holding of `amount` for `owner`, applied at once (the registry's own issuance). */
+  private mint(owner: string, instrument: Instrument, amount: Decimal): CreateNode {
+    const cid = this.newContractId();
+    const holding: Holding = { owner, instrument, amount, lockedFor: null, lockExpiresAt: null };
+    this.holdings.set(cid, holding);
+    return this.holdingCreated(cid, holding);
+  }
+
+  /** Spends the pool's unlocked holdings of `instrument` for `amount`: their archives and the change, applied at once. */
+  private spendPool(party: string, instrument: Instrument, amount: Decimal): { inputs: string[]; nodes: ActionNode[]; changeCid: string | null } {
+    const inputs = [...this.holdings.entries()].filter(([, h]) => h.owner === party && h.instrument === instrument && h.lockedFor === null);
+    const total = inputs.reduce((sum, [, h]) => sum.plus(h.amount), new Decimal(0));
+    if (total.lt(amount)) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', `the pool holds ${toWire(total)} ${instrument}, less than ${toWire(amount)}`);
+    const nodes: ActionNode[] = inputs.map(([cid, h]) => this.holdingArchived(cid, h));
+    for (const [cid] of inputs) this.holdings.delete(cid);
+    const change = total.minus(amount);
+    let changeCid: string | null = null;
+    if (change.gt(0)) {
+      const node = this.mint(party, instrument, change);
+      changeCid = node.contractId;
+      nodes.push(node);
+    }
+    return { inputs: inputs.map(([cid]) => cid), nodes, changeCid };
   }
 
   /** Stops (or restarts) the pools' operator: offers to a pool wait, unanswered, while it is paused. */
@@ -565,8 +602,8 @@ export class SandboxLedger {
     // never left holding neither the deposit nor the payout. A direct transfer (the taker is not
     // asked to accept it), as to a party with a transfer preapproval.
     const admin = this.options.admins[want.instrument];
-    const paidCid = this.newContractId();
-    const paid: Holding = { owner: instruction.sender, instrument: want.instrument, amount: payout, lockedFor: null, lockExpiresAt: null };
+    const spent = this.spendPool(entry.party, want.instrument, payout);
+    const paid = this.mint(instruction.sender, want.instrument, payout);
     const payoutNode: ExerciseNode = {
       kind: 'exercised', contractId: this.factories.get(admin)!, templateId: TEMPLATES.factory, packageName: TOKEN_PACKAGE_NAME, interfaceId: INTERFACES.factory, interfaces: [INTERFACES.factory],
       signatories: [admin], observers: [], choice: CHOICES.transfer,
@@ -574,14 +611,14 @@ export class SandboxLedger {
         expectedAdmin: admin,
         transfer: {
           sender: entry.party, receiver: instruction.sender, amount: toWire(payout), instrumentId: { admin, id: want.instrument },
-          requestedAt: now.toISOString(), executeBefore: instruction.executeBefore, inputHoldingCids: [], meta: { values: { [REASON_KEY]: `payout for ${cid}` } },
+          requestedAt: now.toISOString(), executeBefore: instruction.executeBefore, inputHoldingCids: spent.inputs, meta: { values: { [REASON_KEY]: `payout for ${cid}` } },
         },
         extraArgs: { context: { values: {} }, meta: { values: {} } },
       },
       // A choice observer, as the receiver of a direct transfer is: it sees the transfer that pays it.
       actingParties: [entry.party], choiceObservers: [instruction.sender], consuming: false,
-      exerciseResult: { output: { tag: RESULTS.completed, value: { receiverHoldingCids: [paidCid] } }, senderChangeCids: [], meta: { values: {} } },
-      children: [this.holdingCreated(paidCid, paid)],
+      exerciseResult: { output: { tag: RESULTS.completed, value: { receiverHoldingCids: [paid.contractId] } }, senderChangeCids: spent.changeCid ? [spent.changeCid] : [], meta: { values: {} } },
+      children: [...spent.nodes.filter((n) => n.kind === 'exercised'), paid, ...spent.nodes.filter((n) => n.kind === 'created')],
     };
     // With the payout on the ledger, the fee parties accept the fee legs: the escrow is released.
     const legs = feeLegs.map(([legCid, leg]) => this.accepted(legCid, leg));
@@ -593,7 +630,6 @@ export class SandboxLedger {
       pool.baseReserve = pool.baseReserve.plus(instruction.amount);
       pool.quoteReserve = pool.quoteReserve.minus(payout);
     }
-    this.holdings.set(paidCid, paid);
     legs.forEach((leg) => leg.apply());
     this.commit(`tradecraft-${cid.slice(2, 14)}`, [accept.node, payoutNode, ...legs.map((leg) => leg.node)]);
   }
