@@ -12,35 +12,18 @@ import { LedgerProvider } from '@canton-network/wallet-sdk';
 import { ACSReader } from '@canton-network/core-acs-reader';
 import { AuthTokenProvider } from '@canton-network/core-wallet-auth';
 import { computeMultiHashForTopology, computeSha256CantonHash, hashPreparedTransaction } from '@canton-network/core-tx-visualizer';
-import { Decimal } from '../core/decimal.js';
 import { startSandbox } from '../sandbox/sandbox.js';
+import { HOLDING, TRANSFER_FACTORY, TRANSFER_INSTRUCTION, claims, hint, norm, refusal, silent } from './helpers/canton.js';
 
 type S = v3_4.components['schemas'];
 type ActiveContract = S['JsGetActiveContractsResponse'];
 type Update = S['JsGetUpdatesResponse'];
 
-const HOLDING = '#splice-api-token-holding-v1:Splice.Api.Token.HoldingV1:Holding';
-const TRANSFER_INSTRUCTION = '#splice-api-token-transfer-instruction-v1:Splice.Api.Token.TransferInstructionV1:TransferInstruction';
-const TRANSFER_FACTORY = '#splice-api-token-transfer-instruction-v1:Splice.Api.Token.TransferInstructionV1:TransferFactory';
 const TOKEN_HOLDING = '#sandbox-token:Sandbox.Token:Holding';
 const TOKEN_INSTRUCTION = '#sandbox-token:Sandbox.Token:TransferInstruction';
 
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
-const norm = (amount: unknown) => new Decimal(String(amount)).toString();
-const hint = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
 
-/** The claims of a JWT-shaped token, which is all the packages read of it. */
-const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: string };
 
-/** The rejection of `promise`: the packages reject with the participant's JSON error body as it is. */
-async function refusal(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Record<string, unknown>;
-  }
-  throw new Error('expected the participant to refuse');
-}
 
 async function postJson<T>(url: string, body: unknown, token?: string): Promise<T> {
   const response = await fetch(url, {

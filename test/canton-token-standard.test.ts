@@ -16,18 +16,13 @@ import { AuthTokenProvider } from '@canton-network/core-wallet-auth';
 import { LedgerProvider } from '@canton-network/wallet-sdk';
 import { Decimal } from '../core/decimal.js';
 import { startSandbox } from '../sandbox/sandbox.js';
+import { HOLDING, TRANSFER_FACTORY, claims, hint, norm, silent } from './helpers/canton.js';
 
 type S = v3_4.components['schemas'];
 
-const HOLDING = '#splice-api-token-holding-v1:Splice.Api.Token.HoldingV1:Holding';
-const TRANSFER_FACTORY = '#splice-api-token-transfer-instruction-v1:Splice.Api.Token.TransferInstructionV1:TransferFactory';
 const REASON = 'splice.lfdecentralizedtrust.org/reason';
 const ALWAYS_FILL = '0.0000000001';
 
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
-const norm = (amount: unknown) => new Decimal(String(amount)).toString();
-const hint = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
-const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: string };
 
 const sandbox = await startSandbox({ venuesPort: 0, ledgerHost: '127.0.0.1', ledgerPort: 0 });
 t.teardown(() => sandbox.close());

@@ -2,25 +2,14 @@
 // token registries, as an integrator would use it: internal parties making and accepting a
 // token-standard transfer, and an external party onboarded with its own key that prepares, signs
 // and executes one. No request is hand-made: what the SDK sends is what the sandbox must serve.
-import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { CustomLogAdapter, SDK } from '@canton-network/wallet-sdk';
 import { hashPreparedTransaction } from '@canton-network/core-tx-visualizer';
 import { Decimal } from '../core/decimal.js';
 import { startSandbox } from '../sandbox/sandbox.js';
+import { hint, norm, refusal } from './helpers/canton.js';
 
-const norm = (amount: unknown) => new Decimal(String(amount)).toString();
-const hint = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
 
-/** The rejection of `promise`: the SDK rethrows the participant's JSON error body as it is. */
-async function refusal(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Record<string, unknown>;
-  }
-  throw new Error('expected the participant to refuse');
-}
 
 const sandbox = await startSandbox({ venuesPort: 0, ledgerHost: '127.0.0.1', ledgerPort: 0 });
 t.teardown(() => sandbox.close());
