@@ -13,6 +13,8 @@ export interface SandboxManifest {
   readonly venues: Readonly<Record<LiveVenueId, string>>;
   readonly venueKeys: Readonly<Partial<Record<LiveVenueId, string>>>;
   readonly ledger: string;
+  /** Each instrument admin's token registry, by admin party. */
+  readonly registries: Readonly<Record<string, string>>;
   readonly poolParties: Readonly<Record<string, string>>;
   readonly instrumentAdmins: Readonly<Record<Token['instrument'], string>>;
   readonly nightlyRecipient: string;
@@ -76,11 +78,13 @@ export function readManifest(value: unknown): SandboxManifest {
   }
   if (Object.keys(poolParties).length === 0) throw new ManifestError('poolParties names no pool');
   const admins = record(m.instrumentAdmins, 'instrumentAdmins');
+  const registries = Object.fromEntries(Object.entries(record(m.registries, 'registries')).map(([admin, url]) => [party(admin, 'registries'), httpUrl(url, `registries.${admin.split('::')[0]}`)]));
   return {
     sandbox: httpUrl(m.sandbox, 'sandbox'),
     venues: Object.fromEntries(LIVE_VENUE_IDS.map((id) => [id, httpUrl(venues[id], `venues.${id}`)])) as Record<LiveVenueId, string>,
     venueKeys,
     ledger: httpUrl(m.ledger, 'ledger'),
+    registries,
     poolParties,
     instrumentAdmins: Object.fromEntries(TOKENS.map((t) => [t.instrument, party(admins[t.instrument], `instrumentAdmins.${t.instrument}`)])) as Record<Token['instrument'], string>,
     nightlyRecipient: party(m.nightlyRecipient, 'nightlyRecipient'),
