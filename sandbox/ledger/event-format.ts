@@ -118,9 +118,6 @@ export function readEventFilter(value: unknown, what: string, known: KnownIds): 
   return { byParty, anyParty };
 }
 
-/** The parties an event filter reads as: those it names, or every party when it reads for any. */
-export const readsForAnyParty = (filter: EventFilter) => filter.anyParty !== null;
-
 interface Shown {
   readonly witnesses: string[];
   createArgument: boolean;

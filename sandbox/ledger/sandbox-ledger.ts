@@ -193,7 +193,6 @@ export class SandboxLedger {
   private readonly submitted = new Map<string, string>();
   /** Offers the operator failed on: reported once. */
   private readonly failedOffers = new Set<string>();
-  private readonly committedListeners = new Set<(transaction: SandboxTransaction) => void>();
   private paused = false;
   private scheduled = false;
 
@@ -225,12 +224,6 @@ export class SandboxLedger {
     return this.transactionsLog.find((tx) => tx.updateId === updateId);
   }
 
-  /** Told of every transaction once it is committed. */
-  onCommitted(listener: (transaction: SandboxTransaction) => void): () => void {
-    this.committedListeners.add(listener);
-    return () => this.committedListeners.delete(listener);
-  }
-
   /** A contract's creation and archival, if the ledger ever had it. */
   contract(contractId: string): ContractLife | undefined {
     return this.contracts.get(contractId);
@@ -259,11 +252,6 @@ export class SandboxLedger {
   /** The pool trading `a` against `b`, either way round. */
   poolFor(a: Token, b: Token): SandboxPool | undefined {
     return [...this.poolsByParty.values()].find((p) => p.tokens.includes(a) && p.tokens.includes(b) && a !== b);
-  }
-
-  /** Whether `party` is one of the pools' parties, which act only through their operator. */
-  isPoolParty(party: string): boolean {
-    return this.poolsByParty.has(party);
   }
 
   /** The instrument admins (registry parties), by instrument. */
@@ -356,8 +344,7 @@ export class SandboxLedger {
 
   /**
    * Runs `commands` atomically as one transaction for `actAs`: all of them, or none when one is
-   * refused (LedgerRejection). `check` runs last, on the transaction as it would commit, and may
-   * refuse it (an interactive submission whose signed hash no longer matches).
+   * refused (LedgerRejection).
    */
   submit(actAs: readonly string[], commandId: string, commands: ReadonlyArray<{ contractId: string; choice: string; argument: unknown }>, userId = ''): SandboxTransaction {
     return this.commitPrepared(this.prepare(actAs, commands), actAs, commandId, userId);
@@ -658,7 +645,6 @@ export class SandboxLedger {
         if (life) life.archivedIn = { transaction, event };
       }
     }
-    for (const listener of this.committedListeners) listener(transaction);
     return transaction;
   }
 
