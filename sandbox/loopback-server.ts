@@ -1,6 +1,6 @@
-// What the sandbox's loopback servers (its venues, its ledger) share: listening, reading a bounded
-// request body, closing.
-import type { IncomingMessage, Server } from 'node:http';
+// What the sandbox's loopback servers (its venues, its ledger, its registries) share: listening,
+// reading a bounded request body, answering browsers' preflights and JSON, closing.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A sandbox server could not take its port: start-up stops with this message, which says what to set. */
@@ -42,4 +42,25 @@ export async function readBody(request: IncomingMessage, maxBytes: number): Prom
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The CORS headers of a server a browser wallet may call from any origin, as a wallet's own backend
+ * would be called: its credential, not the page's origin, guards it.
+ */
+export const OPEN_CORS = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type', 'access-control-allow-methods': 'GET, POST, PATCH', 'access-control-max-age': '600' };
+
+/** Answers a browser's CORS preflight; whether the request was one. */
+export function answeredPreflight(request: IncomingMessage, response: ServerResponse): boolean {
+  if (request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return false;
+  response.writeHead(204, OPEN_CORS);
+  response.end();
+  return true;
+}
+
+/** Writes `body` as a JSON answer, with the open CORS headers. */
+export function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { ...OPEN_CORS, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
 }

@@ -12,8 +12,8 @@ import { LedgerProvider } from '@canton-network/wallet-sdk';
 import { ACSReader } from '@canton-network/core-acs-reader';
 import { AuthTokenProvider } from '@canton-network/core-wallet-auth';
 import { computeMultiHashForTopology, computeSha256CantonHash, hashPreparedTransaction } from '@canton-network/core-tx-visualizer';
-import { startSandbox } from '../sandbox/sandbox.js';
 import { HOLDING, TRANSFER_FACTORY, TRANSFER_INSTRUCTION, claims, hint, norm, refusal, silent } from './helpers/canton.js';
+import { holdToDocuments, observedSandbox } from './helpers/observed-sandbox.js';
 
 type S = v3_4.components['schemas'];
 type ActiveContract = S['JsGetActiveContractsResponse'];
@@ -56,8 +56,7 @@ const eventKinds = (tx: S['JsTransaction']) => tx.events.map((e) => Object.keys(
 const exercised = (tx: S['JsTransaction']) => tx.events.flatMap((e) => ('ExercisedEvent' in e ? [e.ExercisedEvent] : []));
 const created = (tx: S['JsTransaction']) => tx.events.flatMap((e) => ('CreatedEvent' in e ? [e.CreatedEvent] : []));
 
-const sandbox = await startSandbox({ venuesPort: 0, ledgerHost: '127.0.0.1', ledgerPort: 0 });
-t.teardown(() => sandbox.close());
+const sandbox = await observedSandbox(t);
 const { manifest, ledgerToken } = sandbox;
 const userId = claims(ledgerToken).sub!;
 const ccAdmin = manifest.instrumentAdmins.Amulet;
@@ -462,4 +461,9 @@ t.test('external party and interactive submission: generate-topology, allocate, 
   t.ok(completion.offset > begin, 'committed');
   const holdings = createdEvents(await post<ActiveContract[]>('/v2/state/active-contracts', { eventFormat: byInterface(carol, HOLDING, false), activeAtOffset: completion.offset }));
   t.strictSame(holdings.map((e) => norm((e.interfaceViews?.[0]?.viewValue as { amount: string }).amount)).sort(), ['45', '5'], 'the change and the locked 5');
+});
+
+t.test('"every sandbox ledger and registry answer validated against the pinned OpenAPI documents": each one these packages were given', async (t) => {
+  t.ok(sandbox.exchanges.length > 0, 'the packages reached the sandbox through the recording proxies');
+  holdToDocuments(t, sandbox.exchanges);
 });

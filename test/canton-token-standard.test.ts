@@ -15,8 +15,8 @@ import { AuthTokenProvider } from '@canton-network/core-wallet-auth';
 // The provider package's own type declarations do not resolve under NodeNext; wallet-sdk re-exports it.
 import { LedgerProvider } from '@canton-network/wallet-sdk';
 import { Decimal } from '../core/decimal.js';
-import { startSandbox } from '../sandbox/sandbox.js';
 import { HOLDING, TRANSFER_FACTORY, claims, hint, norm, silent } from './helpers/canton.js';
+import { holdToDocuments, observedSandbox } from './helpers/observed-sandbox.js';
 
 type S = v3_4.components['schemas'];
 
@@ -24,8 +24,7 @@ const REASON = 'splice.lfdecentralizedtrust.org/reason';
 const ALWAYS_FILL = '0.0000000001';
 
 
-const sandbox = await startSandbox({ venuesPort: 0, ledgerHost: '127.0.0.1', ledgerPort: 0 });
-t.teardown(() => sandbox.close());
+const sandbox = await observedSandbox(t);
 const { manifest, ledgerToken } = sandbox;
 const userId = claims(ledgerToken).sub!;
 const ccAdmin = manifest.instrumentAdmins.Amulet;
@@ -177,4 +176,9 @@ t.test('a CC -> USDCx swap, parsed by TransactionParser for the taker and for th
   const poolHistory = await service.listHoldingTransactions(pool, deposit.completionOffset - 1);
   const poolEntry = poolHistory.transactions.find((tx) => tx.updateId === settlementEntry.updateId);
   t.strictSame(poolEntry?.events.map((e) => e.label.type).sort(), ['TransferIn', 'TransferOut'], 'the pool\'s listing says the same');
+});
+
+t.test('"every sandbox ledger and registry answer validated against the pinned OpenAPI documents": each one these packages were given', async (t) => {
+  t.ok(sandbox.exchanges.length > 0, 'the packages reached the sandbox through the recording proxies');
+  holdToDocuments(t, sandbox.exchanges);
 });

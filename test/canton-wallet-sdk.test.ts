@@ -6,13 +6,12 @@ import t from 'tap';
 import { CustomLogAdapter, SDK } from '@canton-network/wallet-sdk';
 import { hashPreparedTransaction } from '@canton-network/core-tx-visualizer';
 import { Decimal } from '../core/decimal.js';
-import { startSandbox } from '../sandbox/sandbox.js';
 import { hint, norm, refusal } from './helpers/canton.js';
+import { holdToDocuments, observedSandbox } from './helpers/observed-sandbox.js';
 
 
 
-const sandbox = await startSandbox({ venuesPort: 0, ledgerHost: '127.0.0.1', ledgerPort: 0 });
-t.teardown(() => sandbox.close());
+const sandbox = await observedSandbox(t);
 const { manifest, ledgerToken } = sandbox;
 const amuletRegistry = new URL(manifest.registries[manifest.instrumentAdmins.Amulet]!);
 
@@ -128,4 +127,9 @@ t.test('external party: onboarded with its own key; a transfer prepared, hashed 
   const again = await refusal(prepared.sign(keys.privateKey).execute({ partyId: ext }));
   t.ok(typeof again.code === 'string', `the same transaction again is refused (${String(again.code)}): its input is spent`);
   t.equal(await sdk.ledger.ledgerEnd(), executed.completionOffset, 'and nothing more committed');
+});
+
+t.test('"every sandbox ledger and registry answer validated against the pinned OpenAPI documents": each one these packages were given', async (t) => {
+  t.ok(sandbox.exchanges.length > 0, 'the packages reached the sandbox through the recording proxies');
+  holdToDocuments(t, sandbox.exchanges);
 });

@@ -15,7 +15,7 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { v3_4 } from '@canton-network/core-ledger-client-types';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { BodyTooLarge, closeServer, listen, readBody } from '../loopback-server.js';
+import { answeredPreflight, BodyTooLarge, closeServer, listen, readBody, sendJson } from '../loopback-server.js';
 import { Decimal } from '../../core/decimal.js';
 import { isPartyId } from '../../core/party.js';
 import { resolveToken, type Token } from '../../core/tokens.js';
@@ -107,7 +107,8 @@ export function userOfToken(token: string): string {
 export async function startSandboxLedgerServer(ledger: SandboxLedger, options: { host: string; port: number; token: string; hosted?: readonly string[] }): Promise<SandboxLedgerServer> {
   const participant = new Participant(userOfToken(options.token), SYNCHRONIZER_ID);
   for (const party of options.hosted ?? []) participant.host(party);
-  const server = createServer((request, response) => void serve({ ledger, participant, token: options.token }, request, response));
+  const context: Context = { ledger, participant, token: options.token, prepared: new Map() };
+  const server = createServer((request, response) => void serve(context, request, response));
   const url = await listen(server, options.host, options.port, 'the sandbox ledger', 'set LEDGER_URL to a free loopback port, or port 0 for any');
   return { url, participant, close: () => closeServer(server) };
 }
@@ -116,20 +117,22 @@ interface Context {
   readonly ledger: SandboxLedger;
   readonly participant: Participant;
   readonly token: string;
+  /** Prepared transactions by their base64, oldest first: what `execute` is handed back. */
+  readonly prepared: Map<string, PreparedEntry>;
 }
 
-/**
- * A browser wallet (the SDK's sandbox provider in a page) may call the sandbox ledger from any
- * origin, as a wallet's own backend would be called: its token, not the page's origin, guards it.
- */
-const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type', 'access-control-allow-methods': 'GET, POST, PATCH', 'access-control-max-age': '600' };
+interface PreparedEntry {
+  readonly submission: Submission;
+  readonly prepared: PreparedCommit;
+  readonly hash: Buffer;
+}
+
+/** Prepared transactions kept for execution; the oldest is forgotten past this many, as a participant's prepared state is bounded in time. */
+const PREPARED_KEPT = 1000;
+
 
 async function serve(context: Context, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  if (request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) {
-    response.writeHead(204, CORS);
-    response.end();
-    return;
-  }
+  if (answeredPreflight(request, response)) return;
   let reply: Reply;
   try {
     const url = new URL(request.url ?? '/', 'http://sandbox');
@@ -146,9 +149,7 @@ async function serve(context: Context, request: IncomingMessage, response: Serve
       : err instanceof FilterRefused ? { status: err.status, body: cantonError(err.status === 404 ? 'resourceMissing' : 'invalidIndependentOfSystemState', err.code, err.message).body }
       : cantonError('systemInternal', 'INTERNAL', 'the sandbox ledger failed');
   }
-  const text = JSON.stringify(reply.body);
-  response.writeHead(reply.status, { ...CORS, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  response.end(text);
+  sendJson(response, reply.status, reply.body);
 }
 
 /** Whether the Authorization header carries `token`, compared in constant time. */
@@ -240,7 +241,6 @@ function route(context: Context, method: string, url: URL, text: string): Reply 
     case '/v2/state/active-contracts':
       return activeContracts(context, input);
     case '/v2/updates':
-      return updates(context, input, url, 'flat');
     case '/v2/updates/flats':
       return updates(context, input, url, 'flat');
     case '/v2/updates/trees':
@@ -267,21 +267,18 @@ const userNotFound = (id: string) => notFound('USER_NOT_FOUND', `getting user fa
 
 /** The registry of the instrument admin a factory or instruction belongs to, asked through the participant. */
 function routeRegistry(context: Context, method: string, path: string, body: unknown): Reply | null {
-  if (!path.startsWith('/registry/')) return null;
-  const args = record(record(body)?.choiceArguments);
-  const context_ = /^\/registry\/transfer-instruction\/v1\/([^/]+)\/choice-contexts\//.exec(path);
-  const instruction = context_ ? context.ledger.contract(decodeURIComponent(context_[1]!)) : undefined;
-  const admin =
-    typeof args?.expectedAdmin === 'string' ? args.expectedAdmin
-    : instruction ? (record(record(Object.values(instruction.created.views)[0])?.transfer)?.instrumentId as { admin?: string } | undefined)?.admin
-    : Object.values(context.ledger.admins)[0];
+  if (!path.startsWith('/registry/transfer-instruction/')) return null;
+  const contextOf = /^\/registry\/transfer-instruction\/v1\/([^/]+)\/choice-contexts\//.exec(path);
+  // The admin is the one the factory call names, or the one of the instruction a choice context is for.
+  const instruction = contextOf ? context.ledger.contract(decodeURIComponent(contextOf[1]!)) : undefined;
+  const admin = instruction
+    ? (record(record(Object.values(instruction.created.views)[0])?.transfer)?.instrumentId as { admin?: unknown } | undefined)?.admin
+    : record(record(body)?.choiceArguments)?.expectedAdmin;
+  // Answered as the registry answers, refusals in the token standard's shape.
   if (typeof admin !== 'string' || !context.ledger.factories.has(admin)) {
-    return notFound('NOT_FOUND', 'no transfer factory for choiceArguments.expectedAdmin: name an instrument admin of the sandbox');
+    return { status: 404, body: { error: contextOf ? 'no open transfer instruction has that contract id' : 'no transfer factory for choiceArguments.expectedAdmin: name an instrument admin of the sandbox' } };
   }
-  const answer = registryAnswer(context.ledger, SYNCHRONIZER_ID, admin, method, path, body);
-  if (!answer) return null;
-  if (answer.status === 200) return answer;
-  return notFound('NOT_FOUND', (answer.body as { error: string }).error);
+  return registryAnswer(context.ledger, SYNCHRONIZER_ID, admin, method, path, body);
 }
 
 /** A hosted party as the participant lists it: every party it hosts is local to it, external ones included. */
@@ -470,9 +467,6 @@ function completions(context: Context, input: Record<string, unknown>, url: URL)
   })));
 }
 
-/** Prepared transactions waiting for their signatures, by their base64: what `execute` must be handed back unchanged. */
-const preparedBy = new WeakMap<Participant, Map<string, { submission: Submission; prepared: PreparedCommit; hash: Buffer }>>();
-
 function prepare(context: Context, input: Record<string, unknown>): Reply {
   const submission = readSubmission(context, input);
   const prepared = prepareCommit(context, submission);
@@ -480,16 +474,15 @@ function prepare(context: Context, input: Record<string, unknown>): Reply {
   const proto = preparedTransaction(prepared.roots, { actAs: submission.actAs, commandId: submission.commandId, synchronizerId: SYNCHRONIZER_ID, preparationTime: new Date(), inputContracts });
   const encoded = encodePrepared(proto);
   const hash = hashPrepared(proto);
-  const pending = preparedBy.get(context.participant) ?? new Map();
-  preparedBy.set(context.participant, pending);
-  pending.set(encoded, { submission, prepared, hash });
+  context.prepared.set(encoded, { submission, prepared, hash });
+  if (context.prepared.size > PREPARED_KEPT) context.prepared.delete(context.prepared.keys().next().value!);
   return ok({ preparedTransaction: encoded, preparedTransactionHash: hash.toString('base64'), hashingSchemeVersion: 'HASHING_SCHEME_VERSION_V2' });
 }
 
 function execute(context: Context, input: Record<string, unknown>, wait: boolean): Reply {
   if (typeof input.preparedTransaction !== 'string') return invalid('preparedTransaction is required: the base64 the prepare step answered');
   if (input.hashingSchemeVersion !== 'HASHING_SCHEME_VERSION_V2') return invalid('hashingSchemeVersion must be HASHING_SCHEME_VERSION_V2');
-  const pending = preparedBy.get(context.participant)?.get(input.preparedTransaction);
+  const pending = context.prepared.get(input.preparedTransaction);
   let hash: Buffer;
   try {
     hash = hashPrepared(decodePrepared(input.preparedTransaction));
@@ -515,7 +508,7 @@ function execute(context: Context, input: Record<string, unknown>, wait: boolean
       );
     }
   }
-  preparedBy.get(context.participant)!.delete(input.preparedTransaction);
+  // Kept: executing it again is refused as Canton refuses it, a duplicate of the committed command.
   const userId = typeof input.userId === 'string' && input.userId !== '' ? input.userId : submission.userId;
   const submissionId = typeof input.submissionId === 'string' && input.submissionId !== '' ? input.submissionId : submission.submissionId;
   const tx = commit(context, { ...submission, userId, submissionId }, prepared);

@@ -2,12 +2,11 @@
 // own base (`<url>/amulet`, `<url>/usdcx`, `<url>/cbtc`), as public registries are reached: with no
 // credential. Answers and refusals as the token standard's OpenAPI documents define them.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { BodyTooLarge, closeServer, listen, readBody } from '../loopback-server.js';
+import { answeredPreflight, BodyTooLarge, closeServer, listen, readBody, sendJson } from '../loopback-server.js';
 import type { SandboxLedger } from '../ledger/sandbox-ledger.js';
 import { REGISTRY_PATHS, registryAnswer, type RegistryReply } from './registry.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
-const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type', 'access-control-allow-methods': 'GET, POST', 'access-control-max-age': '600' };
 
 export interface SandboxRegistryServer {
   readonly url: string;
@@ -24,11 +23,7 @@ export async function startSandboxRegistryServer(ledger: SandboxLedger, options:
 }
 
 async function serve(ledger: SandboxLedger, synchronizerId: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  if (request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) {
-    response.writeHead(204, CORS);
-    response.end();
-    return;
-  }
+  if (answeredPreflight(request, response)) return;
   let reply: RegistryReply;
   try {
     const url = new URL(request.url ?? '/', 'http://registry');
@@ -44,7 +39,5 @@ async function serve(ledger: SandboxLedger, synchronizerId: string, request: Inc
       : err instanceof SyntaxError ? { status: 400, body: { error: 'the request body is not JSON' } }
       : { status: 500, body: { error: 'the sandbox registry failed' } };
   }
-  const text = JSON.stringify(reply.body);
-  response.writeHead(reply.status, { ...CORS, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  response.end(text);
+  sendJson(response, reply.status, reply.body);
 }
