@@ -70,6 +70,8 @@ export interface Config {
   readonly sandboxUrl: string | null;
   /** The loopback port a started sandbox's venues listen on (0: any free port), in sandbox mode. */
   readonly sandboxVenuesPort: number;
+  /** The sandbox's token registries by instrument admin, once it is reached (its manifest); empty otherwise. */
+  readonly sandboxRegistries: Readonly<Record<string, string>>;
   /**
    * The execution venue's pool party per pair (by pairKey): where a plan's deposit goes. In sandbox
    * mode, empty unless set until the sandbox is reached: then the sandbox's.
@@ -258,6 +260,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     venuesMode,
     liveVenues,
     sandboxUrl,
+    sandboxRegistries: {},
     sandboxVenuesPort: read('SANDBOX_VENUES_PORT', 0, int(0, 65535), 'an integer from 0 to 65535'),
     poolParties: poolParties ?? {},
     serviceFeeParty,

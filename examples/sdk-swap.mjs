@@ -3,8 +3,8 @@
 //
 //   node examples/sdk-swap.mjs
 //
-// BESTEX_URL (default http://127.0.0.1:8080) is the service; the sandbox's ledger and token come
-// from DATA_DIR/sandbox.json (DATA_DIR as the service reads it, ./data by default).
+// BESTEX_URL (default http://127.0.0.1:8080) is the service; the sandbox's ledger, token and token
+// registries come from DATA_DIR/sandbox.json (DATA_DIR as the service reads it, ./data by default).
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,6 +26,8 @@ console.log(`plan: ${plan.planId}, floor ${plan.quoteRef.minReceive} USDCx, vali
 
 const result = await execute(plan, {
   provider,
+  // Each instrument admin's token registry: a real network's are its registries' (a Scan's for Amulet).
+  registries: sandbox.registries,
   client,
   hooks: { onStatus: (status, detail) => console.log(`status: ${status}${detail.updateId ? ` (update ${detail.updateId})` : ''}${detail.note ? ` - ${detail.note}` : ''}`) },
 });

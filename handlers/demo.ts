@@ -16,7 +16,7 @@ const DEMO_KEY_NAME = 'demo (sandbox)';
 /** JSON for a <script>: nothing in it can close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
-function page(settings: { origin: string; key: string; ledgerUrl: string; ledgerToken: string }): string {
+function page(settings: { origin: string; key: string; ledgerUrl: string; ledgerToken: string; registries: Readonly<Record<string, string>> }): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -48,7 +48,7 @@ const provider = sandboxProvider({ ledgerUrl: settings.ledgerUrl, token: setting
 window.demo = { party, funded: provider.request({ method: 'ledgerApi', params: { requestMethod: 'post', resource: '/sandbox/v1/fund', body: { party, token: 'CC', amount: '1000' } } }) };
 swap.addEventListener('bestex:plan', async ({ detail }) => {
   await window.demo.funded;
-  window.demo.result = await execute(detail.plan, { provider, hooks: swap.executionHooks() });
+  window.demo.result = await execute(detail.plan, { provider, registries: settings.registries, hooks: swap.executionHooks() });
 });
 </script>
 </body>
@@ -92,6 +92,6 @@ export function registerDemo(server: FastifyInstance, core: CoreServices): void 
     return reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-store')
-      .send(page({ origin, key, ledgerUrl: config.ledgerUrl, ledgerToken: config.ledgerToken! }));
+      .send(page({ origin, key, ledgerUrl: config.ledgerUrl, ledgerToken: config.ledgerToken!, registries: config.sandboxRegistries }));
   });
 }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { execute, memoryStorage } from '@bestex/sdk';
-import { sandboxProvider } from '@bestex/sdk/sandbox';
+import { sandboxProvider, sandboxRegistries } from '@bestex/sdk/sandbox';
 import { chosenCommand, runCli, UsageError } from '../core/cli.js';
 import { Decimal } from '../core/decimal.js';
 import { CHOICES, HOLDING, TRANSFER_INSTRUCTION, namesEntity } from '../core/ledger/token-standard.js';
@@ -32,7 +32,8 @@ const USAGE = `usage: npm run -s sandbox -- <command>
   pause | resume                        stop or restart the tradecraft pools' answers to deposits
                                         (a paused pool lets offers expire)
 environment: LEDGER_URL and LEDGER_TOKEN (default: the running sandbox's, from DATA_DIR/sandbox.json),
-             DATA_DIR (default ./data), BESTEX_URL (default http://127.0.0.1:8080; only printed,
+             SANDBOX_URL (with LEDGER_URL: its sandbox, whose manifest names the token registries
+             execute asks), DATA_DIR (default ./data), BESTEX_URL (default http://127.0.0.1:8080; only printed,
              in the outcome command)`;
 
 class Failure extends Error {}
@@ -51,9 +52,9 @@ const serviceUrl = (process.env.BESTEX_URL || 'http://127.0.0.1:8080').replace(/
 /**
  * The sandbox ledger: LEDGER_URL when set (with LEDGER_TOKEN, else the running sandbox's token when
  * it names that ledger, else the sandbox's default), else the running sandbox's, as it wrote them
- * to DATA_DIR/sandbox.json when it started.
+ * to DATA_DIR/sandbox.json when it started; and that sandbox's token registries, when it is the one.
  */
-function findLedger(): { url: string; token: string } {
+function findLedger(): { url: string; token: string; registries: Readonly<Record<string, string>> | null } {
   const file = path.resolve(process.env.DATA_DIR || './data', ANNOUNCEMENT_FILE);
   let running: Partial<SandboxAnnouncement> | null = null;
   try {
@@ -65,14 +66,29 @@ function findLedger(): { url: string; token: string } {
   if (url) {
     // The running sandbox's own token, when LEDGER_URL names its ledger and LEDGER_TOKEN is unset.
     const token = process.env.LEDGER_TOKEN || (running?.ledger === url && typeof running.ledgerToken === 'string' ? running.ledgerToken : SANDBOX_LEDGER_TOKEN);
-    return { url, token };
+    return { url, token, registries: running?.ledger === url ? (running.registries ?? null) : null };
   }
   if (!running) throw new Failure(`no running sandbox found (${file} is absent or unreadable): start the service (make run) or the sandbox (make sandbox), or set LEDGER_URL`);
   if (typeof running.ledger !== 'string' || typeof running.ledgerToken !== 'string') throw new Failure(`${file} does not say where the sandbox ledger is: restart the sandbox, or set LEDGER_URL`);
   if (typeof running.pid === 'number' && !alive(running.pid)) {
     throw new Failure(`the sandbox ${file} names (pid ${running.pid}) is not running: start the service (make run) or the sandbox (make sandbox), or set LEDGER_URL`);
   }
-  return { url: running.ledger, token: process.env.LEDGER_TOKEN || running.ledgerToken };
+  return { url: running.ledger, token: process.env.LEDGER_TOKEN || running.ledgerToken, registries: running.registries ?? null };
+}
+
+/**
+ * The token registries a plan's transfers are asked of: the running sandbox's, or those the
+ * manifest of the sandbox at SANDBOX_URL names (for a ledger given by LEDGER_URL).
+ */
+async function registriesOf(ledger: ReturnType<typeof findLedger>): Promise<Readonly<Record<string, string>>> {
+  if (ledger.registries) return ledger.registries;
+  const sandboxUrl = process.env.SANDBOX_URL;
+  if (!sandboxUrl) throw new Failure(`which token registries serve ${ledger.url}'s instruments is not known: set SANDBOX_URL to its sandbox (as \`make sandbox\` prints it), whose manifest names them`);
+  try {
+    return await sandboxRegistries(sandboxUrl);
+  } catch (err) {
+    throw new Failure(`the sandbox at SANDBOX_URL (${sandboxUrl}) did not name its registries: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /** Whether a process of that id runs (one of another user counts: it exists). */
@@ -85,7 +101,7 @@ function alive(pid: number): boolean {
   }
 }
 
-let found: { url: string; token: string } | null = null;
+let found: ReturnType<typeof findLedger> | null = null;
 
 /** One request to the sandbox ledger; a refusal becomes a Failure with the ledger's own cause. */
 async function ledger(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
@@ -253,6 +269,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     let duplicate = false;
     const result = await execute(plan as Parameters<typeof execute>[0], {
       provider,
+      registries: await registriesOf(found),
       storage: memoryStorage(),
       signal: stop.signal,
       hooks: {

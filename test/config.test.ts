@@ -59,6 +59,7 @@ const DEFAULTS: Config = {
   },
   sandboxUrl: null,
   sandboxVenuesPort: 0,
+  sandboxRegistries: {},
   // The sandbox's, once it is reached (core/sandbox-link/manifest.ts).
   poolParties: {},
   serviceFeeParty: null,
@@ -166,6 +167,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     portalKeysPerDay: 1000,
     sandboxUrl: null,
     sandboxVenuesPort: 0,
+    sandboxRegistries: {},
     poolParties: DEFAULTS.poolParties,
     serviceFeeParty: `bestex-fees::1220${'e'.repeat(64)}`,
     b2cFeeParty: null,

@@ -19,7 +19,7 @@ const newTaker = () => `cli-taker-${++takers}::1220${'7'.repeat(64)}`;
 async function started(t: { teardown(fn: () => Promise<void>): void }, env: Record<string, string> = {}) {
   const app = await testApp({ env });
   t.teardown(app.close);
-  const cli = (...args: string[]) => sandboxCli(args, { LEDGER_URL: app.sandbox!.manifest.ledger });
+  const cli = (...args: string[]) => sandboxCli(args, { LEDGER_URL: app.sandbox!.manifest.ledger, SANDBOX_URL: app.sandbox!.manifest.sandbox });
   return { app, cli };
 }
 
@@ -73,7 +73,7 @@ t.test('execute "refuses an expired plan", and sends nothing', async (t) => {
   writeFileSync(file, JSON.stringify({ ...plan, expiry: new Date(Date.now() - 5_000).toISOString() }));
   const end = app.sandbox!.ledger.ledgerEnd;
   // A relative path is the caller's: npm runs the script in the package's folder and says where it was run.
-  const run = await sandboxCli(['execute', '--plan', path.basename(file), '--party', taker], { LEDGER_URL: app.sandbox!.manifest.ledger, INIT_CWD: dir });
+  const run = await sandboxCli(['execute', '--plan', path.basename(file), '--party', taker], { LEDGER_URL: app.sandbox!.manifest.ledger, SANDBOX_URL: app.sandbox!.manifest.sandbox, INIT_CWD: dir });
   t.equal(run.code, 1);
   t.match(run.stderr, /the plan expired at .*, [0-9]+ s ago; .* re-plan with a new idempotencyKey/);
   t.equal(app.sandbox!.ledger.ledgerEnd, end, 'no transaction');

@@ -126,7 +126,7 @@ t.test('"every sandbox ledger and registry answer validated against the pinned O
   const again = await call('POST', '/v2/interactive-submission/prepare', { ...carolCommand, commandId: 'carol-again' });
   await call('POST', '/v2/interactive-submission/execute', { ...execution(sign(null, Buffer.from(again.body.preparedTransactionHash ?? '', 'base64'), keys.privateKey)), preparedTransaction: again.body.preparedTransaction });
   await call('GET', '/v2/no-such-thing');
-  t.match(await call('GET', '/registry/metadata/v1/info'), { status: 404 }, 'the participant answers the registry\'s transfer-instruction paths only, not its metadata');
+  t.match(await call('POST', '/registry/transfer-instruction/v1/transfer-factory', { choiceArguments: transfer(alice, bob, '1', []) }), { status: 404, body: { code: 'NOT_FOUND' } }, 'a participant serves no registry: the registries are at their own URLs');
   await call('POST', '/v2/updates', { beginExclusive: 0 });
 
   holdToDocuments(t, sandbox.exchanges);

@@ -22,6 +22,8 @@ interface World {
   readonly baseUrl: string;
   readonly taker: string;
   readonly provider: CantonProvider;
+  /** The sandbox's token registries, by instrument admin, as its manifest names them. */
+  readonly registries: Readonly<Record<string, string>>;
   readonly client: ReturnType<typeof createClient>;
   plan(amount?: string, key?: string): Promise<AppPlan>;
   fund(token: 'CC' | 'USDCx', amount: string): Promise<void>;
@@ -47,6 +49,7 @@ async function world(t: { teardown(fn: () => Promise<void>): void }, options: Te
     baseUrl,
     taker,
     provider,
+    registries: sandbox.manifest.registries,
     client,
     plan: async (amount = '100') =>
       (await client.plan({ from: 'CC', to: 'USDCx', amount, venueId: 'tradecraft', takerParty: taker, idempotencyKey: `${taker}-${++keys}` })) as AppPlan,
@@ -60,7 +63,7 @@ async function world(t: { teardown(fn: () => Promise<void>): void }, options: Te
 /**
  * Runs `call` (an expression over `plan`, `provider` and `storage`, awaited) in a new Node process,
  * as a reloaded page or a restarted app would: the SDK as installed, the sandbox wallet of
- * `w`'s taker, file storage in `dir`. Answers the result it prints.
+ * `w`'s taker and its registries, file storage in `dir`. Answers the result it prints.
  */
 async function inNewProcess(w: World, dir: string, plan: AppPlan, call: string): Promise<{ code: unknown; result: ExecutionResult | null; stderr: string }> {
   const sandbox = w.app.sandbox!;
@@ -69,12 +72,13 @@ async function inNewProcess(w: World, dir: string, plan: AppPlan, call: string):
     import { fileStorage } from '@bestex/sdk/node';
     import { sandboxProvider } from '@bestex/sdk/sandbox';
     const provider = sandboxProvider({ ledgerUrl: process.env.LEDGER, token: process.env.TOKEN, party: process.env.PARTY });
+    const registries = JSON.parse(process.env.REGISTRIES);
     const storage = fileStorage(process.env.DIR);
     const plan = JSON.parse(process.env.PLAN_JSON);
     console.log(JSON.stringify(await ${call}));
   `;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    env: { ...process.env, LEDGER: sandbox.manifest.ledger, TOKEN: sandbox.ledgerToken, PARTY: w.taker, PLAN_JSON: JSON.stringify(plan), DIR: dir },
+    env: { ...process.env, REGISTRIES: JSON.stringify(sandbox.manifest.registries), LEDGER: sandbox.manifest.ledger, TOKEN: sandbox.ledgerToken, PARTY: w.taker, PLAN_JSON: JSON.stringify(plan), DIR: dir },
   });
   let out = '';
   let stderr = '';
@@ -98,7 +102,7 @@ t.test('quote -> plan -> execute: hooks fire INITIATED then COMPLETED; "the upda
   await w.fund('CC', '1000');
   const plan = await w.plan();
   const hooks = recorder();
-  const result = await execute(plan, { provider: w.provider, client: w.client, hooks });
+  const result = await execute(plan, { provider: w.provider, registries: w.registries, client: w.client, hooks });
   t.strictSame(hooks.statuses, ['SUBMITTING', 'INITIATED', 'COMPLETED']);
   t.strictSame(hooks.steps.map((s) => [s.index, s.step.kind, s.state]), [[0, 'venue-deposit', 'pending'], [0, 'venue-deposit', 'submitted'], [0, 'venue-deposit', 'accepted']]);
   t.match(result, { status: 'COMPLETED', party: w.taker, depositUpdateId: /^1220[0-9a-f]{64}$/, submittedUpdateId: /^1220[0-9a-f]{64}$/, error: null });
@@ -120,7 +124,7 @@ t.test('"price worse than the floor -> SLIPPAGE_FAILED": a pool move before exec
   const plan = await w.plan('200');
   await w.control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300 });
   const hooks = recorder();
-  const result = await execute(plan, { provider: w.provider, client: w.client, hooks });
+  const result = await execute(plan, { provider: w.provider, registries: w.registries, client: w.client, hooks });
   t.strictSame(hooks.statuses, ['SUBMITTING', 'INITIATED', 'SLIPPAGE_FAILED']);
   t.match(result, { status: 'SLIPPAGE_FAILED', depositUpdateId: /^1220/, received: null, realised: null, outcome: { status: 'slippage_failed', agrees: true } });
   t.equal(hooks.steps.at(-1)?.state, 'returned');
@@ -133,7 +137,7 @@ t.test('"a client refuses an expired plan": refused before anything is signed, n
   const plan = await w.plan();
   const before = w.app.sandbox!.ledger.ledgerEnd;
   const hooks = recorder();
-  const result = await execute(plan, { provider: w.provider, hooks });
+  const result = await execute(plan, { provider: w.provider, registries: w.registries, hooks });
   t.match(result, { status: 'REFUSED', error: { name: 'BestexError', code: 'plan_expired', message: /expired at .* s ago; .*re-plan with a new idempotencyKey/ } });
   t.strictSame(hooks.statuses, ['REFUSED']);
   t.equal(w.app.sandbox!.ledger.ledgerEnd, before, 'no transaction');
@@ -151,7 +155,7 @@ t.test('"the SDK re-checks the plan it is handed": an unknown step, a deposit un
     ['a fee leg on a plan that collects none', { ...plan, planId: `${plan.planId}-d`, steps: [plan.steps[0]!, { ...plan.steps[0]!, kind: 'fee-transfer', instrument: 'USDCx', amount: '1' }] }],
   ];
   for (const [what, bad] of tampered) {
-    const result = await execute(bad, { provider: w.provider });
+    const result = await execute(bad, { provider: w.provider, registries: w.registries });
     t.match(result, { status: 'REFUSED', error: { code: 'plan_unverifiable' } }, what);
   }
   t.equal(w.app.sandbox!.ledger.ledgerEnd, before, 'nothing submitted');
@@ -161,14 +165,14 @@ t.test('"two concurrent execute calls -> one submission": the second gets the sa
   const w = await world(t);
   await w.fund('CC', '1000');
   const plan = await w.plan();
-  const first = execute(plan, { provider: w.provider });
-  const second = execute(plan, { provider: w.provider });
+  const first = execute(plan, { provider: w.provider, registries: w.registries });
+  const second = execute(plan, { provider: w.provider, registries: w.registries });
   t.equal(first, second, 'the same promise');
   const [a, b] = await Promise.all([first, second]);
   t.equal(a.status, 'COMPLETED');
   t.equal(b, a);
   t.equal(w.offers(), 1, 'one deposit offer on the ledger');
-  const again = await execute(plan, { provider: w.provider });
+  const again = await execute(plan, { provider: w.provider, registries: w.registries });
   t.equal(again.depositUpdateId, a.depositUpdateId, 'executing a finished plan again returns its result');
   t.equal(w.offers(), 1, 'and submits nothing');
 });
@@ -181,17 +185,17 @@ t.test('"resume after a new process -> the same result and no second submission"
   const dir = mkdtempSync(path.join(tmpdir(), 'bestex-sdk-records-'));
   const stop = new AbortController();
   // This process submits, then stops waiting once the deposit is on the ledger, as a closed tab would.
-  const first = await execute(plan, { provider: w.provider, storage: fileStorage(dir), signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
+  const first = await execute(plan, { provider: w.provider, registries: w.registries, storage: fileStorage(dir), signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
   t.equal(first.status, 'INITIATED', 'left mid-way, with the deposit on the ledger');
   await w.control('/sandbox/v1/operator', { paused: false });
-  const run = await inNewProcess(w, dir, plan, 'resume(plan.planId, { provider, storage })');
+  const run = await inNewProcess(w, dir, plan, 'resume(plan.planId, { provider, registries, storage })');
   t.equal(run.code, 0, run.stderr);
   const resumed = run.result!;
   t.match(resumed, { status: 'COMPLETED', submittedUpdateId: first.submittedUpdateId, depositUpdateId: /^1220/ });
   t.equal(w.offers(), 1, 'no second submission');
-  const again = await resume(plan.planId, { provider: w.provider, storage: fileStorage(dir) });
+  const again = await resume(plan.planId, { provider: w.provider, registries: w.registries, storage: fileStorage(dir) });
   t.strictSame(again, resumed, 'a finished execution resumes to its stored result');
-  await t.rejects(resume('pl_unknown', { provider: w.provider, storage: fileStorage(dir) }), { name: 'BestexError', code: 'unknown_plan' });
+  await t.rejects(resume('pl_unknown', { provider: w.provider, registries: w.registries, storage: fileStorage(dir) }), { name: 'BestexError', code: 'unknown_plan' });
 });
 
 t.test('fees on: "the deposit and the fee legs go as one atomic batch", and "fee escrow is released" once the payout is on the ledger', async (t) => {
@@ -201,7 +205,7 @@ t.test('fees on: "the deposit and the fee legs go as one atomic batch", and "fee
   const plan = await w.plan();
   t.strictSame(plan.steps.map((s) => s.kind), ['venue-deposit', 'b2c-fee-transfer']);
   const hooks = recorder();
-  const result = await execute(plan, { provider: w.provider, client: w.client, hooks });
+  const result = await execute(plan, { provider: w.provider, registries: w.registries, client: w.client, hooks });
   t.match(result, { status: 'COMPLETED', fees: { included: true, released: true, note: null }, outcome: { agrees: true } });
   const ledger = w.app.sandbox!.ledger;
   const submittedTx = ledger.transactions(0, ledger.ledgerEnd).find((tx) => tx.updateId === result.submittedUpdateId)!;
@@ -218,7 +222,7 @@ t.test('"the taker cannot cover a fee leg -> the swap degrades to the deposit al
   const plan = await w.plan();
   const notes: string[] = [];
   const hooks = recorder();
-  const result = await execute(plan, { provider: w.provider, hooks: { ...hooks, onStatus: (s, d) => (hooks.onStatus!(s, d), d.note && notes.push(d.note)) } });
+  const result = await execute(plan, { provider: w.provider, registries: w.registries, hooks: { ...hooks, onStatus: (s, d) => (hooks.onStatus!(s, d), d.note && notes.push(d.note)) } });
   t.match(result, { status: 'COMPLETED', fees: { included: false, released: null, note: /b2c-fee-transfer leg needs .* USDCx .* fee-less/ } });
   t.match(hooks.steps.find((s) => s.index === 1), { state: 'skipped' });
   t.match(notes[0], /fee-less/, 'the hooks say so');
@@ -241,7 +245,7 @@ t.test('"a provider answering 4001 -> the user-rejected state", nothing submitte
   const declined = Object.assign(new Error('User rejected the request.'), { code: 4001 });
   const provider = wrap(w.provider, { prepareExecuteAndWait: () => Promise.reject(declined) });
   const hooks = recorder();
-  const result = await execute(plan, { provider, hooks });
+  const result = await execute(plan, { provider, registries: w.registries, hooks });
   t.match(result, { status: 'USER_REJECTED', error: { code: 'user_rejected' } });
   t.strictSame(hooks.statuses, ['SUBMITTING', 'USER_REJECTED']);
   t.equal(w.offers(), 0);
@@ -266,7 +270,7 @@ t.test('"a provider that never emits txChanged -> still COMPLETED", even one wit
     },
     false,
   );
-  const result = await execute(plan, { provider: late, client: w.client });
+  const result = await execute(plan, { provider: late, registries: w.registries, client: w.client });
   await Promise.all(committed);
   t.match(result, { status: 'COMPLETED', outcome: { agrees: true } });
   t.equal(w.offers(), 1);
@@ -278,6 +282,7 @@ t.test('"a hook that throws -> the swap still completes"', async (t) => {
   const plan = await w.plan();
   const result = await execute(plan, {
     provider: w.provider,
+    registries: w.registries,
     hooks: {
       onStatus: () => {
         throw new Error('the host broke');
@@ -296,15 +301,15 @@ t.test('"withdraw(planId) takes back a deposit no pool has answered": WITHDRAWN,
   await w.control('/sandbox/v1/operator', { paused: true });
   const plan = await w.plan();
   const stop = new AbortController();
-  const first = await execute(plan, { provider: w.provider, signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
+  const first = await execute(plan, { provider: w.provider, registries: w.registries, signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
   t.equal(first.status, 'INITIATED');
   t.equal(balance(w, 'Amulet'), '900', 'locked in the offer');
   const hooks = recorder();
-  const withdrawn = await withdraw(plan.planId, { provider: w.provider, hooks });
+  const withdrawn = await withdraw(plan.planId, { provider: w.provider, registries: w.registries, hooks });
   t.match(withdrawn, { status: 'WITHDRAWN', depositUpdateId: /^1220/ });
   t.equal(hooks.statuses.at(-1), 'WITHDRAWN');
   t.equal(balance(w, 'Amulet'), '1000', 'back whole');
-  await t.rejects(withdraw(plan.planId, { provider: w.provider }), { name: 'BestexError', code: 'nothing_to_withdraw' });
+  await t.rejects(withdraw(plan.planId, { provider: w.provider, registries: w.registries }), { name: 'BestexError', code: 'nothing_to_withdraw' });
 });
 
 t.test('"when the wallet cannot batch, the swap degrades to the deposit alone, fee-less, and says so in the hooks and the result"', async (t) => {
@@ -320,7 +325,7 @@ t.test('"when the wallet cannot batch, the swap degrades to the deposit alone, f
     },
   });
   const hooks = recorder();
-  const result = await execute(plan, { provider: single, hooks });
+  const result = await execute(plan, { provider: single, registries: w.registries, hooks });
   t.match(result, { status: 'COMPLETED', fees: { included: false, note: /did not take the deposit and its fee legs as one batch .*one command at a time.*fee-less/ } });
   t.strictSame(hooks.steps.filter((s) => s.index === 1).map((s) => s.state), ['pending', 'skipped'], 'the fee leg, skipped');
   t.equal(w.offers(), 1, 'the deposit alone: no fee charged apart from its swap');
@@ -334,7 +339,7 @@ t.test('the sandbox wallet "emits txChanged": pending, then executed with the up
   const events: Array<{ status: string; commandId: string; payload?: { updateId: string } }> = [];
   const listener = (event: never) => void events.push(event);
   w.provider.on('txChanged', listener);
-  const result = await execute(plan, { provider: w.provider });
+  const result = await execute(plan, { provider: w.provider, registries: w.registries });
   t.match(events, [{ status: 'pending', commandId: plan.planId }, { status: 'executed', commandId: plan.planId, payload: { updateId: result.submittedUpdateId! } }]);
   events.length = 0;
   await t.rejects(w.provider.request({ method: 'prepareExecute', params: { commands: [], commandId: 'empty', actAs: [w.taker] } }), { code: -32003 });
@@ -353,11 +358,11 @@ t.test('localStorageStorage: "an adapter for localStorage" keeps the record resu
   const items = new Map<string, string>();
   const storage = { getItem: (k: string) => items.get(k) ?? null, setItem: (k: string, v: string) => void items.set(k, v) } as unknown as Storage;
   const stop = new AbortController();
-  const first = await execute(plan, { provider: w.provider, storage: localStorageStorage(storage), signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
+  const first = await execute(plan, { provider: w.provider, registries: w.registries, storage: localStorageStorage(storage), signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
   t.equal(first.status, 'INITIATED');
   t.match(JSON.parse(items.get(`bestex:execution:${plan.planId}`)!), { version: 1, planId: plan.planId, status: 'INITIATED' }, 'a versioned record under its key');
   await w.control('/sandbox/v1/operator', { paused: false });
-  const resumed = await resume(plan.planId, { provider: w.provider, storage: localStorageStorage(storage) });
+  const resumed = await resume(plan.planId, { provider: w.provider, registries: w.registries, storage: localStorageStorage(storage) });
   t.equal(resumed.status, 'COMPLETED');
   t.equal(w.offers(), 1);
 });
@@ -367,12 +372,26 @@ t.test('a registry that cannot be reached ends in SUBMIT_FAILED with nothing sub
   await w.fund('CC', '1000');
   const plan = await w.plan();
   const failed = await execute(plan, { provider: w.provider, registryUrl: 'http://127.0.0.1:1' });
-  t.match(failed, { status: 'SUBMIT_FAILED', error: { name: 'BestexError' } });
+  t.match(failed, { status: 'SUBMIT_FAILED', error: { name: 'BestexError', message: /registry at http:\/\/127\.0\.0\.1:1.* cannot be reached/ } });
   t.equal(w.offers(), 0, 'nothing submitted');
-  const registry = w.app.sandbox!.manifest.ledger;
-  const retried = await execute(plan, { provider: w.provider, registryUrl: registry, fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${w.app.sandbox!.ledgerToken}` } }) });
-  t.equal(retried.status, 'COMPLETED', 'executed again, through the registry at registryUrl');
+  const asked: string[] = [];
+  const retried = await execute(plan, { provider: w.provider, registries: w.registries, fetch: (input, init) => (asked.push(`${init?.method} ${String(input)} ${JSON.stringify(init?.headers)}`), fetch(input, init)) });
+  t.equal(retried.status, 'COMPLETED', 'executed again, through the admin\'s registry');
   t.equal(w.offers(), 1);
+  const amulet = w.registries[w.app.sandbox!.manifest.instrumentAdmins.Amulet]!;
+  t.ok(asked.length > 0 && asked.every((a) => a.startsWith(`POST ${amulet}/registry/transfer-instruction/v1/`)), '"the SDK asks the registry directly": the Amulet admin\'s registry, at its own URL');
+  t.ok(asked.every((a) => !/authorization/i.test(a)), '"with no ledger token"');
+});
+
+t.test('"which registry serves an instrument is configuration": without one for the deposit\'s admin the plan is refused before anything is signed', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan();
+  const amulet = w.app.sandbox!.manifest.instrumentAdmins.Amulet;
+  const others = Object.fromEntries(Object.entries(w.registries).filter(([admin]) => admin !== amulet));
+  const result = await execute(plan, { provider: w.provider, registries: others });
+  t.match(result, { status: 'REFUSED', error: { code: 'registry_unconfigured', message: new RegExp(`instrument admin ${amulet.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`) } });
+  t.equal(w.offers(), 0, 'nothing submitted');
 });
 
 t.test('"fee escrow is not released" on SLIPPAGE_FAILED: the fee legs come back with the deposit, each step reported', async (t) => {
@@ -382,7 +401,7 @@ t.test('"fee escrow is not released" on SLIPPAGE_FAILED: the fee legs come back 
   const plan = await w.plan('200');
   await w.control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300 });
   const hooks = recorder();
-  const result = await execute(plan, { provider: w.provider, hooks });
+  const result = await execute(plan, { provider: w.provider, registries: w.registries, hooks });
   t.match(result, { status: 'SLIPPAGE_FAILED', fees: { included: true, released: false } });
   t.strictSame(hooks.steps.filter((s) => s.index === 1).map((s) => s.state), ['pending', 'submitted', 'returned']);
   t.equal(balance(w, 'USDCx'), '5', 'the fee is back');
@@ -402,7 +421,7 @@ t.test('a partner plan with an escrowed service fee and an integrator fee: every
   const plan = await partner.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: w.taker, idempotencyKey: `${w.taker}-partner`, feeBps: 5, feeRecipient: recipient });
   t.strictSame(plan.steps.map((s) => s.kind), ['venue-deposit', 'fee-escrow-lock', 'fee-transfer']);
   const hooks = recorder();
-  const result = await execute(plan, { provider: w.provider, client: partner, hooks });
+  const result = await execute(plan, { provider: w.provider, registries: w.registries, client: partner, hooks });
   t.match(result, { status: 'COMPLETED', fees: { included: true, released: true }, outcome: { agrees: true } });
   for (const index of [1, 2]) t.strictSame(hooks.steps.filter((s) => s.index === index).map((s) => s.state), ['pending', 'submitted', 'accepted'], plan.steps[index]!.kind);
   t.equal(spendable(w.app.sandbox!.ledger, recipient, 'USDCx').toFixed(), plan.steps[2]!.amount, 'the integrator holds its fee');
@@ -412,10 +431,10 @@ t.test('the SDK\'s own duplicate path: a plan already on the ledger (executed fr
   const w = await world(t);
   await w.fund('CC', '1000');
   const plan = await w.plan();
-  const first = await execute(plan, { provider: w.provider, storage: memoryStorage() });
+  const first = await execute(plan, { provider: w.provider, registries: w.registries, storage: memoryStorage() });
   t.equal(first.status, 'COMPLETED');
   const notes: Array<{ status: string; duplicate?: boolean }> = [];
-  const again = await execute(plan, { provider: w.provider, storage: memoryStorage(), hooks: { onStatus: (status, detail) => void notes.push({ status, ...(detail.duplicate ? { duplicate: true } : {}) }) } });
+  const again = await execute(plan, { provider: w.provider, registries: w.registries, storage: memoryStorage(), hooks: { onStatus: (status, detail) => void notes.push({ status, ...(detail.duplicate ? { duplicate: true } : {}) }) } });
   t.match(again, { status: 'COMPLETED', depositUpdateId: first.depositUpdateId, submittedUpdateId: first.submittedUpdateId });
   t.match(notes.find((n) => n.status === 'INITIATED'), { duplicate: true }, 'the hooks say nothing new was sent');
   t.equal(w.offers(), 1);
@@ -427,7 +446,7 @@ t.test('a tampered service fee leg (b2c-fee-transfer for more than the disclosed
   await w.fund('USDCx', '50');
   const plan = await w.plan();
   const greedy = { ...plan, steps: [plan.steps[0]!, { ...plan.steps[1]!, amount: '40' }] };
-  const result = await execute(greedy, { provider: w.provider });
+  const result = await execute(greedy, { provider: w.provider, registries: w.registries });
   t.match(result, { status: 'REFUSED', error: { code: 'plan_unverifiable', message: /b2c-fee-transfer leg is not the disclosed service fee/ } });
   t.equal(w.offers(), 0);
 });
@@ -440,7 +459,7 @@ t.test('"a hook that throws never breaks the execution", an async one included (
   const onUnhandled = (reason: unknown) => void unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
   t.teardown(() => void process.off('unhandledRejection', onUnhandled));
-  const result = await execute(plan, { provider: w.provider, hooks: { onStatus: async () => Promise.reject(new Error('async host failure')) } });
+  const result = await execute(plan, { provider: w.provider, registries: w.registries, hooks: { onStatus: async () => Promise.reject(new Error('async host failure')) } });
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal(result.status, 'COMPLETED');
   t.strictSame(unhandled, []);
@@ -456,7 +475,7 @@ t.test('a wallet that drops the connection after submitting (4900) is not taken 
       throw Object.assign(new Error('Disconnected'), { code: 4900 });
     },
   });
-  const result = await execute(plan, { provider: flaky });
+  const result = await execute(plan, { provider: flaky, registries: w.registries });
   t.equal(result.status, 'COMPLETED');
   t.equal(w.offers(), 1);
 });
@@ -469,9 +488,9 @@ t.test('"a reload while the wallet was asked to sign": executing again in a new 
   // The wallet never answers: the page is closed while the user looks at the signing prompt.
   const stuck = wrap(w.provider, { prepareExecuteAndWait: () => new Promise(() => {}) });
   const statuses: ExecutionStatus[] = [];
-  void execute(plan, { provider: stuck, storage: fileStorage(dir), hooks: { onStatus: (s) => void statuses.push(s) } });
+  void execute(plan, { provider: stuck, registries: w.registries, storage: fileStorage(dir), hooks: { onStatus: (s) => void statuses.push(s) } });
   while (!statuses.includes('SUBMITTING')) await new Promise((resolve) => setTimeout(resolve, 20));
-  const run = await inNewProcess(w, dir, plan, 'execute(plan, { provider, storage })');
+  const run = await inNewProcess(w, dir, plan, 'execute(plan, { provider, registries, storage })');
   t.equal(run.code, 0, run.stderr);
   t.match(run.result, { status: 'COMPLETED' });
   t.equal(w.offers(), 1);
@@ -481,8 +500,8 @@ t.test('a signal already aborted stops the execution before anything is signed',
   const w = await world(t);
   await w.fund('CC', '1000');
   const plan = await w.plan();
-  const result = await execute(plan, { provider: w.provider, signal: AbortSignal.abort() });
+  const result = await execute(plan, { provider: w.provider, registries: w.registries, signal: AbortSignal.abort() });
   t.match(result, { status: 'REFUSED', error: { code: 'aborted' } });
   t.equal(w.offers(), 0);
-  t.equal((await execute(plan, { provider: w.provider })).status, 'COMPLETED', 'and it can be executed after');
+  t.equal((await execute(plan, { provider: w.provider, registries: w.registries })).status, 'COMPLETED', 'and it can be executed after');
 });

@@ -105,6 +105,7 @@ export function withSandbox(config: Config, manifest: SandboxManifest, ledgerTok
     poolParties,
     // However it was found, the configuration the service runs with says where its sandbox is.
     sandboxUrl: manifest.sandbox,
+    sandboxRegistries: manifest.registries,
     ledgerUrl: manifest.ledger,
     ledgerToken,
     ledgerReadAs: config.ledgerReadAs.length > 0 ? config.ledgerReadAs : [...new Set(Object.values(poolParties))],

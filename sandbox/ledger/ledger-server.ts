@@ -4,11 +4,10 @@
 // in tests against the pinned OpenAPI document (sandbox/ledger/openapi/). Refusals are
 // JsCantonError bodies with Canton's error ids.
 //
-// Beside the API, what a real participant does not serve, each named as the sandbox's own:
-// - the registry's paths under the participant's base, for wallets that ask the registry through
-//   the participant (the registries proper are on the registry server, sandbox/registry/);
-// - POST /sandbox/v1/fund {party, token, amount}, /sandbox/v1/move {pair, bps},
-//   /sandbox/v1/operator {paused}: the faucet, the price mover and the pools' operator switch.
+// Beside the API, what a real participant does not serve, named as the sandbox's own: POST
+// /sandbox/v1/fund {party, token, amount}, /sandbox/v1/move {pair, bps}, /sandbox/v1/operator
+// {paused}: the faucet, the price mover and the pools' operator switch. The token registries are
+// servers of their own (sandbox/registry/), as on a real network.
 //
 // Every request needs `Authorization: Bearer <LEDGER_TOKEN>`: the token's user (its `sub`) is the
 // participant's administrator.
@@ -19,7 +18,6 @@ import { answeredPreflight, BodyTooLarge, closeServer, listen, readBody, sendJso
 import { Decimal } from '../../core/decimal.js';
 import { isPartyId } from '../../core/party.js';
 import { resolveToken, type Token } from '../../core/tokens.js';
-import { registryAnswer } from '../registry/registry.js';
 import { createdEventBlob, FilterRefused, readEventFilter, renderActive, renderEvent, renderTransaction, renderTree, type EventFilter, type KnownIds, type Shape } from './event-format.js';
 import { ed25519Verifies, Participant, type Right } from './participant.js';
 import { decodePrepared, encodePrepared, hashPrepared, preparedTransaction } from './prepared-transaction.js';
@@ -197,7 +195,7 @@ function route(context: Context, method: string, url: URL, text: string): Reply 
     }
     if (/^\/v2\/users\/[^/]+$/.test(path)) return participant.user(segment(3)) ? ok({ user: userOf(participant, segment(3)) }) : userNotFound(segment(3));
     if (/^\/v2\/users\/[^/]+\/rights$/.test(path)) return participant.user(segment(3)) ? ok({ rights: participant.user(segment(3))!.rights }) : userNotFound(segment(3));
-    return routeRegistry(context, method, path, undefined) ?? noRoute(method, path);
+    return noRoute(method, path);
   }
   let json: unknown;
   try {
@@ -258,28 +256,12 @@ function route(context: Context, method: string, url: URL, text: string): Reply 
       ledger.setOperatorPaused(input.paused);
       return ok({ paused: ledger.operatorPaused });
     default:
-      return routeRegistry(context, method, path, input) ?? noRoute(method, path);
+      return noRoute(method, path);
   }
 }
 
 const noRoute = (method: string, path: string) => notFound('NOT_FOUND', `no route ${method} ${path.slice(0, 160)}`);
 const userNotFound = (id: string) => notFound('USER_NOT_FOUND', `getting user failed for unknown user "${id.slice(0, 80)}"`);
-
-/** The registry of the instrument admin a factory or instruction belongs to, asked through the participant. */
-function routeRegistry(context: Context, method: string, path: string, body: unknown): Reply | null {
-  if (!path.startsWith('/registry/transfer-instruction/')) return null;
-  const contextOf = /^\/registry\/transfer-instruction\/v1\/([^/]+)\/choice-contexts\//.exec(path);
-  // The admin is the one the factory call names, or the one of the instruction a choice context is for.
-  const instruction = contextOf ? context.ledger.contract(decodeURIComponent(contextOf[1]!)) : undefined;
-  const admin = instruction
-    ? (record(record(Object.values(instruction.created.views)[0])?.transfer)?.instrumentId as { admin?: unknown } | undefined)?.admin
-    : record(record(body)?.choiceArguments)?.expectedAdmin;
-  // Answered as the registry answers, refusals in the token standard's shape.
-  if (typeof admin !== 'string' || !context.ledger.factories.has(admin)) {
-    return { status: 404, body: { error: contextOf ? 'no open transfer instruction has that contract id' : 'no transfer factory for choiceArguments.expectedAdmin: name an instrument admin of the sandbox' } };
-  }
-  return registryAnswer(context.ledger, SYNCHRONIZER_ID, admin, method, path, body);
-}
 
 /** A hosted party as the participant lists it: every party it hosts is local to it, external ones included. */
 function partyDetails(p: { party: string }) {

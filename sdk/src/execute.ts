@@ -22,7 +22,8 @@ import { divide, fromUnits, toUnits } from './decimal.js';
 import { BestexError } from './errors.js';
 import { holdingsOf, ledgerEnd, openOffersOf, transactionsOf, type OwnHolding } from './ledger-view.js';
 import { checkPlan, type Plan } from './plan.js';
-import { ledgerApi, PROVIDER_ERRORS, providerErrorCode, type CantonProvider, type DisclosedContract, type LedgerCommand, type TxChangedEvent, type WalletAccount } from './provider.js';
+import { readRefusal } from './refusals.js';
+import { ledgerApi, type CantonProvider, type DisclosedContract, type LedgerCommand, type TxChangedEvent, type WalletAccount } from './provider.js';
 import { memoryStorage, type ExecutionStorage } from './storage.js';
 import { CHOICES, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from './token-standard.js';
 import { feesReleased, START, track, type DepositTarget, type Tracked } from './tracking.js';
@@ -32,10 +33,12 @@ export interface ExecuteOptions {
   /** The taker; the wallet's primary account by default. */
   readonly party?: string;
   /**
-   * The token registry's base URL (the instrument admin's, such as a Scan's for Amulet), for the
-   * transfer factory and choice contexts. Without it they are asked through the wallet's
-   * `ledgerApi`, which works where the participant serves the registry too (the sandbox does).
+   * Each instrument admin's token registry base URL (such as a Scan's for Amulet), by admin party,
+   * for the transfer factory and choice contexts. The sandbox names its own in its manifest
+   * (`registries`; `sandboxRegistries` reads it). A registry is asked directly, with no credential.
    */
+  readonly registries?: Readonly<Record<string, string>>;
+  /** One registry for every instrument, where `registries` does not name the admin. */
   readonly registryUrl?: string;
   readonly hooks?: ExecutionHooks;
   /** Where the execution is recorded for `resume`; one in-memory store per page or process by default. */
@@ -44,12 +47,14 @@ export interface ExecuteOptions {
   readonly signal?: AbortSignal;
   /** The service, to cross-check the outcome with GET /api/outcome. */
   readonly client?: BestexClient;
-  /** For the registry call with `registryUrl`. */
+  /** For the registry calls; the platform's by default. */
   readonly fetch?: typeof globalThis.fetch;
   /** How often the ledger is read while waiting; 250 ms by default. */
   readonly pollIntervalMs?: number;
 }
 
+/** How far in the past a transfer's requestedAt is set. */
+const REQUESTED_AT_SKEW_MS = 60_000;
 /** Canton's record-time tolerance: an offer may still be answered this long after its executeBefore. */
 const ANSWER_GRACE_MS = 60_000;
 /** The span of a plan's validity, for the outcome query's `since`. */
@@ -86,8 +91,15 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 async function takerOf(options: ExecuteOptions): Promise<string> {
   if (options.party) return options.party;
-  const account = (await options.provider.request({ method: 'getPrimaryAccount' })) as WalletAccount;
-  return account.partyId;
+  try {
+    const account = (await options.provider.request({ method: 'getPrimaryAccount' })) as WalletAccount;
+    return account.partyId;
+  } catch (err) {
+    if (readRefusal(err, 'getPrimaryAccount').kind === 'unsupported') {
+      throw new BestexError('the wallet does not offer getPrimaryAccount: pass the taker as options.party', { status: null, code: 'wallet_unsupported', cause: err });
+    }
+    throw err;
+  }
 }
 
 function targetOf(plan: Plan, party: string): DepositTarget {
@@ -122,22 +134,41 @@ interface Factory {
   readonly choiceContext: { readonly choiceContextData?: unknown; readonly disclosedContracts?: readonly DisclosedContract[] };
 }
 
-/** A call to the token registry's off-ledger API: at `registryUrl`, or through the wallet's `ledgerApi`. */
-async function registry<T>(options: ExecuteOptions, resource: string, body: unknown): Promise<T> {
-  if (!options.registryUrl) return ledgerApi<T>(options.provider, 'post', resource, body);
+/** The registry that serves `admin`'s instruments: from `registries`, else the one `registryUrl`. */
+function registryOf(options: ExecuteOptions, admin: string): string {
+  const url = options.registries?.[admin] ?? options.registryUrl;
+  if (!url) {
+    throw new BestexError(`no token registry is configured for the instrument admin ${admin}: pass registries (by admin) or registryUrl`, { status: null, code: 'registry_unconfigured' });
+  }
+  return url.replace(/\/+$/, '');
+}
+
+/** A call to an instrument admin's token registry, asked directly, as public registries are: no credential. */
+async function registry<T>(options: ExecuteOptions, admin: string, resource: string, body: unknown): Promise<T> {
   const fetcher = options.fetch ?? globalThis.fetch;
-  const response = await fetcher(`${options.registryUrl.replace(/\/+$/, '')}${resource}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (!response.ok) throw new BestexError(`the registry refused ${resource} (HTTP ${response.status})`, { status: response.status, code: 'submit_failed' });
+  const url = `${registryOf(options, admin)}${resource}`;
+  let response: Response;
+  try {
+    response = await fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  } catch (err) {
+    throw new BestexError(`the registry at ${url} cannot be reached: ${err instanceof Error ? err.message : String(err)}`, { status: null, code: 'submit_failed', cause: err });
+  }
+  if (!response.ok) {
+    const refusal = (await response.json().catch(() => null)) as { error?: unknown } | null;
+    throw new BestexError(`the registry refused ${resource} (HTTP ${response.status}${typeof refusal?.error === 'string' ? `: ${refusal.error}` : ''})`, { status: response.status, code: 'submit_failed' });
+  }
   return (await response.json()) as T;
 }
 
-const transferFactory = (options: ExecuteOptions, body: unknown) => registry<Factory>(options, '/registry/transfer-instruction/v1/transfer-factory', body);
+const transferFactory = (options: ExecuteOptions, admin: string, body: unknown) => registry<Factory>(options, admin, '/registry/transfer-instruction/v1/transfer-factory', body);
 
 /** One TransferFactory_Transfer per step, with the factory's disclosed contracts. */
 async function transferCommands(options: ExecuteOptions, plan: Plan, party: string, steps: ReadonlyArray<{ step: PlanStep; inputs: readonly OwnHolding[] }>) {
   const commands: LedgerCommand[] = [];
   const disclosed: DisclosedContract[] = [];
-  const requestedAt = new Date().toISOString();
+  // Set in the past, as Canton's own token-standard code does: a participant whose clock runs
+  // behind the wallet's refuses a transfer requested in its future.
+  const requestedAt = new Date(Date.now() - REQUESTED_AT_SKEW_MS).toISOString();
   for (const { step, inputs } of steps) {
     const admin = inputs[0]!.admin;
     const transfer = {
@@ -150,7 +181,7 @@ async function transferCommands(options: ExecuteOptions, plan: Plan, party: stri
       inputHoldingCids: inputs.map((h) => h.contractId),
       meta: { values: { [REASON_KEY]: step.memo ?? `${plan.planId} ${step.kind}` } },
     };
-    const factory = await transferFactory(options, { choiceArguments: { expectedAdmin: admin, transfer, extraArgs: { context: { values: {} }, meta: { values: {} } } }, excludeDebugFields: true });
+    const factory = await transferFactory(options, admin, { choiceArguments: { expectedAdmin: admin, transfer, extraArgs: { context: { values: {} }, meta: { values: {} } } }, excludeDebugFields: true });
     disclosed.push(...(factory.choiceContext.disclosedContracts ?? []));
     commands.push({
       ExerciseCommand: {
@@ -168,45 +199,47 @@ type Submitted =
   | { readonly updateId: string | null; readonly duplicate?: true; readonly uncertain?: true }
   | { readonly refused: ExecutionStatus; readonly error: BestexError };
 
-const looksDuplicate = (err: unknown) => /DUPLICATE_COMMAND/.test(`${(err as { message?: unknown })?.message ?? ''} ${JSON.stringify((err as { data?: unknown })?.data ?? '')}`);
+const SUBMIT_METHODS = ['prepareExecuteAndWait', 'prepareExecute'] as const;
 
-/**
- * Whether an error says for certain that nothing was submitted: the user declined, the wallet
- * refused the request as such (unauthorised, bad params, no such method), or the ledger refused it
- * (its own code rides along). Anything else (a dropped connection, a timeout, an unreadable
- * answer) may have come after the submission: it is tracked, never taken as "nothing sent".
- */
-function definitelyRefused(err: unknown): boolean {
-  const code = providerErrorCode(err);
-  if (code === PROVIDER_ERRORS.userRejected || code === PROVIDER_ERRORS.unauthorized || code === -32602 || code === PROVIDER_ERRORS.methodNotFound) return true;
-  return code === PROVIDER_ERRORS.transactionRejected && typeof (err as { data?: { ledgerCode?: unknown } })?.data?.ledgerCode === 'string';
+/** What a refused submission means for the execution: only one that may have reached the ledger is tracked. */
+function answerTo(err: unknown, method: string): Submitted {
+  const refusal = readRefusal(err, method);
+  const message = err instanceof Error ? err.message : String((err as { message?: unknown })?.message ?? JSON.stringify(err));
+  switch (refusal.kind) {
+    case 'duplicate':
+      return { updateId: null, duplicate: true };
+    case 'uncertain':
+      return { updateId: null, uncertain: true };
+    case 'user-rejected':
+      return { refused: 'USER_REJECTED', error: new BestexError('the user declined to sign the plan in the wallet', { status: null, code: 'user_rejected', cause: err }) };
+    case 'unsupported':
+      return { refused: 'SUBMIT_FAILED', error: new BestexError(`the wallet does not offer ${refusal.method}: ${message}`, { status: null, code: 'submit_failed', cause: err }) };
+    case 'refused':
+      return { refused: 'SUBMIT_FAILED', error: new BestexError(`the wallet did not submit the plan: ${message}`, { status: null, code: 'submit_failed', cause: err }) };
+  }
 }
 
 /**
  * Asks the wallet to sign and submit: prepareExecuteAndWait, or prepareExecute where the wallet
  * has no AndWait (the result is then found on the ledger, so a dropped txChanged changes nothing).
+ * A wallet with neither cannot submit: that is said at once, naming both methods.
  */
 async function submit(provider: CantonProvider, params: { commands: LedgerCommand[]; disclosed: DisclosedContract[]; commandId: string; party: string }): Promise<Submitted> {
   const request = { commands: params.commands, commandId: params.commandId, actAs: [params.party], readAs: [params.party], disclosedContracts: params.disclosed };
-  const answerTo = (err: unknown): Submitted => {
-    if (looksDuplicate(err)) return { updateId: null, duplicate: true };
-    if (!definitelyRefused(err)) return { updateId: null, uncertain: true };
-    const message = err instanceof Error ? err.message : String((err as { message?: unknown })?.message ?? err);
-    if (providerErrorCode(err) === PROVIDER_ERRORS.userRejected) return { refused: 'USER_REJECTED', error: new BestexError('the user declined to sign the plan in the wallet', { status: null, code: 'user_rejected', cause: err }) };
-    return { refused: 'SUBMIT_FAILED', error: new BestexError(`the wallet did not submit the plan: ${message}`, { status: null, code: 'submit_failed', cause: err }) };
+  let missing: unknown;
+  for (const method of SUBMIT_METHODS) {
+    try {
+      const answer = (await provider.request({ method, params: request })) as { tx?: { payload?: { updateId?: string } } } | null;
+      return { updateId: answer?.tx?.payload?.updateId ?? null };
+    } catch (err) {
+      if (readRefusal(err, method).kind !== 'unsupported') return answerTo(err, method);
+      missing = err;
+    }
+  }
+  return {
+    refused: 'SUBMIT_FAILED',
+    error: new BestexError(`the wallet offers neither ${SUBMIT_METHODS.join(' nor ')}: it cannot sign and submit (a ledger connection, such as Canton's LedgerProvider, is not a wallet)`, { status: null, code: 'submit_failed', cause: missing }),
   };
-  try {
-    const answer = (await provider.request({ method: 'prepareExecuteAndWait', params: request })) as { tx?: { payload?: { updateId?: string } } } | null;
-    return { updateId: answer?.tx?.payload?.updateId ?? null };
-  } catch (err) {
-    if (providerErrorCode(err) !== PROVIDER_ERRORS.methodNotFound) return answerTo(err);
-  }
-  try {
-    await provider.request({ method: 'prepareExecute', params: request });
-    return { updateId: null };
-  } catch (err) {
-    return answerTo(err);
-  }
 }
 
 /** ceil(a / b) for b > 0: a worse payout is never understated, a better one never overstated. */
@@ -380,7 +413,7 @@ class Execution {
     } catch (err) {
       // The registry or the ledger could not be read to build the commands: nothing reached the wallet.
       const error = err instanceof BestexError ? err : new BestexError(`the plan's transfers could not be built: ${err instanceof Error ? err.message : String(err)}`, { status: null, code: 'submit_failed', cause: err });
-      return this.finish('SUBMIT_FAILED', error);
+      return this.finish(error.code === 'registry_unconfigured' ? 'REFUSED' : 'SUBMIT_FAILED', error);
     }
     if ('refused' in submitted) return this.finish(submitted.refused, submitted.error);
     if (submitted.duplicate) {
@@ -476,8 +509,9 @@ class Execution {
     const nothing = () => new BestexError(`no open deposit of ${this.plan.planId} to withdraw: the venue answered it, or it was withdrawn`, { status: null, code: 'nothing_to_withdraw' });
     if (!(await this.onLedger()) || this.state.outcome !== null) throw nothing();
     const offerCid = this.state.offerCid!;
-    if (!(await openOffersOf(provider, this.record.party)).some((offer) => offer.contractId === offerCid)) throw nothing();
-    const context = await registry<Factory['choiceContext']>(this.options, `/registry/transfer-instruction/v1/${encodeURIComponent(offerCid)}/choice-contexts/withdraw`, { meta: {}, excludeDebugFields: true });
+    const offer = (await openOffersOf(provider, this.record.party)).find((open) => open.contractId === offerCid);
+    if (!offer) throw nothing();
+    const context = await registry<Factory['choiceContext']>(this.options, offer.transfer.instrumentId.admin, `/registry/transfer-instruction/v1/${encodeURIComponent(offerCid)}/choice-contexts/withdraw`, { meta: {}, excludeDebugFields: true });
     const command: LedgerCommand = {
       ExerciseCommand: {
         templateId: TRANSFER_INSTRUCTION.id,

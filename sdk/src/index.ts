@@ -32,6 +32,7 @@ export {
   type StepUpdate,
 } from './execution.js';
 export { checkPlan, type CheckedPlan, type Plan } from './plan.js';
+export { readRefusal, DAPP_SDK_ERRORS, type Refusal } from './refusals.js';
 export { PROVIDER_ERRORS, type CantonProvider, type LedgerCommand, type PrepareExecuteParams, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
 export { localStorageStorage, memoryStorage, type ExecutionStorage } from './storage.js';
 export type { components, paths } from './generated/types.js';

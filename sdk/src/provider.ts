@@ -47,14 +47,7 @@ export interface PrepareExecuteParams {
   readonly disclosedContracts?: readonly DisclosedContract[];
 }
 
-/** EIP-1193 / EIP-1474 codes a provider answers with. */
-export const PROVIDER_ERRORS = { userRejected: 4001, unauthorized: 4100, disconnected: 4900, methodNotFound: -32601, transactionRejected: -32003 } as const;
-
-/** The numeric code of a provider's error, when it has one. */
-export function providerErrorCode(err: unknown): number | null {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'number' ? code : null;
-}
+export { PROVIDER_ERRORS, providerErrorCode } from './refusals.js';
 
 /** One JSON Ledger API call through the wallet (`ledgerApi`): the wallet adds its own auth. */
 export async function ledgerApi<T>(provider: CantonProvider, requestMethod: 'get' | 'post', resource: string, body?: unknown, query?: Record<string, string>): Promise<T> {

@@ -133,3 +133,19 @@ export function sandboxProvider(options: SandboxProviderOptions): CantonProvider
     },
   };
 }
+
+/**
+ * The sandbox's token registries, by instrument admin, as its manifest names them (`GET
+ * <sandbox>/sandbox/v1/manifest`, no credential): what `execute` takes as `registries` in sandbox
+ * mode. `sandboxUrl` is the sandbox's own URL (`make sandbox` prints it as `sandbox`).
+ */
+export async function sandboxRegistries(sandboxUrl: string, fetcher: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, init)): Promise<Record<string, string>> {
+  const url = `${sandboxUrl.replace(/\/+$/, '')}/sandbox/v1/manifest`;
+  const response = await fetcher(url);
+  const manifest = (await response.json().catch(() => null)) as { registries?: unknown } | null;
+  const registries = manifest?.registries;
+  if (!response.ok || typeof registries !== 'object' || registries === null || !Object.values(registries).every((v) => typeof v === 'string')) {
+    throw new Error(`${url} did not answer a sandbox manifest with its registries (HTTP ${response.status})`);
+  }
+  return registries as Record<string, string>;
+}

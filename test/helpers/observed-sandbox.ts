@@ -24,16 +24,10 @@ export interface Exchange {
   readonly body: unknown;
 }
 
-/**
- * Which document describes a path: on a registry, the token standard's; on the participant, the
- * ledger's, but for the registry's transfer-instruction paths it also answers; null for the
- * sandbox's own controls.
- */
+/** Which document describes a path: a registry's, the token standard's; the participant's, the ledger's; null for the sandbox's own controls. */
 function documentOf(server: 'ledger' | 'registry', path: string): OfficialOpenApiName | null {
-  if (path.startsWith('/sandbox/')) return null;
-  if (path.startsWith('/registry/transfer-instruction/')) return 'transfer-instruction';
-  if (server === 'registry' && path.startsWith('/registry/metadata/')) return 'token-metadata';
-  return 'ledger';
+  if (server === 'ledger') return path.startsWith('/sandbox/') ? null : 'ledger';
+  return path.startsWith('/registry/metadata/') ? 'token-metadata' : 'transfer-instruction';
 }
 
 /** A loopback proxy to `target` that records each exchange, the path read by `pathOf`. */
