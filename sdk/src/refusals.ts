@@ -9,10 +9,11 @@
 export const PROVIDER_ERRORS = { userRejected: 4001, unauthorized: 4100, unsupportedMethod: 4200, disconnected: 4900, invalidParams: -32602, methodNotFound: -32601, transactionRejected: -32003 } as const;
 
 /**
- * dapp-sdk's remote `ErrorCode` values (`{status: 'error', error}`): the user declined in the
- * gateway, or the dApp SDK's own wait timed out (which says nothing of the ledger).
+ * dapp-sdk's `ErrorCode` values (`{status: 'error', error}`): the user cancelled; the dApp SDK's own
+ * wait for the gateway timed out (which says nothing of the ledger: a user may still approve); the
+ * gateway reported the transaction failed (a `failed` txChanged: nothing was committed).
  */
-export const DAPP_SDK_ERRORS = { timeout: 2, userCancelled: 3 } as const;
+export const DAPP_SDK_ERRORS = { userCancelled: 1, timeout: 2, transactionFailed: 3 } as const;
 
 export type Refusal =
   /** The user declined: nothing was submitted. */
@@ -28,16 +29,30 @@ export type Refusal =
 
 const record = (value: unknown): Record<string, unknown> | null => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null);
 
-/** The numeric code of a provider's error, top-level or nested in a JSON-RPC `error`, when it has one. */
+/**
+ * The JSON-RPC error an HTTP transport keeps only as text: dapp-sdk's HttpTransport throws
+ * `{error: {code: <HTTP status>, data: '<the gateway's JSON-RPC answer>'}}`.
+ */
+function embeddedRpcError(err: unknown): Record<string, unknown> | null {
+  const data = record(record(err)?.error)?.data;
+  if (typeof data !== 'string') return null;
+  try {
+    return record(record(JSON.parse(data))?.error);
+  } catch {
+    return null;
+  }
+}
+
+/** The numeric code of a provider's error: top-level, the gateway's behind an HTTP transport, or nested in a JSON-RPC `error`. */
 export function providerErrorCode(err: unknown): number | null {
   const outer = record(err);
-  for (const code of [outer?.code, record(outer?.error)?.code]) if (typeof code === 'number') return code;
+  for (const code of [outer?.code, embeddedRpcError(err)?.code, record(outer?.error)?.code]) if (typeof code === 'number') return code;
   return null;
 }
 
 const textOf = (err: unknown): string => {
   const outer = record(err);
-  const parts = [err instanceof Error ? err.message : typeof err === 'string' ? err : '', outer?.message, record(outer?.error)?.message, JSON.stringify(outer?.data ?? record(outer?.error)?.data ?? '')];
+  const parts = [err instanceof Error ? err.message : typeof err === 'string' ? err : '', outer?.message, record(outer?.error)?.message, embeddedRpcError(err)?.message, JSON.stringify(outer?.data ?? record(outer?.error)?.data ?? '')];
   return parts.filter((p) => typeof p === 'string').join(' ');
 };
 
@@ -66,11 +81,13 @@ export function readRefusal(err: unknown, method: string): Refusal {
   const code = providerErrorCode(err);
   const outer = record(err);
   if (outer?.status === 'error' && typeof outer.error === 'number') {
-    return outer.error === DAPP_SDK_ERRORS.userCancelled ? { kind: 'user-rejected' } : { kind: 'uncertain' };
+    if (outer.error === DAPP_SDK_ERRORS.userCancelled) return { kind: 'user-rejected' };
+    if (outer.error === DAPP_SDK_ERRORS.transactionFailed) return { kind: 'refused', ledgerCode: null };
+    return { kind: 'uncertain' };
   }
   if (code === PROVIDER_ERRORS.userRejected) return { kind: 'user-rejected' };
   if (code === PROVIDER_ERRORS.methodNotFound || code === PROVIDER_ERRORS.unsupportedMethod) return { kind: 'unsupported', method };
-  const unsupported = /Unsupported method:?\s*([A-Za-z]+)/i.exec(text) ?? /method not found:?\s*([A-Za-z]+)?/i.exec(text);
+  const unsupported = /Unsupported method(?::\s*([A-Za-z]+))?/i.exec(text) ?? /Method ([A-Za-z]+) not found/.exec(text) ?? /method not found(?::\s*([A-Za-z]+))?/i.exec(text);
   if (unsupported) return { kind: 'unsupported', method: unsupported[1] ?? method };
   if (code === PROVIDER_ERRORS.unauthorized || code === PROVIDER_ERRORS.invalidParams) return { kind: 'refused', ledgerCode: null };
   const ledgerCode = ledgerCodeOf(err);
