@@ -9,7 +9,7 @@ import { CustomLogAdapter, SDK, signTransactionHash } from '@canton-network/wall
 import { createClient, execute, memoryStorage, type AppPlan, type ExecutionStatus, type TxChangedEvent } from '@bestex/sdk';
 import { walletSdkProvider, type SigningRequest } from '@bestex/sdk/wallet-sdk';
 import { Decimal } from '../core/decimal.js';
-import { listen, testApp } from './helpers/app.js';
+import { COLLECTING, listen, testApp } from './helpers/app.js';
 import { hint } from './helpers/canton.js';
 import { spendable } from './helpers/ledger.js';
 
@@ -25,11 +25,11 @@ const sdk = await SDK.create({ auth, ledgerClientUrl: manifest.ledger, logAdapte
 // The token registries by instrument admin, as the sandbox's manifest names them.
 const { registries } = manifest;
 
-async function fund(party: string, amount: string): Promise<void> {
-  const response = await fetch(new URL('/sandbox/v1/fund', manifest.ledger), {
+async function fund(party: string, amount: string, token = 'CC', ledger = manifest.ledger, bearer = ledgerToken): Promise<void> {
+  const response = await fetch(new URL('/sandbox/v1/fund', ledger), {
     method: 'POST',
-    headers: { authorization: `Bearer ${ledgerToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ party, token: 'CC', amount }),
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ party, token, amount }),
   });
   if (response.status !== 200) throw new Error(`the faucet refused: ${response.status} ${await response.text()}`);
 }
@@ -194,4 +194,24 @@ t.test('the provider\'s own answers: ledgerApi reaches the participant through t
   });
   await t.rejects(lost.request({ method: 'ledgerApi', params: { requestMethod: 'get', resource: '/v2/state/ledger-end' } }), { code: 4900, message: /cannot be reached/ });
   await t.rejects(lost.request({ method: 'prepareExecuteAndWait', params: { commands: [bogus], commandId: 'wsdk-lost', actAs: [party] } }), { code: 4900 });
+});
+
+t.test('"SLIPPAGE_FAILED with fees on, through wallet-sdk: the escrow returned": the deposit and its fee leg come back whole', { timeout: 90_000 }, async (t) => {
+  const collecting = await testApp({ env: { ...COLLECTING, QUOTE_CACHE_TTL_MS: '1' } });
+  t.teardown(collecting.close);
+  const feeClient = createClient({ baseUrl: await listen(collecting.server) });
+  const { manifest: feeManifest, ledgerToken: feeToken, ledger } = collecting.sandbox!;
+  const feeSdk = await SDK.create({ auth: { method: 'static', token: feeToken }, ledgerClientUrl: feeManifest.ledger, logAdapter: quiet });
+  const party = await feeSdk.party.internal.allocate({ partyHint: hint('wsdk-fees') });
+  await fund(party, '1000', 'CC', feeManifest.ledger, feeToken);
+  await fund(party, '5', 'USDCx', feeManifest.ledger, feeToken);
+  const plan = (await feeClient.plan({ from: 'CC', to: 'USDCx', amount: '200', venueId: 'tradecraft', takerParty: party, idempotencyKey: `wallet-sdk-fees-${process.pid}` })) as AppPlan;
+  t.ok(plan.collectsFees && plan.steps.length > 1, 'the plan collects a fee');
+  // The pool's price falls 3 % between the quote and the deposit: it cannot pay the floor.
+  const moved = await fetch(new URL('/sandbox/v1/move', feeManifest.ledger), { method: 'POST', headers: { authorization: `Bearer ${feeToken}` }, body: JSON.stringify({ pair: 'CC/USDCx', bps: -300 }) });
+  t.equal(moved.status, 200);
+  const result = await execute(plan, { provider: walletSdkProvider({ sdk: feeSdk, party }), registries: feeManifest.registries });
+  t.match(result, { status: 'SLIPPAGE_FAILED', fees: { included: true, released: false } });
+  t.equal(spendable(ledger, party, 'USDCx').toFixed(), '5', 'the fee escrow is back');
+  t.equal(spendable(ledger, party, 'Amulet').toFixed(), '1000', 'and the deposit');
 });
