@@ -3,7 +3,8 @@
 // external one with its own key), the service plans, and `execute` runs the plan through
 // walletSdkProvider to its end. Nothing is mocked: the participant, the registries and the venue
 // are the sandbox's.
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import t from 'tap';
 import { CustomLogAdapter, SDK, signTransactionHash } from '@canton-network/wallet-sdk';
 import { createClient, execute, memoryStorage, type AppPlan, type ExecutionStatus, type TxChangedEvent } from '@bestex/sdk';
@@ -214,4 +215,42 @@ t.test('"SLIPPAGE_FAILED with fees on, through wallet-sdk: the escrow returned":
   t.match(result, { status: 'SLIPPAGE_FAILED', fees: { included: true, released: false } });
   t.equal(spendable(ledger, party, 'USDCx').toFixed(), '5', 'the fee escrow is back');
   t.equal(spendable(ledger, party, 'Amulet').toFixed(), '1000', 'and the deposit');
+});
+
+t.test('"a dropped connection after submitting is tracked to its real end": the participant commits, the answer never reaches wallet-sdk, the swap still ends COMPLETED', { timeout: 90_000 }, async (t) => {
+  // Between wallet-sdk and the participant: everything passes, but the submission's answer is cut off after the participant committed it.
+  const dropper = createHttpServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const headers: Record<string, string> = {};
+      for (const name of ['authorization', 'content-type']) if (typeof request.headers[name] === 'string') headers[name] = request.headers[name];
+      void fetch(`${manifest.ledger}${request.url}`, { method: request.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined }).then(async (answer) => {
+        const text = await answer.text();
+        if (request.url?.startsWith('/v2/commands/submit-and-wait')) {
+          response.socket?.destroy();
+          return;
+        }
+        response.writeHead(answer.status, { 'content-type': 'application/json' });
+        response.end(text);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => dropper.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => {
+    dropper.close(() => resolve());
+    dropper.closeAllConnections();
+  }));
+  const droppingSdk = await SDK.create({ auth, ledgerClientUrl: `http://127.0.0.1:${(dropper.address() as AddressInfo).port}`, logAdapter: quiet });
+  const party = await sdk.party.internal.allocate({ partyHint: hint('wsdk-dropped') });
+  await fund(party, '1000');
+  const plan = await planFor(party);
+  const { statuses, hooks } = statusesOf();
+  const provider = walletSdkProvider({ sdk: droppingSdk, party });
+  const events = recordEvents(provider);
+  const result = await execute(plan, { provider, registries, hooks });
+  t.ok(events.some((e) => e.status === 'failed' && e.commandId === plan.planId) && !events.some((e) => e.status === 'executed'), 'the wallet lost the answer: it reported the submission failed');
+  t.match(result, { status: 'COMPLETED', depositUpdateId: /^1220/ }, 'tracked on the ledger to its end');
+  t.ok(statuses.includes('INITIATED'), 'the deposit was found on the ledger though the wallet never heard back');
+  t.equal(depositsBy(party), 1, 'submitted once');
 });
