@@ -17,7 +17,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 install: node_modules/.package-lock.json ## Install dependencies (npm ci)
 
-generate: install ## Regenerate generated/ and sdk/src/generated/ from openapi/v1.yaml and openapi/portal.yaml
+generate: install ## Regenerate generated/ and sdk/src/generated/ from openapi/v1.yaml, openapi/portal.yaml and sdk/openrpc/openrpc-dapp-api.json
 	npx tsx scripts/generate.ts
 
 check-generated: install ## Fail when generated/ or sdk/src/generated/ is stale against the specs
@@ -25,7 +25,7 @@ check-generated: install ## Fail when generated/ or sdk/src/generated/ is stale 
 
 # Regenerates generated/ when the spec or the generator changed since the last build, so `make run`
 # on an edited spec never serves stale validators (CI still fails on an uncommitted difference).
-dist/.generated: node_modules/.package-lock.json openapi/v1.yaml openapi/portal.yaml scripts/generate.ts $(wildcard codegen/*.ts)
+dist/.generated: node_modules/.package-lock.json openapi/v1.yaml openapi/portal.yaml sdk/openrpc/openrpc-dapp-api.json scripts/generate.ts $(wildcard codegen/*.ts)
 	npx tsx scripts/generate.ts
 	@mkdir -p dist && touch $@
 

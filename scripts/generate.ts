@@ -1,12 +1,13 @@
 // Turns each spec into its generated files (codegen/generate.ts): openapi/v1.yaml into generated/
-// for the service and sdk/src/generated/ for the SDK, openapi/portal.yaml into generated/portal/.
+// for the service and sdk/src/generated/ for the SDK, openapi/portal.yaml into generated/portal/,
+// and the pinned dApp API document (sdk/openrpc/) into sdk/src/generated/dapp-api.ts.
 //
 //   tsx scripts/generate.ts          rewrite them
 //   tsx scripts/generate.ts --check  exit 1 when any differs from what the spec produces
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { generate, TARGETS } from '../codegen/generate.js';
+import { DAPP_API_TARGET, generate, generateDappApi, TARGETS } from '../codegen/generate.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
   for (const target of TARGETS) {
     for (const [name, content] of await generate(await readFile(path.join(root, target.spec), 'utf8'), target)) files.set(name, content);
   }
+  for (const [name, content] of await generateDappApi(await readFile(path.join(root, DAPP_API_TARGET.spec), 'utf8'))) files.set(name, content);
   const changed: string[] = [];
   for (const [name, content] of files) {
     const target = path.join(root, name);
@@ -27,7 +29,7 @@ async function main(): Promise<void> {
       await writeFile(target, content);
     }
   }
-  const specs = TARGETS.map((t) => t.spec).join(' and ');
+  const specs = [...TARGETS.map((t) => t.spec), DAPP_API_TARGET.spec].join(', ');
   if (check && changed.length > 0) {
     console.error(`generated code is stale: ${changed.join(', ')}. Run 'make generate' and commit the result.`);
     process.exit(1);

@@ -47,7 +47,7 @@ async function flow(t: { teardown(fn: () => Promise<void>): void }): Promise<Flo
   return {
     app,
     advance: (ms) => void (skew += ms),
-    cli: (...args) => sandboxCli(args, { LEDGER_URL: sandbox.url }),
+    cli: (...args) => sandboxCli(args, { LEDGER_URL: sandbox.url, SANDBOX_URL: app.sandbox!.manifest.sandbox }),
     async plan(taker, amount, idempotencyKey, to = 'USDCx') {
       const res = await app.server.inject({ method: 'POST', url: '/api/app/plan', payload: { from: 'CC', to, amount, venueId: 'tradecraft', takerParty: taker, idempotencyKey } });
       if (res.statusCode !== 200) throw new Error(`plan: ${res.statusCode} ${res.body}`);

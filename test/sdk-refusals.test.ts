@@ -41,6 +41,7 @@ t.test('each refusal reads as the state it means: declined, missing method, refu
     ['dapp-sdk HttpTransport\'s non-2xx answer without a JSON-RPC error', { error: { code: 502 } }, { kind: 'uncertain' }],
     ['dapp-sdk HttpTransport: the gateway\'s -32601 kept as text behind HTTP 404', { error: { code: 404, data: '{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method prepareExecuteAndWait not found"}}' } }, { kind: 'unsupported', method: 'prepareExecute' }],
     ['dapp-sdk HttpTransport: the gateway\'s 4001 kept as text behind HTTP 500', { error: { code: 500, data: '{"jsonrpc":"2.0","id":1,"error":{"code":4001,"message":"User rejected the request."}}' } }, { kind: 'user-rejected' }],
+    ['dapp-sdk HttpTransport: the gateway\'s ledger refusal (-32603 with the JsCantonError) kept as text behind HTTP 500', { error: { code: 500, data: JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Contract could not be found', data: JS_CANTON_ERROR } }) } }, { kind: 'refused', ledgerCode: 'CONTRACT_NOT_FOUND' }],
     ['dapp-sdk\'s own "Unsupported method" (no code, no name)', new Error('Unsupported method'), { kind: 'unsupported', method: 'prepareExecute' }],
   ];
   for (const [name, err, expected] of cases) t.strictSame(readRefusal(err, 'prepareExecute'), expected, name);

@@ -29,7 +29,7 @@ if (!chromiumPresent('the widget browser tests')) {
 }
 
 /** The host's page: the widget by one tag, and a host script that executes a plan the widget emits. */
-function hostPage(service: string, key: string, ledger: { url: string; token: string }): string {
+function hostPage(service: string, key: string, ledger: { url: string; token: string; registries: Readonly<Record<string, string>> }): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title></head><body>
 <main><h1>A partner's page</h1>
 <bestex-swap api-base="${service}" api-key="${key}" from="CC" to="USDCx" amount="100"></bestex-swap>
@@ -44,7 +44,7 @@ function hostPage(service: string, key: string, ledger: { url: string; token: st
     const provider = sandboxProvider({ ledgerUrl: '${ledger.url}', token: '${ledger.token}', party });
     await provider.request({ method: 'ledgerApi', params: { requestMethod: 'post', resource: '/sandbox/v1/fund', body: { party, token: 'CC', amount: '1000' } } });
     const widget = document.querySelector('bestex-swap');
-    window.result = await execute(event.detail.plan, { provider, hooks: widget.executionHooks() });
+    window.result = await execute(event.detail.plan, { provider, registries: ${JSON.stringify(ledger.registries)}, hooks: widget.executionHooks() });
   });
 </script></body></html>`;
 }
@@ -69,7 +69,7 @@ async function run(): Promise<void> {
     const host = `http://127.0.0.1:${(hostServer.address() as AddressInfo).port}`;
     const { key, record } = newKey('host page', 'partner-default', new Date(), [host]);
     await app.core.keyStore.add(record);
-    html = hostPage(service, key, { url: app.sandbox!.manifest.ledger, token: app.sandbox!.ledgerToken });
+    html = hostPage(service, key, { url: app.sandbox!.manifest.ledger, token: app.sandbox!.ledgerToken, registries: app.sandbox!.manifest.registries });
     const page = await browser.newPage();
     t.teardown(() => page.close());
     await page.goto(host);

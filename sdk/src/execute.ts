@@ -23,7 +23,7 @@ import { BestexError } from './errors.js';
 import { holdingsOf, ledgerEnd, openOffersOf, transactionsOf, type OwnHolding } from './ledger-view.js';
 import { checkPlan, type Plan } from './plan.js';
 import { readRefusal } from './refusals.js';
-import { ledgerApi, type CantonProvider, type DisclosedContract, type LedgerCommand, type TxChangedEvent, type WalletAccount } from './provider.js';
+import { ledgerApi, type CantonProvider, type DisclosedContract, type LedgerCommand, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
 import { memoryStorage, type ExecutionStorage } from './storage.js';
 import { CHOICES, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from './token-standard.js';
 import { feesReleased, START, track, type DepositTarget, type Tracked } from './tracking.js';
@@ -92,7 +92,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 async function takerOf(options: ExecuteOptions): Promise<string> {
   if (options.party) return options.party;
   try {
-    const account = (await options.provider.request({ method: 'getPrimaryAccount' })) as WalletAccount;
+    const account = (await options.provider.request({ method: 'getPrimaryAccount' } satisfies ProviderRequest)) as WalletAccount;
     return account.partyId;
   } catch (err) {
     if (readRefusal(err, 'getPrimaryAccount').kind === 'unsupported') {
@@ -229,7 +229,7 @@ async function submit(provider: CantonProvider, params: { commands: LedgerComman
   let missing: unknown;
   for (const method of SUBMIT_METHODS) {
     try {
-      const answer = (await provider.request({ method, params: request })) as { tx?: { payload?: { updateId?: string } } } | null;
+      const answer = (await provider.request({ method, params: request } satisfies ProviderRequest)) as { tx?: { payload?: { updateId?: string } } } | null;
       return { updateId: answer?.tx?.payload?.updateId ?? null };
     } catch (err) {
       if (readRefusal(err, method).kind !== 'unsupported') return answerTo(err, method);
@@ -398,7 +398,7 @@ class Execution {
     try {
       let built = await transferCommands(this.options, this.plan, this.record.party, included.map((i) => ({ step: this.plan.steps[i]!, inputs: inputsOf(i) })));
       this.walletFailed = false;
-      submitted = await submit(provider, { ...built, commandId, party: this.record.party });
+      submitted = await this.submitWatching({ ...built, commandId, party: this.record.party });
       if ('refused' in submitted && submitted.refused === 'SUBMIT_FAILED' && included.length > 1) {
         // A wallet that cannot batch refuses the batch whole: nothing was submitted, so the deposit
         // may go alone under the same commandId, fee-less, rather than no swap or a broken one.
@@ -408,7 +408,7 @@ class Execution {
         this.plan.steps.forEach((_, i) => i > 0 && this.step(i, 'skipped'));
         built = await transferCommands(this.options, this.plan, this.record.party, [{ step: this.plan.steps[0]!, inputs: depositInputs }]);
         this.walletFailed = false;
-        submitted = await submit(provider, { ...built, commandId, party: this.record.party });
+        submitted = await this.submitWatching({ ...built, commandId, party: this.record.party });
       }
     } catch (err) {
       // The registry or the ledger could not be read to build the commands: nothing reached the wallet.
@@ -426,6 +426,44 @@ class Execution {
     }
     await this.save({ status: 'INITIATED', submittedUpdateId: submitted.updateId });
     return this.follow();
+  }
+
+  /**
+   * Submits, watching the ledger meanwhile: a wallet that never answers (its connection dropped
+   * after it submitted) does not hold the execution up. The deposit found on the taker's view is
+   * the answer; none by the plan's expiry (and the ledger's tolerance), and it is tracked as a
+   * submission that may have been made, which ends it there.
+   */
+  private async submitWatching(params: Parameters<typeof submit>[1]): Promise<Submitted> {
+    let answered = false;
+    const asked = submit(this.options.provider, params).finally(() => {
+      answered = true;
+    });
+    const target = targetOf(this.plan, this.record.party);
+    const giveUpAt = Date.parse(target.executeBefore) + ANSWER_GRACE_MS;
+    // The watch reads into a state of its own, taken over only if it wins: the wallet's answer,
+    // when it comes first, leaves the tracking state as it was.
+    let watching = this.state;
+    const watched = (async (): Promise<Tracked | 'gave-up' | null> => {
+      for (;;) {
+        await sleep(this.options.pollIntervalMs ?? 250, this.options.signal);
+        if (answered) return null;
+        try {
+          watching = track(watching, await transactionsOf(this.options.provider, this.record.party, watching.offset), target, this.record.submittedUpdateId);
+          if (watching.offerCid !== null) return watching;
+        } catch {
+          // An unreadable ledger: the wallet's answer is waited for, or the next read.
+        }
+        if (answered) return null;
+        if (Date.now() >= giveUpAt || this.options.signal?.aborted) return 'gave-up';
+      }
+    })();
+    const first = await Promise.race([asked.then((submitted) => ({ submitted })), watched.then((seen) => ({ seen }))]);
+    if ('submitted' in first) return first.submitted;
+    if (first.seen === null) return asked;
+    if (first.seen === 'gave-up') return { updateId: null, uncertain: true };
+    this.state = first.seen;
+    return { updateId: first.seen.offerUpdateId };
   }
 
   private async refuse(err: unknown): Promise<ExecutionResult> {

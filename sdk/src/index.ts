@@ -33,6 +33,18 @@ export {
 } from './execution.js';
 export { checkPlan, type CheckedPlan, type Plan } from './plan.js';
 export { readRefusal, DAPP_SDK_ERRORS, type Refusal } from './refusals.js';
-export { PROVIDER_ERRORS, type CantonProvider, type LedgerCommand, type PrepareExecuteParams, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
+export {
+  PROVIDER_ERRORS,
+  type CantonProvider,
+  type DisclosedContract,
+  type LedgerApiParams,
+  type LedgerCommand,
+  type PrepareExecuteAndWaitResult,
+  type PrepareExecuteParams,
+  type ProviderRequest,
+  type RpcTypes as DappRpcTypes,
+  type TxChangedEvent,
+  type WalletAccount,
+} from './provider.js';
 export { localStorageStorage, memoryStorage, type ExecutionStorage } from './storage.js';
 export type { components, paths } from './generated/types.js';

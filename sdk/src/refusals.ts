@@ -59,7 +59,7 @@ const textOf = (err: unknown): string => {
 /** The JsCantonError code a refusal carries from the ledger, where the wallet passed it on. */
 function ledgerCodeOf(err: unknown): string | null {
   const outer = record(err);
-  for (const data of [record(outer?.data), record(record(outer?.error)?.data)]) {
+  for (const data of [record(outer?.data), record(record(outer?.error)?.data), record(embeddedRpcError(err)?.data)]) {
     if (typeof data?.ledgerCode === 'string') return data.ledgerCode;
     if (typeof data?.code === 'string' && typeof data.cause === 'string') return data.code;
   }
@@ -71,7 +71,7 @@ const STATE_UNKNOWN_CATEGORY = 3;
 
 const categoryOf = (err: unknown): unknown => {
   const outer = record(err);
-  return outer?.errorCategory ?? record(outer?.data)?.errorCategory ?? record(record(outer?.error)?.data)?.errorCategory;
+  return outer?.errorCategory ?? record(outer?.data)?.errorCategory ?? record(record(outer?.error)?.data)?.errorCategory ?? record(embeddedRpcError(err)?.data)?.errorCategory;
 };
 
 /** What `err`, thrown by `method` of a wallet, says about the submission. */

@@ -3,7 +3,7 @@
 // faked: `listAccounts`, `getPrimaryAccount`, `ledgerApi` (JSON Ledger API calls, with the
 // sandbox's bearer token), `prepareExecute` (progress as `txChanged` events) and
 // `prepareExecuteAndWait`. It signs nothing: the sandbox ledger lets its token act as any party.
-import { PROVIDER_ERRORS, type CantonProvider, type PrepareExecuteParams, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
+import { PROVIDER_ERRORS, type CantonProvider, type PrepareExecuteParams, type ProviderRequest, type TxChangedExecutedEvent, type WalletAccount } from './provider.js';
 
 export interface SandboxProviderOptions {
   /** The sandbox ledger's URL (its `ledger`, as `make sandbox` prints it, or DATA_DIR/sandbox.json says). */
@@ -42,7 +42,7 @@ export function sandboxProvider(options: SandboxProviderOptions): CantonProvider
       }
     }
   };
-  const account: WalletAccount & Record<string, unknown> = {
+  const account: WalletAccount = {
     primary: true,
     partyId: options.party,
     status: 'allocated',
@@ -80,8 +80,9 @@ export function sandboxProvider(options: SandboxProviderOptions): CantonProvider
     return parsed;
   }
 
-  async function execute(params: PrepareExecuteParams): Promise<TxChangedEvent & { status: 'executed' }> {
-    const commandId = params.commandId;
+  async function execute(params: PrepareExecuteParams): Promise<TxChangedExecutedEvent> {
+    // The dApp API leaves the commandId to the wallet when the dApp names none.
+    const commandId = params.commandId ?? crypto.randomUUID();
     emit('txChanged', { status: 'pending', commandId });
     try {
       const { transaction } = (await call('post', '/v2/commands/submit-and-wait-for-transaction', {

@@ -176,7 +176,7 @@ export function walletSdkProvider(options: WalletSdkProviderOptions): CantonProv
   const signer = typeof given === 'function' ? given : key ? (hash: string) => key.sign(hash) : null;
   const [hint, namespace] = party.split('::') as [string, string];
   const networkId = options.networkId ?? ctx.defaultSynchronizerId;
-  const account: WalletAccount & Record<string, unknown> = {
+  const account: WalletAccount = {
     primary: true,
     partyId: party,
     status: 'allocated',
