@@ -3,7 +3,11 @@
 // faked: `listAccounts`, `getPrimaryAccount`, `ledgerApi` (JSON Ledger API calls, with the
 // sandbox's bearer token), `prepareExecute` (progress as `txChanged` events) and
 // `prepareExecuteAndWait`. It signs nothing: the sandbox ledger lets its token act as any party.
+import type { ConnectResult, StatusEvent } from './generated/dapp-api.js';
 import { PROVIDER_ERRORS, type CantonProvider, type PrepareExecuteParams, type ProviderRequest, type TxChangedExecutedEvent, type WalletAccount } from './provider.js';
+
+/** The wallet is reached and so is its network, as the dApp API's ConnectResult says it. */
+const CONNECTED = { isConnected: true, isNetworkConnected: true } as const satisfies ConnectResult;
 
 export interface SandboxProviderOptions {
   /** The sandbox ledger's URL (its `ledger`, as `make sandbox` prints it, or DATA_DIR/sandbox.json says). */
@@ -101,10 +105,10 @@ export function sandboxProvider(options: SandboxProviderOptions): CantonProvider
     async request({ method, params }: ProviderRequest): Promise<unknown> {
       switch (method) {
         case 'status':
+          return { provider: { id: 'bestex-sandbox', providerType: 'browser' }, connection: CONNECTED, network: { networkId: 'bestex-sandbox', ledgerApi: base } } satisfies StatusEvent;
         case 'connect':
-          return { provider: { id: 'bestex-sandbox', providerType: 'browser' }, connection: { isConnected: true }, network: { networkId: 'bestex-sandbox', ledgerApi: base } };
         case 'isConnected':
-          return { isConnected: true };
+          return CONNECTED;
         case 'listAccounts':
           return [account];
         case 'getPrimaryAccount':

@@ -7,8 +7,12 @@
 // wallet-sdk is an optional peer dependency: only its types are imported, so this entry loads
 // nothing of it, and the main entry never imports this one.
 import type { SDKContext, SDKInterface, SDKPlugin } from '@canton-network/wallet-sdk';
+import type { ConnectResult, StatusEvent } from './generated/dapp-api.js';
 import { PROVIDER_ERRORS, type CantonProvider, type DisclosedContract, type LedgerCommand, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
 import { ProviderRpcError } from './sandbox.js';
+
+/** The wallet is reached and so is its network, as the dApp API's ConnectResult says it. */
+const CONNECTED = { isConnected: true, isNetworkConnected: true } as const satisfies ConnectResult;
 
 export { ProviderRpcError };
 
@@ -290,10 +294,10 @@ export function walletSdkProvider(options: WalletSdkProviderOptions): CantonProv
     async request({ method, params }: ProviderRequest): Promise<unknown> {
       switch (method) {
         case 'status':
+          return { provider: { id: 'wallet-sdk', providerType: 'remote' }, connection: CONNECTED, network: { networkId } } satisfies StatusEvent;
         case 'connect':
-          return { provider: { id: 'wallet-sdk', providerType: 'remote' }, connection: { isConnected: true }, network: { networkId } };
         case 'isConnected':
-          return { isConnected: true };
+          return CONNECTED;
         case 'listAccounts':
           return [account];
         case 'getPrimaryAccount':
