@@ -1,6 +1,7 @@
 // Server-wide rules: every response is JSON in the error shape when it is an error, carries the
 // version and build headers, and never leaks a stack or a framework message.
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import net from 'node:net';
 import t from 'tap';
 import type { ValidateFunction } from 'ajv';
@@ -9,6 +10,7 @@ import type { Document } from 'openapi-backend';
 import { parse } from 'yaml';
 import type { KeyVerifier } from '../core/keys/partner-keys.js';
 import { getQuote } from '../generated/query-validators.js';
+import { MAX_BODY_DEPTH, MAX_BODY_KEYS, structureProblem } from '../handlers/http/json-limits.js';
 import { newRequestId } from '../handlers/http/request-id.js';
 import { ValidatedQueries } from '../handlers/http/validated-queries.js';
 import { NOT_IMPLEMENTED, type HandlerMap, type OperationHandler } from '../handlers/operation.js';
@@ -330,6 +332,38 @@ t.test('a body with a __proto__ key (or a constructor.prototype) is refused for 
   }
   const broken = await app.server.inject({ method: 'POST', url: '/api/execute/plan', payload: '{"__proto__":', headers: { 'content-type': 'application/json' } });
   t.match(broken.json(), { code: 'bad_request', error: 'the request body is not valid JSON' }, 'JSON that does not parse is still invalid JSON');
+});
+
+t.test('"JSON bodies are parsed with limits that hold in time as well as size": depth and key count read off the text in one pass', async (t) => {
+  const nested = (levels: number) => `${'['.repeat(levels - 1)}{}${']'.repeat(levels - 1)}`;
+  t.equal(structureProblem(nested(MAX_BODY_DEPTH)), null, 'at the depth limit');
+  t.match(structureProblem(nested(MAX_BODY_DEPTH + 1)), new RegExp(`more than ${MAX_BODY_DEPTH} levels deep`), 'one level past it');
+  const keyed = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":1`).join(',')}}`;
+  t.equal(structureProblem(keyed(MAX_BODY_KEYS)), null, 'at the key limit');
+  t.match(structureProblem(keyed(MAX_BODY_KEYS + 1)), new RegExp(`more than ${MAX_BODY_KEYS} keys`), 'one key past it');
+  const text = `{"memo":"${'[{:'.repeat(100)}\\\"${'{'.repeat(40)}"}`;
+  t.equal(structureProblem(text), null, 'brackets, colons and escaped quotes inside a string are text, not structure');
+});
+
+t.test('a body nested thousands of levels deep (with a __proto__ key at the bottom) is refused for its depth, and the service answers others meanwhile', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const base = await listen(app.server);
+  // 16 KB, the body limit: what once blocked the event loop for most of a second, and past a few
+  // thousand levels was called invalid JSON.
+  const levels = 8_000;
+  const worst = `${'['.repeat(levels)}{"__proto__":{"admin":true}}${']'.repeat(levels)}`;
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const post = () => fetch(`${base}/api/execute/plan`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'bx_unused' }, body: worst });
+  const [answers, quote] = await Promise.all([Promise.all([post(), post(), post(), post()]), fetch(`${base}/api/status`)]);
+  delay.disable();
+  for (const answer of answers) {
+    t.equal(answer.status, 400);
+    t.match(await answer.json(), { ...ERROR_SHAPE, code: 'bad_request', error: `the request body nests objects or lists more than ${MAX_BODY_DEPTH} levels deep` });
+  }
+  t.equal(quote.status, 200, 'another caller is answered meanwhile');
+  t.comment(`longest event-loop block while refusing four such bodies: ${(delay.max / 1e6).toFixed(1)} ms`);
 });
 
 interface RawAnswer {
