@@ -92,6 +92,9 @@ export function registerDemo(server: FastifyInstance, core: CoreServices): void 
     return reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-store')
+      // The page holds a ledger token and a demo key: no other site may frame it and click for a visitor.
+      .header('content-security-policy', "frame-ancestors 'none'")
+      .header('x-frame-options', 'DENY')
       .send(page({ origin, key, ledgerUrl: config.ledgerUrl, ledgerToken: config.ledgerToken!, registries: config.sandboxRegistries }));
   });
 }

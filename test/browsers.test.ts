@@ -116,6 +116,8 @@ t.test('GET /demo is for the sandbox only: "never with VENUES=live"; its key is 
   t.match(demo.headers['content-type'], /text\/html/);
   t.match(demo.body, /<bestex-swap id="swap"/);
   t.equal(demo.headers['access-control-allow-origin'], undefined, 'the page holds the sandbox\'s token: no CORS for other sites');
+  t.equal(demo.headers['content-security-policy'], "frame-ancestors 'none'", 'and no other site may frame it');
+  t.equal(demo.headers['x-frame-options'], 'DENY');
   const forged = await sandbox.server.inject({ url: '/demo', headers: { host: 'evil.example' } });
   t.equal(forged.statusCode, 404, 'a forged Host gets no page and no key');
   t.strictSame((await sandbox.core.keyStore.list()).filter((k) => k.name === 'demo (sandbox)').map((k) => k.origins), [[`http://${own}`]]);

@@ -64,6 +64,21 @@ t.test('"Partner keys are sent as x-api-key or Authorization: Bearer <key>"', as
   }
 });
 
+t.test('x-api-key and Authorization: Bearer naming different keys are refused (400), the same key in both is one key', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const { key } = await issueKey(app.core.keyStore);
+  const { key: other } = await issueKey(app.core.keyStore);
+  const both = await app.server.inject({ url: QUOTE, headers: { 'x-api-key': key, authorization: `Bearer ${other}` } });
+  t.equal(both.statusCode, 400);
+  t.match(both.json(), { code: 'bad_request', error: /x-api-key and Authorization: Bearer name different keys/ });
+  t.notMatch(both.body, new RegExp(`${key}|${other}`), 'neither key is repeated back');
+  const plan = await app.server.inject({ method: 'POST', url: '/api/execute/plan', headers: { 'x-api-key': key, authorization: `Bearer ${other}` }, payload: {} });
+  t.match(plan.json(), { code: 'bad_request', error: /name different keys/ }, 'on the plan route too');
+  const same = await app.server.inject({ url: QUOTE, headers: { 'x-api-key': key, authorization: `Bearer ${key}` } });
+  t.equal(same.statusCode, 200);
+});
+
 t.test('"a malformed key is rejected (401 invalid_key) without a store lookup"', async (t) => {
   const { store, lookups } = countingStore();
   const app = await testApp({ overrides: { keyStore: store } });

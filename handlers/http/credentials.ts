@@ -14,14 +14,21 @@ export const KEY_STORE_RETRY_AFTER_SECONDS = 5;
  * The key the caller presents, or null when it presents none. A header that is there but holds no
  * usable key (an empty x-api-key, an Authorization that is not `Bearer <key>`) is returned as it
  * is, to be refused as a malformed key: a partner who gets the header wrong must hear so, not get
- * a keyless answer without its fees.
+ * a keyless answer without its fees. Both headers naming different keys is refused (bad_request).
  */
 export function presentedKey(headers: IncomingHttpHeaders): string | null {
   const header = headers['x-api-key'];
-  if (header !== undefined) return String(header).trim();
   const { authorization } = headers;
-  if (authorization === undefined) return null;
-  return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? authorization;
+  const bearer = authorization === undefined ? undefined : (/^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? authorization);
+  if (header !== undefined) {
+    const key = String(header).trim();
+    // Two different keys: which one the caller meant to be metered and billed under is not guessed.
+    if (bearer !== undefined && /^Bearer\s/i.test(authorization!) && bearer !== key) {
+      throw new DomainError('bad_request', 'x-api-key and Authorization: Bearer name different keys: send the key once, in either header');
+    }
+    return key;
+  }
+  return bearer ?? null;
 }
 
 /** Where a key is taken from any page: the key portal, the key holder's own page, where a key bound to other origins is managed. */
