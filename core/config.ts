@@ -29,6 +29,12 @@ export interface Config {
    * outermost of them saw, read from the right of X-Forwarded-For, so a client cannot forge it.
    */
   readonly trustProxyHops: number;
+  /** How long a request may take to arrive whole, head and body; past it the connection is answered and closed. */
+  readonly requestTimeoutMs: number;
+  /** How long a request's head may take to arrive. */
+  readonly headersTimeoutMs: number;
+  /** Connections held open at once; past it a new one is closed at once. */
+  readonly maxConnections: number;
   readonly shutdownGraceMs: number;
   /** Where the embedded stores keep their files (the key store: DATA_DIR/keys.json). */
   readonly dataDir: string;
@@ -216,6 +222,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
   }, 'one or more ledger party ids, comma-separated, each once');
   const hostName = (raw: string) => (/^[A-Za-z0-9.:\-[\]]+$/.test(raw) ? raw : undefined);
   const port = read('PORT', 8080, int(0, 65535), 'an integer from 0 to 65535');
+  const requestTimeoutMs = read('REQUEST_TIMEOUT_MS', 30_000, int(100, 600_000), 'an integer from 100 to 600000');
   const metricsPort = read<number | null>('METRICS_PORT', null, int(0, 65535), 'an integer from 0 to 65535 (unset: no metrics listener)');
   if (metricsPort !== null && metricsPort !== 0 && metricsPort === port) problems.push('METRICS_PORT must differ from PORT: metrics are never served on the public port');
   const redisUrl = read<string | null>('REDIS_URL', null, (raw) => (/^rediss?:\/\/\S+$/.test(raw) ? raw : undefined), 'a redis:// or rediss:// URL', true);
@@ -241,6 +248,9 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     quoteCacheMaxEntries: read('QUOTE_CACHE_MAX_ENTRIES', 10_000, int(1, 1_000_000), 'an integer from 1 to 1000000'),
     livenessProbeIntervalMs: read('LIVENESS_PROBE_INTERVAL_MS', 15_000, int(100, 3_600_000), 'an integer from 100 to 3600000'),
     trustProxyHops: read('TRUST_PROXY', 0, (raw) => (raw === 'true' ? 1 : raw === 'false' ? 0 : int(1, 10)(raw)), '"false", "true" (one proxy) or the number of proxies in front, 1 to 10'),
+    requestTimeoutMs,
+    headersTimeoutMs: read('HEADERS_TIMEOUT_MS', Math.min(10_000, requestTimeoutMs), int(100, requestTimeoutMs), `an integer from 100 to REQUEST_TIMEOUT_MS (${requestTimeoutMs})`),
+    maxConnections: read('MAX_CONNECTIONS', 4_096, int(1, 1_000_000), 'an integer from 1 to 1000000'),
     shutdownGraceMs: read('SHUTDOWN_GRACE_MS', 10_000, int(0, 600_000), 'an integer from 0 to 600000'),
     dataDir: read('DATA_DIR', './data', (raw) => raw, 'a directory path'),
     redisUrl,

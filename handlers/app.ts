@@ -113,8 +113,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return503OnClosing: false,
       // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the hook below
       // refuses it in the contract's terms instead.
-      http: { requireHostHeader: false },
+      // node checks those times only every connectionsCheckingInterval (30 s by default): checked
+      // often enough that a limit of a few seconds means what it says.
+      http: { requireHostHeader: false, headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs) },
+      // A body that never arrives would hold its connection for ever (fastify's default is no limit).
+      requestTimeout: config.requestTimeoutMs,
     });
+    server.server.maxConnections = config.maxConnections;
     registerJsonBody(server);
     server.server.on('connect', unrouted.connect);
     prometheus?.watchHealth(core.health);

@@ -219,7 +219,7 @@ function operationRoute(
       : Promise.reject(err);
   const portal = keyUse === 'portal';
   return (request, reply) => {
-    const key = requirement === 'none' ? null : presentedKey(request.headers);
+    const key = requirement === 'none' ? null : portal ? portalKey(request) : presentedKey(request.headers);
     if (key === null && requirement === 'required') {
       if (portal) throw new DomainError('invalid_key', 'sign in with your key: send it as x-api-key or Authorization: Bearer <key>');
       throw new DomainError('missing_key', 'this endpoint requires a partner key');
@@ -233,6 +233,16 @@ function operationRoute(
       (err: unknown) => refused(request, reply, err),
     );
   };
+}
+
+/** The key a portal request signs in with: two different keys sign in as no one (the portal's refusals are 401s). */
+function portalKey(request: FastifyRequest): string | null {
+  try {
+    return presentedKey(request.headers);
+  } catch (err) {
+    if (err instanceof DomainError) throw new DomainError('invalid_key', `sign in with one key: ${err.message}`);
+    throw err;
+  }
 }
 
 /**

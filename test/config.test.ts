@@ -30,6 +30,9 @@ const DEFAULTS: Config = {
   quoteCacheMaxEntries: 10_000,
   livenessProbeIntervalMs: 15_000,
   trustProxyHops: 0,
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  maxConnections: 4_096,
   shutdownGraceMs: 10_000,
   dataDir: './data',
   redisUrl: null,
@@ -134,6 +137,9 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     LEDGER_TIMEOUT_MS: '1500',
     LEDGER_PAGE_SIZE: '50',
     OUTCOME_TIMEOUT_MS: '2500',
+    REQUEST_TIMEOUT_MS: '5000',
+    HEADERS_TIMEOUT_MS: '2000',
+    MAX_CONNECTIONS: '100',
   });
   const { venuesMode, liveVenues, ...rest } = config;
   t.equal(venuesMode, 'sandbox');
@@ -150,6 +156,9 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     quoteCacheMaxEntries: 1_000_000,
     livenessProbeIntervalMs: 100,
     trustProxyHops: 1,
+    requestTimeoutMs: 5_000,
+    headersTimeoutMs: 2_000,
+    maxConnections: 100,
     shutdownGraceMs: 0,
     dataDir: '/var/lib/bestex',
     redisUrl: 'redis://:secret@redis.internal:6380/2',
@@ -182,6 +191,8 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
   t.equal(loadConfig({ PORT: '65535' }).port, 65535, 'the top of the range');
   t.equal(loadConfig({ PORT: ' 8081 ' }).port, 8081, 'surrounding spaces are trimmed');
   t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxyHops, 0);
+  t.equal(loadConfig({ REQUEST_TIMEOUT_MS: '4000' }).headersTimeoutMs, 4_000, 'the head\'s time is within the whole request\'s');
+  t.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '4000', HEADERS_TIMEOUT_MS: '5000' }), { name: 'ConfigError', message: /HEADERS_TIMEOUT_MS must be an integer from 100 to REQUEST_TIMEOUT_MS \(4000\)/ });
   t.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxyHops, 2, 'two proxies of our own in front');
   t.equal(loadConfig({ HOST: '::1' }).host, '::1', 'an IPv6 address');
   t.equal(loadConfig({ HOST: 'api.example.com' }).host, 'api.example.com');

@@ -366,6 +366,29 @@ t.test('a body nested thousands of levels deep (with a __proto__ key at the bott
   t.comment(`longest event-loop block while refusing four such bodies: ${(delay.max / 1e6).toFixed(1)} ms`);
 });
 
+t.test('"a POST whose body never arrives" is answered and closed once REQUEST_TIMEOUT_MS passes; past MAX_CONNECTIONS a new connection is closed at once', async (t) => {
+  const app = await testApp({ env: { REQUEST_TIMEOUT_MS: '300', HEADERS_TIMEOUT_MS: '200', MAX_CONNECTIONS: '2' } });
+  t.teardown(app.close);
+  const base = await listen(app.server);
+  const { host } = new URL(base);
+  const stalled = await rawExchange(base, `POST /api/app/plan HTTP/1.1\r\nHost: ${host}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"from":`);
+  t.equal(stalled.answers[0]?.status, 400, 'answered, not left open');
+  t.match(JSON.parse(stalled.answers[0]?.body ?? '{}'), { ...ERROR_SHAPE, code: 'bad_request', error: 'the request did not arrive in time' });
+  t.ok(stalled.ended, 'and the connection closed in order');
+  // Its own app: the held connections must outlive the short timeouts above.
+  const capped = await testApp({ env: { MAX_CONNECTIONS: '2' } });
+  t.teardown(capped.close);
+  const cappedBase = await listen(capped.server);
+  const { port } = new URL(cappedBase);
+  const held = await Promise.all([0, 1].map(() => new Promise<net.Socket>((resolve) => {
+    const socket = net.connect(Number(port), '127.0.0.1', () => resolve(socket));
+  })));
+  t.teardown(() => held.forEach((s) => s.destroy()));
+  const third = await rawExchange(cappedBase, `GET /api/status HTTP/1.1\r\nHost: ${new URL(cappedBase).host}\r\n\r\n`);
+  t.strictSame(third.answers, [], 'the connection over the cap is closed without an answer');
+  held.forEach((s) => s.destroy());
+});
+
 interface RawAnswer {
   readonly status: number;
   readonly headers: Record<string, string>;

@@ -77,6 +77,8 @@ t.test('x-api-key and Authorization: Bearer naming different keys are refused (4
   t.match(plan.json(), { code: 'bad_request', error: /name different keys/ }, 'on the plan route too');
   const same = await app.server.inject({ url: QUOTE, headers: { 'x-api-key': key, authorization: `Bearer ${key}` } });
   t.equal(same.statusCode, 200);
+  const portal = await app.server.inject({ url: '/portal/api/key', headers: { 'x-api-key': key, authorization: `Bearer ${other}` } });
+  t.match({ status: portal.statusCode, body: portal.json() }, { status: 401, body: { code: 'invalid_key', error: /sign in with one key/ } }, 'the portal, whose refusals are 401s, signs in as no one');
 });
 
 t.test('"a malformed key is rejected (401 invalid_key) without a store lookup"', async (t) => {
