@@ -17,6 +17,12 @@ export interface SandboxManifest {
   readonly ledger: string;
   /** Each instrument admin's token registry (Splice's off-ledger API, no credential), by admin party. */
   readonly registries: Readonly<Record<string, string>>;
+  /**
+   * A wallet gateway's remote dApp API (as Splice's Wallet Gateway serves it), for dApps that reach
+   * a user's wallet through dapp-sdk: its login page gives a new funded party, its approval page
+   * submits through the participant.
+   */
+  readonly walletGateway: string;
   /** The tradecraft pool party per pair, by pairKey (TRADECRAFT_POOL_PARTIES). */
   readonly poolParties: Readonly<Record<string, string>>;
   /** The token registry's parties by instrument (CANTEX_INSTRUMENT_ADMINS). */

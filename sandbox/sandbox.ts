@@ -1,10 +1,11 @@
 // The whole sandbox in one call: the seeded market, its venues' server, the sandbox participant
 // whose ledger's tradecraft pools are that market's own pools (a swap on the ledger moves the next
-// quote), and the instrument admins' token registries, each on loopback. The program (sandbox/main.ts) runs it in a process of its own; the sandbox's
+// quote), the instrument admins' token registries and a wallet gateway for dApps, each on loopback. The program (sandbox/main.ts) runs it in a process of its own; the sandbox's
 // own tests may run it in theirs. Either way the service reaches it only over HTTP.
 import { resolveToken, CC } from '../core/tokens.js';
 import { SANDBOX_LEDGER_TOKEN, SandboxLedger, type SandboxPool } from './ledger/sandbox-ledger.js';
 import { startSandboxLedgerServer, SYNCHRONIZER_ID } from './ledger/ledger-server.js';
+import { startSandboxGatewayServer } from './gateway/gateway-server.js';
 import { startSandboxRegistryServer } from './registry/registry-server.js';
 import type { SandboxManifest } from './manifest.js';
 import { createSandboxVenues, SANDBOX_POOL_PARTIES } from './market.js';
@@ -12,6 +13,9 @@ import type { SandboxVenue } from './sandbox-venue.js';
 import { SANDBOX_NIGHTLY_RECIPIENT, startSandboxVenueServer } from './venue-server.js';
 import { SANDBOX_VENUES } from './wire/venues.js';
 import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY } from './wire/wire.js';
+
+/** What the wallet gateway's faucet gives a user who signs in. */
+const GATEWAY_WELCOME = { token: 'CC', amount: '1000' };
 
 /** The venues that take a credential, and the one the sandbox accepts. */
 const VENUE_KEYS: Record<string, string> = Object.fromEntries(SANDBOX_VENUES.filter((venue) => venue.keyed).map((venue) => [venue.id, SANDBOX_VENUE_KEY]));
@@ -74,12 +78,17 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       await ledgerServer.close();
       throw err;
     });
+    const gateway = await startSandboxGatewayServer({ host: '127.0.0.1', port: 0, ledger: ledgerServer.url, ledgerToken, welcome: GATEWAY_WELCOME }).catch(async (err: unknown) => {
+      await Promise.all([ledgerServer.close(), registry.close()]);
+      throw err;
+    });
     manifest = {
       sandbox: venues.url,
       venues: venues.venues,
       venueKeys: VENUE_KEYS,
       ledger: ledgerServer.url,
       registries: registry.registries,
+      walletGateway: gateway.dappApi,
       poolParties,
       instrumentAdmins: SANDBOX_INSTRUMENT_ADMINS,
       nightlyRecipient: SANDBOX_NIGHTLY_RECIPIENT,
@@ -90,7 +99,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       market,
       ledger,
       close: async () => {
-        await Promise.all([venues.close(), ledgerServer.close(), registry.close()]);
+        await Promise.all([venues.close(), gateway.close(), ledgerServer.close(), registry.close()]);
       },
     };
   } catch (err) {

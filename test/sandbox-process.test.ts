@@ -1,7 +1,7 @@
 // The sandbox as its own program in its own process, as `make run` and `make sandbox` run it: the
 // service starts it on free ports and stops it however the service ends; it is reached only over
 // HTTP; a service whose sandbox dies keeps answering and says so.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -11,61 +11,11 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { QuoteResponse } from '../core/wire.js';
 import { sandboxCli } from './helpers/sandbox-cli.js';
+import { alive, logLines, MAIN, run, service, until } from './helpers/service-process.js';
 
-const MAIN = fileURLToPath(new URL('../handlers/main.js', import.meta.url));
 const SANDBOX = fileURLToPath(new URL('../sandbox/main.js', import.meta.url));
 /** The README's first quote. */
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
-
-interface Run {
-  readonly child: ChildProcess;
-  readonly dataDir: string;
-  stdout(): string;
-  stderr(): string;
-}
-
-function run(program: string, env: Record<string, string>, args: string[] = []): Run {
-  const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
-  const { LEDGER_URL: _ledger, SANDBOX_URL: _sandbox, LEDGER_TOKEN: _token, ...inherited } = process.env;
-  const child = spawn(process.execPath, [program, ...args], { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return { child, dataDir, stdout: () => stdout, stderr: () => stderr };
-}
-
-async function until<T>(read: () => T | undefined | null | false | Promise<T | null>, what: string, ms = 15_000): Promise<T> {
-  for (const end = Date.now() + ms; Date.now() < end; ) {
-    const value = await read();
-    if (value) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const logLines = (r: Run) => r.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-
-/** The service, listening, and the sandbox it started. */
-async function service(t: { teardown(fn: () => void): void }, env: Record<string, string> = {}) {
-  const r = run(MAIN, env);
-  t.teardown(() => r.child.kill('SIGKILL'));
-  const address = await until(() => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(r.stdout())?.[1], `the service to listen (stderr: ${r.stderr()})`);
-  const line = logLines(r).find((l) => l.msg === 'sandbox started') as { sandboxPid: number; url: string; ledger: string } | undefined;
-  if (!line) throw new Error('no "sandbox started" line');
-  const started = { pid: line.sandboxPid, url: line.url, ledger: line.ledger };
-  t.teardown(() => alive(started.pid) && process.kill(started.pid, 'SIGKILL'));
-  return { ...r, address, sandbox: started };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The parent process id, from /proc. */
 const parentOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
@@ -228,18 +178,4 @@ t.test('a SANDBOX_URL where no sandbox answers stops start-up with one clear lin
   const [code] = (await once(s.child, 'exit')) as [number];
   t.equal(code, 1);
   t.match(s.stderr(), new RegExp(`^bestex: no sandbox answers at SANDBOX_URL http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\): start one with make sandbox, or unset SANDBOX_URL to have the service start its own\\n$`));
-});
-
-t.test('"the README\'s SDK example runs against make run and prints each status to COMPLETED with the real update id"', async (t) => {
-  const s = await service(t);
-  const example = fileURLToPath(new URL('../../examples/sdk-swap.mjs', import.meta.url));
-  const run = spawn(process.execPath, [example], { cwd: path.dirname(path.dirname(example)), env: { ...process.env, DATA_DIR: s.dataDir, BESTEX_URL: s.address }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  run.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  run.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const [code] = (await once(run, 'exit')) as [number];
-  t.equal(code, 0, err);
-  t.match(out, /status: SUBMITTING\nstatus: INITIATED \(update 1220[0-9a-f]{64}\)\nstatus: COMPLETED \(update (1220[0-9a-f]{64})\)\n/);
-  t.match(out, /the service reads completed \(same update\)/);
 });

@@ -224,12 +224,15 @@ function answerTo(err: unknown, method: string): Submitted {
  * has no AndWait (the result is then found on the ledger, so a dropped txChanged changes nothing).
  * A wallet with neither cannot submit: that is said at once, naming both methods.
  */
-async function submit(provider: CantonProvider, params: { commands: LedgerCommand[]; disclosed: DisclosedContract[]; commandId: string; party: string }): Promise<Submitted> {
+async function submit(provider: CantonProvider, params: { commands: LedgerCommand[]; disclosed: DisclosedContract[]; commandId: string; party: string }, approve: (url: string) => void): Promise<Submitted> {
   const request = { commands: params.commands, commandId: params.commandId, actAs: [params.party], readAs: [params.party], disclosedContracts: params.disclosed };
   let missing: unknown;
   for (const method of SUBMIT_METHODS) {
     try {
-      const answer = (await provider.request({ method, params: request } satisfies ProviderRequest)) as { tx?: { payload?: { updateId?: string } } } | null;
+      const answer = (await provider.request({ method, params: request } satisfies ProviderRequest)) as { tx?: { payload?: { updateId?: string } }; userUrl?: unknown } | null;
+      // A remote gateway answers prepareExecute with the page where the user approves: the
+      // transaction waits there, and is then found on the ledger.
+      if (typeof answer?.userUrl === 'string') approve(answer.userUrl);
       return { updateId: answer?.tx?.payload?.updateId ?? null };
     } catch (err) {
       if (readRefusal(err, method).kind !== 'unsupported') return answerTo(err, method);
@@ -294,6 +297,13 @@ class Execution {
     if (event.commandId === this.plan.planId && event.status === 'failed') this.walletFailed = true;
   };
   private readonly storage: ExecutionStorage;
+  /** Shows the user the wallet's approval page: the host's hook, or else a new browser window, as dapp-sdk opens it. */
+  private readonly approve = (url: string): void => {
+    const hooks = this.options.hooks;
+    if (hooks?.onApproval) return safely(hooks, (h) => h.onApproval?.({ planId: this.plan.planId, url }));
+    const open = (globalThis as { open?: (url: string, target: string) => unknown }).open;
+    if (typeof open === 'function') open(url, '_blank');
+  };
 
   constructor(
     private readonly options: ExecuteOptions,
@@ -436,7 +446,7 @@ class Execution {
    */
   private async submitWatching(params: Parameters<typeof submit>[1]): Promise<Submitted> {
     let answered = false;
-    const asked = submit(this.options.provider, params).finally(() => {
+    const asked = submit(this.options.provider, params, this.approve).finally(() => {
       answered = true;
     });
     const target = targetOf(this.plan, this.record.party);
@@ -558,7 +568,7 @@ class Execution {
         choiceArgument: { extraArgs: { context: context.choiceContextData ?? { values: {} }, meta: { values: {} } } },
       },
     };
-    const submitted = await submit(provider, { commands: [command], disclosed: [...(context.disclosedContracts ?? [])], commandId: `${this.plan.planId}-withdraw`, party: this.record.party });
+    const submitted = await submit(provider, { commands: [command], disclosed: [...(context.disclosedContracts ?? [])], commandId: `${this.plan.planId}-withdraw`, party: this.record.party }, this.approve);
     if ('refused' in submitted) throw submitted.error;
     return this.follow();
   }

@@ -37,9 +37,20 @@ export interface StatusDetail {
   readonly error?: BestexError;
 }
 
+/** A wallet that asks its user elsewhere (a remote gateway's approval page): where, for which plan. */
+export interface ApprovalRequest {
+  readonly planId: string;
+  readonly url: string;
+}
+
 export interface ExecutionHooks {
   onStatus?(status: ExecutionStatus, detail: StatusDetail): void;
   onStep?(update: StepUpdate): void;
+  /**
+   * The wallet waits for its user to approve at `url`. Without this hook, a browser opens it in a
+   * new window (as dapp-sdk does), which a popup blocker may stop: a page gives a link instead.
+   */
+  onApproval?(request: ApprovalRequest): void;
 }
 
 export interface Realised {

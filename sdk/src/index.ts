@@ -22,6 +22,7 @@ export { execute, resume, withdraw, type ExecuteOptions } from './execute.js';
 export {
   isTerminal,
   TERMINAL_STATUSES,
+  type ApprovalRequest,
   type ExecutionHooks,
   type ExecutionRecord,
   type ExecutionResult,
