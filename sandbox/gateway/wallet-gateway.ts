@@ -135,8 +135,11 @@ export class WalletGateway {
         return null;
       case 'getActiveNetwork':
         return this.network(token, session);
-      case 'listAccounts':
-        return [this.wallet(session!)] satisfies Wallet[];
+      case 'listAccounts': {
+        // The dApp API's Wallet (listAccounts) has no `rights`; the user API's (getPrimaryAccount) requires them.
+        const { rights: _rights, ...account } = this.wallet(session!);
+        return [account];
+      }
       case 'getPrimaryAccount':
         return this.wallet(session!);
       case 'ledgerApi':
