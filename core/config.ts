@@ -76,6 +76,8 @@ export interface Config {
   readonly sandboxUrl: string | null;
   /** The loopback port a started sandbox's venues listen on (0: any free port), in sandbox mode. */
   readonly sandboxVenuesPort: number;
+  /** The first wait before restarting a started sandbox that stopped; doubled after each failed start, to 30 s. */
+  readonly sandboxRestartWaitMs: number;
   /** The sandbox's token registries by instrument admin, once it is reached (its manifest); empty otherwise. */
   readonly sandboxRegistries: Readonly<Record<string, string>>;
   /**
@@ -272,6 +274,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     sandboxUrl,
     sandboxRegistries: {},
     sandboxVenuesPort: read('SANDBOX_VENUES_PORT', 0, int(0, 65535), 'an integer from 0 to 65535'),
+    sandboxRestartWaitMs: read('SANDBOX_RESTART_WAIT_MS', 250, int(10, 600_000), 'an integer from 10 to 600000'),
     poolParties: poolParties ?? {},
     serviceFeeParty,
     b2cFeeParty,

@@ -91,6 +91,8 @@ interface Opened {
   readonly config: Config;
   readonly venues: readonly Venue[];
   readonly ledger: Ledger;
+  /** The started sandbox's state; null when the service runs none. */
+  sandbox(): 'up' | 'restarting' | null;
   close(): Promise<void>;
 }
 
@@ -108,6 +110,7 @@ async function openEdges(given: Config, log: CoreLog, overrides: CoreOverrides):
     config,
     venues: overrides.venues ?? createLiveVenues(config.liveVenues),
     ledger: overrides.ledger ?? ledger,
+    sandbox: () => link?.state() ?? null,
     close: async () => link?.close(),
   };
 }
@@ -195,6 +198,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       sharedState: () => (!sharedState.shared ? 'in-process' : sharedHealth.isUp ? 'shared' : 'unreachable'),
       keyStore: () => (keyStoreHealth.isUp ? 'ok' : 'unreadable'),
       ledger: () => (ledgerHealth.isUp ? 'ok' : 'unreadable'),
+      sandbox: opened.sandbox,
     };
     // Date.now unless a clock is given: a Date per counted request would be an allocation on its path.
     const given = overrides.now;

@@ -6,7 +6,9 @@
 // left listening behind a dead service.
 //
 // Its settings are the service's variables of the same names and meanings: SANDBOX_VENUES_PORT
-// (the venues' port, 0: any free port), LEDGER_URL (where its ledger listens, an http:// loopback
+// (the venues' port, 0: any free port), SANDBOX_REGISTRY_PORT and SANDBOX_GATEWAY_PORT (the token
+// registries' and the wallet gateway's, 0 by default; the service sets them, with the others, to
+// restart a sandbox that stopped where it listened), LEDGER_URL (where its ledger listens, an http:// loopback
 // URL with a port, 0: any), LEDGER_TOKEN (the ledger's bearer token; unset, it chooses a random
 // one and says it in its line, which whoever set a token of their own needs not read again),
 // TRADECRAFT_POOL_PARTIES (the pool parties, the sandbox's own by default), DATA_DIR (./data).
@@ -58,6 +60,8 @@ async function main(): Promise<void> {
   try {
     sandbox = await startSandbox({
       venuesPort: setting('SANDBOX_VENUES_PORT', 0, port, 'an integer from 0 to 65535'),
+      registryPort: setting('SANDBOX_REGISTRY_PORT', 0, port, 'an integer from 0 to 65535'),
+      gatewayPort: setting('SANDBOX_GATEWAY_PORT', 0, port, 'an integer from 0 to 65535'),
       ledgerHost: ledgerUrl.hostname.replace(/^\[|\]$/g, ''),
       ledgerPort: Number(ledgerUrl.port),
       ledgerToken: given ?? sandboxLedgerToken(randomBytes(24).toString('base64url')),

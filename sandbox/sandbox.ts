@@ -26,6 +26,9 @@ export interface SandboxOptions {
   /** The ledger's loopback host and port (0: any free port). */
   readonly ledgerHost: string;
   readonly ledgerPort: number;
+  /** The token registries' and the wallet gateway's ports on 127.0.0.1 (0, the default: any free port). */
+  readonly registryPort?: number;
+  readonly gatewayPort?: number;
   /** The ledger's bearer token; SANDBOX_LEDGER_TOKEN by default. */
   readonly ledgerToken?: string;
   /** The pool party per pair (pairKey); the sandbox's own by default. */
@@ -74,11 +77,11 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     });
     const hosted = [...Object.values(SANDBOX_INSTRUMENT_ADMINS), ...Object.values(poolParties)];
     const ledgerServer = await startSandboxLedgerServer(ledger, { host: options.ledgerHost, port: options.ledgerPort, token: ledgerToken, hosted });
-    const registry = await startSandboxRegistryServer(ledger, { host: '127.0.0.1', port: 0, synchronizerId: SYNCHRONIZER_ID }).catch(async (err: unknown) => {
+    const registry = await startSandboxRegistryServer(ledger, { host: '127.0.0.1', port: options.registryPort ?? 0, synchronizerId: SYNCHRONIZER_ID }).catch(async (err: unknown) => {
       await ledgerServer.close();
       throw err;
     });
-    const gateway = await startSandboxGatewayServer({ host: '127.0.0.1', port: 0, ledger: ledgerServer.url, ledgerToken, welcome: GATEWAY_WELCOME }).catch(async (err: unknown) => {
+    const gateway = await startSandboxGatewayServer({ host: '127.0.0.1', port: options.gatewayPort ?? 0, ledger: ledgerServer.url, ledgerToken, welcome: GATEWAY_WELCOME }).catch(async (err: unknown) => {
       await Promise.all([ledgerServer.close(), registry.close()]);
       throw err;
     });

@@ -62,6 +62,7 @@ const DEFAULTS: Config = {
   },
   sandboxUrl: null,
   sandboxVenuesPort: 0,
+  sandboxRestartWaitMs: 250,
   sandboxRegistries: {},
   // The sandbox's, once it is reached (core/sandbox-link/manifest.ts).
   poolParties: {},
@@ -176,6 +177,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     portalKeysPerDay: 1000,
     sandboxUrl: null,
     sandboxVenuesPort: 0,
+    sandboxRestartWaitMs: 250,
     sandboxRegistries: {},
     poolParties: DEFAULTS.poolParties,
     serviceFeeParty: `bestex-fees::1220${'e'.repeat(64)}`,

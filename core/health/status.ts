@@ -17,6 +17,8 @@ export interface HealthOptions {
   readonly keyStore: () => 'ok' | 'unreadable';
   /** Whether the last outcome could read the ledger. */
   readonly ledger: () => 'ok' | 'unreadable';
+  /** The sandbox the service started: up, or restarting since it stopped; null when it runs none. */
+  readonly sandbox?: () => 'up' | 'restarting' | null;
 }
 
 export function venueLiveness(query: GetLivenessQuery, options: HealthOptions): Liveness {
@@ -39,12 +41,13 @@ export function statusSummary(options: HealthOptions): StatusSummary {
   const keyStore = options.keyStore();
   const ledger = options.ledger();
   const plansServed = options.plansServed();
+  const sandbox = options.sandbox?.() ?? null;
   const venueState: StatusSummary['state'] =
     live === venues.length ? 'ok' : dead === 0 ? 'starting' : live === 0 ? 'down' : 'degraded';
   // Without its shared state or key store the service still quotes, but keyed requests get 503
   // (and, without the shared state, rate limits hold per instance only); without its ledger,
-  // outcomes get 500.
-  const impaired = shared === 'unreachable' || keyStore === 'unreadable' || ledger === 'unreadable';
+  // outcomes get 500. A sandbox being restarted is known from its exit, before any probe fails.
+  const impaired = shared === 'unreachable' || keyStore === 'unreadable' || ledger === 'unreadable' || sandbox === 'restarting';
   const state = impaired && venueState !== 'down' ? 'degraded' : venueState;
   return {
     mode: plansServed && supportedLive ? 'live' : 'monitor',
@@ -56,6 +59,7 @@ export function statusSummary(options: HealthOptions): StatusSummary {
       { component: 'key-store', state: keyStore },
       { component: 'rate-limits', state: shared === 'shared' ? 'shared' : 'per-instance' },
       { component: 'ledger', state: ledger },
+      ...(sandbox === null ? [] : [{ component: 'sandbox', state: sandbox }]),
     ],
   };
 }

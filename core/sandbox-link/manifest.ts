@@ -15,6 +15,8 @@ export interface SandboxManifest {
   readonly ledger: string;
   /** Each instrument admin's token registry, by admin party. */
   readonly registries: Readonly<Record<string, string>>;
+  /** Its wallet gateway's remote dApp API, for dApps (the service does not use it). */
+  readonly walletGateway: string;
   readonly poolParties: Readonly<Record<string, string>>;
   readonly instrumentAdmins: Readonly<Record<Token['instrument'], string>>;
   readonly nightlyRecipient: string;
@@ -85,6 +87,7 @@ export function readManifest(value: unknown): SandboxManifest {
     venueKeys,
     ledger: httpUrl(m.ledger, 'ledger'),
     registries,
+    walletGateway: httpUrl(m.walletGateway, 'walletGateway'),
     poolParties,
     instrumentAdmins: Object.fromEntries(TOKENS.map((t) => [t.instrument, party(admins[t.instrument], `instrumentAdmins.${t.instrument}`)])) as Record<Token['instrument'], string>,
     nightlyRecipient: party(m.nightlyRecipient, 'nightlyRecipient'),

@@ -1,7 +1,8 @@
 // How the service finds the sandbox in sandbox mode, without importing any of it: at SANDBOX_URL
 // when set (its manifest read over HTTP), else by starting the sandbox program as a child process
 // on free ports (or those SANDBOX_VENUES_PORT and LEDGER_URL name), reading the one line it
-// prints once it listens, and stopping it when the service closes. The child also stops by itself
+// prints once it listens, restarting it where it listened when it stops unasked (supervisor.ts),
+// and stopping it when the service closes. The child also stops by itself
 // when the service dies: it watches its stdin, whose other end only this process holds.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,6 +11,7 @@ import type { Config } from '../config.js';
 import { fetchWithin, FetchFailed, originFetch } from '../http-client.js';
 import type { CoreLog } from '../log.js';
 import { ManifestError, readManifest, withSandbox, type SandboxManifest } from './manifest.js';
+import { Supervisor, type Running } from './supervisor.js';
 
 /** The sandbox program, as `make build` leaves it beside the service's own modules. */
 const PROGRAM = fileURLToPath(new URL('../../sandbox/main.js', import.meta.url));
@@ -28,6 +30,8 @@ export class SandboxUnavailable extends Error {
 export interface SandboxLink {
   /** The service's configuration with the sandbox's venues, ledger, parties and credentials. */
   readonly config: Config;
+  /** A started sandbox's state (`restarting` from the moment it stops unasked); null for one at SANDBOX_URL, which the service does not run. */
+  state(): 'up' | 'restarting' | null;
   /** Stops a started sandbox (one at SANDBOX_URL is left running). */
   close(): Promise<void>;
 }
@@ -47,7 +51,7 @@ async function attachSandbox(config: Config, url: string): Promise<SandboxLink> 
   }
   if (answer.status !== 200) throw new SandboxUnavailable(`SANDBOX_URL ${url} answered HTTP ${answer.status} for the sandbox's manifest: is it a sandbox's URL, as make sandbox prints it?`);
   const manifest = parse(answer.text, `the sandbox at SANDBOX_URL ${url}`);
-  return { config: withSandbox(config, manifest, config.ledgerToken!), close: async () => {} };
+  return { config: withSandbox(config, manifest, config.ledgerToken!), state: () => null, close: async () => {} };
 }
 
 function parse(text: string, source: string) {
@@ -73,46 +77,86 @@ function childEnv(config: Config): NodeJS.ProcessEnv {
   return env;
 }
 
-async function startSandbox(config: Config, log: CoreLog): Promise<SandboxLink> {
-  if (!existsSync(PROGRAM)) throw new SandboxUnavailable(`the sandbox program is not built (${PROGRAM}): run make build`);
+/** A started sandbox: the supervisor's handle on its process, and what it announced. */
+interface StartedSandbox extends Running {
+  readonly manifest: SandboxManifest;
+  readonly ledgerToken: string;
+  /** The settings that bring a restarted sandbox back where this one listens, with the same token. */
+  readonly pinned: NodeJS.ProcessEnv;
+}
+
+/** Starts the sandbox program and reads its announcement; a child that fails to announce is killed. */
+async function spawnSandbox(env: NodeJS.ProcessEnv, configuredToken: string | null): Promise<StartedSandbox> {
   // A process group of its own: a terminal's Ctrl-C reaches the service alone, which stops the
   // sandbox once its requests have drained; the stdin pipe ends it however else the service ends.
-  const child = spawn(process.execPath, [PROGRAM, '--exit-with-stdin'], { env: childEnv(config), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-  const ended = new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.once('error', () => resolve());
+  const child = spawn(process.execPath, [PROGRAM, '--exit-with-stdin'], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', () => resolve({ code: null, signal: null }));
   });
-  let stopping = false;
-  const close = async () => {
-    stopping = true;
+  const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
     const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
     child.kill('SIGTERM');
-    await ended;
+    await exited;
     clearTimeout(killer);
   };
-  let applied: Config;
-  let manifest: SandboxManifest;
   try {
-    const announcement = parseAnnouncement(await firstLine(child), config.ledgerToken);
-    manifest = announcement.manifest;
-    applied = withSandbox(config, manifest, announcement.ledgerToken);
+    const line = await firstLine(child);
+    const { manifest, ledgerToken } = parseAnnouncement(line, configuredToken);
+    // Whatever it says from here on (an operator failure) is the sandbox's own log, passed on as is.
+    child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    child.stdout!.resume();
+    return { pid: child.pid, exited, stop, manifest, ledgerToken, pinned: pinnedEnv(manifest, ledgerToken) };
   } catch (err) {
-    stopping = true;
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
-      await ended;
+      await exited;
     }
     throw err;
   }
-  // Whatever it says from here on (an operator failure) is the sandbox's own log, passed on as is.
-  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-  child.stdout!.resume();
-  child.once('exit', (code, signal) => {
-    if (!stopping) log.error({ code, signal }, 'the sandbox stopped: venues and the ledger are unreachable until the service restarts');
+}
+
+/** The port of each of the sandbox's servers, as the settings that choose them, and its token. */
+function pinnedEnv(manifest: SandboxManifest, ledgerToken: string): NodeJS.ProcessEnv {
+  const portOf = (url: string) => new URL(url).port;
+  const env: NodeJS.ProcessEnv = { SANDBOX_VENUES_PORT: portOf(manifest.sandbox), LEDGER_URL: manifest.ledger, LEDGER_TOKEN: ledgerToken, SANDBOX_GATEWAY_PORT: portOf(manifest.walletGateway) };
+  // Every registry is on one server.
+  const registry = Object.values(manifest.registries)[0];
+  if (registry !== undefined) env.SANDBOX_REGISTRY_PORT = portOf(registry);
+  return env;
+}
+
+/** Where the service reaches a sandbox: a restarted one must be there again. */
+const addresses = (m: SandboxManifest) => JSON.stringify([m.sandbox, m.venues, m.ledger, m.registries, m.walletGateway]);
+
+async function startSandbox(config: Config, log: CoreLog): Promise<SandboxLink> {
+  if (!existsSync(PROGRAM)) throw new SandboxUnavailable(`the sandbox program is not built (${PROGRAM}): run make build`);
+  const env = childEnv(config);
+  const first = await spawnSandbox(env, config.ledgerToken);
+  let applied: Config;
+  try {
+    applied = withSandbox(config, first.manifest, first.ledgerToken);
+  } catch (err) {
+    await first.stop();
+    throw err;
+  }
+  const supervisor = new Supervisor<StartedSandbox>(first, {
+    what: 'the sandbox',
+    log,
+    firstWaitMs: config.sandboxRestartWaitMs,
+    // Where it listened, with the same token: the venues, ledger and registries the service was configured with.
+    restart: async () => {
+      const next = await spawnSandbox({ ...env, ...first.pinned }, first.ledgerToken);
+      if (addresses(next.manifest) !== addresses(first.manifest)) {
+        await next.stop();
+        throw new SandboxUnavailable('the restarted sandbox listens elsewhere');
+      }
+      return next;
+    },
   });
-  log.info({ sandboxPid: child.pid, url: manifest.sandbox, ledger: manifest.ledger }, 'sandbox started');
-  return { config: applied, close };
+  log.info({ sandboxPid: first.pid, url: first.manifest.sandbox, ledger: first.manifest.ledger }, 'sandbox started');
+  return { config: applied, state: () => (supervisor.state === 'restarting' ? 'restarting' : 'up'), close: () => supervisor.close() };
 }
 
 /** The sandbox's line: its manifest, and its ledger's token unless the service set it (LEDGER_TOKEN). */

@@ -43,7 +43,7 @@ export async function startSandboxGatewayServer(options: WalletGatewayOptions & 
       else response.destroy();
     });
   });
-  const url = await listen(server, options.host, options.port, 'the sandbox wallet gateway', 'stop what holds it, or let the sandbox choose any free port');
+  const url = await listen(server, options.host, options.port, 'the sandbox wallet gateway', 'set SANDBOX_GATEWAY_PORT to a free port, or 0 for any');
   gateway.listensAt(url);
   return {
     dappApi: gateway.dappApi,
