@@ -14,6 +14,7 @@ import { ComponentHealth } from './health/component-health.js';
 import type { CoreLog } from './log.js';
 import { NO_METRICS, type Metrics } from './metrics.js';
 import { RateWindows } from './state/rate-windows.js';
+import { StateMarker } from './state/state-marker.js';
 import { GuardedSharedState } from './state/guard.js';
 import { StateCapacity } from './state/capacity.js';
 import { IdempotencyRecords } from './plans/idempotency.js';
@@ -144,6 +145,9 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
           }));
     // This process's memory always answers; only a store shared over the network needs watching.
     const sharedState = store.shared ? new GuardedSharedState(store, sharedHealth) : store;
+    // Only a store outside this process can lose its data while the process runs.
+    const marker = sharedState.shared ? new StateMarker(sharedState, log) : null;
+    await marker?.start(config.livenessProbeIntervalMs);
     const keyStore = overrides.keyStore ?? openKeyStore(config, sharedState);
     const monitor = new LivenessMonitor(venues, {
       intervalMs: config.livenessProbeIntervalMs,
@@ -195,7 +199,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       supportedVenueId: SUPPORTED_VENUE_ID,
       // Plans need their idempotency records: none is made while the shared state is unreachable.
       plansServed: () => !sharedState.shared || sharedHealth.isUp,
-      sharedState: () => (!sharedState.shared ? 'in-process' : sharedHealth.isUp ? 'shared' : 'unreachable'),
+      sharedState: () => (!sharedState.shared ? 'in-process' : marker?.lost ? 'lost' : sharedHealth.isUp ? 'shared' : 'unreachable'),
       keyStore: () => (keyStoreHealth.isUp ? 'ok' : 'unreadable'),
       ledger: () => (ledgerHealth.isUp ? 'ok' : 'unreadable'),
       sandbox: opened.sandbox,
@@ -255,6 +259,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       close: async () => {
         // The last counts go before the connection they go over.
         await usage.close();
+        await marker?.close();
         await Promise.all([sharedState.close(), opened.close()]);
       },
     };

@@ -10,7 +10,6 @@ import { DomainError } from '../core/errors.js';
 import { DEFAULT_FEE_SCHEMAS, FeeSchemas } from '../core/quotes/fee-schemas.js';
 import { hash } from 'node:crypto';
 import { IdempotencyRecords, type PlanRequestKey } from '../core/plans/idempotency.js';
-import { newPlanId } from '../core/plans/plan-id.js';
 import { assemblePlan, PLAN_VALIDITY_MS, type PlanInputs } from '../core/plans/assembly.js';
 import { planViolations } from '../core/plans/guardrail.js';
 import { parsePlanRequest, type PlanRoute } from '../core/plans/params.js';
@@ -390,14 +389,27 @@ t.test('PlanService: "the plan is bound to the caller that asked": a held record
   t.notMatch(JSON.stringify(logged), 'pl_theirs', 'the other caller\'s plan is not logged either');
 });
 
-t.test('"planId": pl_ and 128 random bits, drawn from a pool and never repeated across its refills', async (t) => {
-  const ids = Array.from({ length: 1000 }, () => newPlanId());
-  t.ok(ids.every((id) => /^pl_[A-Za-z0-9_-]{22}$/.test(id)), 'each id is pl_ and 16 bytes in base64url');
-  t.equal(new Set(ids).size, ids.length, 'no id repeats');
-  const bits = ids.map((id) => Buffer.from(id.slice(3), 'base64url'));
-  const ones = bits.reduce((sum, b) => sum + [...b].reduce((s, byte) => s + byte.toString(2).replaceAll('0', '').length, 0), 0);
+t.test('"planId" is derived, keyed by the secret, from the caller, the idempotencyKey and the request: the same request re-made has the same id; a changed request, another caller or another secret never does', async (t) => {
+  const request = (over: Partial<PlanRequestKey> = {}): PlanRequestKey => ({ caller: 'app:127.0.0.1', idempotencyKey: 'swap-1', fingerprint: 'fp-1', ...over });
+  const records = new IdempotencyRecords(new InProcessSharedState(), SECRET);
+  const id = records.planId(request());
+  t.match(id, /^pl_[A-Za-z0-9_-]{22}$/, 'pl_ and 16 bytes in base64url, as the spec\'s pattern says');
+  t.equal(new IdempotencyRecords(new InProcessSharedState(), SECRET).planId(request()), id, 'the same on another instance, or after every record was lost');
+  const others = [
+    records.planId(request({ fingerprint: 'fp-2' })),
+    records.planId(request({ idempotencyKey: 'swap-2' })),
+    records.planId(request({ caller: 'app:127.0.0.2' })),
+    records.planId(request({ caller: 'partner:k_1' })),
+    new IdempotencyRecords(new InProcessSharedState(), `${SECRET}-other`).planId(request()),
+  ];
+  t.equal(new Set([id, ...others]).size, 6, 'each change makes another id');
+  // Field boundaries cannot be shifted to collide: the parts are separated, and each keyed.
+  t.not(records.planId(request({ idempotencyKey: 'a\0b', fingerprint: 'c' })), records.planId(request({ idempotencyKey: 'a', fingerprint: 'b\0c' })));
+  const ids = Array.from({ length: 1000 }, (_, n) => records.planId(request({ idempotencyKey: `k-${n}` })));
+  t.equal(new Set(ids).size, ids.length, 'no id repeats across a thousand requests');
+  const ones = ids.reduce((sum, one) => sum + [...Buffer.from(one.slice(3), 'base64url')].reduce((s, byte) => s + byte.toString(2).replaceAll('0', '').length, 0), 0);
   const share = ones / (ids.length * 128);
-  t.ok(share > 0.48 && share < 0.52, `about half the bits are set (${share.toFixed(4)}): the bytes are random, not zeroed`);
+  t.ok(share > 0.48 && share < 0.52, `about half the bits are set (${share.toFixed(4)}): an HMAC's, not a counter's`);
 });
 
 t.test('IdempotencyRecords: "a record holds the request\'s fingerprint, the caller\'s digest and the plan as sent": the plan\'s text unescaped, never the taker', async (t) => {

@@ -491,3 +491,32 @@ t.test('"Idempotency records fingerprint the taker with a keyed hash", in Redis:
   t.equal(replayed.text, legacyPlan, 'a retry reaching a new instance during a rolling deploy replays the plan the old one made');
   t.equal((await post(a, '/api/app/plan', { ...legacyBody, amount: '5' })).status, 409, 'another request under that key is still a conflict');
 });
+
+t.test('Redis coming back empty is noticed: one error line, shared-state lost in the status (which the bestex_status_component metric mirrors), keyed requests 503 with the reason; a plan retried after its record was lost has the same planId', redisSkip(redis), async (t) => {
+  const redisUrl = nextRedisUrl();
+  // The marker is read at the probe interval.
+  const app = await testApp({ env: { REDIS_URL: redisUrl, LIVENESS_PROBE_INTERVAL_MS: '100' } });
+  t.teardown(app.close);
+  const a: Instance = { app, base: await listen(app.server), name: 'A' };
+  const { key } = await issueKey(a.app.core.keyStore, { name: 'before the loss' });
+  assertKeyedQuote(t, await get(a, `${QUOTE}&amount=1`, key), 'before the loss');
+  const first = await post(a, '/api/app/plan', planBody('lost-and-retried'));
+  t.equal(first.status, 200, first.text);
+  t.equal(a.app.core.health.sharedState(), 'shared');
+
+  await redis!.restart();
+  t.ok(await within(10_000, () => a.app.core.health.sharedState() === 'lost'), 'the status reads shared-state lost');
+  const status = await get(a, '/api/status');
+  t.match(status.body, { state: 'degraded', components: [{}, {}, {}, {}, {}, {}, { component: 'shared-state', state: 'lost' }] });
+  const lines = a.app.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('the shared state lost its data'));
+  t.equal(lines.length, 1, 'one error line');
+  t.equal(lines[0]?.level, 50);
+
+  const keyed = await get(a, `${QUOTE}&amount=1`, key);
+  t.equal(keyed.status, 503, 'the keys went with the data: a keyed request cannot be verified');
+  const again = await post(a, '/api/app/plan', planBody('lost-and-retried'));
+  t.equal(again.status, 200, again.text);
+  t.equal(again.body.planId, first.body.planId, 'the same plan id: the ledger runs it at most once (commandId = planId)');
+  await sleep(300);
+  t.equal(a.app.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('the shared state lost its data')).length, 1, 'said once, not at every check');
+});

@@ -11,8 +11,8 @@ export interface HealthOptions {
   readonly supportedVenueId: string;
   /** Whether plans can be made now. */
   readonly plansServed: () => boolean;
-  /** The shared state: this process's memory, a shared store that answers, or one that does not. */
-  readonly sharedState: () => 'in-process' | 'shared' | 'unreachable';
+  /** The shared state: this process's memory, a shared store that answers, one that does not, or one that lost its data. */
+  readonly sharedState: () => 'in-process' | 'shared' | 'unreachable' | 'lost';
   /** Whether the last key lookup could read the key store. */
   readonly keyStore: () => 'ok' | 'unreadable';
   /** Whether the last outcome could read the ledger. */
@@ -47,7 +47,7 @@ export function statusSummary(options: HealthOptions): StatusSummary {
   // Without its shared state or key store the service still quotes, but keyed requests get 503
   // (and, without the shared state, rate limits hold per instance only); without its ledger,
   // outcomes get 500. A sandbox being restarted is known from its exit, before any probe fails.
-  const impaired = shared === 'unreachable' || keyStore === 'unreadable' || ledger === 'unreadable' || sandbox === 'restarting';
+  const impaired = shared === 'unreachable' || shared === 'lost' || keyStore === 'unreadable' || ledger === 'unreadable' || sandbox === 'restarting';
   const state = impaired && venueState !== 'down' ? 'degraded' : venueState;
   return {
     mode: plansServed && supportedLive ? 'live' : 'monitor',

@@ -80,6 +80,18 @@ export class IdempotencyRecords {
     return known;
   }
 
+  /**
+   * The id of the plan made for the request: derived, keyed by the secret, from the caller, the
+   * idempotencyKey and the request's fingerprint (`pl_` and 128 bits of the HMAC). A retry re-made
+   * after its record was lost (a store that lost its data) gets the id of the plan made first, and
+   * the ledger, which runs a command id at most once (commandId = planId), still runs it at most
+   * once; a changed request, or another caller's, never shares an id with an earlier one.
+   */
+  planId(request: PlanRequestKey): string {
+    const { digests } = this.keyedRequest(request);
+    return `pl_${createHmac('sha256', this.secret).update(`plan\0${this.key(request)}\0${digests.fingerprint}`).digest().toString('base64url', 0, 16)}`;
+  }
+
   /** Where the caller's record for the request is kept. */
   private key(request: PlanRequestKey): string {
     const known = this.keyedRequest(request);

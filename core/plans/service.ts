@@ -9,7 +9,6 @@ import { IdempotencyRecords, type IdempotencyRecord, type PlanRequestKey } from 
 import type { Partner } from '../keys/partner-keys.js';
 import { assemblePlan, type PlanInputs, type PlanParties } from './assembly.js';
 import { planViolations } from './guardrail.js';
-import { newPlanId } from './plan-id.js';
 import type { PlanParams, PlanRoute } from './params.js';
 import type { QuoteService } from '../quotes/service.js';
 import type { CoreLog } from '../log.js';
@@ -59,7 +58,7 @@ export interface MadePlan {
 const callerId = (caller: PlanCaller): string => (caller.route === 'partner' ? `partner:${caller.partner.id}` : `app:${caller.ip}`);
 /**
  * The request's key, one object per parsed request and caller: lookup() and create() see the same
- * one, so the idempotency records key it once (three HMACs a plan, not eight).
+ * one, so the idempotency records key it once (four HMACs a plan, the plan id's included).
  */
 const requestKeys = new WeakMap<PlanParams, PlanRequestKey>();
 function requestKey(params: PlanParams, caller: PlanCaller): PlanRequestKey {
@@ -132,7 +131,7 @@ export class PlanService {
       terms,
       collecting: options.collecting,
       parties: { pool, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty } satisfies PlanParties,
-      planId: newPlanId(),
+      planId: options.records.planId(request),
       createdAt: options.now(),
     };
     const plan = (options.assemble ?? assemblePlan)(inputs);
