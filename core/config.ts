@@ -59,11 +59,18 @@ export interface Config {
   readonly rateLimitKeylessPerMinute: number;
   readonly rateLimitKeyedPerMinute: number;
   readonly rateLimitFreshQuotesPerMinute: number;
+  /** Fresh (uncached) quotes per partner key per minute: each asks every venue. */
+  readonly rateLimitKeyedFreshQuotesPerMinute: number;
+  /** New plans per client IP (its /64 for IPv6) and per partner key within a plan record's retention (5 minutes). */
+  readonly planRecordsPerIp: number;
+  readonly planRecordsPerKey: number;
   /** Whether the key portal (`/portal`) is served: by default with the sandbox's venues, not with the real ones. */
   readonly portalEnabled: boolean;
   /** Keys the portal creates per client IP per hour, every instance together. */
   readonly portalKeysPerIpPerHour: number;
-  /** Keys the portal creates per UTC day, every client and instance together. */
+  /** Keys the portal creates per client IP (its /64 for IPv6) per UTC day, every instance together. */
+  readonly portalKeysPerIpPerDay: number;
+  /** Keys the portal creates per UTC day, every client and instance together: the last guard. */
   readonly portalKeysPerDay: number;
   /** `sandbox`: the sandbox program's simulated network (sandbox/); `live`: the real venues' public APIs. */
   readonly venuesMode: 'sandbox' | 'live';
@@ -265,10 +272,14 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     rateLimitKeylessPerMinute: read('RATE_LIMIT_KEYLESS_PER_MINUTE', 120, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     rateLimitKeyedPerMinute: read('RATE_LIMIT_KEYED_PER_MINUTE', 1200, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     rateLimitFreshQuotesPerMinute: read('RATE_LIMIT_FRESH_QUOTES_PER_MINUTE', 30, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
+    rateLimitKeyedFreshQuotesPerMinute: read('RATE_LIMIT_KEYED_FRESH_QUOTES_PER_MINUTE', 120, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
+    planRecordsPerIp: read('PLAN_RECORDS_PER_IP', 100, int(1, 10_000_000), 'an integer from 1 to 10000000'),
+    planRecordsPerKey: read('PLAN_RECORDS_PER_KEY', 2000, int(1, 10_000_000), 'an integer from 1 to 10000000'),
     // Off with the real venues until an operator turns it on: free keys for a live deployment are a decision.
     portalEnabled: read('PORTAL_ENABLED', venuesMode === 'sandbox', boolean, '"true" or "false"'),
     portalKeysPerIpPerHour: read('PORTAL_KEYS_PER_IP_PER_HOUR', 5, int(1, 1_000_000), 'an integer from 1 to 1000000'),
-    portalKeysPerDay: read('PORTAL_KEYS_PER_DAY', 500, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
+    portalKeysPerIpPerDay: read('PORTAL_KEYS_PER_IP_PER_DAY', 10, int(1, 1_000_000), 'an integer from 1 to 1000000'),
+    portalKeysPerDay: read('PORTAL_KEYS_PER_DAY', 10_000, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),
     venuesMode,
     liveVenues,
     sandboxUrl,

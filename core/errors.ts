@@ -35,4 +35,15 @@ export class DomainError extends Error {
   }
 }
 
+/** 429 rate_limited from a limit the core counts: the limit's size goes with it, as the contract's X-RateLimit-Limit (none remaining). */
+export class RateLimitedError extends DomainError {
+  constructor(
+    message: string,
+    retryAfterSeconds: number,
+    readonly limit: number,
+  ) {
+    super('rate_limited', message, retryAfterSeconds);
+  }
+}
+
 export const badRequest = (message: string): DomainError => new DomainError('bad_request', message);

@@ -5,7 +5,7 @@
 import type { OutcomeStatus, RejectionCode } from './wire.js';
 
 /** Which rate limit refused a request with 429 (the names the access line's `rateLimit` uses). */
-export type RateLimitName = 'keyless-window' | 'keyed-window' | 'fresh-quote-budget';
+export type RateLimitName = 'keyless-window' | 'keyed-window' | 'fresh-quote-budget' | 'keyed-fresh-quote-budget' | 'plan-records';
 
 /** A presented key's verification: a partner's, none (malformed, unknown or revoked), not from an origin the key allows, or the store unreadable. */
 export type KeyVerificationResult = 'valid' | 'invalid' | 'wrong_origin' | 'unavailable';

@@ -17,7 +17,8 @@ import { RateWindows } from './state/rate-windows.js';
 import { StateMarker } from './state/state-marker.js';
 import { GuardedSharedState } from './state/guard.js';
 import { StateCapacity } from './state/capacity.js';
-import { IdempotencyRecords } from './plans/idempotency.js';
+import { IDEMPOTENCY_RETENTION_MS, IdempotencyRecords } from './plans/idempotency.js';
+import { PlanQuota } from './plans/plan-quota.js';
 import { PlanService } from './plans/service.js';
 import { createLiveVenues } from './venues/live-venues.js';
 import { linkSandbox } from './sandbox-link/process.js';
@@ -179,6 +180,13 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       b2cFeeParty: config.b2cFeeParty,
       // Without REDIS_URL no other instance reads the records: a secret of this process's own will do.
       records: new IdempotencyRecords(sharedState, config.idempotencySecret ?? randomBytes(32)),
+      // Windows as long as a record is kept, apart from the minute-long ones (one lifetime per
+      // in-process map), and no more of them than the records they stand for.
+      quota: new PlanQuota(
+        new RateWindows(sharedState.shared ? sharedState : new InProcessSharedState(Date.now, new StateCapacity({ maxPlanRecords: 1, maxRateWindows: config.stateMaxPlanRecords }))),
+        { perIp: config.planRecordsPerIp, perKey: config.planRecordsPerKey, windowMs: IDEMPOTENCY_RETENTION_MS },
+        metrics,
+      ),
       log,
       now,
       metrics,
@@ -197,8 +205,9 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       monitor,
       venueIds,
       supportedVenueId: SUPPORTED_VENUE_ID,
-      // Plans need their idempotency records: none is made while the shared state is unreachable.
-      plansServed: () => !sharedState.shared || sharedHealth.isUp,
+      // Plans need their idempotency records: none is made while the shared state is unreachable,
+      // nor while this instance's memory holds as many as it may.
+      plans: () => (sharedState.shared && !sharedHealth.isUp ? 'not_served' : stateCapacity.isFull('plan-records') ? 'at_capacity' : 'served'),
       sharedState: () => (!sharedState.shared ? 'in-process' : marker?.lost ? 'lost' : sharedHealth.isUp ? 'shared' : 'unreachable'),
       keyStore: () => (keyStoreHealth.isUp ? 'ok' : 'unreadable'),
       ledger: () => (ledgerHealth.isUp ? 'ok' : 'unreadable'),
@@ -218,7 +227,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       creationWindows: new RateWindows(sharedState.shared ? sharedState : new InProcessSharedState()),
       usage,
       keyedPerMinute: config.rateLimitKeyedPerMinute,
-      creation: { perIpPerHour: config.portalKeysPerIpPerHour, perDay: config.portalKeysPerDay },
+      creation: { perIpPerHour: config.portalKeysPerIpPerHour, perIpPerDay: config.portalKeysPerIpPerDay, perDay: config.portalKeysPerDay },
       log,
       now,
     });

@@ -185,6 +185,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         keylessPerMinute: config.rateLimitKeylessPerMinute,
         keyedPerMinute: config.rateLimitKeyedPerMinute,
         freshQuotesPerMinute: config.rateLimitFreshQuotesPerMinute,
+        keyedFreshQuotesPerMinute: config.rateLimitKeyedFreshQuotesPerMinute,
       },
       core.metrics,
     );

@@ -33,7 +33,7 @@ export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes)
       const params = parseParams(query);
       if (params.ref !== null) annotate({ ref: params.ref });
       if (partner) {
-        return partnerQuotes.quote(params, partner).then(({ body, cached }): OperationResult => {
+        return partnerQuotes.quote(params, partner, spendFreshQuote).then(({ body, cached }): OperationResult => {
           annotate({ quoteCache: cached ? 'hit' : 'miss' });
           return { status: 200, headers: KEYED_HEADERS, body };
         });
@@ -44,7 +44,7 @@ export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes)
       };
       const ready = quotes.ready(params);
       if (ready) return respond(ready);
-      // A keyless quote computed for this request draws on its caller's fresh budget first.
+      // A quote computed for this request draws on its caller's fresh budget first (a key's, above).
       return quotes.baseQuote(params, spendFreshQuote).then(respond);
     },
   };

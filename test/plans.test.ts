@@ -279,7 +279,9 @@ t.test('idempotency: "The same idempotencyKey from the same caller returns the s
     clock += 179_000;
     t.equal((await send(request)).body, first.body, 'still at 4 min 59 s');
     clock += 2_000;
-    t.not(plan(await send(request)).planId, plan(first).planId, 'after 5 minutes the key is free again');
+    const remade = plan(await send(request));
+    t.not(remade.expiry, plan(first).expiry, 'after 5 minutes the record is gone: a new plan is made');
+    t.equal(remade.planId, plan(first).planId, 'under the same planId (derived from the caller, the key and the request): the ledger runs it at most once');
   }
 });
 
@@ -398,10 +400,40 @@ t.test('"Bounded memory": at STATE_MAX_PLAN_RECORDS a new plan is refused in the
   t.equal((await appPlan(app, { ...held[0], amount: '5' })).statusCode, 409, 'another request under a held key is still a conflict');
   t.equal((await app.server.inject('/api/quote?from=CC&to=USDCx&amount=100')).statusCode, 200, 'keyless quotes answer');
   t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=7', headers: { 'x-api-key': key } })).statusCode, 200, 'keyed quotes answer');
-  t.equal((await app.server.inject('/api/status')).statusCode, 200, 'the status answers');
+  const status = await app.server.inject('/api/status');
+  t.equal(status.statusCode, 200, 'the status answers');
+  t.match(status.json(), { mode: 'monitor', state: 'degraded', components: [{}, {}, {}, {}, {}, { component: 'plans', state: 'at_capacity' }] }, 'and says the bound is biting: plans at_capacity, monitor, degraded');
 
   const warned = app.logs().filter((l) => l.bound === 'plan-records');
   t.equal(warned.length, 1, 'the bound is logged once, not per refusal');
   t.match(warned[0], { level: 40, max: 3, msg: /STATE_MAX_PLAN_RECORDS/ });
   t.equal(app.core.stateCapacity.refusals('plan-records'), 4, 'every refusal counted');
+});
+
+t.test('"Per-caller fairness": an address (its /64 for IPv6) may make PLAN_RECORDS_PER_IP new plans and a key PLAN_RECORDS_PER_KEY within a record\'s retention; past its share a caller gets 429 with Retry-After before any venue is asked, while other callers, replays and the global bound are untouched', async (t) => {
+  const { app, key } = await started(t, { env: { PLAN_RECORDS_PER_IP: '2', PLAN_RECORDS_PER_KEY: '3', STATE_MAX_PLAN_RECORDS: '50' } });
+  const first = body();
+  const mine = [first, body()];
+  for (const request of mine) t.equal((await appPlan(app, request, {}, '203.0.113.7')).statusCode, 200);
+  const over = await appPlan(app, body(), {}, '203.0.113.7');
+  t.equal(over.statusCode, 429, 'the third new plan from the address: 429');
+  t.match(over.json(), { code: 'rate_limited', error: /this address has made 2 plans in the last 5 minutes/ });
+  const retryAfter = Number(over.headers['retry-after']);
+  t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 300, `Retry-After within the 5-minute window (${over.headers['retry-after']})`);
+  t.equal((await appPlan(app, first, {}, '203.0.113.7')).statusCode, 200, 'a replay makes no record and is still answered');
+  t.equal((await appPlan(app, body(), {}, '203.0.113.8')).statusCode, 200, 'another address is served');
+  // IPv6: one /64 is one caller, whatever its interface ids.
+  t.equal((await appPlan(app, body(), {}, '2001:db8:1:2::a')).statusCode, 200);
+  t.equal((await appPlan(app, body(), {}, '2001:db8:1:2::b')).statusCode, 200);
+  t.equal((await appPlan(app, body(), {}, '2001:db8:1:2:ffff::c')).statusCode, 429, 'a third address in the same /64: 429');
+  t.equal((await appPlan(app, body(), {}, '2001:db8:1:3::a')).statusCode, 200, 'the next /64 is another caller');
+
+  for (let i = 0; i < 3; i++) t.equal((await partnerPlan(app, key, body())).statusCode, 200, `key plan ${i + 1}`);
+  const keyOver = await partnerPlan(app, key, body());
+  t.equal(keyOver.statusCode, 429, 'the key past its share: 429');
+  t.match(keyOver.json(), { code: 'rate_limited', error: /this key has made 3 plans/ });
+  const other = (await issueKey(app.core.keyStore, { name: 'another partner' })).key;
+  t.equal((await partnerPlan(app, other, body())).statusCode, 200, 'another key is served');
+  t.equal(app.core.stateCapacity.refusals('plan-records'), 0, 'the global bound never refused');
+  t.match((await app.server.inject('/api/status')).json(), { components: [{}, {}, {}, {}, {}, { component: 'plans', state: 'served' }] });
 });

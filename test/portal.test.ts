@@ -235,9 +235,29 @@ t.test('creation limit: "per client IP per hour" and "in total per day": 429 rat
   t.ok(app.logs().some((l) => l.route === '/portal/api/keys' && l.status === 429 && l.code === 'rate_limited'));
 });
 
+t.test('creation limits: "per IP and per /64 per day, with the global cap only as a last guard": callers from a hundred addresses cannot take the day\'s keys from everyone else', async (t) => {
+  const now = new Date('2026-11-27T10:00:00.000Z');
+  const limits = new CreationLimits(new RateWindows(new InProcessSharedState()), { perIpPerHour: 100, perIpPerDay: 3, perDay: 1000 }, () => now);
+  let refusedByIp = 0;
+  for (let ip = 0; ip < 101; ip++) {
+    for (let n = 0; n < 5; n++) {
+      const refusal = await limits.admit(`198.51.100.${ip}`).then(() => null, (err: unknown) => err as DomainError);
+      if (refusal) {
+        t.match(refusal, { code: 'rate_limited', message: /from this address today/ });
+        refusedByIp++;
+      }
+    }
+  }
+  t.equal(refusedByIp, 101 * 2, 'each address got its three keys of the day, no more');
+  await t.resolves(limits.admit('192.0.2.1'), 'a newcomer still gets a key: the day\'s total is far from used up');
+  const v6 = async (address: string) => limits.admit(address).then(() => 'created', (err: DomainError) => err.code);
+  // The service hands the portal a caller's /64 (handlers/http/rate-limits.ts clientIp): one /64, one caller.
+  t.strictSame([await v6('2001:db8:9:9::'), await v6('2001:db8:9:9::'), await v6('2001:db8:9:9::'), await v6('2001:db8:9:9::')], ['created', 'created', 'created', 'rate_limited']);
+});
+
 t.test('creation limits: the day\'s total is "per UTC day": its Retry-After runs to the next UTC midnight, and the next day starts a new count', async (t) => {
   let now = new Date('2026-11-26T23:59:30.000Z');
-  const limits = new CreationLimits(new RateWindows(new InProcessSharedState()), { perIpPerHour: 100, perDay: 1 }, () => now);
+  const limits = new CreationLimits(new RateWindows(new InProcessSharedState()), { perIpPerHour: 100, perIpPerDay: 100, perDay: 1 }, () => now);
   await limits.admit('10.0.0.1');
   const refusal = await limits.admit('10.0.0.2').then(() => null, (err: unknown) => err);
   t.ok(refusal instanceof DomainError && refusal.code === 'rate_limited', 'the second key of the day is refused');

@@ -15,7 +15,7 @@ import type { Deadline, Venue, VenueQuoteRequest } from '../core/venues/venue.js
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
 
 async function limitedApp(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, options: TestAppOptions = {}): Promise<TestApp> {
-  const app = await testApp({ ...options, env: { RATE_LIMIT_KEYLESS_PER_MINUTE: '1000', RATE_LIMIT_KEYED_PER_MINUTE: '1000', RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '1000', ...env } });
+  const app = await testApp({ ...options, env: { RATE_LIMIT_KEYLESS_PER_MINUTE: '1000', RATE_LIMIT_KEYED_PER_MINUTE: '1000', RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '1000', RATE_LIMIT_KEYED_FRESH_QUOTES_PER_MINUTE: '1000', ...env } });
   t.teardown(app.close);
   return app;
 }
@@ -94,7 +94,25 @@ t.test('"Keyless quotes that miss the cache also draw from a separate per-IP fre
   t.equal((await app.server.inject('/api/quote?from=CC&to=USDCx&amount=1.0')).statusCode, 200, 'a cached combination is not a fresh quote');
   t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=4', remoteAddress: '10.0.0.9' })).statusCode, 200, 'another IP has its own budget');
   const { key } = await issueKey(app.core.keyStore);
-  t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=5', headers: { 'x-api-key': key } })).statusCode, 200, 'keyed quotes draw only on their key\'s window');
+  t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=5', headers: { 'x-api-key': key } })).statusCode, 200, 'keyed quotes draw on their key\'s budget, not the IP\'s');
+});
+
+t.test('"keyed fresh quotes draw on a per-key fresh budget": a key (a free portal key included) cannot ask every venue more often than RATE_LIMIT_KEYED_FRESH_QUOTES_PER_MINUTE; cached combinations and other keys are not charged', async (t) => {
+  const app = await limitedApp(t, { RATE_LIMIT_KEYED_FRESH_QUOTES_PER_MINUTE: '2' });
+  const { key } = await issueKey(app.core.keyStore);
+  const keyed = (amount: string, which = key) => app.server.inject({ url: `/api/quote?from=CC&to=USDCx&amount=${amount}`, headers: { 'x-api-key': which } });
+  t.equal((await keyed('11')).statusCode, 200);
+  t.equal((await keyed('12')).statusCode, 200);
+  const over = await keyed('13');
+  t.equal(over.statusCode, 429, 'a third fresh combination from the key');
+  t.match(over.json(), { code: 'rate_limited' });
+  t.match(over.headers['retry-after'], /^[1-9][0-9]*$/);
+  t.equal(over.headers['x-ratelimit-limit'], '2', 'the limit that refused it');
+  t.equal((await keyed('11')).statusCode, 200, 'a cached combination is not a fresh quote');
+  t.equal((await app.server.inject('/api/quote?from=CC&to=USDCx&amount=14')).statusCode, 200, 'keyless callers have their own budget');
+  const other = (await issueKey(app.core.keyStore, { name: 'another' })).key;
+  t.equal((await keyed('15', other)).statusCode, 200, 'another key has its own budget');
+  t.ok(app.logs().some((l) => l.status === 429 && l.rateLimit === 'keyed-fresh-quote-budget'), 'the access line names the limit');
 });
 
 t.test('"only a quote this request computes draws on" the fresh-quote budget: requests for a combination already being computed are not charged', async (t) => {

@@ -9,8 +9,8 @@ export interface HealthOptions {
   readonly venueIds: readonly string[];
   /** The v1 execution venue, the default subject of a liveness read. */
   readonly supportedVenueId: string;
-  /** Whether plans can be made now. */
-  readonly plansServed: () => boolean;
+  /** Whether plans can be made now: served, not (their records' store unreachable), or refused at the instance's bound on plan records. */
+  readonly plans: () => 'served' | 'not_served' | 'at_capacity';
   /** The shared state: this process's memory, a shared store that answers, one that does not, or one that lost its data. */
   readonly sharedState: () => 'in-process' | 'shared' | 'unreachable' | 'lost';
   /** Whether the last key lookup could read the key store. */
@@ -40,21 +40,21 @@ export function statusSummary(options: HealthOptions): StatusSummary {
   const shared = options.sharedState();
   const keyStore = options.keyStore();
   const ledger = options.ledger();
-  const plansServed = options.plansServed();
+  const plans = options.plans();
   const sandbox = options.sandbox?.() ?? null;
   const venueState: StatusSummary['state'] =
     live === venues.length ? 'ok' : dead === 0 ? 'starting' : live === 0 ? 'down' : 'degraded';
   // Without its shared state or key store the service still quotes, but keyed requests get 503
   // (and, without the shared state, rate limits hold per instance only); without its ledger,
   // outcomes get 500. A sandbox being restarted is known from its exit, before any probe fails.
-  const impaired = shared === 'unreachable' || shared === 'lost' || keyStore === 'unreadable' || ledger === 'unreadable' || sandbox === 'restarting';
+  const impaired = plans === 'at_capacity' || shared === 'unreachable' || shared === 'lost' || keyStore === 'unreadable' || ledger === 'unreadable' || sandbox === 'restarting';
   const state = impaired && venueState !== 'down' ? 'degraded' : venueState;
   return {
-    mode: plansServed && supportedLive ? 'live' : 'monitor',
+    mode: plans === 'served' && supportedLive ? 'live' : 'monitor',
     state,
     components: [
       ...venues.map((v) => ({ component: `venue:${v.venue}`, state: v.state })),
-      { component: 'plans', state: plansServed ? 'served' : 'not_served' },
+      { component: 'plans', state: plans },
       { component: 'shared-state', state: shared },
       { component: 'key-store', state: keyStore },
       { component: 'rate-limits', state: shared === 'shared' ? 'shared' : 'per-instance' },

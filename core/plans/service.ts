@@ -14,6 +14,7 @@ import type { QuoteService } from '../quotes/service.js';
 import type { CoreLog } from '../log.js';
 import { NO_METRICS, type Metrics } from '../metrics.js';
 import { SharedStateFull } from '../state/shared-state.js';
+import type { PlanQuota } from './plan-quota.js';
 import { CC, pairKey } from '../tokens.js';
 import type { AppPlan, QuoteResponse } from '../wire.js';
 
@@ -32,6 +33,8 @@ export interface PlanServiceOptions {
   readonly serviceFeeParty: string | null;
   readonly b2cFeeParty: string | null;
   readonly records: IdempotencyRecords;
+  /** Each caller's share of new plans (PLAN_RECORDS_PER_IP, PLAN_RECORDS_PER_KEY); none: unlimited. */
+  readonly quota?: PlanQuota;
   readonly log: CoreLog;
   readonly now: () => Date;
   /** Hears each plan made, replayed or refused as a conflict, and each guardrail trip. */
@@ -122,6 +125,8 @@ export class PlanService {
       throw new DomainError('fee_unconfigured', 'fees are collected but no fee destination is configured for keyless plans; nothing was created');
     }
 
+    // The caller's share is spent only by a request that would make a new record, and before any venue is asked.
+    await options.quota?.admit(caller);
     const { net, asOf } = await this.venueQuote(params, route);
     const inputs: PlanInputs = {
       route,

@@ -1,5 +1,7 @@
-// The portal's creation limits: keys are free, so a client IP may create a few per hour and the
-// portal as a whole a bounded number per UTC day. Both are windows in the shared state, so every
+// The portal's creation limits: keys are free, so a client IP (its /64 for IPv6) may create a few
+// per hour and a few more per UTC day, and the portal as a whole a bounded number per UTC day, a
+// last guard set well above what the per-address limits let any few addresses take, so callers
+// from many addresses cannot use up everyone's day. All are windows in the shared state, so every
 // instance counts the same ones (each falls back to this instance's own count while Redis is
 // unreachable, as the rate limits do). Each attempt past validation is counted, refused or not:
 // a refused caller retrying at once gains nothing.
@@ -11,6 +13,7 @@ const DAY_MS = 86_400_000;
 
 export interface CreationLimitSettings {
   readonly perIpPerHour: number;
+  readonly perIpPerDay: number;
   readonly perDay: number;
 }
 
@@ -30,8 +33,14 @@ export class CreationLimits {
     }
     const t = this.now().getTime();
     const day = new Date(t).toISOString().slice(0, 10);
-    // The day's window is named by its date, and ends at the next UTC midnight whenever it starts.
-    const byDay = await this.windows.hit(`portal-create:day:${day}`, DAY_MS - (t % DAY_MS));
+    // A day's windows are named by its date, and end at the next UTC midnight whenever they start.
+    const untilMidnight = DAY_MS - (t % DAY_MS);
+    const byIpToday = await this.windows.hit(`portal-create:ip-day:${day}:${clientIp}`, untilMidnight);
+    if (byIpToday.count > this.settings.perIpPerDay) {
+      const seconds = wholeSeconds(byIpToday.resetInMs);
+      throw new DomainError('rate_limited', `too many keys created from this address today; retry in ${seconds} seconds`, seconds);
+    }
+    const byDay = await this.windows.hit(`portal-create:day:${day}`, untilMidnight);
     if (byDay.count > this.settings.perDay) {
       const seconds = wholeSeconds(byDay.resetInMs);
       throw new DomainError('rate_limited', `the portal has created as many keys as it may today; retry in ${seconds} seconds`, seconds);

@@ -28,7 +28,8 @@ export class PartnerQuotes {
     private readonly onUnconfiguredSchema: (partner: Partner) => void = () => {},
   ) {}
 
-  async quote(params: QuoteParams, partner: Partner): Promise<PartnerQuote> {
+  /** `beforeCompute`: spends the key's fresh-quote budget when the base quote is computed for this request (throws over it). */
+  async quote(params: QuoteParams, partner: Partner, beforeCompute?: () => void | Promise<void>): Promise<PartnerQuote> {
     const terms = this.schemas.termsOf(partner.schemaId);
     // Never a quote under other terms. The quote's contract has no 500: the key is recognised and
     // cannot be served until the operator configures its schema (told at start, and here), which is
@@ -38,7 +39,7 @@ export class PartnerQuotes {
       throw new DomainError('key_verification_unavailable', "this key's fee terms are not configured on the service right now; nothing was quoted; the operator is told", UNCONFIGURED_SCHEMA_RETRY_SECONDS);
     }
     checkIntegratorCap(params.integratorFee, terms);
-    const { json, cached } = await this.quotes.baseQuote(params);
+    const { json, cached } = await this.quotes.baseQuote(params, beforeCompute);
     return { body: withClientFees(JSON.parse(json) as QuoteResponse, terms, params, this.feeCollectionEnabled), cached };
   }
 }

@@ -36,6 +36,11 @@ export class StateCapacity {
     return bounded === 'plan-records' ? this.limits.maxPlanRecords : this.limits.maxRateWindows;
   }
 
+  /** Whether `bounded` refused an entry and has not had room again since: a bound that is biting. */
+  isFull(bounded: BoundedEntries): boolean {
+    return this.full.has(bounded);
+  }
+
   /** Entries refused at `bounded`'s bound since start. */
   refusals(bounded: BoundedEntries): number {
     return this.counts[bounded];

@@ -1,7 +1,7 @@
 // Shapes every failure into the spec's error body {error, code, action}. Nothing from a stack,
 // a framework message or a secret reaches a body: unknown failures become a generic 500.
 import type { FastifyReply } from 'fastify';
-import { DomainError } from '../../core/errors.js';
+import { DomainError, RateLimitedError } from '../../core/errors.js';
 import { ERROR_CATALOGUE, type ErrorCode } from './error-catalogue.js';
 
 export interface ErrorReply {
@@ -46,6 +46,7 @@ export const internalErrorReply = (): ErrorReply => errorReply('internal', 'inte
 export function replyForError(err: unknown): { reply: ErrorReply; unexpected: boolean } {
   if (err instanceof DomainError) {
     const headers: Record<string, string> = err.retryAfterSeconds === undefined ? {} : { 'retry-after': String(err.retryAfterSeconds) };
+    if (err instanceof RateLimitedError) Object.assign(headers, { 'x-ratelimit-limit': String(err.limit), 'x-ratelimit-remaining': '0' });
     return { reply: errorReply(err.code, err.message, headers), unexpected: false };
   }
   const e = err as { code?: unknown; statusCode?: unknown; name?: unknown };

@@ -99,7 +99,7 @@ export class PrometheusMetrics implements Metrics, RequestMetrics {
     this.venueDurations = children((venue) => venueDurations.labels(venue));
     const rateLimited = new Counter({
       name: 'bestex_rate_limited_total',
-      help: 'Requests refused with 429, by the limit that refused them: keyless-window (per IP), keyed-window (per key), fresh-quote-budget (keyless fresh quotes per IP)',
+      help: 'Requests refused with 429, by the limit that refused them: keyless-window (per IP), keyed-window (per key), fresh-quote-budget (keyless fresh quotes per IP), keyed-fresh-quote-budget (fresh quotes per key), plan-records (new plans per IP or key within a record\'s retention)',
       labelNames: ['limit'],
       registers,
     });

@@ -1,7 +1,7 @@
 // Rate limits, with @fastify/rate-limit over the service's own windows (core/state/rate-windows.ts, so
 // N instances sharing Redis count one window). Fixed one-minute windows: a keyless caller's per
-// IP, a keyed caller's per key (a key raises the window); and a keyless caller's separate budget
-// of fresh quotes (cache misses) per IP. Over a limit: 429 rate_limited with Retry-After, the whole
+// IP, a keyed caller's per key (a key raises the window); and a separate budget of fresh quotes
+// (cache misses: each asks every venue), per IP keyless and per key keyed. Over a limit: 429 rate_limited with Retry-After, the whole
 // seconds to the window's end. Keyed responses carry X-RateLimit-Limit and X-RateLimit-Remaining;
 // keyless successes do not, since a shared cache may keep them.
 import rateLimit, { normalizeIP, type FastifyRateLimitStore } from '@fastify/rate-limit';
@@ -18,12 +18,13 @@ export interface RateLimitSettings {
   readonly keylessPerMinute: number;
   readonly keyedPerMinute: number;
   readonly freshQuotesPerMinute: number;
+  readonly keyedFreshQuotesPerMinute: number;
 }
 
 export interface RateLimiter {
   /** Counts the request in its caller's window; throws rate_limited over the limit. At once (no promise) when the windows are this process's own. */
   admit(request: FastifyRequest, reply: FastifyReply, partner: Partner | null): void | Promise<void>;
-  /** Counts a keyless fresh quote in its caller's budget; throws rate_limited over it. At once when the windows are this process's own. */
+  /** Counts a fresh quote in its caller's budget (per IP keyless, per key keyed); throws rate_limited over it. At once when the windows are this process's own. */
   spendFreshQuote(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
 }
 
@@ -98,13 +99,14 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
   const keylessWindow = limit('ip', 'keyless-window', clientIp, settings.keylessPerMinute);
   const keyedWindow = limit('key', 'keyed-window', (request) => request.partner!.id, settings.keyedPerMinute);
   const freshBudget = limit('fresh', 'fresh-quote-budget', clientIp, settings.freshQuotesPerMinute);
+  const keyedFreshBudget = limit('kfresh', 'keyed-fresh-quote-budget', (request) => request.partner!.id, settings.keyedFreshQuotesPerMinute);
 
   return {
     admit: (request, reply, partner) => {
       request.partner = partner;
       return partner ? keyedWindow(request, reply, true) : keylessWindow(request, reply, false);
     },
-    spendFreshQuote: (request, reply) => freshBudget(request, reply, false),
+    spendFreshQuote: (request, reply) => (request.partner ? keyedFreshBudget : freshBudget)(request, reply, false),
   };
 }
 

@@ -1,0 +1,36 @@
+// Each caller's share of plan records: a client IP (its /64 for IPv6) may make PLAN_RECORDS_PER_IP
+// new plans, a partner key PLAN_RECORDS_PER_KEY, within a window as long as a record is kept, so
+// one caller holds at most twice that many records at any moment and cannot fill the instance's
+// (or Redis's) room for everyone's. Counted in the shared state, every instance together. A
+// replayed plan makes no record and is not counted; a caller over its share is refused 429
+// rate_limited with the seconds until its window ends, before any venue is asked.
+import { RateLimitedError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import type { RateWindows } from '../state/rate-windows.js';
+
+export interface PlanQuotaSettings {
+  readonly perIp: number;
+  readonly perKey: number;
+  /** The window: a record's retention. */
+  readonly windowMs: number;
+}
+
+export type QuotaCaller = { readonly route: 'partner'; readonly partner: { readonly id: string } } | { readonly route: 'app'; readonly ip: string };
+
+export class PlanQuota {
+  constructor(
+    private readonly windows: RateWindows,
+    private readonly settings: PlanQuotaSettings,
+    private readonly metrics?: Metrics,
+  ) {}
+
+  /** Counts one new plan for `caller`; throws rate_limited over its share. */
+  async admit(caller: QuotaCaller): Promise<void> {
+    const [key, max] = caller.route === 'partner' ? [`plans:key:${caller.partner.id}`, this.settings.perKey] : [`plans:ip:${caller.ip}`, this.settings.perIp];
+    const { count, resetInMs } = await this.windows.hit(key, this.settings.windowMs);
+    if (count <= max) return;
+    this.metrics?.rateLimited('plan-records');
+    const seconds = Math.max(1, Math.ceil(resetInMs / 1000));
+    throw new RateLimitedError(`this ${caller.route === 'partner' ? 'key' : 'address'} has made ${max} plans in the last ${Math.round(this.settings.windowMs / 60_000)} minutes, as many as it may; retry in ${seconds} seconds (a plan retried under its idempotencyKey is not counted)`, seconds, max);
+  }
+}
