@@ -46,10 +46,12 @@
 // every request). With the defaults the run takes about 4 minutes (2.5 more with REDIS_URL).
 // Exit status 1, after everything is printed, when a gated target is missed or any run saw errors
 // or non-2xx answers; every child process is stopped on the way out, even on error.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { dataDirOf, startBaseline, startSandbox, startService, waitForLive, type RunningSandbox, type Server } from './deployment.js';
 import { CACHED_PATH, CONNECTIONS, FRESH_PATH_PREFIX, PIPELINING, PLAN_PATH, runLoad, type LoadKind } from './load.js';
@@ -426,6 +428,7 @@ async function main(): Promise<number> {
     const planFile = path.join(root, 'plan-body.json');
     writeFileSync(planFile, plan.body);
     console.log(`service ready; its cached quote is ${quote.body.length} bytes, a keyless plan ${plan.body.length} bytes`);
+    console.log(describeRecordMemory(planFile));
 
     const cachedBaseline = await startBaseline('the cached-quote baseline', './baseline.js', { BENCH_BASELINE_BODY_FILE: quoteFile, BENCH_BASELINE_HEADERS: JSON.stringify(quoteHeaders) }, { path: CACHED_PATH });
     sameAnswer('the cached-quote baseline', await get(`${cachedBaseline.url}${CACHED_PATH}`), quote, quoteHeaders);
@@ -484,4 +487,12 @@ try {
 } catch (err) {
   console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
   process.exitCode = 1;
+}
+
+/** The heap a plan record holds in the in-process state, measured in a process of its own (bench/record-memory.ts). */
+function describeRecordMemory(planFile: string): string {
+  const program = fileURLToPath(new URL('./record-memory.js', import.meta.url));
+  const line = execFileSync(process.execPath, ['--expose-gc', program, planFile, '50000'], { encoding: 'utf8' }).trim();
+  const measured = JSON.parse(line) as { records: number; planBytes: number; heapBytesPerRecord: number; heapMB: number; heapBytesPerWindow: number };
+  return `in-process state, measured: a plan record holds ${measured.heapBytesPerRecord} bytes of heap (${measured.records} records of this ${measured.planBytes}-byte plan hold ${measured.heapMB} MB; STATE_MAX_PLAN_RECORDS bounds them), a caller's rate window ${measured.heapBytesPerWindow} bytes (STATE_MAX_RATE_WINDOWS)`;
 }
