@@ -25,6 +25,7 @@ import { registerJsonBody } from './http/json-body.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id.js';
 import { unroutedAnswers } from './http/unrouted-errors.js';
+import { drainBody } from './http/body-drain.js';
 import { usageCounting } from './http/usage-counting.js';
 import { createHandlers } from './index.js';
 import { createLogger } from './logger.js';
@@ -159,6 +160,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         outcome = { reply: internalErrorReply(), unexpected: false };
       }
       if (outcome.unexpected) logger.error({ err, reqId: request.id, route: request.routeOptions.url }, 'unexpected error');
+      if (outcome.reply.status === 413) await drainBody(request.raw);
       return sendError(reply, outcome.reply);
     });
     server.setNotFoundHandler(async (request, reply) => {

@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import { keysFile } from '../core/keys/open-store.js';
+import { InProcessSharedState } from '../core/state/shared-state.js';
 import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
 import type { CoreOverrides } from '../core/services.js';
 import type { Venue } from '../core/venues/venue.js';
@@ -43,6 +44,13 @@ interface Condition {
   readonly env?: Record<string, string>;
   readonly overrides?: (sandbox: TestSandbox) => CoreOverrides;
   prepare?(app: TestApp, request: Outgoing): Promise<void>;
+}
+
+/** An in-process state whose record reads fail as a bug would, not as an outage. */
+class RecordsFailing extends InProcessSharedState {
+  override async getValues(): Promise<Array<string | null>> {
+    throw new TypeError('the store answered something that is not a record');
+  }
 }
 
 const sendRaw = async (request: Outgoing): Promise<Observed> => {
@@ -103,6 +111,15 @@ const CONDITIONS: Record<string, Condition> = {
   },
   // Shared state in a Redis that is not there (nothing listens on port 1).
   'shared-state-unreachable': { env: { REDIS_URL: 'redis://127.0.0.1:1' } },
+  // The in-process state, failing to read its records with an error that is no outage (a bug).
+  'shared-state-failing': { overrides: () => ({ sharedState: new RecordsFailing() }) },
+  // The example's body padded past the 16 KB limit (20,000 bytes of JSON).
+  'body-over-limit': {
+    prepare: async (_app, request) => {
+      (request as { body: string | undefined }).body = JSON.stringify({ ...(JSON.parse(request.body ?? '{}') as object), padding: 'x'.repeat(20_000) });
+      request.headers['content-type'] ??= 'application/json';
+    },
+  },
   'tradecraft-failing': { overrides: (sandbox) => ({ venues: tradecraftFailing(sandbox) }) },
   // A key issued into the app's key store, signed in with at the portal unless the example sends its
   // own; the window its view shows is the default one (the test apps raise it otherwise).

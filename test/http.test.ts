@@ -372,8 +372,8 @@ t.test('"a POST whose body never arrives" is answered and closed once REQUEST_TI
   const base = await listen(app.server);
   const { host } = new URL(base);
   const stalled = await rawExchange(base, `POST /api/app/plan HTTP/1.1\r\nHost: ${host}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"from":`);
-  t.equal(stalled.answers[0]?.status, 400, 'answered, not left open');
-  t.match(JSON.parse(stalled.answers[0]?.body ?? '{}'), { ...ERROR_SHAPE, code: 'bad_request', error: 'the request did not arrive in time' });
+  t.equal(stalled.answers[0]?.status, 408, 'answered, not left open');
+  t.match(JSON.parse(stalled.answers[0]?.body ?? '{}'), { ...ERROR_SHAPE, code: 'request_timeout', error: 'the request did not arrive in time' });
   t.ok(stalled.ended, 'and the connection closed in order');
   // Its own app: the held connections must outlive the short timeouts above.
   const capped = await testApp({ env: { MAX_CONNECTIONS: '2' } });
@@ -400,7 +400,7 @@ interface RawAnswer {
  * reads every answer until the server closes the connection: how it closed it (an orderly end, or
  * the error the client saw) and the answers, parsed.
  */
-function rawExchange(base: string, bytes: string): Promise<{ answers: RawAnswer[]; ended: boolean; error: string | null }> {
+function rawExchange(base: string, bytes: string | Buffer): Promise<{ answers: RawAnswer[]; ended: boolean; error: string | null }> {
   const { port } = new URL(base);
   return new Promise((resolve) => {
     const socket = net.connect(Number(port), '127.0.0.1');
@@ -436,36 +436,72 @@ function rawExchange(base: string, bytes: string): Promise<{ answers: RawAnswer[
 
 const NEXT_REQUEST = 'GET /api/status HTTP/1.1\r\nHost: localhost\r\n\r\n';
 
-t.test('"answers outside the contract": a head over the limit, an unparsable URL, an unknown method and CONNECT are each the error envelope with the version headers and no-store, logged, and close the connection in order', async (t) => {
+t.test('"answers outside the contract": a head over the limit (414 for its URL, 431 for its headers), an unparsable URL, an unknown method (501) and CONNECT are each the error envelope with the version headers and no-store (and, for an API path, Access-Control-Allow-Origin), logged, and close the connection in order', async (t) => {
   const app = await testApp({ env: { SERVICE_BUILD: 'abc1234' } });
   t.teardown(app.close);
   const base = await listen(app.server);
   const cases = [
-    ['a head over the limit', `GET /api/status HTTP/1.1\r\nHost: localhost\r\nx-padding: ${'a'.repeat(20_000)}\r\n\r\n`, /^the request head \(its URL and headers\) is over the 16 KB limit$/],
-    ['an unparsable URL', 'GET /% HTTP/1.1\r\nHost: localhost\r\n\r\n', /^the request URL is malformed$/],
-    ['an unparsable URL on an API path', 'GET /api/%zz HTTP/1.1\r\nHost: localhost\r\n\r\n', /^the request URL is malformed$/],
-    ['an unknown method', 'FOO /api/status HTTP/1.1\r\nHost: localhost\r\n\r\n', /^the request method is not one HTTP defines$/],
-    ['a malformed header line', 'GET /api/status HTTP/1.1\r\nHost: localhost\r\nno colon here\r\n\r\n', /^the request is not valid HTTP\/1.1$/],
-    ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', /^CONNECT is not supported: this service is not a proxy$/],
+    ['headers over the limit', `GET /api/status HTTP/1.1\r\nHost: localhost\r\nx-padding: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large', /^the request's headers are over the 16 KB limit$/, true],
+    ['a URL over the limit', `GET /api/quote?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: localhost\r\n\r\n`, 414, 'uri_too_long', /^the request line \(its URL\) is over the 16 KB limit$/, true],
+    ['a URL over the limit, off the API', `GET /portal/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: localhost\r\n\r\n`, 414, 'uri_too_long', /URL\) is over the 16 KB limit$/, false],
+    ['an unparsable URL', 'GET /% HTTP/1.1\r\nHost: localhost\r\n\r\n', 400, 'bad_request', /^the request URL is malformed$/, false],
+    ['an unparsable URL on an API path', 'GET /api/%zz HTTP/1.1\r\nHost: localhost\r\n\r\n', 400, 'bad_request', /^the request URL is malformed$/, true],
+    ['an unknown method', 'FOO /api/status HTTP/1.1\r\nHost: localhost\r\n\r\n', 501, 'not_implemented', /^the request method is not one HTTP defines$/, true],
+    ['a malformed header line', 'GET /api/status HTTP/1.1\r\nHost: localhost\r\nno colon here\r\n\r\n', 400, 'bad_request', /^the request is not valid HTTP\/1.1$/, true],
+    ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 400, 'bad_request', /^CONNECT is not supported: this service is not a proxy$/, false],
   ] as const;
-  for (const [name, request, message] of cases) {
+  for (const [name, request, status, code, message, crossOrigin] of cases) {
     // The next request is pipelined behind the bad one, as a keep-alive client may send it.
     const { answers, ended, error } = await rawExchange(base, request + NEXT_REQUEST);
     t.equal(answers.length, 1, `${name}: one answer, then the connection is closed`);
     const [answer] = answers;
-    t.equal(answer?.status, 400, name);
-    t.match(JSON.parse(answer?.body ?? '{}'), { error: message, code: 'bad_request', action: 'fix the request per the message' }, name);
+    t.equal(answer?.status, status, name);
+    t.match(JSON.parse(answer?.body ?? '{}'), { error: message, code }, name);
     t.match(answer?.headers, { 'x-service-api-version': '1', 'x-service-build': 'abc1234', 'cache-control': 'no-store', connection: 'close' }, name);
+    t.equal(answer?.headers['access-control-allow-origin'], crossOrigin ? '*' : undefined, `${name}: ${crossOrigin ? 'readable by any page, as every API answer is' : 'no CORS header off the API'}`);
     t.match(answer?.headers['content-type'], /^application\/json/, name);
     t.match(answer?.headers['x-request-id'], /^[0-9a-f-]{36}$/, `${name}: a request id`);
     t.ok(ended, `${name}: the server ended the connection in order`);
     t.equal(error, null, `${name}: the client saw no ECONNRESET`);
     const line = app.logs().find((l) => l.msg === 'request completed' && l.reqId === answer?.headers['x-request-id']);
-    t.match(line, { route: '(none)', status: 400, code: 'bad_request' }, `${name}: logged with its code under its request id`);
+    t.match(line, { route: '(none)', status, code }, `${name}: logged with its code under its request id`);
   }
   const head = app.logs().find((l) => l.clientError === 'HPE_HEADER_OVERFLOW');
   t.ok(head, 'the parser\'s error is on the line');
   t.notMatch(app.rawLogs(), 'aaaaaaaaaaaaaaaa', 'the refused head is never logged');
+});
+
+t.test('"a head or a body that does not arrive in time" is 408 request_timeout in the error envelope, and the connection closes', async (t) => {
+  const app = await testApp({ env: { HEADERS_TIMEOUT_MS: '200', REQUEST_TIMEOUT_MS: '400' } });
+  t.teardown(app.close);
+  const base = await listen(app.server);
+  for (const [name, request] of [
+    ['a head that stops', 'GET /api/status HTTP/1.1\r\nHost: localhost\r\n'],
+    ['a body that stops', 'POST /api/app/plan HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{'],
+  ] as const) {
+    const { answers, ended } = await rawExchange(base, request);
+    t.equal(answers[0]?.status, 408, name);
+    t.match(JSON.parse(answers[0]?.body ?? '{}'), { code: 'request_timeout', error: 'the request did not arrive in time', action: 'send the whole request promptly' }, name);
+    t.equal(answers[0]?.headers.connection, 'close', name);
+    t.ok(ended, `${name}: closed in order`);
+  }
+});
+
+t.test('"a body over 16 KB is 413 payload_too_large, answered once the body has arrived so the client reads it": 5 MB written whole, without EPIPE or a reset, then the connection closes', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const base = await listen(app.server);
+  for (const size of [20_000, 5_000_000]) {
+    const head = `POST /api/app/plan HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`;
+    const { answers, ended, error } = await rawExchange(base, Buffer.concat([Buffer.from(head), Buffer.alloc(size, 0x20)]));
+    t.equal(error, null, `${size} bytes: the whole body was taken (no EPIPE, no reset)`);
+    t.equal(answers[0]?.status, 413, `${size} bytes: 413`);
+    t.match(JSON.parse(answers[0]?.body ?? '{}'), { code: 'payload_too_large', error: /over the 16 KB limit/, action: 'send a smaller body' });
+    t.match(answers[0]?.headers, { 'access-control-allow-origin': '*', 'x-service-api-version': '1', 'cache-control': 'no-store', connection: 'close' });
+    t.ok(ended, `${size} bytes: closed in order`);
+  }
+  const fetched = await fetch(`${base}/api/execute/plan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(1_000_000, 0x20) });
+  t.equal(fetched.status, 413, 'fetch reads it too');
 });
 
 t.test('"a keep-alive client\'s next request does not die with ECONNRESET" after an answer outside the contract', async (t) => {
@@ -478,9 +514,9 @@ t.test('"a keep-alive client\'s next request does not die with ECONNRESET" after
   ] as const) {
     t.equal((await fetch(`${base}/api/status`)).status, 200, `${name}: before`);
     const refused = await fetch(`${base}${url}`, init);
-    t.equal(refused.status, 400, name);
+    t.equal(refused.status, name === 'a head over the limit' ? 431 : 400, name);
     t.equal(refused.headers.get('connection'), 'close', name);
-    t.match(await refused.json(), { code: 'bad_request' }, name);
+    t.match(await refused.json(), { code: name === 'a head over the limit' ? 'headers_too_large' : 'bad_request' }, name);
     t.equal((await fetch(`${base}/api/status`)).status, 200, `${name}: the next request on the same client is answered`);
   }
 });

@@ -533,11 +533,11 @@ t.test('IdempotencyRecords: a record "held a moment ago and gone now" (its reten
   t.strictSame(await records.find(request), record, 'and it is stored');
 });
 
-t.test('IdempotencyRecords: "a plan is refused while the shared state cannot be reached" (internal, nothing created); any other failure is not disguised as that', async (t) => {
+t.test('IdempotencyRecords: "a plan is refused while the shared state cannot be reached" (503 at_capacity with Retry-After, nothing created); any other failure is not disguised as that', async (t) => {
   const unreachable = new IdempotencyRecords(rawState({ getValues: () => Promise.reject(new SharedStateUnavailable('down')), setIfAbsent: () => Promise.reject(new SharedStateUnavailable('down')) }), SECRET);
   const request = asked('app:127.0.0.1', 'k1');
   const record = { fingerprint: 'fp_1', boundTo: unreachable.digests(request).boundTo, plan: '{}' };
-  const refusal = { name: 'DomainError', code: 'internal', message: 'plans cannot be made right now: the shared state is unreachable; nothing was created' };
+  const refusal = { name: 'DomainError', code: 'at_capacity', message: 'plans cannot be made right now: the shared state is unreachable; nothing was created; retry in 5 seconds', retryAfterSeconds: 5 };
   await t.rejects(unreachable.find(request), refusal);
   await t.rejects(unreachable.claim(request, record), refusal);
   const bug = new TypeError('a bug, not an outage');

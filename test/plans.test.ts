@@ -372,7 +372,7 @@ t.test('status: "mode is live when the service can issue execution plans now"; p
   t.strictSame(status.components.find((c) => c.component === 'plans'), { component: 'plans', state: 'served' });
 });
 
-t.test('"Bounded memory": at STATE_MAX_PLAN_RECORDS a new plan is refused in the contract\'s terms (keyless 503 with Retry-After, keyed 500 internal, nothing created), logged once, while replays of held plans, conflicts, quotes and the status keep answering', async (t) => {
+t.test('"Bounded memory": at STATE_MAX_PLAN_RECORDS a new plan is refused in the contract\'s terms (503 at_capacity with Retry-After on both routes, nothing created), logged once, while replays of held plans, conflicts, quotes and the status keep answering', async (t) => {
   const { app, key } = await started(t, { env: { STATE_MAX_PLAN_RECORDS: '3' } });
   const held = [body(), body(), body()];
   const made: string[] = [];
@@ -386,8 +386,9 @@ t.test('"Bounded memory": at STATE_MAX_PLAN_RECORDS a new plan is refused in the
   t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 300, `with Retry-After in whole seconds within the 5-minute retention (${refused.headers['retry-after']})`);
   t.equal(refused.headers['cache-control'], 'no-store');
   const keyed = await partnerPlan(app, key, body());
-  t.equal(keyed.statusCode, 500, 'keyed: 500');
-  t.match(keyed.json(), { code: 'internal', action: 'retry', error: /nothing was created/ });
+  t.equal(keyed.statusCode, 503, 'keyed: 503 too');
+  t.match(keyed.json(), { code: 'at_capacity', action: 'retry after Retry-After', error: /nothing was created/ });
+  t.match(keyed.headers['retry-after'], /^[1-9][0-9]*$/);
   const again = body();
   t.equal((await appPlan(app, again)).statusCode, 503);
   t.equal((await appPlan(app, again)).statusCode, 503, 'a refused request left nothing to replay');

@@ -383,10 +383,11 @@ t.test(
       t.equal((await get(b, url)).status, 200, 'B: its 1st keyless request is allowed');
     });
 
-    t.test('a plan is refused with 500 internal, nothing created, rather than made without its idempotency record', async (t) => {
+    t.test('a plan is refused with 503 at_capacity and Retry-After, as the contract has it, nothing created, rather than made without its idempotency record', async (t) => {
       const res = await post(b, '/api/app/plan', planBody('during-outage'));
-      t.equal(res.status, 500);
-      t.match(res.body, { code: 'internal', error: 'plans cannot be made right now: the shared state is unreachable; nothing was created' });
+      t.equal(res.status, 503);
+      t.match(res.body, { code: 'at_capacity', error: 'plans cannot be made right now: the shared state is unreachable; nothing was created; retry in 5 seconds' });
+      t.equal(res.headers.get('retry-after'), '5');
     });
 
     t.test('the logs say the shared state is unreachable and rate limits are counted per instance', async (t) => {

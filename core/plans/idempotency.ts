@@ -9,6 +9,9 @@ import { createHmac, hash } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import { SharedStateUnavailable, type SharedState } from '../state/shared-state.js';
 
+/** When to try again while the shared state is unreachable: it is probed every second, and reconnects within a few. */
+const UNREACHABLE_RETRY_SECONDS = 5;
+
 /** How long a plan's idempotency record is kept: the spec's 5 minutes. */
 export const IDEMPOTENCY_RETENTION_MS = 5 * 60_000;
 
@@ -151,7 +154,7 @@ export class IdempotencyRecords {
       return await pending;
     } catch (err) {
       if (!(err instanceof SharedStateUnavailable)) throw err;
-      throw new DomainError('internal', 'plans cannot be made right now: the shared state is unreachable; nothing was created');
+      throw new DomainError('at_capacity', `plans cannot be made right now: the shared state is unreachable; nothing was created; retry in ${UNREACHABLE_RETRY_SECONDS} seconds`, UNREACHABLE_RETRY_SECONDS);
     }
   }
 }

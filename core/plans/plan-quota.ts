@@ -26,7 +26,7 @@ export class PlanQuota {
 
   /** Counts one new plan for `caller`; throws rate_limited over its share. */
   async admit(caller: QuotaCaller): Promise<void> {
-    const [key, max] = caller.route === 'partner' ? [`plans:key:${caller.partner.id}`, this.settings.perKey] : [`plans:ip:${caller.ip}`, this.settings.perIp];
+    const [key, max] = caller.route === 'partner' ? [`rate:plans:key:${caller.partner.id}`, this.settings.perKey] : [`rate:plans:ip:${caller.ip}`, this.settings.perIp];
     const { count, resetInMs } = await this.windows.hit(key, this.settings.windowMs);
     if (count <= max) return;
     this.metrics?.rateLimited('plan-records');

@@ -142,7 +142,7 @@ export class PlanService {
     const plan = (options.assemble ?? assemblePlan)(inputs);
     this.guard(planViolations(plan, inputs), route, params.venueId);
     const record: IdempotencyRecord = { ...digests, plan: JSON.stringify(plan) };
-    const kept = await this.claim(request, record, route);
+    const kept = await this.claim(request, record);
     if (kept !== record) return { json: this.sameRequest(kept, params, digests, route), replayed: true };
     this.metrics.plan(route, 'created');
     return { json: record.plan, replayed: false };
@@ -150,17 +150,16 @@ export class PlanService {
 
   /**
    * Keeps the plan's record; at the in-process state's bound (STATE_MAX_PLAN_RECORDS) the plan is
-   * refused as each route's contract says a plan that cannot be made now is: keyless 503 with
-   * Retry-After, keyed 500. Held plans still replay: they need no new record.
+   * refused 503 at_capacity with Retry-After, on either route. Held plans still replay: they need
+   * no new record.
    */
-  private async claim(request: PlanRequestKey, record: IdempotencyRecord, route: PlanRoute): Promise<IdempotencyRecord> {
+  private async claim(request: PlanRequestKey, record: IdempotencyRecord): Promise<IdempotencyRecord> {
     try {
       return await this.options.records.claim(request, record);
     } catch (err) {
       if (!(err instanceof SharedStateFull)) throw err;
       this.metrics.planRefusedAtStateCap();
       const message = 'plans cannot be made right now: this instance holds as many plans as it may; nothing was created';
-      if (route === 'partner') throw new DomainError('internal', `${message}; retry`);
       const seconds = Math.ceil(err.retryInMs / 1000);
       throw new DomainError('at_capacity', `${message}; retry in ${seconds} seconds`, seconds);
     }

@@ -19,7 +19,7 @@ export interface StateLimits {
 const ROOM_AGAIN_SHARE = 0.9;
 
 const FULL_MESSAGES: Readonly<Record<BoundedEntries, string>> = {
-  'plan-records': 'the in-process shared state holds STATE_MAX_PLAN_RECORDS idempotency records: new plans are refused (keyless 503 with Retry-After, keyed 500) until older records expire; replays still answer',
+  'plan-records': 'the in-process shared state holds STATE_MAX_PLAN_RECORDS idempotency records: new plans are refused (503 at_capacity with Retry-After) until older records expire; replays still answer',
   'rate-windows': 'the in-process shared state holds STATE_MAX_RATE_WINDOWS rate-limit windows: callers without a window are refused (429) until older windows end',
 };
 

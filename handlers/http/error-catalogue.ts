@@ -2,7 +2,7 @@
 // one place a code meets HTTP. openapi/v1.yaml documents the same table.
 import type { DomainErrorCode } from '../../core/errors.js';
 
-export type HttpOnlyErrorCode = 'not_found' | 'method_not_allowed' | 'not_implemented';
+export type HttpOnlyErrorCode = 'not_found' | 'method_not_allowed' | 'request_timeout' | 'payload_too_large' | 'uri_too_long' | 'headers_too_large' | 'not_implemented';
 export type ErrorCode = DomainErrorCode | HttpOnlyErrorCode;
 
 export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: number; readonly action: string }>> = {
@@ -15,6 +15,10 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   invalid_key: { status: 401, action: 'check the key' },
   not_found: { status: 404, action: 'see /docs (or /openapi/v1.json, /openapi/v1.yaml) for the paths' },
   method_not_allowed: { status: 405, action: 'use a method from the Allow header' },
+  request_timeout: { status: 408, action: 'send the whole request promptly' },
+  payload_too_large: { status: 413, action: 'send a smaller body' },
+  uri_too_long: { status: 414, action: 'send a shorter URL' },
+  headers_too_large: { status: 431, action: 'send fewer or smaller headers' },
   unsupported_pair: { status: 409, action: 're-quote a supported pair' },
   venue_unavailable: { status: 409, action: 're-quote and choose an available venue' },
   idempotency_conflict: { status: 409, action: 'send a new idempotencyKey' },
@@ -22,7 +26,7 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   guardrail: { status: 500, action: 'contact support' },
   internal: { status: 500, action: 'retry' },
   ledger_unavailable: { status: 500, action: 'retry' },
-  not_implemented: { status: 501, action: 'use a build that serves this operation' },
+  not_implemented: { status: 501, action: 'use a method and an operation this spec defines' },
   quote_failed: { status: 502, action: 'retry' },
   key_verification_unavailable: { status: 503, action: 'retry after Retry-After' },
   fee_unconfigured: { status: 503, action: 'retry later' },

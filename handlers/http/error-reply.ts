@@ -33,7 +33,6 @@ const FRAMEWORK_ERRORS: Readonly<Record<string, string>> = {
   FST_ERR_ROUTE_MISSING_CONTENT_TYPE: 'the request body must be JSON (Content-Type: application/json)',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'the request body does not match its Content-Length',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'the request body is empty; send a JSON object',
-  FST_ERR_CTP_BODY_TOO_LARGE: 'the request body is too large',
   FST_ERR_CTP_INVALID_JSON_BODY: 'the request body is not valid JSON',
   FST_ERR_BAD_URL: 'the request URL is malformed',
   FST_ERR_ASYNC_CONSTRAINT: 'the request could not be routed',
@@ -52,6 +51,8 @@ export function replyForError(err: unknown): { reply: ErrorReply; unexpected: bo
   const e = err as { code?: unknown; statusCode?: unknown; name?: unknown };
   const known = typeof e.code === 'string' && Object.hasOwn(FRAMEWORK_ERRORS, e.code) ? FRAMEWORK_ERRORS[e.code] : undefined;
   if (known) return { reply: errorReply('bad_request', known), unexpected: false };
+  // The connection closes after it: what is left of the body is not read (handlers/http/body-drain.ts).
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { reply: errorReply('payload_too_large', 'the request body is over the 16 KB limit; nothing was read past it', { connection: 'close' }), unexpected: false };
   // JSON.parse failures from the body parser carry statusCode 400 and no fastify code.
   if (e.statusCode === 400 && e.name === 'SyntaxError') {
     return { reply: errorReply('bad_request', FRAMEWORK_ERRORS.FST_ERR_CTP_INVALID_JSON_BODY!), unexpected: false };

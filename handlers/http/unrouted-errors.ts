@@ -1,6 +1,6 @@
 // The answers to requests that never reach a route: a head node's parser refuses (over the size
-// limit, an unknown method, not HTTP at all, too slow to arrive), a URL fastify's router cannot
-// decode, and CONNECT. fastify and node answer these with bodies of their own, outside the
+// limit: 414 or 431; an unknown method: 501; too slow to arrive: 408; not HTTP at all: 400), a URL
+// fastify's router cannot decode, and CONNECT (400). fastify and node answer these with bodies of their own, outside the
 // contract, and log nothing; here each is the contract's error shape with the version headers
 // and no-store, and gets its access-log line (with `clientError` naming node's parser error).
 // Each closes its connection with `Connection: close` and an orderly end, never a reset, so a
@@ -11,18 +11,37 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { REQUEST_COMPLETED } from './access-log.js';
 import { crossOriginHeaders } from './cors.js';
+import type { ErrorCode } from './error-catalogue.js';
 import { errorReply, replyForError, type ErrorReply } from './error-reply.js';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id.js';
 
 /** How long a connection answered here may stay open for its client to close it, before it is dropped. */
 const CLOSE_GRACE_MS = 5_000;
 
-/** node's parser errors, in the caller's terms; any other is "not valid HTTP". */
-const PARSER_ERRORS: Readonly<Record<string, string>> = {
-  HPE_HEADER_OVERFLOW: `the request head (its URL and headers) is over the ${Math.floor(maxHeaderSize / 1024)} KB limit`,
-  HPE_INVALID_METHOD: 'the request method is not one HTTP defines',
-  ERR_HTTP_REQUEST_TIMEOUT: 'the request did not arrive in time',
+const HEAD_LIMIT_KB = Math.floor(maxHeaderSize / 1024);
+
+/** node's parser errors, in the caller's terms; any other is 400, "not valid HTTP". */
+const PARSER_ERRORS: Readonly<Record<string, readonly [ErrorCode, string]>> = {
+  HPE_INVALID_METHOD: ['not_implemented', 'the request method is not one HTTP defines'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['request_timeout', 'the request did not arrive in time'],
 };
+
+/** The request line's start as the parser last held it (node's `rawPacket`): method and target, however much arrived. */
+const REQUEST_LINE = /^([A-Z][A-Z0-9!#$%&'*+.^_`|~-]*) (\S*)/;
+
+/**
+ * A head over the limit: its request line (414) or its headers (431). node says only that the
+ * head overflowed; the bytes it was parsing tell which: a request line not ended within them is
+ * the URL's doing.
+ */
+function overflowOf(packet: Buffer | undefined): [ErrorCode, string] {
+  const text = packet?.toString('latin1', 0, Math.min(packet.length, maxHeaderSize + 2)) ?? '';
+  if (REQUEST_LINE.test(text) && !text.includes('\r\n')) return ['uri_too_long', `the request line (its URL) is over the ${HEAD_LIMIT_KB} KB limit`];
+  return ['headers_too_large', `the request's headers are over the ${HEAD_LIMIT_KB} KB limit`];
+}
+
+/** The path the refused request named, when what arrived of it says (for the cross-origin headers). */
+const targetOf = (packet: Buffer | undefined): string => REQUEST_LINE.exec(packet?.toString('latin1', 0, Math.min(packet.length, 256)) ?? '')?.[2] ?? '';
 
 export interface UnroutedAnswers {
   /** fastify's clientErrorHandler: node's parser refused the request (or its connection failed). */
@@ -60,10 +79,10 @@ export function unroutedAnswers(logger: Logger, versionHeaders: Readonly<Record<
     socket.resume();
   };
 
-  const writeRaw = (socket: SocketWithResponse, shaped: ErrorReply, method: string | undefined, clientError: string | undefined) => {
+  const writeRaw = (socket: SocketWithResponse, shaped: ErrorReply, method: string | undefined, clientError: string | undefined, target = '') => {
     const requestId = newRequestId();
     const body = JSON.stringify(shaped.body);
-    const headers = { ...headersOf(shaped, requestId, {}), 'content-length': String(Buffer.byteLength(body)) };
+    const headers = { ...headersOf(shaped, requestId, crossOriginHeaders(target)), 'content-length': String(Buffer.byteLength(body)) };
     let head = `HTTP/1.1 ${shaped.status} ${STATUS_CODES[shaped.status] ?? 'Error'}\r\n`;
     for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
     const inFlight = socket._httpMessage;
@@ -84,8 +103,12 @@ export function unroutedAnswers(logger: Logger, versionHeaders: Readonly<Record<
       // A reset connection has nothing to answer; a connection already answered here has its
       // answer (the parser reports every later byte as another error).
       if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
-      const message = (err.code !== undefined && Object.hasOwn(PARSER_ERRORS, err.code) ? PARSER_ERRORS[err.code] : undefined) ?? 'the request is not valid HTTP/1.1';
-      writeRaw(socket, errorReply('bad_request', message), undefined, err.code);
+      const packet = (err as { rawPacket?: unknown }).rawPacket;
+      const raw = Buffer.isBuffer(packet) ? packet : undefined;
+      const [code, message] =
+        err.code === 'HPE_HEADER_OVERFLOW' ? overflowOf(raw)
+        : (err.code !== undefined && Object.hasOwn(PARSER_ERRORS, err.code) ? PARSER_ERRORS[err.code] : undefined) ?? ['bad_request', 'the request is not valid HTTP/1.1'];
+      writeRaw(socket, errorReply(code, message), undefined, err.code, targetOf(raw));
     },
     frameworkError(err, request, reply) {
       const { reply: shaped, unexpected } = replyForError(err);
