@@ -6,7 +6,7 @@ export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
 SOURCES := $(shell find core handlers sandbox codegen bench scripts test generated portal/src -name '*.ts' 2>/dev/null)
 
-.PHONY: help install generate check-generated build run sandbox test lint bench mutation clean
+.PHONY: help install generate check-generated build run sandbox test lint bench soak mutation clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
@@ -68,6 +68,9 @@ lint: install ## Lint the specs with Redocly's recommended rules and Spectral's 
 
 bench: build ## Benchmark quotes and plans against bare baselines, and a hung venue (REDIS_URL: two instances too)
 	node dist/bench/bench.js
+
+soak: build ## Soak the service (not in make test): 10 minutes at 50 connections of mixed load; RSS every 30 s, answers by status, worst event-loop delay (SOAK_SECONDS, SOAK_CONNECTIONS)
+	node dist/bench/soak.js
 
 # Not part of `make test` or CI: see mutation/stryker.config.mjs. MUTATION_MODULES="a b" runs only those.
 mutation: build ## Mutation-test the money paths (StrykerJS, incremental): the score per module and the surviving mutants

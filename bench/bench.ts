@@ -1,4 +1,4 @@
-// `make bench` (issue 18) measures what the service's work costs, as deployed: the sandbox in a
+// `make bench` measures what the service's work costs, as deployed: the sandbox in a
 // process of its own, as real venues are, and the service pointed at it by SANDBOX_URL with
 // logging on. Each measurement is set against a baseline that does only the unavoidable part of the
 // same work, in a process of its own, measured in the same run, round after round, baseline then

@@ -1,4 +1,4 @@
-// What counting a keyed request's usage costs its request (issue 21: "no more than one in-memory
+// What counting a keyed request's usage costs its request ("no more than one in-memory
 // increment"), measured in this process, informational: the access log's usage hook
 // (handlers/http/usage-counting.ts) on a keyed request, which records it (core/usage/), and on a
 // keyless one, which every keyless request now pays; beside them, one Map lookup and increment,

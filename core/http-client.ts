@@ -20,7 +20,7 @@ const CODES: Readonly<Record<string, string>> = { UND_ERR_RES_EXCEEDED_MAX_SIZE:
 
 /**
  * That part of fetch for URLs under `baseUrl`, over one undici Pool of kept-alive connections to
- * its origin, made on first use. Against node:http (the client before this one), issue 18
+ * its origin, made on first use. Against node:http (the client before this one), `make bench`
  * measured 0-12 % less CPU per venue request at 10 concurrent quotes and ~30 % less at 50, and a
  * p99 of 135 ms there against 446. Unlike fetch it follows no redirect (a venue's 3xx is an
  * answer, and no credential goes to another host), asks for no compression, and stops reading

@@ -1,4 +1,4 @@
-// The operators' metrics (issue 19): Prometheus text on a listener of its own (METRICS_PORT), read
+// The operators' metrics: Prometheus text on a listener of its own (METRICS_PORT), read
 // here as a scraper reads it. Each counter moves when its event happens, and no label holds a
 // party, a key or a URL.
 import { randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The key portal's operations over HTTP (openapi/portal.yaml, issue 21): a key is created and shown
+// The key portal's operations over HTTP (openapi/portal.yaml): a key is created and shown
 // once, signed in with, rotated, revoked and bound to origins, each taking effect on the swap API's
 // next keyed request; creation is limited per IP and per day; the portal is first-party only and
 // never logs a key; and on two instances sharing Redis a rotation or revocation holds on both.

@@ -1,4 +1,4 @@
-// Partner keys' usage counters (issue 21): "Usage counters live in the shared state (in-process or
+// Partner keys' usage counters: "Usage counters live in the shared state (in-process or
 // Redis, so every instance counts and the portal shows the sum), bucketed per day, expiring after 8
 // days; counting costs the quote hot path no more than one in-memory increment". Over HTTP on the
 // real app, and on the counter itself with a fake clock for day boundaries and expiry. Flushes are
