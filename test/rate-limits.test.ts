@@ -323,3 +323,21 @@ t.test('"Bounded memory": at STATE_MAX_RATE_WINDOWS a caller without a window is
   t.equal((await from('198.51.100.1')).statusCode, 200, 'the caller with a window still answers');
   t.equal(app.logs().filter((l) => l.bound === 'rate-windows').length, 1, 'logged once');
 });
+
+t.test('"a map holds its live entries": expired ones go as new ones come, without a scan of the live ones, and entries replaced again and again behind a long-lived one do not pile up', async (t) => {
+  const map = new ExpiringMap<number>();
+  // A steady flow, a minute's life each, one a millisecond: the map holds about a minute's worth.
+  let most = 0;
+  for (let ms = 0; ms < 300_000; ms++) {
+    map.add(`caller:${ms}`, { value: 1, expiresAt: ms + 60_000 }, ms);
+    most = Math.max(most, map.size);
+  }
+  t.ok(most <= 60_001, `at most the live entries are held (${most} at most, for 60,000 live)`);
+  // One entry for a day, then a few entries replaced every second for an hour behind it.
+  const mixed = new ExpiringMap<number>();
+  mixed.add('a-day', { value: 1, expiresAt: 86_400_000 }, 0);
+  for (let second = 1; second <= 3600; second++) for (const key of ['k1', 'k2', 'k3']) mixed.add(key, { value: second, expiresAt: second * 1000 + 60_000 }, second * 1000);
+  t.equal(mixed.size, 4);
+  const queued = (mixed as unknown as { queue: unknown[]; head: number }).queue.length - (mixed as unknown as { head: number }).head;
+  t.ok(queued < 2 * 4 + 1024 + 3, `${queued} queue records for 4 entries after 10,800 replacements: bounded`);
+});
