@@ -1,8 +1,8 @@
 // `make soak` (not in `make test`): the service under a long mixed load, as deployed: the sandbox
 // and the service each in a process of their own (bench/deployment.ts), SOAK_CONNECTIONS
 // connections (50) for SOAK_SECONDS (600) of cached and fresh quotes, keyless and keyed plans, and
-// replays of plans already made. Every 30 s it prints the service's resident memory (from /proc)
-// and the worst event-loop delay since the last line (the service's own metric); at the end, the
+// replays of plans already made. Every 30 s it prints the service's resident memory (from /proc),
+// its heap in use and the worst event-loop delay since the last line (the service's own metrics); at the end, the
 // answers by status. It passes when no answer was a 5xx and the memory after the first retention
 // window (5 minutes: by then every kind of state the load makes has started to expire) grew by at
 // most 10 %. Rate limits, per-caller plan shares and the in-process record bound are set out of
@@ -48,13 +48,19 @@ const pick = (): Kind => {
 
 const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
-async function worstDelayMs(metrics: string): Promise<number | null> {
+/** The worst event-loop delay since the last scrape (ms) and the heap in use now (MB), from the service's own metrics. */
+async function scrape(metrics: string): Promise<{ delayMs: number | null; heapMb: number | null }> {
   try {
     const text = await (await fetch(`${metrics}/metrics`)).text();
-    const value = /^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})? ([0-9.e+-]+)$/m.exec(text)?.[1];
-    return value === undefined ? null : Number(value) * 1000;
+    const read = (name: string) => {
+      const value = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1];
+      return value === undefined ? null : Number(value);
+    };
+    const delay = read('nodejs_eventloop_lag_max_seconds');
+    const heap = read('nodejs_heap_size_used_bytes');
+    return { delayMs: delay === null ? null : delay * 1000, heapMb: heap === null ? null : heap / 1024 / 1024 };
   } catch {
-    return null;
+    return { delayMs: null, heapMb: null };
   }
 }
 
@@ -134,15 +140,15 @@ async function main(): Promise<number> {
 
     const samples: Array<{ at: number; rss: number }> = [];
     let worst = 0;
-    await worstDelayMs(metrics);
+    await scrape(metrics);
     const sampler = setInterval(() => {
       void (async () => {
         const at = Date.now() - started;
         const rss = rssMb(pid);
-        const delay = await worstDelayMs(metrics);
+        const { delayMs: delay, heapMb } = await scrape(metrics);
         if (delay !== null) worst = Math.max(worst, delay);
         samples.push({ at, rss });
-        console.log(`${String(Math.round(at / 1000)).padStart(4)} s  rss ${rss.toFixed(1)} MB  requests ${sent}  worst event-loop delay since the last line ${delay === null ? 'unread' : `${delay.toFixed(1)} ms`}`);
+        console.log(`${String(Math.round(at / 1000)).padStart(4)} s  rss ${rss.toFixed(1)} MB  heap in use ${heapMb === null ? 'unread' : `${heapMb.toFixed(1)} MB`}  requests ${sent}  worst event-loop delay since the last line ${delay === null ? 'unread' : `${delay.toFixed(1)} ms`}`);
       })();
     }, SAMPLE_MS);
     await Promise.all(Array.from({ length: CONNECTIONS }, loop));

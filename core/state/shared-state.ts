@@ -107,7 +107,8 @@ const COMPACT_AFTER = 1024;
  */
 export class ExpiringMap<T> extends Map<string, Expiring<T>> {
   private sweepAt = SWEEP_AT;
-  private queue: Array<readonly [string, Expiring<T>]> = [];
+  /** Entries oldest first; a slot behind `head` is cleared, so no entry dropped is held until the queue is compacted. */
+  private queue: Array<readonly [string, Expiring<T>] | undefined> = [];
   private head = 0;
 
   constructor(private readonly max = Infinity) {
@@ -147,6 +148,7 @@ export class ExpiringMap<T> extends Map<string, Expiring<T>> {
     while (this.head < this.queue.length) {
       const [key, entry] = this.queue[this.head]!;
       if (this.get(key) === entry) return entry;
+      this.queue[this.head] = undefined;
       this.head += 1;
     }
     return undefined;
@@ -155,6 +157,7 @@ export class ExpiringMap<T> extends Map<string, Expiring<T>> {
   private dropExpired(t: number): void {
     for (let oldest = this.oldest(); oldest !== undefined && oldest.expiresAt <= t; oldest = this.oldest()) {
       this.delete(this.queue[this.head]![0]);
+      this.queue[this.head] = undefined;
       this.head += 1;
     }
     if (this.head >= COMPACT_AFTER && this.head * 2 >= this.queue.length) {
