@@ -140,6 +140,25 @@ async function run(): Promise<void> {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'widget-completed.png'), fullPage: true });
   });
 
+  t.test('"an empty Slippage field is the default (50 bps), never 0": the plan\'s floor is the quoted net less 0.5 %; a slippage that is not a whole number from 0 to 5000 makes no plan and says why', async (t) => {
+    const { page } = await setup(t);
+    await widgetText(page, 'tbody tr').first().waitFor();
+    await widgetText(page, '[name=slippage-bps]').fill('');
+    await widgetText(page, '[name=party]').fill(`widget-empty::1220${'4'.repeat(64)}`);
+    await widgetText(page, '[name=party]').press('Enter');
+    await page.waitForFunction(() => (window as unknown as { plans: unknown[] }).plans.length === 1);
+    const { plan } = await page.evaluate(() => (window as unknown as { plans: Array<{ plan: { quoteRef: { net: string; minReceive: string } } }> }).plans[0]!);
+    const floor = (BigInt(plan.quoteRef.net.replace('.', '').padEnd(plan.quoteRef.net.split('.')[0]!.length + 10, '0')) * 9950n) / 10000n;
+    t.equal(BigInt(plan.quoteRef.minReceive.replace('.', '').padEnd(plan.quoteRef.minReceive.split('.')[0]!.length + 10, '0')), floor, `minReceive ${plan.quoteRef.minReceive} is net ${plan.quoteRef.net} less 50 bps, floored`);
+    for (const text of ['abc', '12.5', '5001', '-1']) {
+      await widgetText(page, '[name=slippage-bps]').fill(text);
+      await widgetText(page, '[name=party]').press('Enter');
+      t.equal(await widgetText(page, '[part=error]').innerText(), 'Slippage is a whole number of bps from 0 to 5000; leave it empty for the default (50).', `${text}: said`);
+      t.equal(await page.evaluate(() => document.querySelector('bestex-swap')!.shadowRoot!.activeElement?.getAttribute('name')), 'slippage-bps', `${text}: the field has the focus`);
+    }
+    t.equal(await page.evaluate(() => (window as unknown as { plans: unknown[] }).plans.length), 1, 'no plan was made for any of them');
+  });
+
   t.test('a 429 counts down its Retry-After', async (t) => {
     const { page } = await setup(t, { RATE_LIMIT_KEYED_PER_MINUTE: '1' });
     await page.waitForFunction(() => /Too many requests: retrying in \d+ s/.test(document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=error]')!.textContent ?? ''), undefined, { timeout: 10_000 }).catch(async () => {

@@ -27,6 +27,9 @@ const PLAN_VALIDITY_S = 90;
 const MAX_BACKOFF_S = 60;
 
 /** The widget's attributes; each is also a property, camel-cased. */
+/** The contract's bound on slippageBps. */
+const MAX_SLIPPAGE_BPS = 5000;
+
 const ATTRIBUTES = ['api-base', 'api-key', 'from', 'to', 'amount', 'slippage-bps', 'party'] as const;
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -272,7 +275,13 @@ export class BestexSwapElement extends Base {
       (this.parts.party as HTMLInputElement).focus();
       return;
     }
-    const slippage = Number(this.value('slippage-bps'));
+    // An empty field is the service's default (50 bps), never 0: Number('') would set the floor at the quoted net.
+    const slippageText = this.value('slippage-bps');
+    if (slippageText !== '' && !(/^[0-9]{1,4}$/.test(slippageText) && Number(slippageText) <= MAX_SLIPPAGE_BPS)) {
+      this.parts.error!.textContent = `Slippage is a whole number of bps from 0 to ${MAX_SLIPPAGE_BPS}; leave it empty for the default (50).`;
+      (this.parts['slippage-bps'] as HTMLInputElement).focus();
+      return;
+    }
     const button = this.parts.create as HTMLButtonElement;
     this.creating = true;
     button.disabled = true;
@@ -283,7 +292,7 @@ export class BestexSwapElement extends Base {
         amount: this.value('amount'),
         venueId: this.selected,
         takerParty: party,
-        slippageBps: slippage,
+        ...(slippageText === '' ? {} : { slippageBps: Number(slippageText) }),
         idempotencyKey: `widget-${globalThis.crypto.randomUUID()}`,
       });
       this.plan = plan;
