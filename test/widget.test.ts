@@ -137,6 +137,7 @@ async function run(): Promise<void> {
     const status = await widgetText(page, '[part=status]').innerText();
     const result = await page.evaluate(() => (window as unknown as { result: { depositUpdateId: string } }).result);
     t.equal(status, `COMPLETED (update ${result.depositUpdateId})`);
+    t.match(await widgetText(page, '[part=plan]').innerText(), /sent to the ledger$/, 'the plan\'s countdown stopped once it was on the ledger: no "expired" above COMPLETED');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'widget-completed.png'), fullPage: true });
   });
 

@@ -23,13 +23,15 @@ const DEBOUNCE_MS = 300;
 /** The service's quote cache window: a refresh sooner would get the same bytes. */
 const REFRESH_MS = 10_000;
 const PLAN_VALIDITY_S = 90;
+/** The states in which the plan's deposit is on the ledger. */
+const ON_LEDGER: readonly ExecutionStatus[] = ['INITIATED', 'COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN'];
 /** The longest a retry after a 503 waits. */
 const MAX_BACKOFF_S = 60;
 
-/** The widget's attributes; each is also a property, camel-cased. */
 /** The contract's bound on slippageBps. */
 const MAX_SLIPPAGE_BPS = 5000;
 
+/** The widget's attributes; each is also a property, camel-cased. */
 const ATTRIBUTES = ['api-base', 'api-key', 'from', 'to', 'amount', 'slippage-bps', 'party'] as const;
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -82,6 +84,8 @@ export class BestexSwapElement extends Base {
   private refresh: ReturnType<typeof setInterval> | undefined;
   /** The plan's validity, counting down. */
   private planTimer: ReturnType<typeof setInterval> | undefined;
+  /** The plan line's countdown, stopped once the plan is on the ledger. */
+  private planLeft: HTMLElement | undefined;
   /** A refusal's wait (429, 503), counting down or waiting to retry. */
   private waitTimer: ReturnType<typeof setInterval> | undefined;
   private creating = false;
@@ -134,6 +138,11 @@ export class BestexSwapElement extends Base {
   executionHooks(): ExecutionHooks {
     return {
       onStatus: (status: ExecutionStatus, detail) => {
+        // Once on the ledger the plan's validity no longer counts: its countdown stops and says so.
+        if (ON_LEDGER.includes(status) && this.planLeft) {
+          clearInterval(this.planTimer);
+          this.planLeft.textContent = 'sent to the ledger';
+        }
         const update = detail.updateId ? ` (update ${detail.updateId})` : '';
         this.parts.status!.textContent = `${status}${update}${detail.note ? `: ${detail.note}` : ''}`;
         this.parts.status!.dataset.status = status;
@@ -311,6 +320,7 @@ export class BestexSwapElement extends Base {
   private showPlan(plan: AppPlan | ExecutionPlan): void {
     clearInterval(this.planTimer);
     const left = el('span');
+    this.planLeft = left;
     const tick = () => {
       const seconds = Math.max(0, Math.ceil((Date.parse(plan.expiry) - Date.now()) / 1000));
       left.textContent = seconds > 0 ? `valid for ${seconds} s` : 'expired: create a new plan';
