@@ -1,6 +1,6 @@
 // The score of each module and its surviving mutants, read from the modules' incremental files
 // (mutation/incremental/<module>.json, Stryker's mutation-testing report): what `make mutation`
-// prints last, and what the README's testing section quotes. A survivor listed in
+// prints last, and what docs/mutation-testing.md quotes. A survivor listed in
 // equivalent-mutants.md is marked so; every other one is a missing test.
 import { existsSync, readFileSync } from 'node:fs';
 import { incrementalFile, MODULES } from './modules.mjs';
