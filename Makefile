@@ -6,7 +6,7 @@ export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
 SOURCES := $(shell find core handlers sandbox codegen bench scripts test generated portal/src -name '*.ts' 2>/dev/null)
 
-.PHONY: help install generate check-generated build run sandbox test lint bench soak mutation clean
+.PHONY: help install generate check-generated build run sandbox test docs-check lint bench soak mutation clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
@@ -61,6 +61,9 @@ sandbox: build ## Run the sandbox alone in the foreground; prints one JSON line 
 
 test: build ## Run every test; ends with "N passed, M failed, K skipped"
 	npx tap -R ./dist/scripts/tap-summary-reporter.js 'dist/test/**/*.test.js'
+
+docs-check: build ## Run the README's and docs/' runnable command blocks against a started service, and check every link (part of make test)
+	npx tap -R ./dist/scripts/tap-summary-reporter.js dist/test/docs-check.test.js
 
 lint: install ## Lint the specs with Redocly's recommended rules and Spectral's OWASP API Security rules (.spectral.yaml)
 	npx redocly lint openapi/v1.yaml openapi/portal.yaml

@@ -552,7 +552,7 @@ t.test('core/party.ts checks party ids with exactly the spec\'s PartyId pattern'
   t.equal(PARTY_ID.source, schemas.PartyId!.pattern);
 });
 
-t.test('"The README\'s configuration table lists every variable the service reads": the table and loadConfig name the same variables', async (t) => {
+t.test('"The configuration table lists every variable the service reads": docs/operations.md\'s table and loadConfig name the same variables', async (t) => {
   // Every name loadConfig asks the environment for, in both venue modes (a mode may read more).
   const read = new Set<string>();
   const recording = (base: Record<string, string>) =>
@@ -567,8 +567,10 @@ t.test('"The README\'s configuration table lists every variable the service read
   t.throws(() => loadConfig(recording({ VENUES: 'live' })), ConfigError, 'live mode without its variables is refused, after reading them all');
   t.ok(read.size > 20, `loadConfig read ${read.size} variables`);
 
-  const readme = readFileSync(path.join(repoRoot(), 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## Configuration\n'), readme.indexOf('\n## ', readme.indexOf('\n## Configuration\n') + 1));
+  const doc = readFileSync(path.join(repoRoot(), 'docs', 'operations.md'), 'utf8');
+  const start = doc.indexOf('\n## Configuration\n');
+  t.ok(start >= 0, 'docs/operations.md has a Configuration section');
+  const section = doc.slice(start, doc.indexOf('\n## ', start + 1));
   const venues = ['TRADECRAFT', 'CANTEX', 'ONESWAP', 'NIGHTLY', 'TEMPLE'];
   const documented = new Set(
     [...section.matchAll(/^\| `([A-Z0-9_<>]+)` \|/gm)].flatMap(([, name]) =>
