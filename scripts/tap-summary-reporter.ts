@@ -1,5 +1,5 @@
 // A tap reporter: one line per test file, the full diagnostics of every failing assertion, every
-// pending (todo) test by name, and a closing line "N passed, M failed, K skipped" that counts each
+// pending (todo) test by name, and a closing line "N passed, M failed, K skipped (Node vX.Y.Z)" that counts each
 // file's top-level tests. Used by `make test` as `tap -R ./dist/scripts/tap-summary-reporter.js`.
 import { Transform, type TransformCallback } from 'node:stream';
 import { Parser, type Result } from 'tap-parser';
@@ -62,7 +62,7 @@ export default class SummaryReporter extends Transform {
     if (this.pending.length > 0) this.out(`\npending (${this.pending.length}):\n${this.pending.map((p) => `  - ${p}`).join('\n')}`);
     if (this.skipped.length > 0) this.out(`\nskipped (${this.skipped.length}):\n${this.skipped.map((p) => `  - ${p}`).join('\n')}`);
     this.out('');
-    this.out(`${this.passed} passed, ${this.failed} failed, ${this.pending.length + this.skipped.length} skipped`);
+    this.out(`${this.passed} passed, ${this.failed} failed, ${this.pending.length + this.skipped.length} skipped (Node ${process.version})`);
     callback();
   }
 }
