@@ -326,6 +326,23 @@ t.test('idempotency: "The same idempotencyKey with a different body is a clear 4
   t.equal((await fromIp('203.0.113.7')).statusCode, 200);
 });
 
+t.test('idempotency: "the same caller" is the partner key itself, not its name: two keys named alike (names are free text at the portal) never share a plan or an idempotencyKey', async (t) => {
+  const { app } = await started(t);
+  const first = (await issueKey(app.core.keyStore, { name: 'wallet-co' })).key;
+  const second = (await issueKey(app.core.keyStore, { name: 'wallet-co' })).key;
+  const request = body();
+  const mine = plan(await partnerPlan(app, first, request));
+  const theirs = await partnerPlan(app, second, request);
+  t.equal(theirs.statusCode, 200, 'the second key\'s first use of the idempotencyKey makes a plan');
+  t.not(plan(theirs).planId, mine.planId, 'a plan of its own, not the first key\'s replayed');
+  const conflicting = await partnerPlan(app, second, { ...request, amount: '101' });
+  t.equal(conflicting.statusCode, 409, 'each key conflicts only with its own use of the idempotencyKey');
+  const otherAmount = await partnerPlan(app, first, { ...body(), idempotencyKey: `${request.idempotencyKey}-b`, amount: '101' });
+  t.equal(otherAmount.statusCode, 200);
+  t.equal((await partnerPlan(app, second, { ...body(), idempotencyKey: `${request.idempotencyKey}-b` })).statusCode, 200, 'the second key may use the first key\'s idempotencyKey for another request');
+  t.equal(plan(await partnerPlan(app, first, request)).planId, mine.planId, 'and the first key still replays its own');
+});
+
 t.test('idempotency: "Concurrent identical requests produce exactly one plan", on one instance and across two sharing their state', async (t) => {
   const shared = new InProcessSharedState();
   const { app: one, key } = await started(t, { overrides: { sharedState: shared } });
