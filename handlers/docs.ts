@@ -1,6 +1,8 @@
 // The contract as served to integrators: the spec byte for byte (GET /openapi/v1.yaml), the same
 // document as JSON (GET /openapi/v1.json), and a reference page rendering it (GET /docs, Swagger UI
-// through @fastify/swagger-ui, well kept by the fastify team). Every asset of the page is served
+// through @fastify/swagger-ui, well kept by the fastify team), its top bar selecting the swap API
+// or, when the key portal is served, the portal's API (/openapi/portal.json), under bestex's own
+// title, logo and icon rather than the package's fastify ones. Every asset of the page is served
 // from the package by this service: a deployment may have no internet, so the page asks no other
 // origin for anything (its CSP says so to the browser too). These routes are not operations of the
 // contract, as the YAML route never was: they are named in the spec's introduction.
@@ -38,6 +40,19 @@ const DOCS_HEADERS: Readonly<Record<string, string>> = {
 };
 
 const SPEC_CACHE = 'public, max-age=300';
+
+/** The specs the top bar selects, by the name it shows; the first is the one the page opens. */
+export const DOCS_SPECS = {
+  v1: { url: '/openapi/v1.json', name: 'bestex swap API v1' },
+  portal: { url: '/openapi/portal.json', name: 'bestex key portal API' },
+} as const;
+
+export const DOCS_TITLE = 'bestex API reference';
+
+/** Two opposed arrows, a swap: the tab's icon, and the top bar's mark before the name. */
+const MARK = '<rect width="32" height="32" rx="7" fill="#0b57d0"/><path d="M8 12h15l-4.5-4.5M24 20H9l4.5 4.5" fill="none" stroke="#fff" stroke-width="3" stroke-linecap="round" stroke-linejoin="round"/>';
+const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">${MARK}</svg>`;
+const LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="148" height="40" viewBox="0 0 148 40"><g transform="translate(0 4)">${MARK}</g><text x="42" y="29" font-family="sans-serif" font-size="26" font-weight="700" fill="#fff">bestex</text></svg>`;
 
 /** GET /openapi/<name>.yaml, the spec byte for byte, and /openapi/<name>.json, `json` (the same document). */
 export function serveSpec(server: FastifyInstance, name: string, specText: Buffer, json: string): void {
@@ -79,15 +94,19 @@ export async function registerDocs(server: FastifyInstance, specText: Buffer, de
     await docs.register(fastifySwagger, { mode: 'static', specification: { document: document as never } });
     await docs.register(fastifySwaggerUi, {
       routePrefix: DOCS_PATH,
-      uiConfig: { deepLinking: true, validatorUrl: null },
+      // `urls` puts the selector in the top bar, in place of a box that loads any URL; given
+      // `urls`, Swagger UI reads the selected one, not the ./json the package's initializer names.
+      uiConfig: { deepLinking: true, validatorUrl: null, urls: options.portal ? [DOCS_SPECS.v1, DOCS_SPECS.portal] : [DOCS_SPECS.v1] },
       uiHooks: {
         onRequest: (_request, reply: FastifyReply, done) => {
           reply.headers(DOCS_HEADERS);
           done();
         },
       },
+      logo: { type: 'image/svg+xml', content: LOGO_SVG },
       theme: {
-        title: 'bestex API v1',
+        title: DOCS_TITLE,
+        favicon: [{ filename: 'bestex.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: FAVICON_SVG }],
         ...(options.portal ? { js: [{ filename: 'portal-link.js', content: PORTAL_LINK_JS }], css: [{ filename: 'portal-link.css', content: PORTAL_LINK_CSS }] } : {}),
       },
     });

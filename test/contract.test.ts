@@ -3,20 +3,23 @@
 // example's status, body schema, headers and — except its x-volatile values — its exact body are
 // checked. Examples the server cannot answer yet are reported as pending by name on every run:
 // operations that answer 501, and examples needing a condition (`given`) the harness cannot set
-// up.
+// up. Every operation is also sent as /docs "Try it out" sends it unedited (its parameters' and
+// its request body's examples), each of which must succeed: the reference's examples are tried
+// by integrators before any code is written.
 import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import { keysFile } from '../core/keys/open-store.js';
 import { InProcessSharedState } from '../core/state/shared-state.js';
 import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
 import type { CoreOverrides } from '../core/services.js';
+import { listOperations, type OpenApiDocument, type ParameterObject } from '../codegen/request-schemas.js';
 import type { Venue } from '../core/venues/venue.js';
 import { getQuote as validateGetQuote } from '../generated/query-validators.js';
 import { ERROR_CATALOGUE } from '../handlers/http/error-catalogue.js';
 import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from './helpers/app.js';
 import type { TestSandbox } from './helpers/sandbox.js';
 import { issueKey } from './helpers/keys.js';
-import { loadSpec, pointerExists, PORTAL_SPEC_PATH, withoutPointers, type SpecExample } from './helpers/spec.js';
+import { loadSpec, pointerExists, PORTAL_SPEC_PATH, withoutPointers, type Spec, type SpecExample } from './helpers/spec.js';
 
 const spec = loadSpec();
 const portalSpec = loadSpec(PORTAL_SPEC_PATH);
@@ -171,6 +174,73 @@ function outgoing(base: string, example: SpecExample): Outgoing {
 
 type Run = { example: SpecExample; pending: string | null; observed: Observed | null };
 
+type Node = Record<string, unknown>;
+
+function resolved<T>(document: OpenApiDocument, node: unknown): T {
+  if (node && typeof node === 'object' && '$ref' in node) {
+    const keys = String((node as { $ref: string }).$ref).replace(/^#\//, '').split('/');
+    return resolved<T>(document, keys.reduce<unknown>((n, key) => (n as Node)[key], document));
+  }
+  return node as T;
+}
+
+/** A media type's examples by name: its `examples`, or its single `example` as `example`. */
+function mediaExamples(media: Node): Array<[string, unknown]> {
+  if (media.example !== undefined) return [['example', media.example]];
+  return Object.entries((media.examples as Record<string, { value?: unknown }> | undefined) ?? {}).map(([name, e]) => [name, e.value]);
+}
+
+/**
+ * The value Swagger UI's "Try it out" fills a parameter with (swagger-ui's parameter row): the
+ * parameter's first example, its `example`, its schema's `example`, then its schema's `default`.
+ * A parameter left empty is not sent.
+ */
+function triedValue(document: OpenApiDocument, parameter: ParameterObject & Node): unknown {
+  const first = Object.values((parameter.examples as Record<string, { value?: unknown }> | undefined) ?? {})[0]?.value;
+  const schema = resolved<Node | undefined>(document, parameter.schema) ?? {};
+  return first ?? parameter.example ?? schema.example ?? schema.default;
+}
+
+interface Tried {
+  readonly operationId: string;
+  readonly name: string;
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body: unknown;
+  /** Only keyed (no `{}` among its security requirements): sent with a key of its own, as after "Authorize". */
+  readonly keyed: boolean;
+}
+
+/** Each operation of `document` as "Try it out" sends it unedited: one request per request-body example, or one without a body when it takes none. */
+function triedRequests(document: OpenApiDocument): Tried[] {
+  const tried: Tried[] = [];
+  for (const { operationId, method, path: p, operation } of listOperations(document)) {
+    const query = new URLSearchParams();
+    const headers: Record<string, string> = {};
+    for (const ref of operation.parameters ?? []) {
+      const parameter = resolved<ParameterObject & Node>(document, ref);
+      const value = triedValue(document, parameter);
+      if (value === undefined) continue;
+      if (parameter.in === 'query') query.set(parameter.name, String(value));
+      else if (parameter.in === 'header') headers[parameter.name] = String(value);
+    }
+    const url = query.toString() === '' ? p : `${p}?${query.toString()}`;
+    const security = (operation as Node).security as Array<Record<string, unknown>> | undefined;
+    const keyed = security !== undefined && security.length > 0 && security.every((requirement) => Object.keys(requirement).length > 0);
+    const body = resolved<{ content?: Record<string, Node> } | undefined>(document, operation.requestBody);
+    const examples = Object.entries(body?.content ?? {}).flatMap(([type, media]) => mediaExamples(media).map(([name, value]) => ({ type, name, value })));
+    // A body without an example is not tried: the test that every body has one fails instead.
+    if (body === undefined) tried.push({ operationId, name: 'no body', method: method.toUpperCase(), url, headers, body: undefined, keyed });
+    for (const { type, name, value } of examples) {
+      tried.push({ operationId, name, method: method.toUpperCase(), url, headers: { ...headers, 'content-type': type }, body: value, keyed });
+    }
+  }
+  return tried;
+}
+
+type TriedRun = { tried: Tried; spec: Spec; status: number; body: unknown };
+
 function outcome(example: SpecExample, observed: Observed): Run {
   const notServed = observed.status === 501 && example.status !== 501;
   return { example, pending: notServed ? `${example.operationId} answers 501: not served by this build` : null, observed };
@@ -201,6 +271,49 @@ for (const example of [...spec.examples, ...portalSpec.examples]) {
   }
 }
 await app.close();
+
+// One app for every tried request, as one sandbox serves /docs; a key of its own for each keyed
+// one, so revoking or rotating one leaves the others theirs.
+const triedRuns: TriedRun[] = [];
+const tryingApp = await testApp();
+for (const s of [spec, portalSpec]) {
+  for (const tried of triedRequests(s.document)) {
+    const headers = { ...tried.headers, ...(tried.keyed ? { 'x-api-key': (await issueKey(tryingApp.core.keyStore, { name: 'docs-try-out' })).key } : {}) };
+    const response = await tryingApp.server.inject({ method: tried.method as 'GET', url: tried.url, headers, ...(tried.body === undefined ? {} : { payload: JSON.stringify(tried.body) }) });
+    let body: unknown = response.body;
+    try {
+      body = response.json();
+    } catch {
+      // Not JSON: compared as text, and the schema refuses it.
+    }
+    triedRuns.push({ tried, spec: s, status: response.statusCode, body });
+  }
+}
+await tryingApp.close();
+
+t.test('"every request body in both specs has an example", as has every required parameter: /docs "Try it out" starts from them', async (t) => {
+  for (const { document } of [spec, portalSpec]) {
+    for (const { operationId, operation } of listOperations(document)) {
+      const body = resolved<{ content?: Record<string, Node> } | undefined>(document, operation.requestBody);
+      for (const [type, media] of Object.entries(body?.content ?? {})) {
+        t.ok(mediaExamples(media).length > 0, `${operationId}: its ${type} request body has an example`);
+      }
+      for (const ref of operation.parameters ?? []) {
+        const parameter = resolved<ParameterObject & Node>(document, ref);
+        if (parameter.required === true) t.not(triedValue(document, parameter), undefined, `${operationId}: its required ${parameter.in} parameter ${parameter.name} has an example`);
+      }
+    }
+  }
+});
+
+for (const { tried, spec: s, status, body } of triedRuns) {
+  t.test(`"every request example succeeds against the sandbox": ${tried.operationId} tried from /docs as documented (${tried.name})`, async (t) => {
+    t.ok(status >= 200 && status < 300, `${tried.method} ${tried.url} answered ${status}: ${JSON.stringify(body)}`);
+    const documented = s.responses.get(tried.operationId)?.get(status);
+    t.ok(documented?.schema, `${status} is a documented answer with a JSON body`);
+    if (documented?.schema) t.ok(documented.schema(body), 'the body matches its response schema', { errors: documented.schema.errors });
+  });
+}
 
 t.test('every operation, the swap API\'s and the portal\'s, has a success example and one example for each documented 4xx status', async (t) => {
   for (const { statuses: byOperation, examples } of [spec, portalSpec]) {

@@ -1,14 +1,16 @@
 // The contract as integrators reach for it: "GET /docs renders the served spec ... with its assets
 // served by the service itself (no CDN: a deployment may have no internet)", "GET /openapi/v1.json
-// beside the YAML", both linked from the 404 body and the README.
+// beside the YAML", both linked from the 404 body and the README; the page selects the swap API or
+// the key portal's API, under bestex's own name, and its "Try it out" works unedited.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { parse } from 'yaml';
 import { repoRoot } from '../handlers/app.js';
+import { DOCS_SPECS, DOCS_TITLE } from '../handlers/docs.js';
 import { listen, testApp } from './helpers/app.js';
 import { chromiumPresent, launchChromium } from './helpers/chromium.js';
-import { SPEC_PATH } from './helpers/spec.js';
+import { PORTAL_SPEC_PATH, SPEC_PATH } from './helpers/spec.js';
 
 /** Every URL the page names in a script, stylesheet, link or image. */
 function assetUrls(html: string): string[] {
@@ -42,13 +44,40 @@ t.test('"GET /docs renders the served spec": HTML whose every script, style, lin
     const asset = await app.server.inject({ url: new URL(url, 'http://service/docs').pathname });
     t.equal(asset.statusCode, 200, `${url} is served`);
   }
-  // The page reads the spec from its own origin, then renders it.
+  // The page reads the specs from its own origin, then renders the one selected.
   const initializer = await app.server.inject({ url: '/docs/static/swagger-initializer.js' });
   t.equal(initializer.statusCode, 200);
-  t.match(initializer.body, /resolveUrl\('\.\/json'\)/, 'the page asks its own origin for the spec');
   t.match(initializer.body, /"validatorUrl":null/, 'no badge from the public validator');
-  const spec = await app.server.inject({ url: '/docs/json' });
-  t.strictSame(spec.json(), parse(readFileSync(SPEC_PATH, 'utf8')), 'what the page renders is the served spec');
+  for (const [{ url }, file] of [[DOCS_SPECS.v1, SPEC_PATH], [DOCS_SPECS.portal, PORTAL_SPEC_PATH]] as const) {
+    t.ok(initializer.body.includes(JSON.stringify(url)), `the page asks its own origin for ${url}`);
+    const spec = await app.server.inject({ url });
+    t.equal(spec.statusCode, 200, `${url} is served`);
+    t.strictSame(spec.json(), parse(readFileSync(file, 'utf8')), `what the page renders from ${url} is the served spec`);
+  }
+});
+
+t.test('"/docs browses both specs" under bestex\'s own title, logo and icon, none of @fastify/swagger-ui\'s', async (t) => {
+  const app = await testApp();
+  t.teardown(app.close);
+  const page = (await app.server.inject({ url: '/docs' })).body;
+  t.match(page, `<title>${DOCS_TITLE}</title>`, 'the tab reads bestex\'s title');
+  const icons = [...page.matchAll(/<link rel="icon"[^>]*href="([^"]+)"/g)].map((m) => m[1]!);
+  t.strictSame(icons.map((u) => path.posix.basename(u)), ['bestex.svg'], 'one icon, bestex\'s');
+  const icon = await app.server.inject({ url: new URL(icons[0]!, 'http://service/docs').pathname });
+  t.equal(icon.statusCode, 200);
+  t.match(icon.headers['content-type'], /^image\/svg\+xml/);
+  const initializer = (await app.server.inject({ url: '/docs/static/swagger-initializer.js' })).body;
+  const packageLogo = readFileSync(path.join(repoRoot(), 'node_modules', '@fastify', 'swagger-ui', 'static', 'logo.svg')).toString('base64');
+  t.notOk(initializer.includes(packageLogo), 'the top bar does not show the package\'s fastify logo');
+  const logo = /img\.src = 'data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)'/.exec(initializer)?.[1];
+  t.match(Buffer.from(logo ?? '', 'base64').toString('utf8'), />bestex<\/text>/, 'it shows bestex\'s');
+  const urls = (initializer: string) => [...initializer.matchAll(/"url":"([^"]+)","name":"([^"]+)"/g)].map((m) => ({ url: m[1], name: m[2] }));
+  t.strictSame(urls(initializer), [DOCS_SPECS.v1, DOCS_SPECS.portal], 'the top bar selects the swap API, then the key portal\'s');
+
+  const portalOff = await testApp({ env: { PORTAL_ENABLED: 'false' } });
+  t.teardown(portalOff.close);
+  t.strictSame(urls((await portalOff.server.inject({ url: '/docs/static/swagger-initializer.js' })).body), [DOCS_SPECS.v1], 'without the portal, the swap API alone');
+  t.equal((await portalOff.server.inject({ url: DOCS_SPECS.portal.url })).statusCode, 404, 'and no portal spec is served');
 });
 
 t.test('the docs page is sent with security headers that keep it to its own origin', async (t) => {
@@ -106,4 +135,31 @@ t.test('"curl /docs renders the reference with no request leaving the machine": 
   const elsewhere = requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'));
   t.strictSame(elsewhere, [], `every request went to ${origin} (${requested.length} requests)`);
   t.strictSame(problems, [], 'no console error: nothing refused by the page\'s CSP');
+});
+
+t.test('"docs that work when tried": in Chromium, "Try it out" then Execute, unedited, plans on the sandbox, and the top bar switches to the key portal\'s API', async (t) => {
+  if (!chromiumPresent('the docs page browser test')) return;
+  const app = await testApp();
+  t.teardown(app.close);
+  const base = await listen(app.server);
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage();
+  await page.goto(`${base}/docs`);
+  const operation = (method: string, p: string) =>
+    page.locator(`.opblock-${method}`, { has: page.locator('.opblock-summary-path', { hasText: new RegExp(`^${p.replaceAll('/', '\\/')}$`) }) }).first();
+  const plan = operation('post', '/api/app/plan');
+  await plan.locator('.opblock-summary').click();
+  await plan.locator('button.try-out__btn').click();
+  const answered = page.waitForResponse((response) => response.url() === `${base}/api/app/plan`);
+  await plan.locator('button.execute').click();
+  const response = await answered;
+  t.equal(response.status(), 200, `POST /api/app/plan as documented: ${await response.text()}`);
+  t.match(await response.json(), { quoteRef: { venueId: 'tradecraft', pair: { give: 'Amulet', want: 'USDCx' }, amount: '100' }, mode: 'managed-deposit' });
+
+  const select = page.locator('.topbar select');
+  t.strictSame(await select.locator('option').allTextContents(), [DOCS_SPECS.v1.name, DOCS_SPECS.portal.name], 'the top bar names both specs');
+  await select.selectOption({ label: DOCS_SPECS.portal.name });
+  await operation('post', '/portal/api/keys').waitFor({ timeout: 30_000 });
+  t.equal(await operation('post', '/api/app/plan').count(), 0, 'the swap API\'s operations make way for the portal\'s');
 });
