@@ -57,7 +57,7 @@ build: dist/.built dist/portal/.built ## Compile TypeScript into dist/ (the SDK 
 # build above; publishing it to a registry is the operator's step (docs/sdk.md).
 sdk-pack: sdk/dist/.built ## Pack the SDK into dist/bestex-sdk-<version>.tgz and print its path
 	@mkdir -p dist
-	@cd sdk && echo "dist/$$(npm pack --ignore-scripts --silent --pack-destination ../dist)"
+	@cd sdk && tarball=$$(npm pack --ignore-scripts --silent --pack-destination ../dist) && echo "dist/$$tarball"
 
 run: build ## Run the service; it starts the sandbox as a child process (HOST, PORT, see README)
 	node dist/handlers/main.js
