@@ -6,7 +6,7 @@ export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
 SOURCES := $(shell find core handlers sandbox codegen bench scripts test generated portal/src -name '*.ts' 2>/dev/null)
 
-.PHONY: help install generate check-generated build run sandbox test docs-check lint bench soak mutation clean
+.PHONY: help install generate check-generated build sdk-pack run sandbox test docs-check lint bench soak mutation clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
@@ -52,6 +52,12 @@ dist/portal/.built: dist/.generated scripts/bundle-portal.ts $(PORTAL_SOURCES)
 	@touch $@
 
 build: dist/.built dist/portal/.built ## Compile TypeScript into dist/ (the SDK into sdk/dist/, the portal page into dist/portal/)
+
+# The tarball a partner installs (npm install ./dist/bestex-sdk-<version>.tgz), packed from the
+# build above; publishing it to a registry is the operator's step (docs/sdk.md).
+sdk-pack: sdk/dist/.built ## Pack the SDK into dist/bestex-sdk-<version>.tgz and print its path
+	@mkdir -p dist
+	@cd sdk && tarball=$$(npm pack --ignore-scripts --silent --pack-destination ../dist) && echo "dist/$$tarball"
 
 run: build ## Run the service; it starts the sandbox as a child process (HOST, PORT, see README)
 	node dist/handlers/main.js

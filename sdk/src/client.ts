@@ -4,6 +4,7 @@
 // never sent twice and a 429's Retry-After is the caller's to honour.
 import createFetchClient from 'openapi-fetch';
 import { BestexError } from './errors.js';
+import type { Fetch } from './platform.js';
 import type { components, operations, paths } from './generated/types.js';
 
 type Schemas = components['schemas'];
@@ -26,9 +27,9 @@ export interface ClientOptions {
   /** The service's origin, such as `https://api.bestex.example` or `http://127.0.0.1:8080`. */
   readonly baseUrl: string;
   /** A partner key: quotes then disclose fees, and plans go to POST /api/execute/plan. */
-  readonly apiKey?: string;
+  readonly apiKey?: string | undefined;
   /** A fetch of your own (a proxy, a test double); the platform's by default. */
-  readonly fetch?: typeof globalThis.fetch;
+  readonly fetch?: Fetch | undefined;
 }
 
 export interface BestexClient {

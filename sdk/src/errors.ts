@@ -22,9 +22,9 @@ export interface BestexErrorDetails {
   /** The service's `code`, or one of SdkErrorCode. */
   readonly code: string;
   /** What to do about it, as the service says (`action`), when it says. */
-  readonly action?: string | null;
+  readonly action?: string | null | undefined;
   /** Whole seconds a 429 asks to wait (`Retry-After`). */
-  readonly retryAfterSeconds?: number | null;
+  readonly retryAfterSeconds?: number | null | undefined;
   readonly cause?: unknown;
 }
 

@@ -22,6 +22,7 @@ import { divide, fromUnits, toUnits } from './decimal.js';
 import { BestexError } from './errors.js';
 import { holdingsOf, ledgerEnd, openOffersOf, transactionsOf, type OwnHolding } from './ledger-view.js';
 import { checkPlan, type Plan } from './plan.js';
+import type { AbortSignalLike, Fetch } from './platform.js';
 import { readRefusal } from './refusals.js';
 import { ledgerApi, type CantonProvider, type DisclosedContract, type LedgerCommand, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
 import { memoryStorage, type ExecutionStorage } from './storage.js';
@@ -31,26 +32,26 @@ import { feesReleased, START, track, type DepositTarget, type Tracked } from './
 export interface ExecuteOptions {
   readonly provider: CantonProvider;
   /** The taker; the wallet's primary account by default. */
-  readonly party?: string;
+  readonly party?: string | undefined;
   /**
    * Each instrument admin's token registry base URL (such as a Scan's for Amulet), by admin party,
    * for the transfer factory and choice contexts. The sandbox names its own in its manifest
    * (`registries`; `sandboxRegistries` reads it). A registry is asked directly, with no credential.
    */
-  readonly registries?: Readonly<Record<string, string>>;
+  readonly registries?: Readonly<Record<string, string>> | undefined;
   /** One registry for every instrument, where `registries` does not name the admin. */
-  readonly registryUrl?: string;
-  readonly hooks?: ExecutionHooks;
+  readonly registryUrl?: string | undefined;
+  readonly hooks?: ExecutionHooks | undefined;
   /** Where the execution is recorded for `resume`; one in-memory store per page or process by default. */
-  readonly storage?: ExecutionStorage;
+  readonly storage?: ExecutionStorage | undefined;
   /** Stops waiting (the swap goes on): the promise then resolves with the state reached. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignalLike | undefined;
   /** The service, to cross-check the outcome with GET /api/outcome. */
-  readonly client?: BestexClient;
+  readonly client?: BestexClient | undefined;
   /** For the registry calls; the platform's by default. */
-  readonly fetch?: typeof globalThis.fetch;
+  readonly fetch?: Fetch | undefined;
   /** How often the ledger is read while waiting; 250 ms by default. */
-  readonly pollIntervalMs?: number;
+  readonly pollIntervalMs?: number | undefined;
 }
 
 /** How far in the past a transfer's requestedAt is set. */
@@ -77,7 +78,7 @@ function safely(hooks: ExecutionHooks | undefined, call: (hooks: ExecutionHooks)
   }
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+const sleep = (ms: number, signal?: AbortSignalLike) =>
   new Promise<void>((resolve) => {
     if (signal?.aborted) return resolve();
     const timer = setTimeout(done, ms);
@@ -258,7 +259,7 @@ function realised(plan: Plan, received: bigint): Realised {
 }
 
 /** The service's reading of the swap, polled while it is pending (briefly), compared with the SDK's. */
-async function crossCheck(client: BestexClient, plan: Plan, party: string, depositUpdateId: string | null, signal?: AbortSignal): Promise<ExecutionResult['outcome']> {
+async function crossCheck(client: BestexClient, plan: Plan, party: string, depositUpdateId: string | null, signal?: AbortSignalLike): Promise<ExecutionResult['outcome']> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   // The service's reading is a cross-check: it may hold the final status back this long at most.
   const budget = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), CROSS_CHECK_BUDGET_MS)));
@@ -269,7 +270,7 @@ async function crossCheck(client: BestexClient, plan: Plan, party: string, depos
   }
 }
 
-async function readOutcome(client: BestexClient, plan: Plan, party: string, depositUpdateId: string | null, signal?: AbortSignal): Promise<ExecutionResult['outcome']> {
+async function readOutcome(client: BestexClient, plan: Plan, party: string, depositUpdateId: string | null, signal?: AbortSignalLike): Promise<ExecutionResult['outcome']> {
   const deposit = plan.steps[0]!;
   const since = new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS).toISOString();
   const query = { party, since, deadline: plan.expiry, escrow: deposit.target, amount: deposit.amount, minReceive: plan.quoteRef.minReceive, want: plan.quoteRef.pair.want };

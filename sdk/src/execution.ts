@@ -44,13 +44,13 @@ export interface ApprovalRequest {
 }
 
 export interface ExecutionHooks {
-  onStatus?(status: ExecutionStatus, detail: StatusDetail): void;
-  onStep?(update: StepUpdate): void;
+  readonly onStatus?: ((status: ExecutionStatus, detail: StatusDetail) => void) | undefined;
+  readonly onStep?: ((update: StepUpdate) => void) | undefined;
   /**
    * The wallet waits for its user to approve at `url`. Without this hook, a browser opens it in a
    * new window (as dapp-sdk does), which a popup blocker may stop: a page gives a link instead.
    */
-  onApproval?(request: ApprovalRequest): void;
+  readonly onApproval?: ((request: ApprovalRequest) => void) | undefined;
 }
 
 export interface Realised {

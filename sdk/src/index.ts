@@ -47,5 +47,6 @@ export {
   type TxChangedEvent,
   type WalletAccount,
 } from './provider.js';
-export { localStorageStorage, memoryStorage, type ExecutionStorage } from './storage.js';
+export type { AbortSignalLike, Fetch } from './platform.js';
+export { localStorageStorage, memoryStorage, type ExecutionStorage, type WebStorage } from './storage.js';
 export type { components, paths } from './generated/types.js';

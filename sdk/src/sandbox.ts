@@ -4,6 +4,7 @@
 // sandbox's bearer token), `prepareExecute` (progress as `txChanged` events) and
 // `prepareExecuteAndWait`. It signs nothing: the sandbox ledger lets its token act as any party.
 import type { ConnectResult, StatusEvent } from './generated/dapp-api.js';
+import type { Fetch } from './platform.js';
 import { PROVIDER_ERRORS, type CantonProvider, type PrepareExecuteParams, type ProviderRequest, type TxChangedExecutedEvent, type WalletAccount } from './provider.js';
 
 /** The wallet is reached and so is its network, as the dApp API's ConnectResult says it. */
@@ -16,7 +17,7 @@ export interface SandboxProviderOptions {
   readonly token: string;
   /** The party this wallet holds. */
   readonly party: string;
-  readonly fetch?: typeof globalThis.fetch;
+  readonly fetch?: Fetch | undefined;
 }
 
 /** An error as a provider answers one: an EIP-1193 code, the ledger's own code in `data`. */
@@ -64,7 +65,7 @@ export function sandboxProvider(options: SandboxProviderOptions): CantonProvider
       response = await fetcher(`${base}${resource}${search}`, {
         method: requestMethod.toUpperCase(),
         headers: { authorization: `Bearer ${options.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (err) {
       throw new ProviderRpcError(PROVIDER_ERRORS.disconnected, `the sandbox ledger at ${base} cannot be reached: ${err instanceof Error ? err.message : String(err)}`);
@@ -144,7 +145,7 @@ export function sandboxProvider(options: SandboxProviderOptions): CantonProvider
  * <sandbox>/sandbox/v1/manifest`, no credential): what `execute` takes as `registries` in sandbox
  * mode. `sandboxUrl` is the sandbox's own URL (`make sandbox` prints it as `sandbox`).
  */
-export async function sandboxRegistries(sandboxUrl: string, fetcher: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, init)): Promise<Record<string, string>> {
+export async function sandboxRegistries(sandboxUrl: string, fetcher: Fetch = (input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init)): Promise<Record<string, string>> {
   const url = `${sandboxUrl.replace(/\/+$/, '')}/sandbox/v1/manifest`;
   const response = await fetcher(url);
   const manifest = (await response.json().catch(() => null)) as { registries?: unknown } | null;

@@ -28,12 +28,22 @@ export function memoryStorage(): ExecutionStorage {
 }
 
 /**
- * The browser's localStorage (or any Storage), under `prefix`. It is looked up when first used,
+ * What this package uses of the Web Storage API: a browser's `localStorage` or `sessionStorage` is
+ * one, and so is any object with these two methods. Declared here rather than as the DOM's
+ * `Storage`, so that a project compiled without the DOM library can use this entry.
+ */
+export interface WebStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+}
+
+/**
+ * The browser's localStorage (or any WebStorage), under `prefix`. It is looked up when first used,
  * never on import, so server-side rendering never touches it.
  */
-export function localStorageStorage(storage?: Storage, prefix = 'bestex:execution:'): ExecutionStorage {
-  const store = (): Storage => {
-    const found = storage ?? (globalThis as { localStorage?: Storage }).localStorage;
+export function localStorageStorage(storage?: WebStorage, prefix = 'bestex:execution:'): ExecutionStorage {
+  const store = (): WebStorage => {
+    const found = storage ?? (globalThis as { localStorage?: WebStorage }).localStorage;
     if (!found) throw new Error('no localStorage here: pass a Storage, or use memoryStorage()');
     return found;
   };

@@ -41,9 +41,9 @@ export interface WalletSdkProviderOptions {
   /** The party the wallet acts for; the user the sdk authenticates as must be allowed to act as it. */
   readonly party: string;
   /** The party's signer when it is external; without one the party is internal and the participant signs. */
-  readonly signer?: WalletSdkSigner;
+  readonly signer?: WalletSdkSigner | undefined;
   /** The network the accounts name (CIP-0103 `networkId`); the participant's synchronizer by default. */
-  readonly networkId?: string;
+  readonly networkId?: string | undefined;
 }
 
 const PLUGIN = 'bestexLedger';

@@ -1,0 +1,14 @@
+// The platform's fetch and abort signal as this package's declarations name them. The DOM library
+// declares both, @types/node declares both, a bare ES project neither: naming them structurally, or
+// through whatever the consumer's globals hold, lets a project that compiles without the DOM
+// library (a Node backend, a worker) use every entry but the widget.
+
+/** The consumer's `fetch`, wherever its globals declare one (DOM, @types/node, a worker runtime's types). */
+export type Fetch = typeof globalThis extends { readonly fetch: infer F } ? F : never;
+
+/** What this package uses of an AbortSignal: one from the platform's AbortController is one. */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { readonly once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
