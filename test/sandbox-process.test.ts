@@ -60,6 +60,25 @@ t.test('the sandbox says where it is in DATA_DIR/sandbox.json (its owner\'s only
   t.match(absent, { code: 1, stderr: /no running sandbox found .*sandbox\.json is absent.*make run.*make sandbox.*or set LEDGER_URL/ });
 });
 
+t.test('a second make run on a port already served "never disturbs a running instance": it stops before starting anything, in one line naming the port, and the first\'s sandbox.json, sandbox and answers are untouched', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  const first = await service(t, { DATA_DIR: dataDir });
+  const port = new URL(first.address).port;
+  const file = path.join(dataDir, 'sandbox.json');
+  const before = readFileSync(file, 'utf8');
+  const second = run(MAIN, { DATA_DIR: dataDir, PORT: port });
+  t.teardown(() => second.child.kill('SIGKILL'));
+  const [code] = (await once(second.child, 'exit')) as [number];
+  t.equal(code, 1, 'the second exits non-zero');
+  t.equal(second.stderr(), `bestex: cannot listen on 127.0.0.1:${port}: the port is already in use (EADDRINUSE); stop what listens there or set PORT\n`, 'one line naming the port and what to do');
+  t.notOk(logLines(second).some((l) => l.msg === 'sandbox started'), 'it started no sandbox');
+  t.equal(readFileSync(file, 'utf8'), before, 'the first\'s sandbox.json is as it wrote it');
+  t.ok(alive(first.sandbox.pid), 'the first\'s sandbox runs');
+  t.equal((await fetch(`${first.address}${QUOTE}`)).status, 200, 'the first still answers');
+  const funded = await sandboxCli(['fund', '--party', `second-run::1220${'6'.repeat(64)}`, '--token', 'CC', '--amount', '1'], { DATA_DIR: dataDir, LEDGER_URL: '', LEDGER_TOKEN: '' });
+  t.equal(funded.code, 0, `the wallet CLI still finds the first\'s sandbox: ${funded.stderr}`);
+});
+
 t.test('SIGTERM to the service stops its sandbox too: no process left, no port left listening, its file gone', async (t) => {
   const s = await service(t);
   s.child.kill('SIGTERM');
