@@ -198,6 +198,27 @@ t.test('make sandbox: one JSON line once it listens; a service with SANDBOX_URL 
   t.notOk(existsSync(path.join(sandbox.dataDir, 'sandbox.json')), 'its file goes with it');
 });
 
+t.test('"a sandbox manifest file belongs to the process that wrote it": a second sandbox on the same DATA_DIR, once stopped, gives the running one its sandbox.json back; the last one stopped removes it', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  const file = path.join(dataDir, 'sandbox.json');
+  const firstLine = (r: ReturnType<typeof run>, what: string) => until(() => r.stdout().split('\n')[0]?.endsWith('}') && r.stdout().split('\n')[0], what);
+  const first = run(SANDBOX, { DATA_DIR: dataDir });
+  t.teardown(() => first.child.kill('SIGKILL'));
+  await firstLine(first, 'the first sandbox');
+  const firstFile = readFileSync(file, 'utf8');
+  const second = run(SANDBOX, { DATA_DIR: dataDir });
+  t.teardown(() => second.child.kill('SIGKILL'));
+  await firstLine(second, 'the second sandbox');
+  t.match(JSON.parse(readFileSync(file, 'utf8')), { pid: second.child.pid }, 'the newest sandbox says where it is');
+  second.child.kill('SIGTERM');
+  await once(second.child, 'exit');
+  t.equal(readFileSync(file, 'utf8'), firstFile, 'the running one\'s file is back as it wrote it');
+  t.equal(statSync(file).mode & 0o777, 0o600, 'owner-only still');
+  first.child.kill('SIGTERM');
+  await once(first.child, 'exit');
+  t.notOk(existsSync(file), 'the last one stopped leaves none');
+});
+
 t.test('a SANDBOX_URL where no sandbox answers stops start-up with one clear line', async (t) => {
   const port = await freePort();
   const s = run(MAIN, { SANDBOX_URL: `http://127.0.0.1:${port}`, LEDGER_TOKEN: 'x' });
