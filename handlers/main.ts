@@ -1,7 +1,9 @@
-// The entry point: read the config, listen (and serve the metrics on their own port, when
+// The entry point: read the config, check that its ports can be listened on, build the app (which
+// starts the sandbox in sandbox mode), listen (and serve the metrics on their own port, when
 // METRICS_PORT is set), and shut down gracefully on SIGINT/SIGTERM.
 import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
@@ -48,19 +50,42 @@ function listenProblem(err: unknown, hostVar: string, portVar: string): string {
   }
 }
 
-/** One line on stderr, then the started sandbox is stopped (it would stop anyway once its stdin closes). */
+/** One line on stderr, then the started sandbox, if any, is stopped (it would stop anyway once its stdin closes). */
 async function cannotListen(line: string): Promise<never> {
   console.error(`bestex: ${line}`);
-  await server.close().catch(() => undefined);
+  await server?.close().catch(() => undefined);
   process.exit(1);
 }
 
+/**
+ * Listens on host:port for a moment and lets go: an address taken (another instance's, say) or not
+ * this machine's is known before anything is started, so a second `make run` starts no sandbox and
+ * leaves the running instance's sandbox and its DATA_DIR/sandbox.json alone.
+ */
+function canListen(host: string, port: number): Promise<void> {
+  const probe = createServer();
+  return new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 let config: Config;
-let server: FastifyInstance;
+let server: FastifyInstance | undefined;
 let metrics: MetricsListener | null;
 let app: Awaited<ReturnType<typeof buildApp>>;
 try {
   config = loadConfig(process.env, { serviceBuild: buildStamp() });
+} catch (err) {
+  configFailure(err);
+}
+if (config.metricsPort !== null) {
+  await canListen(config.metricsHost, config.metricsPort).catch((err: unknown) =>
+    cannotListen(`cannot listen for metrics on ${config.metricsHost}:${config.metricsPort}: ${listenProblem(err, 'METRICS_HOST', 'METRICS_PORT')}`),
+  );
+}
+await canListen(config.host, config.port).catch((err: unknown) => cannotListen(`cannot listen on ${config.host}:${config.port}: ${listenProblem(err, 'HOST', 'PORT')}`));
+try {
   app = await buildApp({ config });
   ({ server, metrics } = app);
 } catch (err) {

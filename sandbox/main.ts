@@ -1,6 +1,7 @@
 // `make sandbox`: the sandbox as a program of its own, in the foreground. It prints one JSON line
 // on stdout once its venues and its ledger listen (sandbox/manifest.ts), keeps the same in
-// DATA_DIR/sandbox.json while it runs (the wallet CLI reads it), and stops on SIGINT or SIGTERM.
+// DATA_DIR/sandbox.json while it runs (the wallet CLI reads it; on stopping it gives the file back
+// to a sandbox still running whose file it replaced), and stops on SIGINT or SIGTERM.
 // The service starts it the same way with --exit-with-stdin: it then also stops when the
 // service's end of its stdin closes, which happens however the service ends, so no sandbox is
 // left listening behind a dead service.
@@ -43,12 +44,53 @@ const pathPrefixes = (raw: string) => {
   return prefixes.every((p) => /^\/[\x21-\x7e]*$/.test(p)) ? prefixes : undefined;
 };
 
-/** Removes the file only while it still says this process: another sandbox may have replaced it. */
-function forget(file: string): void {
+const contentOf = (file: string): string | null => {
   try {
-    if ((JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown }).pid === process.pid) rmSync(file);
+    return readFileSync(file, 'utf8');
   } catch {
-    // Gone or replaced: nothing of ours to remove.
+    return null;
+  }
+};
+
+/** Whether another process that wrote `content` (a sandbox's file) still runs, so that its file still says where it is. */
+function writerRuns(content: string): boolean {
+  let pid: unknown;
+  try {
+    pid = (JSON.parse(content) as { pid?: unknown }).pid;
+  } catch {
+    return false;
+  }
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * It holds the ledger's token: its owner's to read, as keys.json is, whatever an older file's mode
+ * was (a new file, renamed over it).
+ */
+function writeOwnerOnly(file: string, content: string): void {
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, content, { mode: 0o600, flag: 'wx' });
+  renameSync(temporary, file);
+}
+
+/**
+ * The file is the process's that wrote it: while it is still this sandbox's own, it goes back to
+ * the one it replaced if that sandbox still runs (two sharing a DATA_DIR), or goes. Replaced
+ * since by another sandbox, it is that one's, and left alone.
+ */
+function forget(file: string, ours: string, replaced: string | null): void {
+  if (contentOf(file) !== ours) return;
+  try {
+    if (replaced !== null && writerRuns(replaced)) writeOwnerOnly(file, replaced);
+    else rmSync(file);
+  } catch {
+    // Gone meanwhile: nothing of ours left.
   }
 }
 
@@ -77,11 +119,9 @@ async function main(): Promise<void> {
   const announcement: SandboxAnnouncement = { ...sandbox.manifest, ledgerToken: sandbox.ledgerToken, pid: process.pid };
   const file = path.join(dataDir, ANNOUNCEMENT_FILE);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  // It holds the ledger's token: its owner's to read, as keys.json is, whatever an older file's mode
-  // was (a new file, renamed over it).
-  const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(announcement, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-  renameSync(temporary, file);
+  const replaced = contentOf(file);
+  const ours = `${JSON.stringify(announcement, null, 2)}\n`;
+  writeOwnerOnly(file, ours);
   // The token is said only when the sandbox chose it: whoever set LEDGER_TOKEN knows it.
   const { ledgerToken, ...said } = announcement;
   process.stdout.write(`${JSON.stringify(given === undefined ? { ...said, ledgerToken } : said)}\n`);
@@ -90,7 +130,7 @@ async function main(): Promise<void> {
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    forget(file);
+    forget(file, ours, replaced);
     sandbox.close().then(
       () => process.exit(0),
       () => process.exit(1),

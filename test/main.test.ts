@@ -82,6 +82,7 @@ t.test('"Start-up failures are one clear line, never a stack": the HTTP port tak
   const [code] = (await once(run.child, 'exit')) as [number];
   t.equal(code, 1);
   t.strictSame(stderrLines(run), [`bestex: cannot listen on 127.0.0.1:${port}: the port is already in use (EADDRINUSE); stop what listens there or set PORT`], 'one line naming the address and the problem');
+  t.notMatch(run.stdout(), /"sandbox started"/, 'known before anything is started: no sandbox');
   t.notMatch(run.stdout() + run.stderr(), /\bat .*\(?(node:|file:|\/).*:\d+/, 'no stack anywhere');
   t.notMatch(run.stdout(), /"level":(50|60)/, 'no error log line besides it');
 });
@@ -166,6 +167,7 @@ t.test('a metrics port already in use stops the process with one line naming it,
   t.equal(code, 1);
   t.strictSame(stderrLines(run), [`bestex: cannot listen for metrics on 127.0.0.1:${port}: the port is already in use (EADDRINUSE); stop what listens there or set METRICS_PORT`]);
   t.notMatch(run.stdout(), /Server listening/, 'the public port was never opened');
+  t.notMatch(run.stdout(), /"sandbox started"/, 'nor a sandbox started');
 });
 
 /** The path of tradecraft's quote: a fresh quote waits on it, and the venue's liveness probe does not. */

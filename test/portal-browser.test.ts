@@ -34,8 +34,8 @@ async function run(): Promise<void> {
   t.teardown(() => browser.close());
 
   /** The service, and the portal open in a browser that may read and write its clipboard; every URL the page requests is kept. */
-  async function setup(t: Tap): Promise<{ app: TestApp; service: string; page: Page; requested: string[]; logged: string[] }> {
-    const app = await testApp();
+  async function setup(t: Tap, env: Record<string, string> = {}): Promise<{ app: TestApp; service: string; page: Page; requested: string[]; logged: string[] }> {
+    const app = await testApp({ env });
     t.teardown(app.close);
     const service = await listen(app.server);
     const context = await browser.newContext();
@@ -239,15 +239,14 @@ async function run(): Promise<void> {
     t.strictSame(logged.filter(cspRefusal), [], 'the page ran under its CSP without a refusal');
   });
 
-  t.test('"errors shown from the {error, code, action} body": a bad origin refused at creation; Cancel in a confirmation changes nothing; a key revoked elsewhere signs the page out and cannot sign in', async (t) => {
+  t.test('"errors shown from the {error, code, action} body": a bad origin refused before it is sent, by its line; Cancel in a confirmation changes nothing; a key revoked elsewhere signs the page out and cannot sign in', async (t) => {
     const { app, service, page } = await setup(t);
     await page.getByLabel('Name').fill('Careful Wallet');
     await page.getByLabel(/Allowed browser origins/).fill('https://wallet.example/app');
     await page.getByRole('button', { name: 'Get a key' }).click();
     const createError = page.locator('#create-error');
-    await createError.getByText('bad_request').waitFor();
-    t.ok((await createError.innerText()).includes('origins[0]'), `the answer's message names the field: ${await createError.innerText()}`);
-    t.ok((await createError.innerText()).includes('fix the request per the message'), 'and its action');
+    await createError.getByText('Line 1').waitFor();
+    t.ok((await createError.innerText()).includes('Line 1, https://wallet.example/app: not an origin as a browser sends it; did you mean https://wallet.example?'), `the page names the line and offers the origin: ${await createError.innerText()}`);
     await axeClean(t, page, 'an error');
 
     await page.getByLabel(/Allowed browser origins/).fill('https://wallet.example');
@@ -279,5 +278,88 @@ async function run(): Promise<void> {
     t.ok((await signInError.innerText()).length > 'Refused: [invalid_key]'.length, `the message and action are shown: ${await signInError.innerText()}`);
     t.ok(await page.locator('#account').isHidden(), 'not signed in');
     await axeClean(t, page, 'a refused sign-in');
+  });
+
+  t.test('"messages a person can act on": an origin refused by its line, "at most 10 origins; you entered 11", a pasted over-long name kept whole and refused saying its limit; nothing is sent until it is right', async (t) => {
+    const { app, page, logged } = await setup(t);
+    const createError = page.locator('#create-error');
+    const name = page.getByLabel('Name');
+    t.ok((await page.locator('#create-name-hint').innerText()).includes('at most 64 characters'), 'the name field says its limit');
+
+    await name.fill('Careful Wallet');
+    await page.getByLabel(/Allowed browser origins/).fill('https://wallet.example\n\nhtp://x\nhttps://Wallet.example/app');
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    await createError.getByText('Line 3').waitFor();
+    const originProblems = await createError.innerText();
+    t.match(originProblems, /Line 3, htp:\/\/x: not an origin \(scheme:\/\/host\[:port\], such as https:\/\/wallet\.example\)/, `the line and what is wrong with it: ${originProblems}`);
+    t.match(originProblems, /Line 4, https:\/\/Wallet\.example\/app: not an origin as a browser sends it; did you mean https:\/\/wallet\.example\?/, 'a near miss gets its origin offered');
+    t.notMatch(originProblems, /origins\[|bad_request/, 'no field path or code meant for a program');
+    await axeClean(t, page, 'origins refused by line');
+
+    await page.getByLabel(/Allowed browser origins/).fill(Array.from({ length: 11 }, (_, i) => `https://w${i}.example`).join('\n'));
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    await createError.getByText('at most 10 origins; you entered 11').waitFor();
+    t.pass('the limit and the count are said');
+
+    const long = `${'Wallet with a name pasted from somewhere else '.repeat(2)}`.trim();
+    t.ok([...long].length > 64, `the pasted name is ${[...long].length} characters`);
+    await page.getByLabel(/Allowed browser origins/).fill('');
+    await name.fill('');
+    await page.evaluate((text) => navigator.clipboard.writeText(text), long);
+    await name.focus();
+    await page.keyboard.press('Control+V');
+    t.equal(await name.inputValue(), long, 'the pasted name is kept whole, never silently cut');
+    t.equal(await name.getAttribute('aria-invalid'), 'true', 'and marked invalid');
+    t.ok((await page.locator('#create-name-problem').innerText()).includes(`The name is ${[...long].length} characters: at most 64.`), 'at once, the field says by how much it is over');
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    await createError.getByText('at most 64').waitFor();
+    t.ok(await page.evaluate(() => document.activeElement?.id === 'create-name'), 'the focus goes to the name to shorten it');
+    await axeClean(t, page, 'an over-long name');
+    t.strictSame(await app.core.keyStore.list(), [], 'nothing reached the service: no key was made');
+
+    await name.fill(long.slice(0, 64));
+    t.equal(await name.getAttribute('aria-invalid'), 'false', 'shortened, the field is valid again');
+    t.equal(await page.locator('#create-name-problem').innerText(), '');
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    await page.locator('#created [data-testid=issued-key]').waitFor();
+    t.equal((await app.core.keyStore.list())[0]?.name, long.slice(0, 64), 'a name at the limit is taken as typed');
+    t.strictSame(logged.filter(cspRefusal), [], 'the page ran under its CSP without a refusal');
+  });
+
+  t.test('"Retry-After says when", in words: a creation over the limit says "try again in about 1 hour", not a count of seconds or a header\'s name', async (t) => {
+    const { page } = await setup(t, { PORTAL_KEYS_PER_IP_PER_HOUR: '1' });
+    const createError = page.locator('#create-error');
+    await page.getByLabel('Name').fill('First Wallet');
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    await page.locator('#created [data-testid=issued-key]').waitFor();
+    await page.getByLabel('Name').fill('Second Wallet');
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    await createError.getByText('rate_limited').waitFor();
+    const said = await createError.innerText();
+    t.match(said, /too many keys created from this address: at most 1 key an hour\. Try again in about 1 hour\./, `the limit and the wait in words: ${said}`);
+    t.notMatch(said, /seconds|Retry-After/, 'no count of seconds, no header name');
+    await axeClean(t, page, 'a refusal with a wait');
+  });
+
+  t.test('"the key is shown once", and only while it works: after a rotation the created key, now refused, is gone with its Copy and Sign-in buttons; only the live key is shown', async (t) => {
+    const { service, page } = await setup(t);
+    await page.getByLabel('Name').fill('Rotating Wallet');
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    const created = page.locator('#created [data-testid=issued-key]');
+    await created.waitFor();
+    const key = await created.innerText();
+    await page.getByRole('button', { name: 'Sign in with this key' }).click();
+    await page.locator('#account').waitFor();
+    await page.getByRole('button', { name: 'Rotate key…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate key' }).click();
+    await page.locator('#rotated [data-testid=issued-key]').waitFor();
+    const shown = await page.locator('[data-testid=issued-key]').allInnerTexts();
+    const live = await page.locator('#rotated [data-testid=issued-key]').innerText();
+    t.strictSame(shown, [live], 'one key on the page: the new one');
+    t.notOk(shown.includes(key), 'the rotated-away key is not shown');
+    t.equal(await page.getByRole('button', { name: 'Copy key' }).count(), 1, 'one Copy button, for the live key');
+    t.equal(await page.getByRole('button', { name: 'Sign in with this key' }).count(), 0, 'no Sign-in button for a dead key');
+    t.equal(await quoteWith(service, live), 200, 'the key shown works');
+    await axeClean(t, page, 'after a rotation');
   });
 }

@@ -197,18 +197,21 @@ t.test('origins: "the swap API applies the change from its next keyed request"; 
   t.equal((await app.core.keyStore.list())[0]!.origins, undefined, 'a refused edit changes nothing');
 });
 
-t.test('creation: a malformed body is 400 naming the field, and stores nothing', async (t) => {
+t.test('creation: a malformed body is 400 naming the field and, in words, what is wrong with it (the limit and the count, the items repeated, the characters refused; never a pattern), and stores nothing', async (t) => {
   const app = await portalApp(t);
   for (const [what, payload, pattern] of [
     ['an origin with a path', { name: 'W', origins: ['https://wallet.example/app'] }, /origins\[0\] must be an origin/],
     ['no name', { origins: [] }, /name/],
     ['a blank name', { name: '   ' }, /name must not be blank/],
-    ['a control character', { name: 'a\u0007b' }, /name/],
+    ['a control character', { name: 'a\u0007b' }, /^body field 'name' must be text without control characters \(such as a tab or a line break\)$/],
     ['an unknown field', { name: 'W', schemaId: 'gold' }, /schemaId/],
+    ['eleven origins', { name: 'W', origins: Array.from({ length: 11 }, (_, i) => `https://w${i}.example`) }, /^body field 'origins' must have at most 10 items; it has 11$/],
+    ['an origin twice', { name: 'W', origins: ['https://a.example', 'https://b.example', 'https://a.example'] }, /^body field 'origins' must not repeat an item: origins\[0\] and origins\[2\] are the same$/],
   ] as const) {
     const res = await create(app, payload);
     t.equal(res.statusCode, 400, what);
     t.match(res.json(), { code: 'bad_request', error: pattern }, what);
+    t.notMatch(res.json().error, /\\u|\^\[| is invalid$/, `${what}: said in words, never a pattern or a bare "invalid"`);
   }
   t.strictSame(await app.core.keyStore.list(), [], 'nothing stored');
 });
@@ -218,7 +221,7 @@ t.test('creation limit: "per client IP per hour" and "in total per day": 429 rat
   for (let i = 0; i < 2; i++) t.equal((await create(app, { name: `k${i}` }, '10.0.0.1')).statusCode, 201, `10.0.0.1's key ${i + 1} of 2`);
   const overIp = await create(app, { name: 'one too many' }, '10.0.0.1');
   t.equal(overIp.statusCode, 429);
-  t.match(overIp.json(), { code: 'rate_limited', error: /too many keys created from this address; retry in \d+ seconds/ });
+  t.match(overIp.json(), { code: 'rate_limited', error: /^too many keys created from this address: at most 2 keys an hour$/ }, 'the message names the limit; Retry-After says when');
   const ipRetry = Number(overIp.headers['retry-after']);
   t.ok(ipRetry >= 1 && ipRetry <= 3600, `Retry-After ${ipRetry}: within the hour`);
   t.equal(overIp.headers['cache-control'], 'no-store');
@@ -227,7 +230,7 @@ t.test('creation limit: "per client IP per hour" and "in total per day": 429 rat
   t.equal((await create(app, { name: 'k2' }, '10.0.0.2')).statusCode, 201, 'another IP has its own allowance');
   const overDay = await create(app, { name: 'k3' }, '10.0.0.3');
   t.equal(overDay.statusCode, 429, 'the day\'s total is used up, whatever the IP');
-  t.match(overDay.json(), { code: 'rate_limited', error: /as many keys as it may today/ });
+  t.match(overDay.json(), { code: 'rate_limited', error: /^the portal has created as many keys as it may today: at most 3 keys a UTC day, from every address$/ });
   const dayRetry = Number(overDay.headers['retry-after']);
   t.ok(dayRetry >= 1 && dayRetry <= 86_400, `Retry-After ${dayRetry}: by the next UTC midnight`);
   t.equal((await app.core.keyStore.list()).length, 3);

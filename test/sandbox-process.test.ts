@@ -60,6 +60,25 @@ t.test('the sandbox says where it is in DATA_DIR/sandbox.json (its owner\'s only
   t.match(absent, { code: 1, stderr: /no running sandbox found .*sandbox\.json is absent.*make run.*make sandbox.*or set LEDGER_URL/ });
 });
 
+t.test('a second make run on a port already served "never disturbs a running instance": it stops before starting anything, in one line naming the port, and the first\'s sandbox.json, sandbox and answers are untouched', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  const first = await service(t, { DATA_DIR: dataDir });
+  const port = new URL(first.address).port;
+  const file = path.join(dataDir, 'sandbox.json');
+  const before = readFileSync(file, 'utf8');
+  const second = run(MAIN, { DATA_DIR: dataDir, PORT: port });
+  t.teardown(() => second.child.kill('SIGKILL'));
+  const [code] = (await once(second.child, 'exit')) as [number];
+  t.equal(code, 1, 'the second exits non-zero');
+  t.equal(second.stderr(), `bestex: cannot listen on 127.0.0.1:${port}: the port is already in use (EADDRINUSE); stop what listens there or set PORT\n`, 'one line naming the port and what to do');
+  t.notOk(logLines(second).some((l) => l.msg === 'sandbox started'), 'it started no sandbox');
+  t.equal(readFileSync(file, 'utf8'), before, 'the first\'s sandbox.json is as it wrote it');
+  t.ok(alive(first.sandbox.pid), 'the first\'s sandbox runs');
+  t.equal((await fetch(`${first.address}${QUOTE}`)).status, 200, 'the first still answers');
+  const funded = await sandboxCli(['fund', '--party', `second-run::1220${'6'.repeat(64)}`, '--token', 'CC', '--amount', '1'], { DATA_DIR: dataDir, LEDGER_URL: '', LEDGER_TOKEN: '' });
+  t.equal(funded.code, 0, `the wallet CLI still finds the first\'s sandbox: ${funded.stderr}`);
+});
+
 t.test('SIGTERM to the service stops its sandbox too: no process left, no port left listening, its file gone', async (t) => {
   const s = await service(t);
   s.child.kill('SIGTERM');
@@ -177,6 +196,27 @@ t.test('make sandbox: one JSON line once it listens; a service with SANDBOX_URL 
   t.equal(code, 0);
   t.ok(await refused(`${said.sandbox}/nightly/nswap/tokens`));
   t.notOk(existsSync(path.join(sandbox.dataDir, 'sandbox.json')), 'its file goes with it');
+});
+
+t.test('"a sandbox manifest file belongs to the process that wrote it": a second sandbox on the same DATA_DIR, once stopped, gives the running one its sandbox.json back; the last one stopped removes it', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  const file = path.join(dataDir, 'sandbox.json');
+  const firstLine = (r: ReturnType<typeof run>, what: string) => until(() => r.stdout().split('\n')[0]?.endsWith('}') && r.stdout().split('\n')[0], what);
+  const first = run(SANDBOX, { DATA_DIR: dataDir });
+  t.teardown(() => first.child.kill('SIGKILL'));
+  await firstLine(first, 'the first sandbox');
+  const firstFile = readFileSync(file, 'utf8');
+  const second = run(SANDBOX, { DATA_DIR: dataDir });
+  t.teardown(() => second.child.kill('SIGKILL'));
+  await firstLine(second, 'the second sandbox');
+  t.match(JSON.parse(readFileSync(file, 'utf8')), { pid: second.child.pid }, 'the newest sandbox says where it is');
+  second.child.kill('SIGTERM');
+  await once(second.child, 'exit');
+  t.equal(readFileSync(file, 'utf8'), firstFile, 'the running one\'s file is back as it wrote it');
+  t.equal(statSync(file).mode & 0o777, 0o600, 'owner-only still');
+  first.child.kill('SIGTERM');
+  await once(first.child, 'exit');
+  t.notOk(existsSync(file), 'the last one stopped leaves none');
 });
 
 t.test('a SANDBOX_URL where no sandbox answers stops start-up with one clear line', async (t) => {

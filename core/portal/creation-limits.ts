@@ -4,7 +4,8 @@
 // from many addresses cannot use up everyone's day. All are windows in the shared state, so every
 // instance counts the same ones (each falls back to this instance's own count while Redis is
 // unreachable, as the rate limits do). Each attempt past validation is counted, refused or not:
-// a refused caller retrying at once gains nothing.
+// a refused caller retrying at once gains nothing. A refusal's message names the limit; its
+// Retry-After says when (the page says that in words).
 import { DomainError } from '../errors.js';
 import type { RateWindows } from '../state/rate-windows.js';
 
@@ -26,26 +27,26 @@ export class CreationLimits {
 
   /** Counts one creation by `clientIp`; throws rate_limited, with the seconds until the refusing limit allows the next, over either limit. */
   async admit(clientIp: string): Promise<void> {
+    const { perIpPerHour, perIpPerDay, perDay } = this.settings;
     const byIp = await this.windows.hit(`portal-create:ip:${clientIp}`, HOUR_MS);
-    if (byIp.count > this.settings.perIpPerHour) {
-      const seconds = wholeSeconds(byIp.resetInMs);
-      throw new DomainError('rate_limited', `too many keys created from this address; retry in ${seconds} seconds`, seconds);
+    if (byIp.count > perIpPerHour) {
+      throw new DomainError('rate_limited', `too many keys created from this address: at most ${keys(perIpPerHour)} an hour`, wholeSeconds(byIp.resetInMs));
     }
     const t = this.now().getTime();
     const day = new Date(t).toISOString().slice(0, 10);
     // A day's windows are named by its date, and end at the next UTC midnight whenever they start.
     const untilMidnight = DAY_MS - (t % DAY_MS);
     const byIpToday = await this.windows.hit(`portal-create:ip-day:${day}:${clientIp}`, untilMidnight);
-    if (byIpToday.count > this.settings.perIpPerDay) {
-      const seconds = wholeSeconds(byIpToday.resetInMs);
-      throw new DomainError('rate_limited', `too many keys created from this address today; retry in ${seconds} seconds`, seconds);
+    if (byIpToday.count > perIpPerDay) {
+      throw new DomainError('rate_limited', `too many keys created from this address today: at most ${keys(perIpPerDay)} a UTC day`, wholeSeconds(byIpToday.resetInMs));
     }
     const byDay = await this.windows.hit(`portal-create:day:${day}`, untilMidnight);
-    if (byDay.count > this.settings.perDay) {
-      const seconds = wholeSeconds(byDay.resetInMs);
-      throw new DomainError('rate_limited', `the portal has created as many keys as it may today; retry in ${seconds} seconds`, seconds);
+    if (byDay.count > perDay) {
+      throw new DomainError('rate_limited', `the portal has created as many keys as it may today: at most ${keys(perDay)} a UTC day, from every address`, wholeSeconds(byDay.resetInMs));
     }
   }
 }
 
 const wholeSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+const keys = (n: number): string => `${n} ${n === 1 ? 'key' : 'keys'}`;

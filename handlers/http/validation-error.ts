@@ -35,6 +35,7 @@ function mustBeWording(schema: unknown): string | undefined {
 /** The spec's patterns that no lower-case description words, in words. */
 const PATTERN_WORDS: Readonly<Record<string, string>> = {
   '^[\\x21-\\x7e]+$': 'printable ASCII characters, without spaces',
+  '^[^\\u0000-\\u001f\\u007f]+$': 'text without control characters (such as a tab or a line break)',
 };
 
 /** A JSON type with its article: "an integer", "a string", "an object". */
@@ -76,6 +77,15 @@ function sentence(error: ErrorObject, name: string, location: InputLocation): st
       return `${subject} must be at most ${String(error.params.limit)} characters`;
     case 'enum':
       return `${subject} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'maxItems':
+      return `${subject} must have at most ${String(error.params.limit)} items; it has ${Array.isArray(error.data) ? error.data.length : 'more'}`;
+    case 'minItems':
+      return `${subject} must have at least ${String(error.params.limit)} items; it has ${Array.isArray(error.data) ? error.data.length : 'fewer'}`;
+    case 'uniqueItems': {
+      // ajv names the later item i and the earlier j.
+      const [first, second] = [Number(error.params.j), Number(error.params.i)];
+      return `${subject} must not repeat an item: ${name}[${first}] and ${name}[${second}] are the same`;
+    }
     default:
       return `${subject} is invalid`;
   }

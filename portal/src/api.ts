@@ -9,17 +9,23 @@ export type KeyOrigins = Schemas['KeyOrigins'];
 export type RevokedKey = Schemas['RevokedKey'];
 export type UsageDay = Schemas['UsageDay'];
 
-/** An answer that is not 2xx, as the contract's `{error, code, action?}` says it. */
+/** An answer that is not 2xx, as the contract's `{error, code, action?}` says it, with its Retry-After when it has one. */
 export class PortalError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly action: string | null,
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(message);
   }
 }
+
+const retryAfter = (response: Response): number | null => {
+  const value = response.headers.get('retry-after');
+  return value !== null && /^[0-9]+$/.test(value) ? Number(value) : null;
+};
 
 async function call<T>(method: 'GET' | 'POST', path: string, key: string | null, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
@@ -39,6 +45,7 @@ async function call<T>(method: 'GET' | 'POST', path: string, key: string | null,
     error?.code ?? 'internal',
     error?.error ?? `the service answered ${response.status}`,
     error?.action ?? null,
+    retryAfter(response),
   );
 }
 

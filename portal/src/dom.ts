@@ -15,10 +15,3 @@ export function byId<T extends HTMLElement>(id: string): T {
   if (node === null) throw new Error(`the page has no #${id}`);
   return node as T;
 }
-
-/** The non-empty lines of a textarea, trimmed: one origin a line. */
-export const lines = (text: string): string[] =>
-  text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '');

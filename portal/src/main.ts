@@ -2,7 +2,8 @@
 // The signed-in key lives in `signedIn` only: never in a cookie, storage or the URL, so reloading
 // or closing the page forgets it, and signing out drops it.
 import { createKey, PortalError, readKey, revokeKey, rotateKey, setOrigins, type KeyView } from './api.js';
-import { byId, el, lines } from './dom.js';
+import { nameProblem, readOrigins, waitInWords, type Problem } from './checks.js';
+import { byId, el } from './dom.js';
 import { details, issuedKey, usage } from './views.js';
 
 let signedIn: string | null = null;
@@ -14,9 +15,35 @@ const signInInput = byId<HTMLInputElement>('sign-in-key');
 const originsInput = byId<HTMLTextAreaElement>('origins-input');
 const accountErrors = byId('account-error');
 
+/** What the page found wrong in a form before sending it; `field` takes the focus to fix it. */
+class FormProblems extends Error {
+  constructor(
+    readonly problems: readonly Problem[],
+    readonly field: HTMLElement,
+  ) {
+    super('the form has problems');
+  }
+}
+
+const problemItem = ({ line, value, text }: Problem) => (line === null ? el('li', {}, text) : el('li', {}, `Line ${line}, `, el('code', {}, value ?? ''), `: ${text}`));
+
 function showError(target: HTMLElement, error: unknown): void {
+  if (error instanceof FormProblems) {
+    target.replaceChildren(el('p', {}, el('strong', {}, 'Not sent: '), 'fix this first.'), el('ul', {}, ...error.problems.map(problemItem)));
+    error.field.focus();
+    return;
+  }
   const problem = error instanceof PortalError ? error : new PortalError(0, 'internal', 'something went wrong in this page', 'reload the page and try again');
-  target.replaceChildren(el('p', {}, el('strong', {}, 'Refused: '), problem.message, problem.action === null ? '' : ` (${problem.action}).`, ' ', el('span', { class: 'code' }, `[${problem.code}]`)));
+  // Retry-After says when, which the page says in words in place of the action that names the header.
+  const next = problem.retryAfterSeconds !== null ? `. Try again ${waitInWords(problem.retryAfterSeconds)}.` : problem.action === null ? '' : ` (${problem.action}).`;
+  target.replaceChildren(el('p', {}, el('strong', {}, 'Refused: '), problem.message, next, ' ', el('span', { class: 'code' }, `[${problem.code}]`)));
+}
+
+/** The origins of a textarea, or FormProblems naming each line to fix. */
+function originsOf(field: HTMLTextAreaElement): string[] {
+  const { origins, problems } = readOrigins(field.value);
+  if (problems.length > 0) throw new FormProblems(problems, field);
+  return origins;
 }
 
 /** Runs `action` with `button` (if any) busy, its errors shown in `errors`. */
@@ -94,16 +121,28 @@ function confirmAction(title: string, text: string, ok: string): Promise<boolean
 
 const submitter = (form: HTMLFormElement) => form.querySelector<HTMLButtonElement>('button[type=submit]');
 
+const createName = byId<HTMLInputElement>('create-name');
+const createNameProblem = byId('create-name-problem');
+
+/** Says at once, beside the field, that the name is over its limit: a paste is kept whole, never cut. */
+function showNameProblem(): void {
+  const problem = createName.value.trim() === '' ? null : nameProblem(createName.value);
+  createNameProblem.textContent = problem ?? '';
+  createName.setAttribute('aria-invalid', String(problem !== null));
+}
+createName.addEventListener('input', showNameProblem);
+
 byId<HTMLFormElement>('create-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const form = event.currentTarget as HTMLFormElement;
   const errors = byId('create-error');
-  const name = byId<HTMLInputElement>('create-name');
   const origins = byId<HTMLTextAreaElement>('create-origins');
   void attempt(errors, submitter(form), async () => {
-    if (name.value.trim() === '') throw new PortalError(400, 'bad_request', 'a name is required', 'name the key, such as your app');
-    const issued = await createKey(name.value.trim(), lines(origins.value));
-    name.value = '';
+    const problem = nameProblem(createName.value);
+    if (problem !== null) throw new FormProblems([{ line: null, value: null, text: problem }], createName);
+    const issued = await createKey(createName.value.trim(), originsOf(origins));
+    createName.value = '';
+    showNameProblem();
     origins.value = '';
     const use = el('button', { type: 'button' }, 'Sign in with this key');
     use.addEventListener('click', () => void attempt(errors, use, () => signIn(issued.key)));
@@ -139,8 +178,12 @@ byId<HTMLButtonElement>('rotate').addEventListener('click', (event) => {
   const button = event.currentTarget as HTMLButtonElement;
   void attempt(accountErrors, button, async () => {
     if (!(await confirmAction('Rotate this key?', 'A new key replaces it: the current key stops working within seconds, everywhere it is used. Its id, name, fee terms, origins and usage stay.', 'Rotate key'))) return;
-    const issued = await rotateKey(signedInKey());
+    const old = signedInKey();
+    const issued = await rotateKey(old);
     signedIn = issued.key;
+    // The key just created, if it is the one rotated away, no longer works: only the live key stays shown.
+    const created = byId('created');
+    if (created.querySelector('[data-testid=issued-key]')?.textContent === old) created.replaceChildren();
     byId('rotated').replaceChildren(issuedKey(issued, 'Your rotated key'));
     render(await readKey(issued.key));
     byId('rotated').querySelector<HTMLButtonElement>('button.copy')?.focus();
@@ -163,7 +206,7 @@ byId<HTMLFormElement>('origins-form').addEventListener('submit', (event) => {
   const saved = byId('origins-saved');
   saved.textContent = '';
   void attempt(accountErrors, submitter(form), async () => {
-    const stored = await setOrigins(signedInKey(), lines(originsInput.value));
+    const stored = await setOrigins(signedInKey(), originsOf(originsInput));
     render(await readKey(signedInKey()));
     saved.textContent = stored.origins === null || stored.origins.length === 0 ? 'Saved: the key is taken from any origin.' : `Saved: the key is taken from ${stored.origins.join(', ')} only.`;
   });

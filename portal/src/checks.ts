@@ -1,0 +1,90 @@
+// What the page checks before it sends anything: the contract's limits (openapi/portal.yaml's
+// KeyName, Origins and Origin, which test/portal-page.test.ts holds these to), said in words a
+// person can act on, naming the line they typed. The service checks the same again; these only
+// spare a round trip and say it better than a field path can.
+
+/** KeyName's maxLength, in characters (code points, as the contract's validator counts them). */
+export const NAME_MAX_CHARACTERS = 64;
+/** Origins' maxItems. */
+export const ORIGINS_MAX = 10;
+/** Origin's maxLength. */
+export const ORIGIN_MAX_LENGTH = 255;
+
+const EXAMPLE_ORIGIN = 'https://wallet.example';
+
+const characters = (text: string): number => [...text].length;
+
+/** Why the name (as it will be sent: trimmed) cannot be sent, or null when it can. */
+export function nameProblem(raw: string): string | null {
+  const name = raw.trim();
+  if (name === '') return 'A name is required: name the key, such as your app.';
+  const length = characters(name);
+  if (length > NAME_MAX_CHARACTERS) return `The name is ${length} characters: at most ${NAME_MAX_CHARACTERS}. Shorten it by ${length - NAME_MAX_CHARACTERS}.`;
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'The name has a control character (a tab or a line break, say): take it out.';
+  return null;
+}
+
+/** A browser origin as an Origin header names it, or null: the service's own rule (core/keys parseOrigin). */
+export function originOf(raw: string): string | null {
+  const url = parsed(raw);
+  if (url === null || !['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.pathname !== '/' || url.search || url.hash || raw.replace(/\/$/, '') !== url.origin) return null;
+  return url.origin;
+}
+
+function parsed(raw: string): URL | null {
+  try {
+    return new URL(raw);
+  } catch {
+    return null;
+  }
+}
+
+/** One thing to fix: on a line of the text typed (1 for the first), or about the whole list (line null). */
+export interface Problem {
+  readonly line: number | null;
+  readonly value: string | null;
+  readonly text: string;
+}
+
+/**
+ * The origins of a textarea, one a line (blank lines skipped), each once, as the service stores
+ * them; and what to fix, by the line a person sees it on.
+ */
+export function readOrigins(text: string): { origins: string[]; problems: Problem[] } {
+  const origins = new Set<string>();
+  const problems: Problem[] = [];
+  for (const [index, line] of text.split('\n').entries()) {
+    const value = line.trim();
+    if (value === '') continue;
+    const at = { line: index + 1, value };
+    if (value.length > ORIGIN_MAX_LENGTH) {
+      problems.push({ ...at, text: `longer than ${ORIGIN_MAX_LENGTH} characters` });
+      continue;
+    }
+    const origin = originOf(value);
+    if (origin !== null) {
+      origins.add(origin);
+      continue;
+    }
+    // A web address with something extra (a path, a capital, a user): offer the origin in it.
+    const url = parsed(value);
+    const near = url !== null && ['http:', 'https:'].includes(url.protocol) && url.host !== '' ? url.origin : null;
+    problems.push({ ...at, text: near === null ? `not an origin (scheme://host[:port], such as ${EXAMPLE_ORIGIN})` : `not an origin as a browser sends it; did you mean ${near}?` });
+  }
+  const count = origins.size + problems.length;
+  if (count > ORIGINS_MAX) problems.push({ line: null, value: null, text: `at most ${ORIGINS_MAX} origins; you entered ${count}` });
+  return { origins: [...origins], problems };
+}
+
+const unit = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** A wait of `seconds` (Retry-After) as a person says it: "in 45 seconds", "in 2 minutes", "in about 1 hour". */
+export function waitInWords(seconds: number): string {
+  const s = Math.max(1, Math.ceil(seconds));
+  if (s < 60) return `in ${unit(s, 'second')}`;
+  const minutes = Math.round(s / 60);
+  if (minutes < 60) return `in ${s % 60 === 0 ? '' : 'about '}${unit(minutes, 'minute')}`;
+  const hours = Math.round(s / 3600);
+  if (hours <= 24) return `in about ${unit(hours, 'hour')}`;
+  return `in about ${unit(Math.round(s / 86_400), 'day')}`;
+}
