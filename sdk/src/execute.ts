@@ -358,6 +358,7 @@ class Execution {
       const note = error?.message ?? disagreement ?? this.record.feeNote;
       this.status(status, {
         ...(state.depositUpdateId ? { updateId: state.depositUpdateId } : {}),
+        ...(status === 'COMPLETED' && result.received !== null ? { received: result.received } : {}),
         ...(error ? { error } : {}),
         ...(note ? { note } : {}),
       });

@@ -32,6 +32,8 @@ export interface StatusDetail {
   readonly updateId?: string;
   /** Why, in words: the fee legs left out, the reason for a refusal. */
   readonly note?: string;
+  /** On COMPLETED: the amount received, in the plan's want instrument (a page shows it before `execute` returns). */
+  readonly received?: string | undefined;
   /** On INITIATED: the ledger already had this plan (submitted before, elsewhere); nothing new was sent. */
   readonly duplicate?: true;
   readonly error?: BestexError;
