@@ -219,3 +219,14 @@ t.test('"the package README is self-contained": it links nothing outside the pac
   t.match(readme, /sandbox\.json/, 'the README says where the sandbox\'s ledger URL and token come from');
   t.match(readme, /\/sandbox\/v1\/fund/, 'the README says how to fund a party');
 });
+
+t.test('"make sdk-pack producing the tarball a partner installs": it prints the tarball\'s path, and the tarball holds what npm pack lists', async (t) => {
+  const made = spawnSync('make', ['-s', 'sdk-pack'], { cwd: ROOT, encoding: 'utf8' });
+  t.equal(made.status, 0, made.stderr);
+  const printed = made.stdout.trim().split('\n').at(-1)!;
+  const version = (JSON.parse(readFileSync(path.join(SDK, 'package.json'), 'utf8')) as { version: string }).version;
+  t.equal(printed, `dist/bestex-sdk-${version}.tgz`, 'the last line is the tarball, relative to the repository');
+  const listed = execFileSync('tar', ['-tzf', path.join(ROOT, printed)], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
+  t.strictSame(listed, pack('--dry-run').files.map((f) => f.path).sort(), 'the same files npm pack --dry-run lists');
+  t.ok(listed.includes('README.md') && listed.includes('package.json') && listed.includes('dist/index.d.ts'), listed.join(', '));
+});
