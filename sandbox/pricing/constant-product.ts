@@ -1,6 +1,7 @@
-// The sandbox AMMs' pricing, its own, written from the venues' documentation
-// (/work/shared/reference/canton-venues.md and docs/sandbox.md's market table), not shared with the
-// service's adapters, so that an adapter and the venue it quotes check each other.
+// The sandbox AMMs' pricing, its own, written from the venues' documentation (Tradecraft's "AMM
+// HTTP API", the CaviarNine cantex_sdk, docs.oneswap.cc, Nightly's "Canton Swap API Docs"; the
+// fees as docs/sandbox.md's market table gives them), not shared with the service's adapters, so
+// that an adapter and the venue it quotes check each other.
 //
 // The documented formula is the constant-product invariant: a pool holding x of the token given
 // and y of the token wanted keeps x · y = k across a trade, so taking in a leaves y' = k / (x + a)

@@ -1,7 +1,7 @@
 // A fee proportional to the amount given, taken out of it: Tradecraft's pool fee (its `/pools`
 // states `lp_fee_percent` + `operator_fee_percent` of the give amount, "usually 0.30 %") and
-// Temple's taker fee ("1 bp"), as /work/shared/reference/canton-venues.md records them. Written
-// here for the sandbox, not shared with the service's adapters, so the two check each other.
+// Temple's taker fee (reported as 1 bp). Written here for the sandbox, not shared with the
+// service's adapters, so the two check each other.
 //
 // Rounding, where neither venue says: up, to the ledger's 10 fractional digits, so the venue never
 // collects less than its rate.

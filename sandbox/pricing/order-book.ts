@@ -1,7 +1,7 @@
-// The sandbox order book's pricing, its own, written from Temple's documentation
-// (/work/shared/reference/canton-venues.md: a central limit order book, `bids`/`asks` of
-// `{price, quantity}`, price in quote currency per CC, best level first; "no quote endpoint, so
-// walk the book"), not shared with the service's adapter, so the two check each other.
+// The sandbox order book's pricing, its own, written from what Temple's third-party SDK documents
+// (a central limit order book, `bids`/`asks` of `{price, quantity}`, price in quote currency per
+// CC, best level first; no quote endpoint, so a taker walks the book), not shared with the
+// service's adapter, so the two check each other.
 //
 // A taker fills level by level from the best: selling CC takes the bids, paid price × quantity of
 // each level it fills; buying CC spends quote currency on the asks, receiving each level's
