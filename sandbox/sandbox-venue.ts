@@ -1,9 +1,37 @@
 // An in-process venue over the sandbox market's pools or books. Each venue's pricing and fee
-// mechanics are its own; the quote engine treats them all through the venue port.
-import { BPS, type Decimal } from '../core/decimal.js';
-import { constantProductOut, walkBook, type BookLevel } from '../core/venues/venue-math.js';
+// mechanics are its own, priced by the sandbox's own implementation of each venue's documented
+// formula (pricing/), never by the service's adapters' code (core/venues/): the sandbox is the
+// other side the adapters are checked against, so it must not share their arithmetic.
+import type { Decimal } from '../core/decimal.js';
 import { CC, pairKey, type Token } from '../core/tokens.js';
-import { unavailable, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from '../core/venues/venue.js';
+import { payoutFeeInside } from './pricing/constant-product.js';
+import { buyFromAsks, sellIntoBids, type BookLevel } from './pricing/order-book.js';
+
+// The venue port's shapes (core/venues/venue.ts), restated so the sandbox quotes as a venue
+// without importing the service's venue code; test/sandbox-market.test.ts holds a SandboxVenue
+// assignable to the port's Venue.
+
+export interface SandboxQuoteRequest {
+  readonly give: Token;
+  readonly want: Token;
+  readonly amount: Decimal;
+}
+
+export interface SandboxFeeQuote {
+  readonly amount: Decimal;
+  /** The give or the want token. */
+  readonly asset: Token;
+  readonly appliedTo: 'on_top' | 'deducted_from_give';
+}
+
+/** The refusals a sandbox venue gives, each one of the contract's rejection codes. */
+export type SandboxRejection = 'no_pool' | 'insufficient_liquidity' | 'below_minimum';
+
+export type SandboxQuote =
+  | { readonly available: true; readonly gross: Decimal; readonly fee: SandboxFeeQuote | null }
+  | { readonly available: false; readonly rejectionCode: SandboxRejection };
+
+const unavailable = (rejectionCode: SandboxRejection): SandboxQuote => ({ available: false, rejectionCode });
 
 /** A CC-paired constant-product pool: `base` is always CC. */
 export interface AmmPool {
@@ -34,26 +62,21 @@ export interface SandboxVenueSpec {
   readonly id: string;
   readonly pricing: Pricing;
   /** The venue's fee outside its headline price, if any. */
-  readonly fee: (request: VenueQuoteRequest, trade: PricedTrade) => VenueFeeQuote | null;
+  readonly fee: (request: SandboxQuoteRequest, trade: PricedTrade) => SandboxFeeQuote | null;
   /** Orders smaller than this many CC are refused. */
   readonly minCc?: Decimal;
 }
 
-export class SandboxVenue implements Venue {
+export class SandboxVenue {
   readonly settlementMode = 'managed-deposit' as const;
-  /** The share of the give amount an AMM prices after its in-price fee; null when it has none. */
-  private readonly inPriceShare: Decimal | null;
 
-  constructor(readonly spec: SandboxVenueSpec) {
-    const feeBps = spec.pricing.kind === 'amm' ? spec.pricing.inPriceFeeBps : 0;
-    this.inPriceShare = feeBps === 0 ? null : BPS.times(10_000 - feeBps);
-  }
+  constructor(readonly spec: SandboxVenueSpec) {}
 
   get id(): string {
     return this.spec.id;
   }
 
-  async quote(request: VenueQuoteRequest): Promise<VenueQuote> {
+  async quote(request: SandboxQuoteRequest): Promise<SandboxQuote> {
     const { give, want, amount } = request;
     const other = give === CC ? want : want === CC ? give : null;
     if (!other) return unavailable('no_pool');
@@ -64,7 +87,7 @@ export class SandboxVenue implements Venue {
     return { available: true, gross: trade.gross, fee: this.spec.fee(request, trade) };
   }
 
-  async probe(): Promise<VenueProbe> {
+  async probe(): Promise<{ readonly live: boolean; readonly pairs: readonly string[] }> {
     const { pricing } = this.spec;
     const quotes = pricing.kind === 'amm' ? pricing.pools.map((p) => p.quote) : pricing.books.map((b) => b.quote);
     return { live: true, pairs: quotes.map((q) => pairKey(CC, q)) };
@@ -75,15 +98,14 @@ export class SandboxVenue implements Venue {
     if (pricing.kind === 'amm') {
       const pool = pricing.pools.find((p) => p.quote === other);
       if (!pool) return 'no_pool';
-      const effectiveIn = this.inPriceShare ? amount.times(this.inPriceShare) : amount;
       const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
-      const gross = constantProductOut(reserveIn, reserveOut, effectiveIn);
+      const gross = payoutFeeInside(reserveIn, reserveOut, amount, pricing.inPriceFeeBps);
       if (gross.gte(reserveOut)) return 'insufficient_liquidity';
       return { gross, ccSize: sellingCc ? amount : gross };
     }
     const book = pricing.books.find((b) => b.quote === other);
     if (!book) return 'no_pool';
-    const gross = sellingCc ? walkBook(book.bids, amount, 'sell-base') : walkBook(book.asks, amount, 'buy-base');
+    const gross = sellingCc ? sellIntoBids(book.bids, amount) : buyFromAsks(book.asks, amount);
     if (!gross) return 'insufficient_liquidity';
     return { gross, ccSize: sellingCc ? amount : gross };
   }

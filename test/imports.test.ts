@@ -109,6 +109,11 @@ t.test('"nothing in core/ imports handlers/, scripts/ or the sandbox"', async (t
   t.strictSame(wrong.map(show), []);
 });
 
+t.test('"the sandbox prices with its own implementation of each venue\'s documented formula, never with the adapters\' code": nothing in sandbox/ imports core/venues/', async (t) => {
+  t.strictSame(crossing((f) => f.startsWith('sandbox/'), ['core/venues/']).map(show), []);
+  t.ok(imports.some((i) => i.from.startsWith('sandbox/') && i.to.startsWith('sandbox/pricing/')), 'the sandbox\'s venues price through sandbox/pricing/');
+});
+
 t.test('the service imports nothing of its own client: no @bestex/sdk in core/ or handlers/', async (t) => {
   const wrong = files.filter((f) => (f.startsWith('core/') || f.startsWith('handlers/')) && /['"]@bestex\/sdk/.test(readFileSync(path.join(ROOT, f), 'utf8')));
   t.strictSame(wrong, []);

@@ -8,7 +8,7 @@ import t from 'tap';
 import { dec, smallQuotient, type Decimal } from '../core/decimal.js';
 import { rank } from '../core/quotes/engine.js';
 import { edgeBps, feeCostBps, netAfterFee, toQuoteVenue } from '../core/quotes/math.js';
-import { constantProductOut, walkBook, type BookLevel } from '../core/venues/venue-math.js';
+import { walkBook, type BookLevel } from '../core/venues/venue-math.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import type { VenueFeeQuote, VenueQuote } from '../core/venues/venue.js';
 import type { QuoteVenue } from '../core/wire.js';
@@ -66,29 +66,6 @@ function quoteFrom(q: { gross: string; fee: { side: 'give' | 'want'; appliedTo: 
 }
 
 // ---------------------------------------------------------------------------------------------
-t.test('constantProductOut: "out = reserveOut × in / (reserveIn + in), rounded down to 10 fractional digits"', async (t) => {
-  t.equal(constantProductOut(dec('100'), dec('200'), dec('50')).toFixed(), '66.6666666666', '200×50/150 = 66.666… floors, never rounds up to …667');
-  t.equal(constantProductOut(dec('100'), dec('100'), dec('100')).toFixed(), '50', 'exact quotient stays exact');
-  t.equal(constantProductOut(dec('3'), dec('1'), dec('0')).toFixed(), '0', 'zero in, zero out');
-  t.equal(constantProductOut(dec('2'), dec('1'), dec('1')).toFixed(), '0.3333333333', '1×1/3');
-  // A seeded-size pool: 20,000,000 CC / 3,000,000 USDCx, selling 1000 CC.
-  t.equal(
-    constantProductOut(dec('20000000'), dec('3000000'), dec('1000')).toFixed(),
-    floor10s(x('3000000').times('1000').div(x('20000000').plus('1000'))),
-  );
-  t.equal(constantProductOut(dec('20000000'), dec('3000000'), dec('1000')).toFixed(), '149.9925003749');
-});
-
-t.test('constantProductOut: "output never reaches the out reserve and is at most 10 fractional digits" (property)', async (t) => {
-  const amt = fc.bigInt({ min: 1n, max: 10n ** 20n }).map((n) => scaled(n));
-  const res = fc.bigInt({ min: 1n, max: 10n ** 22n }).map((n) => scaled(n));
-  check(t, fc.property(res, res, amt, (rin, rout, a) => {
-    const out = constantProductOut(dec(rin), dec(rout), dec(a));
-    const expected = floor10s(x(rout).times(x(a)).div(x(rin).plus(x(a))));
-    return out.toFixed() === expected && out.lt(dec(rout)) && out.decimalPlaces() <= 10;
-  }));
-});
-
 t.test('walkBook sell-base: "selling the base hits bids: output = Σ quantity × price"', async (t) => {
   const bids = [lv('0.15', '100'), lv('0.14', '200'), lv('0.13', '300')];
   t.equal(walkBook(bids, dec('50'), 'sell-base')?.toFixed(), '7.5', 'inside the first level: 50 × 0.15');

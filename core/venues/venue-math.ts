@@ -1,6 +1,8 @@
-// How venues price, shared by the adapters that turn a venue's answer into a quote: constant-
-// product output, walking an order book, and a fee taken from the give amount. Every result is
-// rounded toward the user's safety (outputs down, fees up) to 10 fractional digits.
+// How venues price, shared by the adapters that turn a venue's answer into a quote: walking an
+// order book, a fee taken from the give amount, and a quote from an output after such a fee. Every
+// result is rounded toward the user's safety (outputs down, fees up) to 10 fractional digits. The
+// sandbox's venues price with their own implementation (sandbox/pricing/), never with this, so
+// the adapters quoting the sandbox are checked against arithmetic they do not share.
 import { BPS, Decimal, ceil10, divFloor10, floor10 } from '../decimal.js';
 import type { Token } from '../tokens.js';
 import { unavailable, type VenueFeeQuote, type VenueQuote, type VenueQuoteRequest } from './venue.js';
@@ -21,10 +23,6 @@ export function quoteFromOutputAfterGiveFee(output: Decimal, amount: Decimal, fe
   if (output.isZero() || (fee && fee.gte(amount))) return unavailable('below_minimum');
   if (!fee || fee.isZero()) return { available: true, gross: floor10(output), fee: null };
   return { available: true, gross: divFloor10(output.times(amount), amount.minus(fee)), fee: { amount: fee, asset: give, appliedTo: 'deducted_from_give' } };
-}
-
-export function constantProductOut(reserveIn: Decimal, reserveOut: Decimal, amountIn: Decimal): Decimal {
-  return divFloor10(reserveOut.times(amountIn), reserveIn.plus(amountIn));
 }
 
 export interface BookLevel {

@@ -24,10 +24,9 @@
 //   sold, `trade_no_fees` the same without the LP fee, `slippage` 1 - trade_no_fees / pool_before.
 import { createHash } from 'node:crypto';
 import { BPS, ceil10, dec, divFloor10, floor10, toWire, type Decimal } from '../../core/decimal.js';
-import { constantProductOut } from '../../core/venues/venue-math.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
-import type { VenueFeeQuote, VenueQuoteRequest } from '../../core/venues/venue.js';
-import type { AmmPool, PricedTrade, SandboxVenueSpec } from '../sandbox-venue.js';
+import { payoutFeeInside, poolPayout } from '../pricing/constant-product.js';
+import type { AmmPool, PricedTrade, SandboxFeeQuote, SandboxQuoteRequest, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireRequest, type WireResponse } from './wire.js';
 
 type Admins = Readonly<Record<Token['instrument'], string>>;
@@ -52,8 +51,8 @@ export function cantexWire(spec: SandboxVenueSpec, instrumentAdmins: Admins): Wi
   if (spec.minCc) throw new Error(`cantexWire: ${spec.id} has a minimum Cantex cannot express`);
   // The pool objects themselves, so every request reads their current reserves.
   const { pools } = pricing;
-  const lpFeeRate = BPS.times(pricing.inPriceFeeBps);
-  const pricedShare = ONE.minus(lpFeeRate);
+  const { inPriceFeeBps } = pricing;
+  const lpFeeRate = BPS.times(inPriceFeeBps);
   // Stable per pool across restarts, shaped like a Canton contract id.
   const contractId = (pool: AmmPool) => `00${createHash('sha256').update(`sandbox-cantex-pool:${pool.quote.instrument}`).digest('hex')}`;
   const leg = (amount: Decimal, token: Token) => ({ amount: toWire(amount), instrument_id: token.instrument, instrument_admin: instrumentAdmins[token.instrument] });
@@ -85,8 +84,8 @@ export function cantexWire(spec: SandboxVenueSpec, instrumentAdmins: Admins): Wi
     const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
 
     // As SandboxVenue prices it, so the wire and the in-process venue are the same venue.
-    const returned = constantProductOut(reserveIn, reserveOut, amount.times(pricedShare));
-    const withoutLpFee = constantProductOut(reserveIn, reserveOut, amount);
+    const returned = payoutFeeInside(reserveIn, reserveOut, amount, inPriceFeeBps);
+    const withoutLpFee = poolPayout(reserveIn, reserveOut, amount);
     const networkFee = spec.fee({ give: sell, want: buy, amount }, { gross: returned, ccSize: sellingCc ? amount : returned });
     const lpFee = ceil10(amount.times(lpFeeRate));
     const adminFee = floor10(lpFee.times(ADMIN_SHARE));
@@ -161,10 +160,10 @@ function readQuoteRequest(body: string): QuoteFields {
 }
 
 const CANTEX_FEE_FREE_FROM_CC = dec('500');
-const CANTEX_NETWORK_FEE: VenueFeeQuote = { amount: dec('0.79'), asset: CC, appliedTo: 'on_top' };
+const CANTEX_NETWORK_FEE: SandboxFeeQuote = { amount: dec('0.79'), asset: CC, appliedTo: 'on_top' };
 
 /** Cantex-style network fee: a flat CC charge on top of the give amount for trades under 500 CC. */
-function cantexNetworkFee(_request: VenueQuoteRequest, trade: PricedTrade): VenueFeeQuote | null {
+function cantexNetworkFee(_request: SandboxQuoteRequest, trade: PricedTrade): SandboxFeeQuote | null {
   return trade.ccSize.gte(CANTEX_FEE_FREE_FROM_CC) ? null : CANTEX_NETWORK_FEE;
 }
 

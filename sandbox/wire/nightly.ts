@@ -42,9 +42,9 @@
 import { createHash } from 'node:crypto';
 import { BPS, ceil10, dec, type Decimal, divFloor10, floor10, toWire } from '../../core/decimal.js';
 import { isPartyId } from '../../core/party.js';
-import { constantProductOut } from '../../core/venues/venue-math.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
 import { parseJsonKeepingNumbers } from '../../core/json-numbers.js';
+import { poolPayout } from '../pricing/constant-product.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
@@ -174,7 +174,7 @@ function quoteAnswer(market: Market, body: string): WireResponse {
   const sellingCc = from === CC;
   const effectiveIn = amount.times(market.share);
   const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
-  const toAmount = constantProductOut(reserveIn, reserveOut, effectiveIn);
+  const toAmount = poolPayout(reserveIn, reserveOut, effectiveIn);
   const ccSize = sellingCc ? amount : toAmount;
   if (market.minCc && ccSize.lt(market.minCc)) {
     return error(400, `Amount is below the minimum swap amount of ${toWire(minSwapAmount(market, from)!)} ${from.instrument}`);

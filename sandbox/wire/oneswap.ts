@@ -38,10 +38,9 @@
 //   unknown instrument included (the adapter's no_pool reads the word "pool"; the other 404 must
 //   not say it, nor echo a path that might, so a wrong base URL reads as a broken venue).
 import { BPS, ceil10, dec, divFloor10, ZERO, type Decimal } from '../../core/decimal.js';
-import { constantProductOut } from '../../core/venues/venue-math.js';
 import { CC, USDCX, type Token } from '../../core/tokens.js';
-import type { VenueFeeQuote, VenueQuoteRequest } from '../../core/venues/venue.js';
-import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
+import { payoutFeeInside, poolPayout } from '../pricing/constant-product.js';
+import type { AmmPool, SandboxFeeQuote, SandboxQuoteRequest, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonNumber, jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 const QUOTE_PATH = '/api/v1/quote';
@@ -63,7 +62,8 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
   if (spec.minCc) throw new Error(`oneswapWire serves no minimum order; ${spec.id} has one`);
   const usdcxPool = pricing.pools.find((p) => p.quote === USDCX);
   if (!usdcxPool) throw new Error(`oneswapWire values the traffic fee in USD at a CC/USDCx pool; ${spec.id} has none`);
-  const poolFee = BPS.times(pricing.inPriceFeeBps);
+  const { inPriceFeeBps } = pricing;
+  const poolFee = BPS.times(inPriceFeeBps);
   const poolShare = BPS.times(10_000 - pricing.inPriceFeeBps);
 
   /** The traffic fee in CC (at the traded pool's spot price) and in USD (at the CC/USDCx pool's, USDCx as USD). */
@@ -79,13 +79,13 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
     const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
     // The spec's fee function is given the trade it is documented to see (the full amount's
     // output), though OneSwap's flat fee does not depend on it.
-    const fullOutput = constantProductOut(reserveIn, reserveOut, amount.times(poolShare));
+    const fullOutput = payoutFeeInside(reserveIn, reserveOut, amount, inPriceFeeBps);
     const fee = spec.fee({ give, want, amount }, { gross: fullOutput, ccSize: sellingCc ? amount : fullOutput });
     if (fee && (fee.asset !== give || fee.appliedTo !== 'deducted_from_give')) throw new Error(`OneSwap takes its traffic fee out of the input; ${spec.id}'s is not`);
     const trafficFee = fee ? ceil10(fee.amount) : ZERO;
     const afterTrafficFee = amount.gt(trafficFee) ? amount.minus(trafficFee) : ZERO;
     const poolIn = afterTrafficFee.times(poolShare);
-    const output = constantProductOut(reserveIn, reserveOut, poolIn);
+    const output = poolPayout(reserveIn, reserveOut, poolIn);
     return object([
       ['inputToken', str(give.instrument)],
       ['inputTokenAdmin', str(SANDBOX_INSTRUMENT_ADMINS[give.instrument])],
@@ -125,7 +125,7 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
 const ONESWAP_TRAFFIC_FEE = { CC: dec('0.5'), USDCx: dec('0.075') };
 
 /** OneSwap-style traffic fee: a flat amount of the give token taken out of the give amount. */
-function oneswapTrafficFee({ give }: VenueQuoteRequest): VenueFeeQuote {
+function oneswapTrafficFee({ give }: SandboxQuoteRequest): SandboxFeeQuote {
   return { amount: give === CC ? ONESWAP_TRAFFIC_FEE.CC : ONESWAP_TRAFFIC_FEE.USDCx, asset: give, appliedTo: 'deducted_from_give' };
 }
 

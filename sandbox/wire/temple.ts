@@ -19,8 +19,9 @@
 //   for a missing symbol or bad levels, 404 for an unknown symbol or path, 405 for a method other
 //   than GET on the book.
 import { ceil10, dec, floor10 } from '../../core/decimal.js';
-import { proportionalGiveFee, type BookLevel } from '../../core/venues/venue-math.js';
 import { CBTC, CC, USDCX } from '../../core/tokens.js';
+import { giveSideFee } from '../pricing/give-fee.js';
+import type { BookLevel } from '../pricing/order-book.js';
 import type { OrderBook, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonReply, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
@@ -78,7 +79,7 @@ export function createTempleSpec(): SandboxVenueSpec {
         },
       ],
     },
-    fee: proportionalGiveFee(1),
+    fee: giveSideFee(1),
     minCc: dec('1'),
   };
 }

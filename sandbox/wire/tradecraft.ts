@@ -20,8 +20,9 @@
 // - total_lp_tokens is sqrt(token1_holdings x token2_holdings), rounded down: the sandbox keeps
 //   no LP supply, and that is what a first deposit of the current reserves would have minted.
 import { Decimal, ZERO, dec, floor10 } from '../../core/decimal.js';
-import { constantProductOut, proportionalGiveFee } from '../../core/venues/venue-math.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
+import { payoutAfterGiveFee, poolPayout } from '../pricing/constant-product.js';
+import { giveSideFee } from '../pricing/give-fee.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { jsonNumber, jsonReply, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
@@ -35,7 +36,7 @@ const reserves = (pool: AmmPool, give: Token): [Decimal, Decimal] => (give === C
 
 /** The spec's fee for giving `amount` of `give` for `want` on `pool`, as the in-process venue charges it. */
 function poolGiveFee(spec: SandboxVenueSpec, pool: AmmPool, give: Token, want: Token, amount: Decimal): Decimal {
-  const gross = constantProductOut(...reserves(pool, give), amount);
+  const gross = poolPayout(...reserves(pool, give), amount);
   const fee = spec.fee({ give, want, amount }, { gross, ccSize: give === CC ? amount : gross });
   if (!fee) return ZERO;
   if (fee.asset !== give || fee.appliedTo !== 'deducted_from_give') throw new Error(`${spec.id}: Tradecraft's wire states only a fee deducted from the give amount`);
@@ -48,8 +49,7 @@ function poolGiveFee(spec: SandboxVenueSpec, pool: AmmPool, give: Token, want: T
  * deposit, so a deposit is paid exactly what a quote at the same reserves said.
  */
 export function poolUserGets(spec: SandboxVenueSpec, pool: AmmPool, give: Token, want: Token, amount: Decimal): Decimal {
-  const afterFee = amount.minus(poolGiveFee(spec, pool, give, want, amount));
-  return afterFee.gt(0) ? constantProductOut(...reserves(pool, give), afterFee) : ZERO;
+  return payoutAfterGiveFee(...reserves(pool, give), amount, poolGiveFee(spec, pool, give, want, amount));
 }
 
 export function tradecraftWire(spec: SandboxVenueSpec): WireHandler {
@@ -113,7 +113,7 @@ export function createTradecraftSpec(): SandboxVenueSpec {
         { quote: CBTC, baseReserve: dec('8000000'), quoteReserve: dec('12') },
       ],
     },
-    fee: proportionalGiveFee(30),
+    fee: giveSideFee(30),
   };
 }
 
