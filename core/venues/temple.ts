@@ -1,5 +1,5 @@
 // Temple Digital Group, a central limit order book. No public API reference; the shapes here come
-// from a third-party SDK (see /work/shared/reference/canton-venues.md). Auth by `X-API-Key`,
+// from a third-party SDK written against its API. Auth by `X-API-Key`,
 // rate-limited per key (429, limits not published).
 //
 // - Book: GET /api/v1/market/orderbook?symbol=Amulet/USDCx&levels=N -> {bids: [{price, quantity}],
