@@ -1,6 +1,8 @@
 // A tap reporter: one line per test file, the full diagnostics of every failing assertion, every
-// pending (todo) test by name, and a closing line "N passed, M failed, K skipped (Node vX.Y.Z)" that counts each
-// file's top-level tests. Used by `make test` as `tap -R ./dist/scripts/tap-summary-reporter.js`.
+// pending (todo) and skipped test by name, and a closing line "N passed, M failed, K skipped
+// (Node vX.Y.Z)" that counts each file's top-level tests, and in K also every test skipped inside
+// one (a test that passes with some of its own skipped has not run them). Used by `make test` as
+// `tap -R ./dist/scripts/tap-summary-reporter.js`.
 import { Transform, type TransformCallback } from 'node:stream';
 import { Parser, type Result } from 'tap-parser';
 
@@ -18,7 +20,7 @@ export default class SummaryReporter extends Transform {
     super();
     this.parser.on('child', (file: Parser) => {
       file.on('assert', (test: Result) => this.countTest(test));
-      file.on('child', (child: Parser) => this.collectFailures(child));
+      file.on('child', (child: Parser) => this.collectNested(child));
     });
     this.parser.on('assert', (file: Result) => {
       this.out(`${file.ok ? 'ok    ' : 'FAILED'} ${file.name}`);
@@ -40,11 +42,13 @@ export default class SummaryReporter extends Transform {
     }
   }
 
-  private collectFailures(parser: Parser): void {
+  private collectNested(parser: Parser): void {
     parser.on('assert', (result: Result) => {
-      if (!result.ok && !result.todo && !result.skip) this.failures.push(result);
+      if (result.todo) this.pending.push(`${result.fullname}${typeof result.todo === 'string' ? ` (${result.todo})` : ''}`);
+      else if (result.skip) this.skipped.push(result.fullname);
+      else if (!result.ok) this.failures.push(result);
     });
-    parser.on('child', (child: Parser) => this.collectFailures(child));
+    parser.on('child', (child: Parser) => this.collectNested(child));
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {

@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { repoRoot } from '../handlers/app.js';
 import { DOCS_SPECS, DOCS_TITLE } from '../handlers/docs.js';
 import { listen, testApp } from './helpers/app.js';
-import { chromiumPresent, launchChromium } from './helpers/chromium.js';
+import { chromiumSkip, launchChromium } from './helpers/chromium.js';
 import { PORTAL_SPEC_PATH, SPEC_PATH } from './helpers/spec.js';
 
 /** Every URL the page names in a script, stylesheet, link or image. */
@@ -113,8 +113,7 @@ t.test('"both linked from the README and from the 404 body"', async (t) => {
   t.match(readme, /\/openapi\/v1\.json/);
 });
 
-t.test('"curl /docs renders the reference with no request leaving the machine": in Chromium, the page renders the operations and asks only its own origin', async (t) => {
-  if (!chromiumPresent('the docs page browser test')) return;
+t.test('"curl /docs renders the reference with no request leaving the machine": in Chromium, the page renders the operations and asks only its own origin', chromiumSkip('the docs page browser test'), async (t) => {
   const app = await testApp();
   t.teardown(app.close);
   const base = await listen(app.server);
@@ -137,8 +136,7 @@ t.test('"curl /docs renders the reference with no request leaving the machine": 
   t.strictSame(problems, [], 'no console error: nothing refused by the page\'s CSP');
 });
 
-t.test('"docs that work when tried": in Chromium, "Try it out" then Execute, unedited, plans on the sandbox, and the top bar switches to the key portal\'s API', async (t) => {
-  if (!chromiumPresent('the docs page browser test')) return;
+t.test('"docs that work when tried": in Chromium, "Try it out" then Execute, unedited, plans on the sandbox, and the top bar switches to the key portal\'s API', chromiumSkip('the docs page browser test'), async (t) => {
   const app = await testApp();
   t.teardown(app.close);
   const base = await listen(app.server);

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { chromiumPresent, CHROMIUM } from './helpers/chromium.js';
+import { chromiumSkip, CHROMIUM } from './helpers/chromium.js';
 import { service } from './helpers/service-process.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -44,9 +44,9 @@ t.test('the examples against one make run', async (t) => {
     });
   }
 
-  if (!chromiumPresent('the dApp examples in a browser')) return;
+  const browser = chromiumSkip('the dApp examples in a browser');
   for (const wallet of ['extension', 'remote']) {
-    t.test(`"${wallet === 'extension' ? 'a browser extension, through dapp-sdk' : 'a remote wallet gateway, through dapp-sdk'}": examples/dapp/run.mjs --wallet ${wallet} signs in, approves and reaches COMPLETED in Chromium`, async (t) => {
+    t.test(`"${wallet === 'extension' ? 'a browser extension, through dapp-sdk' : 'a remote wallet gateway, through dapp-sdk'}": examples/dapp/run.mjs --wallet ${wallet} signs in, approves and reaches COMPLETED in Chromium`, browser, async (t) => {
       const { code, out, err } = await example(s, 'examples/dapp/run.mjs', ['--wallet', wallet]);
       t.equal(code, 0, `${out}\n${err}`);
       t.match(out, new RegExp(`connected: ${wallet}\\n`));

@@ -9,10 +9,10 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import t from 'tap';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { repoRoot } from '../handlers/app.js';
 import { listen, testApp, type TestApp } from './helpers/app.js';
-import { chromiumPresent, launchChromium } from './helpers/chromium.js';
+import { chromiumSkip, launchChromium } from './helpers/chromium.js';
 
 const SCREENSHOTS = path.join(repoRoot(), 'dist', 'screenshots');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -20,25 +20,25 @@ const KEY = /^bx_[0-9A-Za-z]{38}$/;
 /** How long a count or a rotation may take to show: "within a few seconds". */
 const SETTLE_MS = 15_000;
 
-if (!chromiumPresent('the portal browser tests')) {
-  t.pass('skipped: no Chromium');
-} else {
-  await run();
-}
+run(chromiumSkip('the portal browser tests'));
 
 type Tap = Pick<typeof t, 'teardown' | 'equal' | 'strictSame' | 'notOk' | 'ok'>;
 
-async function run(): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  const browser = await launchChromium();
-  t.teardown(() => browser.close());
+function run(skip: { skip?: string }): void {
+  // Launched by the first test that runs, so a skipped file launches nothing.
+  let launched: Promise<Browser> | undefined;
+  const browser = (): Promise<Browser> => (launched ??= launchChromium());
+  t.teardown(async () => {
+    await (await launched)?.close();
+  });
 
   /** The service, and the portal open in a browser that may read and write its clipboard; every URL the page requests is kept. */
   async function setup(t: Tap, env: Record<string, string> = {}): Promise<{ app: TestApp; service: string; page: Page; requested: string[]; logged: string[] }> {
     const app = await testApp({ env });
     t.teardown(app.close);
     const service = await listen(app.server);
-    const context = await browser.newContext();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const context = await (await browser()).newContext();
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service });
     t.teardown(() => context.close());
     const page = await context.newPage();
@@ -108,7 +108,7 @@ async function run(): Promise<void> {
     throw new Error(`Tab never reached ${selector}`);
   }
 
-  t.test('a person creates a key, copies it, uses it for a keyed quote, signs in and sees that quote counted, rotates, and the old key stops working; the key never reaches storage, a cookie or a URL', async (t) => {
+  t.test('a person creates a key, copies it, uses it for a keyed quote, signs in and sees that quote counted, rotates, and the old key stops working; the key never reaches storage, a cookie or a URL', skip, async (t) => {
     const { service, page, requested, logged } = await setup(t);
     await axeClean(t, page, 'the landing view');
 
@@ -172,7 +172,7 @@ async function run(): Promise<void> {
     t.strictSame(logged.filter(cspRefusal), [], 'the page ran under its CSP without a refusal');
   });
 
-  t.test('the whole flow by keyboard alone (Tab, Enter, Space and typing): create, copy, sign in, see usage, edit origins, rotate, revoke', async (t) => {
+  t.test('the whole flow by keyboard alone (Tab, Enter, Space and typing): create, copy, sign in, see usage, edit origins, rotate, revoke', skip, async (t) => {
     const { app, service, page, requested, logged } = await setup(t);
 
     await tabTo(page, '#create-name');
@@ -239,7 +239,7 @@ async function run(): Promise<void> {
     t.strictSame(logged.filter(cspRefusal), [], 'the page ran under its CSP without a refusal');
   });
 
-  t.test('"errors shown from the {error, code, action} body": a bad origin refused before it is sent, by its line; Cancel in a confirmation changes nothing; a key revoked elsewhere signs the page out and cannot sign in', async (t) => {
+  t.test('"errors shown from the {error, code, action} body": a bad origin refused before it is sent, by its line; Cancel in a confirmation changes nothing; a key revoked elsewhere signs the page out and cannot sign in', skip, async (t) => {
     const { app, service, page } = await setup(t);
     await page.getByLabel('Name').fill('Careful Wallet');
     await page.getByLabel(/Allowed browser origins/).fill('https://wallet.example/app');
@@ -280,7 +280,7 @@ async function run(): Promise<void> {
     await axeClean(t, page, 'a refused sign-in');
   });
 
-  t.test('"messages a person can act on": an origin refused by its line, "at most 10 origins; you entered 11", a pasted over-long name kept whole and refused saying its limit; nothing is sent until it is right', async (t) => {
+  t.test('"messages a person can act on": an origin refused by its line, "at most 10 origins; you entered 11", a pasted over-long name kept whole and refused saying its limit; nothing is sent until it is right', skip, async (t) => {
     const { app, page, logged } = await setup(t);
     const createError = page.locator('#create-error');
     const name = page.getByLabel('Name');
@@ -326,7 +326,7 @@ async function run(): Promise<void> {
     t.strictSame(logged.filter(cspRefusal), [], 'the page ran under its CSP without a refusal');
   });
 
-  t.test('"Retry-After says when", in words: a creation over the limit says "try again in about 1 hour", not a count of seconds or a header\'s name', async (t) => {
+  t.test('"Retry-After says when", in words: a creation over the limit says "try again in about 1 hour", not a count of seconds or a header\'s name', skip, async (t) => {
     const { page } = await setup(t, { PORTAL_KEYS_PER_IP_PER_HOUR: '1' });
     const createError = page.locator('#create-error');
     await page.getByLabel('Name').fill('First Wallet');
@@ -341,7 +341,7 @@ async function run(): Promise<void> {
     await axeClean(t, page, 'a refusal with a wait');
   });
 
-  t.test('"the key is shown once", and only while it works: after a rotation the created key, now refused, is gone with its Copy and Sign-in buttons; only the live key is shown', async (t) => {
+  t.test('"the key is shown once", and only while it works: after a rotation the created key, now refused, is gone with its Copy and Sign-in buttons; only the live key is shown', skip, async (t) => {
     const { service, page } = await setup(t);
     await page.getByLabel('Name').fill('Rotating Wallet');
     await page.getByRole('button', { name: 'Get a key' }).click();

@@ -7,12 +7,24 @@
 // stack) and every violation is collected, never thrown away, then reported by kind. The machinery
 // is test/helpers/fuzz.ts, which the key portal's fuzz (test/portal-robustness.test.ts) shares.
 //
+// A last phase sends valid requests to an app whose ports (shared state, key store, venues,
+// ledger) fail as a bug would, at seeded points: the answers that come of it, 5xx ones included,
+// are judged as strictly, and the phase fails unless some did come back 5xx.
+//
 // The seed is FUZZ_SEED when set, else taken from the clock, so each run explores other requests;
 // it is in every test's name, so a failure anywhere (CI included) replays with FUZZ_SEED=<seed>.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
+import { FileKeyStore } from '../core/keys/file-store.js';
 import { newKey } from '../core/keys/partner-keys.js';
+import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
+import { InProcessSharedState } from '../core/state/shared-state.js';
 import { testApp } from './helpers/app.js';
+import type { Answer } from './helpers/contract-answers.js';
+import { FAULT_MARKER, Faults } from './helpers/faults.js';
 import { ContractFuzz, Findings, fuzzSeed, type RequestParts } from './helpers/fuzz.js';
 import type { FuzzRequest } from './helpers/request-arbitraries.js';
 import { loadSpec } from './helpers/spec.js';
@@ -20,6 +32,10 @@ import { loadSpec } from './helpers/spec.js';
 const SEED = fuzzSeed();
 /** Valid requests generated per operation. */
 const VALID_PER_OPERATION = 180;
+/** Valid requests per operation sent to the app whose ports fail. */
+const FAULTED_PER_OPERATION = 60;
+/** The share of port calls that fail there: most requests make several. */
+const FAULT_RATE = 0.15;
 
 const spec = loadSpec();
 const fuzz = new ContractFuzz(spec, SEED);
@@ -57,6 +73,26 @@ const validRequests = operations.flatMap((op, i) =>
     // Half keep the idempotencyKey they were given (replays and conflicts), half get a new one (new plans).
     .map((parts, n) => fuzz.toRequest(op, n % 2 === 0 ? unique(parts) : parts, 'valid')),
 );
+
+// The same operations' valid requests, drawn apart from the ones above, every one with a key of its own.
+const faultedRequests = operations.flatMap((op, i) =>
+  fc
+    .sample(arbitraries.validRequest(op.operationId, { valid: key }), { seed: fuzz.seeded(300 + i), numRuns: FAULTED_PER_OPERATION })
+    .map((parts) => fuzz.toRequest(op, unique(parts), 'valid, with failing ports')),
+);
+
+/** Whatever the schemas leave open about an answer to a failure: what a 5xx must carry, and what no answer may. */
+function failureRules(_asked: unknown, answer: Answer): string[] {
+  const out: string[] = [];
+  const header = (name: string) => [answer.headers[name]].flat().join(', ');
+  if (answer.body.includes(FAULT_MARKER)) out.push('the body carries the failure\'s message');
+  if (Object.values(answer.headers).some((v) => String(v).includes(FAULT_MARKER))) out.push('a header carries the failure\'s message');
+  if (answer.status >= 500) {
+    if (header('cache-control') !== 'no-store') out.push(`a ${answer.status} without Cache-Control: no-store`);
+    if (!/^application\/json\b/.test(header('content-type'))) out.push(`a ${answer.status} sent as ${JSON.stringify(header('content-type'))}, not JSON`);
+  }
+  return out;
+}
 
 t.test(`"No answer, however malformed the request, leaves the contract" (FUZZ_SEED=${SEED})`, async (t) => {
   const app = await testApp();
@@ -143,4 +179,34 @@ t.test(`"No answer, however malformed the request, leaves the contract" (FUZZ_SE
     t.equal(findings.sent, cases.length, `${cases.length} raw requests answered and judged`);
     t.strictSame(findings.report(), [], 'no answer outside the contract');
   });
+});
+
+t.test(`"unexpected server error; nothing was created": ports failing as a bug would answer 500 internal in the error envelope, never a stack or the failure's message (FUZZ_SEED=${SEED})`, async (t) => {
+  const faults = new Faults(SEED, FAULT_RATE);
+  const keysDir = mkdtempSync(path.join(tmpdir(), 'bestex-faults-'));
+  t.teardown(() => rmSync(keysDir, { recursive: true, force: true }));
+  const app = await testApp({
+    overrides: (sandbox) => ({
+      sharedState: faults.wrap(new InProcessSharedState(), 'sharedState'),
+      keyStore: faults.wrap(new FileKeyStore(path.join(keysDir, 'keys.json')), 'keyStore'),
+      venues: sandbox.adapters().map((venue) => faults.wrap(venue, `venue ${venue.id}`)),
+      ledger: faults.wrap(
+        new JsonApiLedger({ baseUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, readAs: Object.values(sandbox.manifest.poolParties), timeoutMs: 5000, pageSize: 100 }),
+        'ledger',
+      ),
+    }),
+  });
+  t.teardown(app.close);
+  await app.core.keyStore.add(partner.record);
+
+  const faulted = new ContractFuzz(spec, SEED, { serverErrors: true, rules: failureRules });
+  const findings = new Findings();
+  faults.enabled = true;
+  await faulted.send(app, findings, faultedRequests);
+  faults.enabled = false;
+  t.equal(findings.sent, faultedRequests.length, 'every request was answered and judged');
+  t.comment(`${faults.injected} port calls failed; ${[...findings.statuses].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+  const serverErrors = [...findings.statuses].filter(([k]) => Number(k.split(' ').at(-1)) >= 500).reduce((sum, [, n]) => sum + n, 0);
+  t.ok(serverErrors > 0, `the failures reached the error handler: ${serverErrors} answers were 5xx`);
+  t.strictSame(findings.report(), [], 'no answer outside the contract');
 });

@@ -16,17 +16,70 @@ let prefixes = 0;
 /** A key prefix no other test uses, so tests sharing the server never see each other's keys. */
 const uniquePrefix = () => `test-${process.pid}-${++prefixes}:`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A command timeout no answer reaches: a slow store is no failure here. */
+const AN_HOUR = 60 * 60 * 1000;
 
 interface Adapter {
   readonly name: string;
   readonly skip: { skip?: string };
   open(): SharedState;
+  /**
+   * The adapter, and `pass(ms)`: `ms` passing for its values' lifetimes, so a test checks expiry
+   * without waiting for it or racing it (a short lifetime can end before a slow store's next answer).
+   */
+  clocked(): { state: SharedState; pass(ms: number): Promise<void> };
 }
 
 const adapters: Adapter[] = [
-  { name: 'in-process', skip: {}, open: () => new InProcessSharedState() },
-  { name: 'redis', skip: redisSkip(redis), open: () => new RedisSharedState(redis!.url, { keyPrefix: uniquePrefix() }) },
+  {
+    name: 'in-process',
+    skip: {},
+    open: () => new InProcessSharedState(),
+    clocked: () => {
+      let now = 1_000_000;
+      return { state: new InProcessSharedState(() => now), pass: async (ms) => void (now += ms) };
+    },
+  },
+  {
+    name: 'redis',
+    skip: redisSkip(redis),
+    open: () => new RedisSharedState(redis!.url, { keyPrefix: uniquePrefix(), commandTimeoutMs: AN_HOUR }),
+    clocked: () => {
+      const prefix = uniquePrefix();
+      return { state: new RedisSharedState(redis!.url, { keyPrefix: prefix, commandTimeoutMs: AN_HOUR }), pass: (ms) => expireWithin(prefix, ms) };
+    },
+  },
 ];
+
+/**
+ * `ms` passing on Redis's own clock, which no test can move: each key under `prefix` with at most
+ * `ms` left to live is given 1 ms, and this resolves once Redis has expired every one of them (its
+ * keyspace events say so), as it would have `ms` later.
+ */
+async function expireWithin(prefix: string, ms: number): Promise<void> {
+  const admin = new Redis(redis!.url);
+  const events = new Redis(redis!.url);
+  try {
+    await admin.config('SET', 'notify-keyspace-events', 'Ex');
+    const due = new Set<string>();
+    for (const key of await admin.keys(`${prefix}*`)) {
+      const ttl = await admin.pttl(key);
+      if (ttl >= 0 && ttl <= ms) due.add(key);
+    }
+    const expired = new Promise<void>((resolve) => {
+      if (due.size === 0) resolve();
+      events.on('message', (_channel: string, key: string) => {
+        if (due.delete(key) && due.size === 0) resolve();
+      });
+    });
+    await events.subscribe('__keyevent@0__:expired');
+    for (const key of due) await admin.pexpire(key, 1);
+    await expired;
+  } finally {
+    admin.disconnect();
+    events.disconnect();
+  }
+}
 
 /** The part of a tap test the helpers below use. */
 type Test = Pick<typeof t, 'ok' | 'teardown'>;
@@ -38,13 +91,23 @@ function open(t: Test, adapter: { open(): SharedState }): SharedState {
   return state;
 }
 
+/** A clocked adapter that is closed when the test ends. */
+function clocked(t: Test, adapter: Adapter): ReturnType<Adapter['clocked']> {
+  const opened = adapter.clocked();
+  t.teardown(() => opened.state.close());
+  return opened;
+}
+
+/** A lifetime no store's answer takes: the values given it outlive every call a test makes before it moves time on. */
+const MINUTE = 60_000;
+
 // ---------------------------------------------------------------------------------------------
 for (const adapter of adapters) {
   const name = (rule: string) => `${adapter.name}: ${rule}`;
 
   t.test(name('"the window starts with its first hit and lasts windowMs; the count starts over after it"'), adapter.skip, async (t) => {
-    const state = open(t, adapter);
-    const window = 300;
+    const { state, pass } = clocked(t, adapter);
+    const window = MINUTE;
     const first = await state.hit('w', window);
     t.equal(first.count, 1);
     t.ok(first.resetInMs > 0 && first.resetInMs <= window, `resetInMs ${first.resetInMs} is within (0, ${window}]`);
@@ -52,7 +115,7 @@ for (const adapter of adapters) {
     const third = await state.hit('w', window);
     t.equal(third.count, 3);
     t.ok(third.resetInMs > 0 && third.resetInMs <= first.resetInMs, 'later hits do not extend the window');
-    await sleep(window + 50);
+    await pass(window);
     const again = await state.hit('w', window);
     t.equal(again.count, 1, 'the first hit after the window starts a new one');
     t.ok(again.resetInMs > 0 && again.resetInMs <= window);
@@ -75,27 +138,27 @@ for (const adapter of adapters) {
   });
 
   t.test(name('"stores value under key for ttlMs unless the key holds a value"'), adapter.skip, async (t) => {
-    const state = open(t, adapter);
+    const { state, pass } = clocked(t, adapter);
     t.equal(await state.get('v'), null, 'a missing key reads as null');
-    t.equal(await state.setIfAbsent('v', 'first', 300), true);
-    t.equal(await state.setIfAbsent('v', 'second', 300), false, 'a held key is not replaced');
+    t.equal(await state.setIfAbsent('v', 'first', MINUTE), true);
+    t.equal(await state.setIfAbsent('v', 'second', MINUTE), false, 'a held key is not replaced');
     const stored = await state.get('v');
     t.equal(stored?.value, 'first');
-    t.ok(stored?.ttlMs !== null && stored!.ttlMs! > 0 && stored!.ttlMs! <= 300, `ttlMs ${stored?.ttlMs} is within (0, 300]`);
-    await sleep(350);
+    t.ok(stored?.ttlMs !== null && stored!.ttlMs! > 0 && stored!.ttlMs! <= MINUTE, `ttlMs ${stored?.ttlMs} is within (0, ${MINUTE}]`);
+    await pass(MINUTE);
     t.equal(await state.get('v'), null, 'an expired value is gone');
-    t.equal(await state.setIfAbsent('v', 'third', 300), true, 'an expired key can be set again');
+    t.equal(await state.setIfAbsent('v', 'third', MINUTE), true, 'an expired key can be set again');
     t.equal((await state.get('v'))?.value, 'third');
   });
 
   t.test(name('getValues: "the values under keys, in their order (null where there is none)", expired ones none'), adapter.skip, async (t) => {
-    const state = open(t, adapter);
+    const { state, pass } = clocked(t, adapter);
     t.strictSame(await state.getValues(['a', 'b']), [null, null], 'nothing stored: null for each');
-    await state.setIfAbsent('a', 'first', 300);
-    await state.setIfAbsent('c', 'third', 60_000);
+    await state.setIfAbsent('a', 'first', MINUTE);
+    await state.setIfAbsent('c', 'third', 60 * MINUTE);
     t.strictSame(await state.getValues(['c', 'b', 'a']), ['third', null, 'first'], 'in the order asked');
     t.strictSame(await state.getValues(['a']), ['first'], 'one key');
-    await sleep(350);
+    await pass(MINUTE);
     t.strictSame(await state.getValues(['a', 'c']), [null, 'third'], 'an expired value is gone');
   });
 
@@ -118,31 +181,31 @@ for (const adapter of adapters) {
   });
 
   t.test(name('peek: "the window as it stands, without counting a hit"; null when none is running'), adapter.skip, async (t) => {
-    const state = open(t, adapter);
+    const { state, pass } = clocked(t, adapter);
     t.equal(await state.peek('p'), null, 'no window yet');
-    await state.hit('p', 300);
-    await state.hit('p', 300);
+    await state.hit('p', MINUTE);
+    await state.hit('p', MINUTE);
     const seen = await state.peek('p');
     t.equal(seen?.count, 2);
-    t.ok(seen !== null && seen.resetInMs > 0 && seen.resetInMs <= 300, `resetInMs ${seen?.resetInMs} is within (0, 300]`);
+    t.ok(seen !== null && seen.resetInMs > 0 && seen.resetInMs <= MINUTE, `resetInMs ${seen?.resetInMs} is within (0, ${MINUTE}]`);
     t.equal((await state.peek('p'))?.count, 2, 'peeking counted nothing');
-    t.equal((await state.hit('p', 300)).count, 3, 'nor did it for the next hit');
-    await sleep(350);
+    t.equal((await state.hit('p', MINUTE)).count, 3, 'nor did it for the next hit');
+    await pass(MINUTE);
     t.equal(await state.peek('p'), null, 'an ended window is none');
   });
 
   t.test(name('"incrementMaps adds each increment to its map\'s fields and sets the map\'s expiry": a field not set counts from 0; the map expires, each increment setting its expiry again'), adapter.skip, async (t) => {
-    const state = open(t, adapter);
+    const { state, pass } = clocked(t, adapter);
     await state.incrementMaps([
-      { map: 'c1', fields: new Map([['a', 2], ['b', 1]]), ttlMs: 60_000 },
-      { map: 'c2', fields: new Map([['a', 5]]), ttlMs: 150 },
+      { map: 'c1', fields: new Map([['a', 2], ['b', 1]]), ttlMs: 60 * MINUTE },
+      { map: 'c2', fields: new Map([['a', 5]]), ttlMs: MINUTE },
     ]);
-    await state.incrementMaps([{ map: 'c1', fields: new Map([['a', 3], ['c', 1]]), ttlMs: 60_000 }]);
+    await state.incrementMaps([{ map: 'c1', fields: new Map([['a', 3], ['c', 1]]), ttlMs: 60 * MINUTE }]);
     t.strictSame(new Map([...(await state.mapEntries('c1'))].sort()), new Map([['a', '5'], ['b', '1'], ['c', '1']]));
     t.equal(await state.mapGet('c1', 'a'), '5');
     t.strictSame([...(await state.mapEntries('c2'))], [['a', '5']]);
     await state.incrementMaps([]);
-    await sleep(300);
+    await pass(MINUTE);
     t.strictSame([...(await state.mapEntries('c2'))], [], 'the map with the short expiry is gone');
     t.equal(await state.mapGet('c2', 'a'), null);
     t.equal((await state.mapEntries('c1')).size, 3, 'the other is kept');
@@ -284,7 +347,6 @@ function everyMethod(state: SharedState): Array<[string, () => Promise<unknown>]
  * come back, would outlast the test and fail it. That every call settles under it shows each
  * failed at once, without a clock in the assertion.
  */
-const AN_HOUR = 60 * 60 * 1000;
 
 /** Asserts every method rejects with SharedStateUnavailable; returns the errors. */
 async function assertAllUnavailable(t: Test, state: SharedState): Promise<Error[]> {
@@ -333,12 +395,17 @@ t.test('redis: close is idempotent, and calls after it fail as unavailable', red
 // Last: it takes the shared server down and brings it back empty.
 t.test('redis: when Redis goes away every call fails at once, the process lives on, and it recovers when Redis is back', redisSkip(redis), async (t) => {
   const changes: Array<[boolean, string | undefined]> = [];
+  let upAgain: () => void = () => {};
+  const reconnected = new Promise<void>((resolve) => (upAgain = resolve));
   const state = open(t, {
     open: () =>
       new RedisSharedState(redis!.url, {
         keyPrefix: uniquePrefix(),
         commandTimeoutMs: AN_HOUR,
-        onConnectionChange: (up, err) => changes.push([up, err?.message]),
+        onConnectionChange: (up, err) => {
+          changes.push([up, err?.message]);
+          if (up && changes.length > 1) upAgain();
+        },
       }),
   });
   t.equal((await state.hit('w', 10_000)).count, 1);
@@ -350,8 +417,7 @@ t.test('redis: when Redis goes away every call fails at once, the process lives 
   t.strictSame(changes.map(([up]) => up), [true, false], 'reported down once, not once per retry');
 
   await redis!.restart();
-  const deadline = Date.now() + 5000;
-  while (changes.length < 3 && Date.now() < deadline) await sleep(50);
+  await reconnected;
   t.strictSame(changes.map(([up]) => up), [true, false, true], 'reported up again after the restart');
   t.equal((await state.hit('w', 10_000)).count, 1, 'commands work again (on the restarted, empty server)');
   t.equal(await state.setIfAbsent('v', 'x', 10_000), true);

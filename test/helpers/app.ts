@@ -19,6 +19,8 @@ export interface TestApp extends App {
   readonly sandbox: TestSandbox | null;
   readonly logs: () => Array<Record<string, unknown>>;
   readonly rawLogs: () => string;
+  /** Resolves once `check` holds of the logs, checked as each line is written: a line written after the answer is waited for by its writing, not a time. */
+  readonly untilLogged: (check: (logs: Array<Record<string, unknown>>) => boolean) => Promise<void>;
   readonly close: () => Promise<void>;
 }
 
@@ -62,12 +64,19 @@ export function testConfig(env: Record<string, string> = {}): Config {
 
 export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   let captured = '';
+  const waiting = new Set<() => void>();
   const sink = new Writable({
     write(chunk: Buffer, _enc, callback) {
       captured += chunk.toString('utf8');
+      for (const check of waiting) check();
       callback();
     },
   });
+  const logs = () =>
+    captured
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   const env = options.env ?? {};
   let overrides: CoreOverrides | undefined = typeof options.overrides === 'function' ? undefined : options.overrides;
   let sandbox: TestSandbox | null = null;
@@ -98,11 +107,17 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
     config: app.core.config,
     sandbox,
     rawLogs: () => captured,
-    logs: () =>
-      captured
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    logs,
+    untilLogged: (check) =>
+      new Promise<void>((resolve) => {
+        const settle = () => {
+          if (!check(logs())) return;
+          waiting.delete(settle);
+          resolve();
+        };
+        waiting.add(settle);
+        settle();
+      }),
     close: async () => {
       await app.server.close();
       await sandbox?.close();

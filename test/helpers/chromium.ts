@@ -6,14 +6,15 @@ import { chromium, type Browser } from 'playwright-core';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
- * Whether the browser tests of `what` can run. Without Chromium they are skipped with a loud
- * notice, unless REQUIRE_CHROMIUM=1 (CI installs it) makes that a failure.
+ * Tap options for the browser tests of `what`: none when Chromium is there; without it, a skip
+ * with the reason (the summary counts them skipped, never passed) and a loud notice, unless
+ * REQUIRE_CHROMIUM=1 (CI installs it) makes that a failure.
  */
-export function chromiumPresent(what: string): boolean {
-  if (existsSync(CHROMIUM)) return true;
+export function chromiumSkip(what: string): { skip?: string } {
+  if (existsSync(CHROMIUM)) return {};
   if (process.env.REQUIRE_CHROMIUM === '1') throw new Error(`REQUIRE_CHROMIUM=1 but there is no Chromium at ${CHROMIUM}: install Debian's chromium`);
   console.error(`\n*** SKIPPING ${what}: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH) ***\n`);
-  return false;
+  return { skip: `no Chromium at ${CHROMIUM} (CI sets REQUIRE_CHROMIUM=1 so these always run there)` };
 }
 
 /** Headless, with its background networking off: on this closed network Chromium's own connections are refused, many at a time. */
@@ -22,3 +23,10 @@ export const launchChromium = (): Promise<Browser> =>
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+
+/**
+ * Whether the browser tests of `what` can run, for a file that runs them all or none: as
+ * chromiumSkip, but a file that goes on to `t.pass` without them counts as passed, so a file's
+ * tests should take chromiumSkip's options instead.
+ */
+export const chromiumPresent = (what: string): boolean => chromiumSkip(what).skip === undefined;
