@@ -12,21 +12,17 @@ import t from 'tap';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { COMPONENTS_ID, rehome } from '../codegen/compile-validators.js';
 import { newKey } from '../core/keys/partner-keys.js';
 import { repoRoot } from '../handlers/app.js';
 import { listen, testApp, type TestApp } from './helpers/app.js';
-import { chromiumPresent, launchChromium } from './helpers/chromium.js';
+import { chromiumSkip, launchChromium } from './helpers/chromium.js';
 import { SPEC_PATH } from './helpers/spec.js';
 
 const SCREENSHOTS = path.join(repoRoot(), 'dist', 'screenshots');
 
-if (!chromiumPresent('the widget browser tests')) {
-  t.pass('skipped: no Chromium');
-} else {
-  await run();
-}
+await run(chromiumSkip('the widget browser tests'));
 
 /** The host's page: the widget by one tag, and a host script that executes a plan the widget emits. */
 function hostPage(service: string, key: string, ledger: { url: string; token: string; registries: Readonly<Record<string, string>> }, attributes = ''): string {
@@ -49,10 +45,14 @@ function hostPage(service: string, key: string, ledger: { url: string; token: st
 </script></body></html>`;
 }
 
-async function run(): Promise<void> {
+async function run(skip: { skip?: string }): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const browser = await launchChromium();
-  t.teardown(() => browser.close());
+  // Launched by the first test that runs, so a run without Chromium launches nothing and skips each test.
+  let launched: Promise<Browser> | undefined;
+  const browser = (): Promise<Browser> => (launched ??= launchChromium());
+  t.teardown(async () => {
+    await (await launched)?.close();
+  });
 
   /** A service, a host origin serving the page, and the page open on it. */
   async function setup(
@@ -74,7 +74,7 @@ async function run(): Promise<void> {
     const { key, record } = newKey('host page', 'partner-default', new Date(), [host]);
     await app.core.keyStore.add(record);
     html = hostPage(service, key, { url: app.sandbox!.manifest.ledger, token: app.sandbox!.ledgerToken, registries: app.sandbox!.manifest.registries }, options.attributes);
-    const page = await browser.newPage();
+    const page = await (await browser()).newPage();
     t.teardown(() => page.close());
     // A control that is not there fails in seconds, not in the half-minute that would take the file past its time.
     page.setDefaultTimeout(10_000);
@@ -133,7 +133,7 @@ async function run(): Promise<void> {
     throw new Error(`Tab never reached ${target}`);
   }
 
-  t.test('the widget quotes: every venue ranked as the quote ranks them, with its net and fees; unavailable ones say why in words', async (t) => {
+  t.test('the widget quotes: every venue ranked as the quote ranks them, with its net and fees; unavailable ones say why in words', skip, async (t) => {
     const { app, page } = await setup(t);
     await widgetText(page, 'tbody tr').first().waitFor();
     const rows = await widgetText(page, 'tbody tr').allInnerTexts();
@@ -152,7 +152,7 @@ async function run(): Promise<void> {
     t.pass('oneswap reads "no pool for this pair" for CC/CBTC');
   });
 
-  t.test('"creating a plan ... dispatches bestex:plan" whose detail validates against the spec\'s ExecutionPlan; the host executes it and the widget shows COMPLETED with what was received and the update id, once; all by keyboard', async (t) => {
+  t.test('"creating a plan ... dispatches bestex:plan" whose detail validates against the spec\'s ExecutionPlan; the host executes it and the widget shows COMPLETED with what was received and the update id, once; all by keyboard', skip, async (t) => {
     const { app, page } = await setup(t);
     await widgetText(page, 'tbody tr').first().waitFor();
     // The pool waits until the executing state is on screen.
@@ -185,7 +185,7 @@ async function run(): Promise<void> {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'widget-completed.png'), fullPage: true });
   });
 
-  t.test('"an empty Slippage field is the default (50 bps), never 0": the plan\'s floor is the quoted net less 0.5 %; a slippage that is not a whole number from 0 to 5000 makes no plan and says why', async (t) => {
+  t.test('"an empty Slippage field is the default (50 bps), never 0": the plan\'s floor is the quoted net less 0.5 %; a slippage that is not a whole number from 0 to 5000 makes no plan and says why', skip, async (t) => {
     const { page } = await setup(t);
     await widgetText(page, 'tbody tr').first().waitFor();
     await widgetText(page, '[name=slippage-bps]').fill('');
@@ -204,7 +204,7 @@ async function run(): Promise<void> {
     t.equal(await page.evaluate(() => (window as unknown as { plans: unknown[] }).plans.length), 1, 'no plan was made for any of them');
   });
 
-  t.test('a 429 counts down its Retry-After', async (t) => {
+  t.test('a 429 counts down its Retry-After', skip, async (t) => {
     const { page } = await setup(t, { RATE_LIMIT_KEYED_PER_MINUTE: '1' });
     await page.waitForFunction(() => /Too many requests: retrying in \d+ s/.test(document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=error]')!.textContent ?? ''), undefined, { timeout: 10_000 }).catch(async () => {
       // The first quote used the one-request window; the next one (typing) is refused.
@@ -219,7 +219,7 @@ async function run(): Promise<void> {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'widget-rate-limited.png'), fullPage: true });
   });
 
-  t.test('"a keyed request from an origin not on the key\'s list is refused"', async (t) => {
+  t.test('"a keyed request from an origin not on the key\'s list is refused"', skip, async (t) => {
     const { key, service } = await setup(t);
     // A third site, on an origin of its own: the browser sends its Origin.
     const elsewhere = createServer((_request, response) => {
@@ -228,7 +228,7 @@ async function run(): Promise<void> {
     });
     await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
     t.teardown(() => new Promise((resolve) => elsewhere.close(resolve)));
-    const other = await browser.newPage();
+    const other = await (await browser()).newPage();
     t.teardown(() => other.close());
     await other.goto(`http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/`);
     const answer = await other.evaluate(async ([url, k]) => {
@@ -238,11 +238,11 @@ async function run(): Promise<void> {
     t.match(answer, { status: 401, body: { code: 'invalid_key', error: 'the API key is not valid from this origin' } }, 'the key copied to another site is useless there, and the page reads why');
   });
 
-  t.test('"make run serves GET /demo": from a quote to a COMPLETED swap with its update id, by keyboard alone, with a demo key kept to its own origin', async (t) => {
+  t.test('"make run serves GET /demo": from a quote to a COMPLETED swap with its update id, by keyboard alone, with a demo key kept to its own origin', skip, async (t) => {
     const app = await testApp();
     t.teardown(app.close);
     const service = await listen(app.server);
-    const page = await browser.newPage();
+    const page = await (await browser()).newPage();
     t.teardown(() => page.close());
     await page.goto(`${service}/demo`);
     await widgetText(page, 'tbody tr').first().waitFor();
@@ -263,7 +263,7 @@ async function run(): Promise<void> {
     t.strictSame(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], 'the demo page passes axe too');
   });
 
-  t.test('an accessibility scan (axe-core) finds no serious or critical violation', async (t) => {
+  t.test('an accessibility scan (axe-core) finds no serious or critical violation', skip, async (t) => {
     const { page } = await setup(t);
     await widgetText(page, 'tbody tr').first().waitFor();
     await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
@@ -274,7 +274,7 @@ async function run(): Promise<void> {
     t.strictSame(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], JSON.stringify(violations));
   });
 
-  t.test('"a refused plan\'s error stays until the person acts on it": a quote refresh and typing in another field leave it; editing the field it concerns, pressing Create plan again or Dismiss replace or clear it; it is on screen once', async (t) => {
+  t.test('"a refused plan\'s error stays until the person acts on it": a quote refresh and typing in another field leave it; editing the field it concerns, pressing Create plan again or Dismiss replace or clear it; it is on screen once', skip, async (t) => {
     const { page } = await setup(t, {}, { fakeClock: true });
     const error = widgetText(page, '[part=error]');
     const refuse = async () => {
@@ -309,7 +309,7 @@ async function run(): Promise<void> {
     t.same(await axeFindings(page), [], 'axe-core finds nothing serious with an error and its Dismiss on screen');
   });
 
-  t.test('"an invalid amount clears the quote table" and says why in words, making no request; an empty one asks for an amount', async (t) => {
+  t.test('"an invalid amount clears the quote table" and says why in words, making no request; an empty one asks for an amount', skip, async (t) => {
     const { page, quoteRequests } = await setup(t, {}, { fakeClock: true });
     for (const [text, said] of [
       ['abc', 'Amount is a number above 0 and at most 1000000000, with at most 10 decimal places.'],
@@ -334,7 +334,7 @@ async function run(): Promise<void> {
     t.equal(await widgetText(page, '[part=error]').innerText(), '', 'a valid amount quotes again, and the words go');
   });
 
-  t.test('"focus never falls to the page": Tab goes tokens and amount, venue, slippage, party, Create plan; after Create plan the plan has the focus; a refresh under a focused venue choice keeps it', async (t) => {
+  t.test('"focus never falls to the page": Tab goes tokens and amount, venue, slippage, party, Create plan; after Create plan the plan has the focus; a refresh under a focused venue choice keeps it', skip, async (t) => {
     const { page } = await setup(t, {}, { fakeClock: true });
     const order: string[] = [];
     while (order.at(-1) !== 'create' && order.length < 12) {
@@ -355,7 +355,7 @@ async function run(): Promise<void> {
     t.equal(await focused(page), 'venue', 'a refresh redraws the table and the venue choice keeps the focus');
   });
 
-  t.test('"the headline separates the best quote from the best you can execute now" and says why they differ', async (t) => {
+  t.test('"the headline separates the best quote from the best you can execute now" and says why they differ', skip, async (t) => {
     const { app, page } = await setup(t);
     await widgetText(page, 'tbody tr').first().waitFor();
     const quote = (await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=100' })).json<{ best: { venueId: string; net: string }; venues: Array<{ venueId: string; net: string }> }>();
@@ -365,7 +365,7 @@ async function run(): Promise<void> {
     t.equal(await widgetText(page, '[part=best-note]').innerText(), `Plans are made on tradecraft only for now: ${quote.best.venueId} quotes more but cannot be executed through this widget yet.`);
   });
 
-  t.test('"one display name per token": the symbol (CC) everywhere on screen, the registry name (Amulet) in its title', async (t) => {
+  t.test('"one display name per token": the symbol (CC) everywhere on screen, the registry name (Amulet) in its title', skip, async (t) => {
     const { page } = await setup(t);
     await widgetText(page, 'tbody tr').first().waitFor();
     await widgetText(page, '[name=party]').fill(`widget-names::1220${'7'.repeat(64)}`);
@@ -380,7 +380,7 @@ async function run(): Promise<void> {
     t.ok(named.some(([text]) => text === 'CC'), 'CC in the plan names Amulet in its title');
   });
 
-  t.test('"price impact from the quote itself": this amount\'s price on the execution venue against the price of a thousandth of it, rounded up; a 50,000,000 CC swap against the 3,000,000 USDCx pool warns; the host sets the threshold (price-impact-warning-bps)', async (t) => {
+  t.test('"price impact from the quote itself": this amount\'s price on the execution venue against the price of a thousandth of it, rounded up; a 50,000,000 CC swap against the 3,000,000 USDCx pool warns; the host sets the threshold (price-impact-warning-bps)', skip, async (t) => {
     const { app, page } = await setup(t);
     await widgetText(page, 'tbody tr').first().waitFor();
     const scaled = (text: string) => {

@@ -23,10 +23,3 @@ export const launchChromium = (): Promise<Browser> =>
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-
-/**
- * Whether the browser tests of `what` can run, for a file that runs them all or none: as
- * chromiumSkip, but a file that goes on to `t.pass` without them counts as passed, so a file's
- * tests should take chromiumSkip's options instead.
- */
-export const chromiumPresent = (what: string): boolean => chromiumSkip(what).skip === undefined;
