@@ -11,6 +11,8 @@ import { createClient, execute, localStorageStorage, memoryStorage, resume, with
 import { fileStorage } from '@bestex/sdk/node';
 import { sandboxProvider } from '@bestex/sdk/sandbox';
 import { Decimal } from '../core/decimal.js';
+import { CC, USDCX } from '../core/tokens.js';
+import { poolUserGets } from '../sandbox/wire/tradecraft.js';
 import { COLLECTING, listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { spendable } from './helpers/ledger.js';
 
@@ -160,6 +162,20 @@ t.test('realised figures when the pool moves between quote and settlement: "slip
     if (bps !== null) t.notOk(exact.isInteger(), `${where}: ${exact.toFixed()} bps is between two whole bps`);
     t.strictSame(result.realised, realisedOf(plan, result.received!), `${where}: ${exact.toFixed()} bps`);
   }
+});
+
+t.test('realised figures for a payout a whole number of bps under net: "slippage against quoteRef.net, in bps" reads exactly that number, not one more', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan('100');
+  const sandbox = w.app.sandbox!;
+  const pays = poolUserGets(sandbox.market.find((v) => v.id === 'tradecraft')!.spec, sandbox.ledger.poolFor(CC, USDCX)!.pool, CC, USDCX, new Decimal(plan.quoteRef.amount));
+  // A plan states its own net: at twice what the pool pays, the payout is exactly 5,000 bps under it.
+  const halved: AppPlan = { ...plan, quoteRef: { ...plan.quoteRef, net: pays.times(2).toFixed() } };
+  const result = await execute(halved, { provider: w.provider, registries: w.registries });
+  t.match(result, { status: 'COMPLETED', received: pays.toFixed() });
+  t.equal(result.realised!.slippageBps, 5000);
+  t.strictSame(result.realised, realisedOf(halved, result.received!));
 });
 
 t.test('"price worse than the floor -> SLIPPAGE_FAILED": a pool move before execute, the deposit refunded', async (t) => {
