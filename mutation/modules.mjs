@@ -1,4 +1,4 @@
-// The modules `make mutation` tests, as the issue names them: where a wrong line costs users money
+// The modules `make mutation` tests: where a wrong line costs users money
 // or privacy. Each lists its files and the test files (test/<name>.test.ts) that cover them; a
 // module's run compiles and runs only those, and each mutant only the ones that reach it. `grep`
 // keeps only the top-level tests whose names match (tap's TAP_GREP): keys.test.ts also holds the
@@ -7,6 +7,13 @@
 // loaded machine trips (failing Stryker's first pass), while the pure tests beside them reach
 // every line of the plan modules.
 const NOT_PLAN_SERVICE = '^(?!PlanService:)';
+// The SDK's money paths are reached through sdk-execute.test.ts, whose other tests run swaps that
+// never reach them (a minute of sandbox time a mutant): each module keeps the tests that check
+// its figures. `mutate` narrows a file to the lines of the module where it holds more (Stryker's
+// `file:from-to`): in execute.ts, the realised figures.
+const SDK_REALISED = '^(quote -> plan -> execute|realised figures)';
+const SDK_CHECKS = '^("the SDK re-checks|"a client refuses an expired|a tampered service fee)';
+const SDK_AMOUNTS = '^(the SDK\'s amounts|quote -> plan -> execute|realised figures|"the SDK re-checks)';
 
 export const MODULES = {
   'quote-math': { files: ['core/quotes/math.ts'], tests: ['quote-math', 'plan-core'], grep: NOT_PLAN_SERVICE },
@@ -16,6 +23,9 @@ export const MODULES = {
   guardrail: { files: ['core/plans/guardrail.ts'], tests: ['plan-core'], grep: NOT_PLAN_SERVICE },
   idempotency: { files: ['core/plans/idempotency.ts'], tests: ['plan-core'], grep: NOT_PLAN_SERVICE },
   outcomes: { files: ['core/outcomes/outcomes.ts'], tests: ['outcome-core'] },
+  'sdk-realised': { files: ['sdk/src/execute.ts'], mutate: ['sdk/src/execute.ts:249-259'], tests: ['sdk-execute'], grep: SDK_REALISED },
+  'sdk-plan-checks': { files: ['sdk/src/plan.ts'], tests: ['sdk-execute'], grep: SDK_CHECKS },
+  'sdk-decimal': { files: ['sdk/src/decimal.ts'], tests: ['sdk-execute'], grep: SDK_AMOUNTS },
   'key-checks': { files: ['core/keys/api-key.ts', 'core/keys/partner-keys.ts'], tests: ['keys', 'key-format'], grep: '^(key format|PartnerKeys|parseKeyRecord|parseOrigin|newKey|issuerOf|withOrigins):' },
 };
 

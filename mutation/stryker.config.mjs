@@ -21,11 +21,12 @@ if (!module) throw new Error(`MUTATION_MODULE: '${name}' is not a module (${Obje
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
-  mutate: module.files,
+  mutate: module.mutate ?? module.files,
   testRunner: 'tap',
   tap: {
     testFiles: module.tests.map((test) => `dist/test/${test}.test.js`),
-    nodeArgs: [],
+    // The SDK's tests load it as a package: from the sandbox's sdk/dist/, where its mutants are.
+    nodeArgs: module.files.some((file) => file.startsWith('sdk/')) ? ['--import', './mutation/sdk-in-sandbox.mjs'] : [],
     forceBail: true,
   },
   coverageAnalysis: 'perTest',

@@ -7,10 +7,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { createClient, execute, localStorageStorage, memoryStorage, resume, withdraw, type AppPlan, type CantonProvider, type ExecutionHooks, type ExecutionResult, type ExecutionStatus, type StepUpdate } from '@bestex/sdk';
+import { createClient, execute, localStorageStorage, memoryStorage, resume, withdraw, type AppPlan, type CantonProvider, type ExecutionHooks, type ExecutionResult, type ExecutionStatus, type PlanStep, type StepUpdate } from '@bestex/sdk';
 import { fileStorage } from '@bestex/sdk/node';
 import { sandboxProvider } from '@bestex/sdk/sandbox';
 import { Decimal } from '../core/decimal.js';
+import { CC, USDCX } from '../core/tokens.js';
+import { poolUserGets } from '../sandbox/wire/tradecraft.js';
 import { COLLECTING, listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { spendable } from './helpers/ledger.js';
 
@@ -95,7 +97,26 @@ function recorder(): ExecutionHooks & { statuses: ExecutionStatus[]; steps: Step
   return { statuses, steps, onStatus: (status) => void statuses.push(status), onStep: (update) => void steps.push(update) };
 }
 
+/** The smallest Daml Decimal amount. */
+const ONE_UNIT = '0.0000000001';
+
 const balance = (w: World, instrument: string) => spendable(w.app.sandbox!.ledger, w.taker, instrument).toFixed();
+
+/**
+ * What the SDK's result must say was realised, worked out here with decimal.js: the price
+ * received per unit given, rounded down to 10 digits; the slippage from the quote's net in bps,
+ * rounded up (toward a worse figure: a loss of 6.2 bps reads 7, a gain of 6.8 bps reads -6); and
+ * the payout less the floor.
+ */
+const realisedOf = (plan: AppPlan, received: string) => {
+  const net = new Decimal(plan.quoteRef.net);
+  return {
+    price: new Decimal(received).div(plan.quoteRef.amount).toDecimalPlaces(10, Decimal.ROUND_DOWN).toFixed(),
+    // `|| 0`: a gain of less than 1 bps rounds up to -0, which the SDK's count reads as 0.
+    slippageBps: net.minus(received).times(10_000).div(net).toDecimalPlaces(0, Decimal.ROUND_CEIL).toNumber() || 0,
+    aboveFloor: new Decimal(received).minus(plan.quoteRef.minReceive).toFixed(),
+  };
+};
 
 t.test('quote -> plan -> execute: hooks fire INITIATED then COMPLETED; "the update id equals the outcome endpoint\'s"; the result shows what was received against the quote', async (t) => {
   const w = await world(t);
@@ -112,10 +133,49 @@ t.test('quote -> plan -> execute: hooks fire INITIATED then COMPLETED; "the upda
   t.match(result.outcome, { status: 'completed', agrees: true });
   t.equal(result.received, balance(w, 'USDCx'), 'what was received is what the taker holds');
   t.ok(new Decimal(result.received!).gte(plan.quoteRef.minReceive), 'at least the floor');
-  t.equal(result.realised!.aboveFloor, new Decimal(result.received!).minus(plan.quoteRef.minReceive).toFixed(), 'realised against minReceive');
-  t.equal(result.realised!.slippageBps, new Decimal(plan.quoteRef.net).minus(result.received!).times(10_000).div(plan.quoteRef.net).trunc().toNumber(), 'realised slippage against quoteRef.net, in bps');
-  t.equal(result.realised!.price, new Decimal(result.received!).div(plan.quoteRef.amount).toDecimalPlaces(10, Decimal.ROUND_DOWN).toFixed());
+  t.strictSame(result.realised, realisedOf(plan, result.received!), 'realised against the quote: price, slippage from quoteRef.net, the margin over minReceive');
   t.equal(balance(w, 'Amulet'), '900');
+});
+
+t.test('realised figures when the pool moves between quote and settlement: "slippage against quoteRef.net, in bps (negative: better)" rounded so a loss is never understated and a gain never overstated', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  // The plan's floor is 50 bps under net: a 7 bps move pays below net and above the floor. Unmoved,
+  // the pool pays net to its last digit (the quote reads the reserves as the wire rounds them):
+  // a hair either side of net, which reads 0 bps.
+  const cases: Array<[string, number | null, (received: Decimal, net: Decimal) => boolean]> = [
+    ['at net', null, (received, net) => received.minus(net).abs().lte(ONE_UNIT)],
+    ['just below net', -7, (received, net) => received.lt(net)],
+    ['above net', 7, (received, net) => received.gt(net)],
+  ];
+  for (const [where, bps, holds] of cases) {
+    const plan = await w.plan('100');
+    if (bps !== null) await w.control('/sandbox/v1/move', { pair: 'CC/USDCx', bps });
+    const result = await execute(plan, { provider: w.provider, registries: w.registries });
+    t.equal(result.status, 'COMPLETED', where);
+    const received = new Decimal(result.received!);
+    const net = new Decimal(plan.quoteRef.net);
+    t.ok(holds(received, net), `${where}: the payout ${received.toFixed()} against net ${net.toFixed()}`);
+    t.ok(received.gt(plan.quoteRef.minReceive), `${where}: above the floor`);
+    const exact = net.minus(received).times(10_000).div(net);
+    // A whole number of bps would read the same under any rounding: the check needs a fraction.
+    if (bps !== null) t.notOk(exact.isInteger(), `${where}: ${exact.toFixed()} bps is between two whole bps`);
+    t.strictSame(result.realised, realisedOf(plan, result.received!), `${where}: ${exact.toFixed()} bps`);
+  }
+});
+
+t.test('realised figures for a payout a whole number of bps under net: "slippage against quoteRef.net, in bps" reads exactly that number, not one more', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.plan('100');
+  const sandbox = w.app.sandbox!;
+  const pays = poolUserGets(sandbox.market.find((v) => v.id === 'tradecraft')!.spec, sandbox.ledger.poolFor(CC, USDCX)!.pool, CC, USDCX, new Decimal(plan.quoteRef.amount));
+  // A plan states its own net: at twice what the pool pays, the payout is exactly 5,000 bps under it.
+  const halved: AppPlan = { ...plan, quoteRef: { ...plan.quoteRef, net: pays.times(2).toFixed() } };
+  const result = await execute(halved, { provider: w.provider, registries: w.registries });
+  t.match(result, { status: 'COMPLETED', received: pays.toFixed() });
+  t.equal(result.realised!.slippageBps, 5000);
+  t.strictSame(result.realised, realisedOf(halved, result.received!));
 });
 
 t.test('"price worse than the floor -> SLIPPAGE_FAILED": a pool move before execute, the deposit refunded', async (t) => {
@@ -143,22 +203,101 @@ t.test('"a client refuses an expired plan": refused before anything is signed, n
   t.equal(w.app.sandbox!.ledger.ledgerEnd, before, 'no transaction');
 });
 
-t.test('"the SDK re-checks the plan it is handed": an unknown step, a deposit unlike quoteRef, a memo that is not quoteRef.minReceive are refused unsigned', async (t) => {
-  const w = await world(t);
+/** The SDK's own list of the checks it makes before signing, read from the package as installed. */
+const { PLAN_CHECKS } = (await import(new URL('./plan.js', import.meta.resolve('@bestex/sdk')).href)) as { PLAN_CHECKS: ReadonlyArray<{ readonly id: string }> };
+
+type Tamper = (plan: AppPlan) => AppPlan;
+const withStep = (index: number, change: Partial<PlanStep>): Tamper => (plan) => ({ ...plan, steps: plan.steps.map((step, i) => (i === index ? { ...step, ...change } : step)) });
+const withQuote = (change: Partial<AppPlan['quoteRef']>): Tamper => (plan) => ({ ...plan, quoteRef: { ...plan.quoteRef, ...change } });
+const later = (time: string, ms: number) => new Date(Date.parse(time) + ms).toISOString();
+
+/**
+ * One plan tampered one way per check the SDK makes, each refused by that check (its own error);
+ * a check may have more than one row. The base plan is a partner's: a deposit, an escrowed
+ * service fee and an integrator fee.
+ */
+const TAMPERED: ReadonlyArray<{ check: string; what: string; tamper: Tamper; refusal: { code: string; message: RegExp } }> = [
+  { check: 'plan-id', what: 'no planId', tamper: (plan) => ({ ...plan, planId: '' }), refusal: { code: 'plan_unverifiable', message: /it has no planId/ } },
+  { check: 'mode', what: 'another mode', tamper: (plan) => ({ ...plan, mode: 'direct' as never }), refusal: { code: 'plan_unverifiable', message: /mode "direct" is not managed-deposit/ } },
+  { check: 'expiry-date-time', what: 'an expiry that is no date-time', tamper: (plan) => ({ ...plan, expiry: 'soon' }), refusal: { code: 'plan_unverifiable', message: /its expiry is not a date-time/ } },
+  { check: 'not-expired', what: 'an expired plan', tamper: (plan) => ({ ...plan, expiry: later(new Date().toISOString(), -5_000) }), refusal: { code: 'plan_expired', message: /expired at \S+, [1-9][0-9]? s ago/ } },
+  { check: 'quote-ref', what: 'no quoteRef', tamper: (plan) => ({ ...plan, quoteRef: undefined as never }), refusal: { code: 'plan_unverifiable', message: /quoteRef does not say/ } },
+  { check: 'quote-ref', what: 'an unknown give instrument', tamper: (plan) => withQuote({ pair: { ...plan.quoteRef.pair, give: 'DOGE' } as never })(plan), refusal: { code: 'plan_unverifiable', message: /quoteRef does not say/ } },
+  { check: 'quote-ref', what: 'an unknown want instrument', tamper: (plan) => withQuote({ pair: { ...plan.quoteRef.pair, want: 'DOGE' } as never })(plan), refusal: { code: 'plan_unverifiable', message: /quoteRef does not say/ } },
+  { check: 'quote-ref', what: 'an amount that is no decimal', tamper: withQuote({ amount: '1e2' }), refusal: { code: 'plan_unverifiable', message: /quoteRef does not say/ } },
+  { check: 'quote-ref', what: 'a floor that is no decimal', tamper: withQuote({ minReceive: '-1' }), refusal: { code: 'plan_unverifiable', message: /quoteRef does not say/ } },
+  { check: 'quote-ref', what: 'a net that is no decimal', tamper: withQuote({ net: '' }), refusal: { code: 'plan_unverifiable', message: /quoteRef does not say/ } },
+  { check: 'has-steps', what: 'no steps', tamper: (plan) => ({ ...plan, steps: [] }), refusal: { code: 'plan_unverifiable', message: /it has no steps/ } },
+  { check: 'step-kind', what: 'an unknown step kind', tamper: withStep(2, { kind: 'mystery' as never }), refusal: { code: 'plan_unverifiable', message: /step 2 is of a kind this SDK does not know \("mystery"\)/ } },
+  { check: 'step-target', what: 'a target that is no party id', tamper: withStep(1, { target: 'fee-party' }), refusal: { code: 'plan_unverifiable', message: /step 1's target is not a party id/ } },
+  { check: 'step-amount', what: 'a zero amount', tamper: withStep(1, { amount: '0' }), refusal: { code: 'plan_unverifiable', message: /step 1's amount is not a positive Daml Decimal/ } },
+  { check: 'step-amount', what: 'an amount that is no decimal', tamper: withStep(0, { amount: '100.00000000001' }), refusal: { code: 'plan_unverifiable', message: /step 0's amount is not a positive Daml Decimal/ } },
+  { check: 'step-instrument', what: 'an unknown instrument', tamper: withStep(2, { instrument: 'DOGE' as never }), refusal: { code: 'plan_unverifiable', message: /step 2's instrument is not one this SDK knows/ } },
+  { check: 'step-expiry', what: 'a step expiring after the plan', tamper: (plan) => withStep(2, { expiresAt: later(plan.expiry, 1) })(plan), refusal: { code: 'plan_unverifiable', message: /step 2 expires after the plan/ } },
+  { check: 'step-expiry', what: 'a step with no expiry', tamper: withStep(0, { expiresAt: 'never' }), refusal: { code: 'plan_unverifiable', message: /step 0 expires after the plan/ } },
+  { check: 'one-deposit-first', what: 'the deposit second', tamper: (plan) => ({ ...plan, steps: [plan.steps[1]!, plan.steps[0]!, plan.steps[2]!] }), refusal: { code: 'plan_unverifiable', message: /exactly one deposit, first/ } },
+  { check: 'one-deposit-first', what: 'two deposits', tamper: (plan) => ({ ...plan, steps: [plan.steps[0]!, plan.steps[0]!] }), refusal: { code: 'plan_unverifiable', message: /exactly one deposit, first/ } },
+  { check: 'deposit-is-the-give', what: 'a deposit bigger than the quote', tamper: withStep(0, { amount: '100.0000000001' }), refusal: { code: 'plan_unverifiable', message: /the deposit is not the quote's give amount/ } },
+  { check: 'deposit-is-the-give', what: 'a deposit in another instrument', tamper: withStep(0, { instrument: 'CBTC' }), refusal: { code: 'plan_unverifiable', message: /the deposit is not the quote's give amount in its give instrument/ } },
+  { check: 'memo-is-the-floor', what: 'a memo that is not the floor', tamper: withStep(0, { memo: ONE_UNIT }), refusal: { code: 'plan_unverifiable', message: /memo is not the quote's floor/ } },
+  {
+    check: 'floor-within-net',
+    what: 'a floor above net (the memo with it)',
+    tamper: (plan) => {
+      const floor = new Decimal(plan.quoteRef.net).plus(ONE_UNIT).toFixed();
+      return withStep(0, { memo: floor })(withQuote({ minReceive: floor })(plan));
+    },
+    refusal: { code: 'plan_unverifiable', message: /the floor is above the quote's net/ },
+  },
+  { check: 'net-not-zero', what: 'a net of zero (the floor and memo with it)', tamper: (plan) => withStep(0, { memo: '0' })(withQuote({ net: '0', minReceive: '0' })(plan)), refusal: { code: 'plan_unverifiable', message: /the quote's net is zero/ } },
+  { check: 'fee-legs-collect-fees', what: 'fee legs on a plan that collects none', tamper: (plan) => ({ ...plan, collectsFees: false }), refusal: { code: 'plan_unverifiable', message: /fee legs but does not collect fees/ } },
+  { check: 'fee-legs-disclosed', what: 'fee legs with no disclosure', tamper: withQuote({ clientFees: undefined }), refusal: { code: 'plan_unverifiable', message: /fee legs but discloses no fees/ } },
+  { check: 'one-leg-per-kind', what: 'the integrator fee twice', tamper: (plan) => ({ ...plan, steps: [...plan.steps, plan.steps[2]!] }), refusal: { code: 'plan_unverifiable', message: /more than one fee-transfer leg/ } },
+  { check: 'one-leg-per-kind', what: 'the service fee twice', tamper: (plan) => ({ ...plan, steps: [...plan.steps, plan.steps[1]!] }), refusal: { code: 'plan_unverifiable', message: /more than one fee-escrow-lock leg/ } },
+  { check: 'fee-leg-in-want', what: 'a fee leg in the give instrument', tamper: withStep(2, { instrument: 'Amulet' }), refusal: { code: 'plan_unverifiable', message: /the fee-transfer leg is not in the want instrument/ } },
+  { check: 'service-fee-disclosed', what: 'an escrowed service fee above the disclosed one', tamper: (plan) => withStep(1, { amount: new Decimal(plan.steps[1]!.amount).plus(ONE_UNIT).toFixed() })(plan), refusal: { code: 'plan_unverifiable', message: /the fee-escrow-lock leg is not the disclosed service fee/ } },
+  {
+    check: 'integrator-fee-disclosed',
+    what: 'the integrator fee to another recipient',
+    tamper: withStep(2, { target: `someone-else::1220${'b'.repeat(64)}` }),
+    refusal: { code: 'plan_unverifiable', message: /the integrator fee leg is not the disclosed integrator fee to its recipient/ },
+  },
+  { check: 'integrator-fee-disclosed', what: 'an integrator fee above the disclosed one', tamper: (plan) => withStep(2, { amount: new Decimal(plan.steps[2]!.amount).plus(ONE_UNIT).toFixed() })(plan), refusal: { code: 'plan_unverifiable', message: /the integrator fee leg is not the disclosed integrator fee/ } },
+  {
+    check: 'integrator-fee-disclosed',
+    what: 'an integrator fee none is disclosed for',
+    tamper: (plan) => withQuote({ clientFees: { ...plan.quoteRef.clientFees!, integrator: undefined } as never })(plan),
+    refusal: { code: 'plan_unverifiable', message: /the integrator fee leg is not the disclosed integrator fee/ },
+  },
+];
+
+t.test('"the SDK re-checks the plan it is handed": a plan tampered against each of its checks is REFUSED by that check before anything is signed', async (t) => {
+  t.strictSame([...new Set(TAMPERED.map((row) => row.check))].sort(), PLAN_CHECKS.map((c) => c.id).sort(), 'a row for every check the SDK makes, and none for a check it does not');
+  const w = await world(t, { env: COLLECTING });
+  const { issueKey } = await import('./helpers/keys.js');
+  const { key } = await issueKey(w.app.core.keyStore);
+  const partner = createClient({ baseUrl: w.baseUrl, apiKey: key });
   await w.fund('CC', '1000');
-  const plan = await w.plan();
+  await w.fund('USDCx', '5');
+  await w.fund('USDCx', '5');
+  const plan = await partner.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: w.taker, idempotencyKey: `${w.taker}-tampered`, feeBps: 5, feeRecipient: `wallet-co::1220${'a'.repeat(64)}` });
+  t.strictSame(plan.steps.map((s) => s.kind), ['venue-deposit', 'fee-escrow-lock', 'fee-transfer']);
+  const asked: string[] = [];
+  const watched: CantonProvider = {
+    request: (args) => (asked.push(args.method), w.provider.request(args)),
+    on: (event, listener) => w.provider.on(event, listener),
+    removeListener: (event, listener) => w.provider.removeListener(event, listener),
+  };
   const before = w.app.sandbox!.ledger.ledgerEnd;
-  const tampered: Array<[string, AppPlan]> = [
-    ['an unknown step kind', { ...plan, planId: `${plan.planId}-a`, steps: [plan.steps[0]!, { ...plan.steps[0]!, kind: 'mystery' as never }] }],
-    ['a deposit bigger than the quote', { ...plan, planId: `${plan.planId}-b`, steps: [{ ...plan.steps[0]!, amount: '1000' }] }],
-    ['a memo that is not the floor', { ...plan, planId: `${plan.planId}-c`, steps: [{ ...plan.steps[0]!, memo: '0.0000000001' }] }],
-    ['a fee leg on a plan that collects none', { ...plan, planId: `${plan.planId}-d`, steps: [plan.steps[0]!, { ...plan.steps[0]!, kind: 'fee-transfer', instrument: 'USDCx', amount: '1' }] }],
-  ];
-  for (const [what, bad] of tampered) {
-    const result = await execute(bad, { provider: w.provider, registries: w.registries });
-    t.match(result, { status: 'REFUSED', error: { code: 'plan_unverifiable' } }, what);
+  for (const [n, row] of TAMPERED.entries()) {
+    const tampered = row.tamper({ ...plan, planId: `${plan.planId}-${n}` });
+    const result = await execute(tampered, { provider: watched, registries: w.registries, storage: memoryStorage() });
+    t.match(result, { status: 'REFUSED', error: { name: 'BestexError', ...row.refusal } }, `${row.check}: ${row.what}`);
   }
-  t.equal(w.app.sandbox!.ledger.ledgerEnd, before, 'nothing submitted');
+  t.strictSame(asked.filter((method) => method.startsWith('prepare')), [], 'the wallet was asked to sign nothing');
+  t.equal(w.app.sandbox!.ledger.ledgerEnd, before, 'nothing reached the ledger');
+  const untouched = await execute(plan, { provider: watched, registries: w.registries, client: partner });
+  t.equal(untouched.status, 'COMPLETED', 'the plan as the service made it passes every check');
 });
 
 t.test('"two concurrent execute calls -> one submission": the second gets the same promise', async (t) => {
@@ -504,4 +643,39 @@ t.test('a signal already aborted stops the execution before anything is signed',
   t.match(result, { status: 'REFUSED', error: { code: 'aborted' } });
   t.equal(w.offers(), 0);
   t.equal((await execute(plan, { provider: w.provider, registries: w.registries })).status, 'COMPLETED', 'and it can be executed after');
+});
+
+/** The SDK's own Daml Decimal arithmetic, read from the package as installed. */
+const sdkDecimal = (await import(new URL('./decimal.js', import.meta.resolve('@bestex/sdk')).href)) as {
+  isDecimal(text: unknown): boolean;
+  toUnits(text: string): bigint;
+  fromUnits(units: bigint): string;
+  mulDivFloor(a: bigint, b: bigint, c: bigint): bigint;
+  divide(a: bigint, b: bigint): bigint;
+};
+
+t.test('the SDK\'s amounts are Daml Decimals "with at most 10 fractional digits", held as exact integers of 1e-10: every figure agrees with decimal.js', async (t) => {
+  const { isDecimal, toUnits, fromUnits, mulDivFloor, divide } = sdkDecimal;
+  const largest = `${'9'.repeat(28)}.${'9'.repeat(10)}`;
+  for (const text of ['0', '0.5', '7', '10', '100.25', '0.0000000001', '1.0000000000', largest, `1${'0'.repeat(27)}`]) {
+    t.ok(isDecimal(text), `${text} is a Daml Decimal`);
+    const units = toUnits(text);
+    t.equal(units.toString(), new Decimal(text).times(1e10).toFixed(), `${text} in 1e-10 units`);
+    t.equal(fromUnits(units), new Decimal(text).toFixed(), `${text} written back canonically`);
+  }
+  for (const text of ['', '00', '01', '1.', '.5', '-1', '+1', '1e3', ' 1', '1 ', '1.00000000001', `1${'0'.repeat(28)}`, '1,5', '0x1', '1.5.5']) {
+    t.notOk(isDecimal(text), `${JSON.stringify(text)} is not a Daml Decimal`);
+    t.throws(() => toUnits(text), { message: `not a Daml Decimal: ${JSON.stringify(text)}` });
+  }
+  for (const value of [1, 1n, null, undefined, ['1'], { toString: () => '1' }]) t.notOk(isDecimal(value), `${String(value)} (${typeof value}) is not Daml Decimal text`);
+  for (const [units, text] of [[0n, '0'], [-1n, '-0.0000000001'], [-25_000_000_000n, '-2.5'], [-30_000_000_000n, '-3'], [12_345_000_000_000n, '1234.5']] as const) {
+    t.equal(fromUnits(units), text, `${units} units read ${text}`);
+  }
+  // floor(a × b / c): exact quotients, remainders either side of zero.
+  for (const [a, b, c] of [[7n, 3n, 2n], [-7n, 3n, 2n], [-6n, 3n, 2n], [6n, 3n, 2n], [0n, 5n, 3n], [-1n, 1n, 10_000_000_000n], [10n, -3n, 4n]] as const) {
+    t.equal(mulDivFloor(a, b, c).toString(), new Decimal(a.toString()).times(b.toString()).div(c.toString()).floor().toFixed(), `floor(${a} × ${b} / ${c})`);
+  }
+  for (const [a, b] of [['14.9443077829', '100'], ['1', '3'], ['2', '3'], ['100', '0.0000000003'], ['5', '5']] as const) {
+    t.equal(fromUnits(divide(toUnits(a), toUnits(b))), new Decimal(a).div(b).toDecimalPlaces(10, Decimal.ROUND_DOWN).toFixed(), `${a} / ${b}, rounded down`);
+  }
 });
