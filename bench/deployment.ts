@@ -87,7 +87,7 @@ export interface ServiceOptions {
 /** Rate limits out of reach: one client on one IP drives the service; every request is admitted, its window still counted. */
 const UNLIMITED = '1000000000';
 /** The plan records a run keeps: more than a run makes, so the bench measures plans, not the bound. */
-const PLAN_RECORDS = '10000000';
+export const PLAN_RECORDS = '10000000';
 /** One secret for every instance of a run, as instances sharing REDIS_URL must have. */
 const IDEMPOTENCY_SECRET = randomBytes(32).toString('hex');
 
