@@ -116,6 +116,8 @@ export async function startService(name: string, options: ServiceOptions): Promi
         STATE_MAX_PLAN_RECORDS: PLAN_RECORDS,
         RATE_LIMIT_KEYLESS_PER_MINUTE: UNLIMITED,
         RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: UNLIMITED,
+        // Every plan comes from one IP: its share of records, counted still, is raised as far as it goes.
+        PLAN_RECORDS_PER_IP: PLAN_RECORDS,
         ...options.env,
       },
       stdio: ['ignore', 'ignore', 'pipe'],
