@@ -13,13 +13,16 @@
 //   small JSON body. Both pay the same sandbox, whose CPU competes with theirs on a 2-core machine,
 //   so the ratio is fair;
 // - keyless plan (POST /api/app/plan, a new idempotencyKey every request, never a replay) against
-//   bare fastify answering a real plan's bytes after one read of the shared state
-//   (bench/plan-baseline.ts).
+//   the plan floor (bench/plan-floor.ts): bare fastify doing what no plan can do without, with the
+//   service's own code (the body's validation and parsing, the keyed digests, record key and plan
+//   id, the plan's JSON text, the record kept with its retention and bound) and nothing else; its
+//   ratio against the earlier baseline, bare fastify answering a real plan's bytes after one Map
+//   read (bench/plan-baseline.ts), is printed beside it.
 //
 // The gated figure is the CPU-capacity ratio, baseline CPU µs per request / service CPU µs per
 // request, CPU read from /proc for the server process only (never the sandbox's or the load
 // generator's), the median of per-round ratios; req/s, p50 and p99 are printed beside it.
-// Targets: cached >= 0.8, fresh >= 0.5, plan >= 0.5. Also gated: at 50 connections, the fresh
+// Targets: cached >= 0.8, fresh >= 0.5, plan >= 0.7 of the floor. Also gated: at 50 connections, the fresh
 // quote's p99 at most 2x the bare fan-out's (median of per-round ratios) and no venue marked
 // `timeout` in any answer (none is slow); with one venue's quote path hung (a second sandbox with
 // SANDBOX_HANG_PATHS, a second service with VENUE_TIMEOUT_MS=300), fresh quotes arriving as
@@ -29,9 +32,12 @@
 // takes the deadline, the connections fall into step, and their requests arrive as one burst per
 // deadline, each queued behind the rest of its burst by the load generator's own lockstep.
 //
-// With REDIS_URL set, the same three pairs run again with two service instances sharing that Redis
-// (the load spread over both, their CPU added), with Redis commands per request (INFO stats'
-// total_commands_processed, less the bench's own INFO calls); informational. The service's keys
+// With REDIS_URL set, the same three pairs run again, against the same baselines, with two service
+// instances sharing that Redis (the load spread over both, their CPU added), gated as a share of
+// one instance's ratio without Redis in the same run: cached >= 0.7, fresh >= 0.6, plan >= 0.6.
+// Beside each, per request: Redis's round trips (INFO commandstats' calls, less the commands only
+// the service's scripts send, and EXEC), its commands (INFO stats' total_commands_processed) and
+// its own CPU (INFO cpu), each less the bench's own INFO. The service's keys
 // there are under its fixed prefix `bestex:`; the bench removes those its instances created and
 // no others (a db of its own in the URL, e.g. redis://127.0.0.1:6379/15, keeps them apart).
 //
@@ -53,7 +59,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { dataDirOf, startBaseline, startSandbox, startService, waitForLive, type RunningSandbox, type Server } from './deployment.js';
+import { dataDirOf, PLAN_RECORDS, startBaseline, startSandbox, startService, waitForLive, type RunningSandbox, type Server } from './deployment.js';
 import { CACHED_PATH, CONNECTIONS, FRESH_PATH_PREFIX, PIPELINING, PLAN_PATH, runLoad, type LoadKind } from './load.js';
 import { alive, cpuMs, get, HOST, killAll, stop, stopAll } from './processes.js';
 import { addRejections, fmt, invalid, median, rejectionsText, summarise, table, verdict, type Measured } from './report.js';
@@ -82,11 +88,17 @@ const PLAN_BODY = {
 const TRANSPORT_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
 
 type PairKey = 'cached' | 'fresh' | 'plan' | 'fresh50';
+/** The baselines: one per kind of load, and the plan's earlier one (its bytes after one read). */
+type BaselineKey = LoadKind | 'planBytes';
 interface Pair {
   readonly key: PairKey;
   readonly name: string;
   readonly baseName: string;
   readonly kind: LoadKind;
+  /** A second baseline the same service run is set against, its ratio printed only. */
+  readonly alsoAgainst?: { readonly key: BaselineKey; readonly name: string };
+  /** Two instances on one Redis: the least share of one instance's CPU-capacity ratio (same baseline, same run) they keep. */
+  readonly minShareOfOne?: number;
   readonly connections: number;
   /** Read every answer's venues (the 50-connection check). */
   readonly inspect: boolean;
@@ -100,22 +112,34 @@ interface Pair {
 const FRESH_WIDE: Pair = { key: 'fresh50', name: `fresh keyless quote, ${WIDE} conns`, baseName: `bare fan-out, ${WIDE} conns`, kind: 'fresh', connections: WIDE, inspect: true, minRatio: null };
 
 const PAIRS: readonly Pair[] = [
-  { key: 'cached', name: 'cached keyless quote', baseName: 'bare fastify, same bytes', kind: 'cached', connections: CONNECTIONS, inspect: false, minRatio: 0.8 },
-  { key: 'fresh', name: 'fresh keyless quote', baseName: 'bare fan-out', kind: 'fresh', connections: CONNECTIONS, inspect: false, minRatio: 0.5 },
-  { key: 'plan', name: 'keyless plan', baseName: 'bare fastify, plan bytes', kind: 'plan', connections: CONNECTIONS, inspect: false, minRatio: 0.5 },
+  { key: 'cached', name: 'cached keyless quote', baseName: 'bare fastify, same bytes', kind: 'cached', connections: CONNECTIONS, inspect: false, minRatio: 0.8, minShareOfOne: 0.7 },
+  { key: 'fresh', name: 'fresh keyless quote', baseName: 'bare fan-out', kind: 'fresh', connections: CONNECTIONS, inspect: false, minRatio: 0.5, minShareOfOne: 0.6 },
+  {
+    key: 'plan',
+    name: 'keyless plan',
+    baseName: 'plan floor',
+    kind: 'plan',
+    connections: CONNECTIONS,
+    inspect: false,
+    minRatio: 0.7,
+    alsoAgainst: { key: 'planBytes', name: 'bare fastify, plan bytes' },
+    minShareOfOne: 0.6,
+  },
   FRESH_WIDE,
 ];
 
 interface RoundResult {
   readonly base: Measured;
   readonly service: Measured;
+  /** The pair's second baseline (alsoAgainst), when it has one. */
+  readonly also?: Measured;
 }
 
 /** Where a section's load goes: the service instance(s), and the baseline per kind of load. */
 interface Section {
   readonly title: string;
   readonly services: readonly Server[];
-  readonly baselines: Readonly<Record<LoadKind, Server>>;
+  readonly baselines: Readonly<Record<BaselineKey, Server>>;
   readonly pairs: readonly Pair[];
   readonly redis: Redis | null;
 }
@@ -153,10 +177,31 @@ function roundsFromEnv(): number {
   return value;
 }
 
-async function commandsProcessed(redis: Redis): Promise<number> {
-  const match = /total_commands_processed:(\d+)/.exec(await redis.info('stats'));
-  if (!match) throw new Error("Redis's INFO stats has no total_commands_processed");
-  return Number(match[1]);
+/** What Redis has done since it started, read with one INFO. */
+interface RedisCounters {
+  readonly commands: number;
+  /** Commands sent by clients: see roundTrips. */
+  readonly trips: number;
+  readonly cpuMs: number;
+}
+
+/**
+ * Commands only the service's scripts send (the windows' INCR, PTTL and PEXPIRE, the reads' GET),
+ * and EXEC, which ends a MULTI counted once: what is left of INFO commandstats' calls are the
+ * commands clients sent, one round trip each (an EVALSHA, a SET NX, a key's HGET, a MULTI).
+ */
+const NOT_A_ROUND_TRIP = new Set(['incr', 'pttl', 'pexpire', 'get', 'exec']);
+
+async function redisCounters(redis: Redis): Promise<RedisCounters> {
+  const info = await redis.info('all');
+  const field = (name: string): number => {
+    const match = new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info);
+    if (!match) throw new Error(`Redis's INFO has no ${name}`);
+    return Number(match[1]);
+  };
+  let trips = 0;
+  for (const [, command, calls] of info.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)) if (!NOT_A_ROUND_TRIP.has(command!)) trips += Number(calls);
+  return { commands: field('total_commands_processed'), trips, cpuMs: (field('used_cpu_sys') + field('used_cpu_user')) * 1000 };
 }
 
 /** One load against `servers`, with their CPU time (and Redis's commands) over it. */
@@ -165,7 +210,7 @@ async function measure(title: string, servers: readonly Server[], pair: Pair, wa
     const ms = cpuMs(s.child.pid);
     return sum === null || ms === null ? null : sum + ms;
   }, 0);
-  const redisBefore = redis ? await commandsProcessed(redis) : null;
+  const redisBefore = redis ? await redisCounters(redis) : null;
   const cpuBefore = cpu();
   const loaded = await runLoad({
     title,
@@ -182,20 +227,23 @@ async function measure(title: string, servers: readonly Server[], pair: Pair, wa
   });
   const cpuAfter = cpu();
   // The first INFO is itself counted by the second.
-  const redisCommands = redis && redisBefore !== null ? (await commandsProcessed(redis)) - redisBefore - 1 : null;
+  const redisAfter = redis ? await redisCounters(redis) : null;
+  const redisDelta = (of: (c: RedisCounters) => number, own: number): number | null => (redisBefore && redisAfter ? of(redisAfter) - of(redisBefore) - own : null);
   sequence += loaded.sequenceUsed;
   for (const s of servers) if (!alive(s.child)) throw new Error(`${s.name} exited during ${title}:\n${s.stderr()}`);
   const perResponse = (x: number | null): number => (x === null || loaded.allResponses === 0 ? Number.NaN : x / loaded.allResponses);
   return {
     ...loaded,
     serverCpuUs: perResponse(cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) * 1000),
-    redisPerRequest: perResponse(redisCommands),
+    redisPerRequest: perResponse(redisDelta((c) => c.commands, 1)),
+    redisTripsPerRequest: perResponse(redisDelta((c) => c.trips, 1)),
+    redisCpuUs: perResponse(redisDelta((c) => c.cpuMs * 1000, 0)),
   };
 }
 
 const describe = (m: Measured): string =>
   `${fmt(m.rps, 0)} req/s, p50 ${fmt(m.p50Ms, 3)} ms, p99 ${fmt(m.p99Ms, 3)} ms, server CPU ${fmt(m.serverCpuUs, 0)} µs/req` +
-  (Number.isFinite(m.redisPerRequest) ? `, ${fmt(m.redisPerRequest, 2)} Redis cmds/req` : '') +
+  (Number.isFinite(m.redisPerRequest) ? `, ${fmt(m.redisPerRequest, 2)} Redis cmds/req, ${fmt(m.redisTripsPerRequest, 2)} round trips/req, Redis CPU ${fmt(m.redisCpuUs, 1)} µs/req` : '') +
   (invalid(m) ? ` [${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts]` : '');
 
 /** Every round: each pair, baseline then service. */
@@ -209,7 +257,9 @@ async function runSection(section: Section, settings: Settings): Promise<Map<Pai
       console.log(`${label}: ${pair.baseName}: ${describe(base)}`);
       const service = await measure(`${pair.name} (${label})`, section.services, pair, warmupS, settings.durationS, section.redis);
       console.log(`${label}: ${pair.name}: ${describe(service)}`);
-      results.get(pair.key)!.push({ base, service });
+      const also = pair.alsoAgainst && (await measure(`${pair.alsoAgainst.name} (${label})`, [section.baselines[pair.alsoAgainst.key]], pair, warmupS, settings.durationS, section.redis));
+      if (also) console.log(`${label}: ${pair.alsoAgainst!.name}: ${describe(also)}`);
+      results.get(pair.key)!.push({ base, service, also });
     }
   }
   return results;
@@ -217,12 +267,17 @@ async function runSection(section: Section, settings: Settings): Promise<Map<Pai
 
 const cpuRatio = (r: RoundResult): number => r.base.serverCpuUs / r.service.serverCpuUs;
 
-/** Prints a section's table and ratios; answers whether every gated figure passed and every run was valid. */
-function report(section: Section, results: Map<PairKey, RoundResult[]>, rounds: number, gated: boolean): boolean {
+/**
+ * Prints a section's table and ratios; answers whether every gated figure passed and every run was
+ * valid. With `oneInstance` (the section of one instance without Redis, same run), each pair's
+ * ratio is gated as a share of that section's instead (minShareOfOne).
+ */
+function report(section: Section, results: Map<PairKey, RoundResult[]>, rounds: number, gated: boolean, oneInstance?: Map<PairKey, RoundResult[]>): boolean {
   let ok = true;
   const rows = section.pairs.flatMap((pair) => {
     const runs = results.get(pair.key)!;
-    return [[`${pair.baseName}`, summarise(runs.map((r) => r.base))] as const, [`${pair.name}`, summarise(runs.map((r) => r.service))] as const];
+    const also = pair.alsoAgainst ? [[pair.alsoAgainst.name, summarise(runs.map((r) => r.also!))] as const] : [];
+    return [[`${pair.baseName}`, summarise(runs.map((r) => r.base))] as const, ...also, [`${pair.name}`, summarise(runs.map((r) => r.service))] as const];
   });
   console.log('');
   console.log(`== ${section.title} ==`);
@@ -239,7 +294,7 @@ function report(section: Section, results: Map<PairKey, RoundResult[]>, rounds: 
   for (const pair of section.pairs) {
     const runs = results.get(pair.key)!;
     runs.forEach((r, i) => {
-      for (const [which, m] of [['baseline', r.base], ['service', r.service]] as const) {
+      for (const [which, m] of [['baseline', r.base], ['service', r.service], ...(r.also ? [['second baseline', r.also] as const] : [])] as const) {
         if (invalid(m)) {
           ok = false;
           console.log(`${pair.name}, round ${i + 1}, ${which}: INVALID RUN (${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts, ${m.ok} 2xx)`);
@@ -264,6 +319,22 @@ function report(section: Section, results: Map<PairKey, RoundResult[]>, rounds: 
       );
       console.log(`${pair.name}: CPU-capacity ratio ${fmt(ratio, 3)} (informational), req/s ratio ${fmt(rpsRatio, 2)}`);
       if (gated && !(p99Pass && timeoutPass)) ok = false;
+      continue;
+    }
+    if (pair.alsoAgainst) {
+      const alsoRatio = median(runs.map((r) => r.also!.serverCpuUs / r.service.serverCpuUs));
+      console.log(`${pair.name}: CPU-capacity ratio ${fmt(alsoRatio, 3)} of the ${pair.alsoAgainst.name} (informational)`);
+    }
+    const one = oneInstance?.get(pair.key);
+    if (one) {
+      const share = ratio / median(one.map(cpuRatio));
+      const sharePass = pair.minShareOfOne !== undefined && Number.isFinite(share) && share >= pair.minShareOfOne;
+      console.log(
+        `${pair.name}: CPU-capacity ratio ${fmt(ratio, 3)} of the ${pair.baseName}, ${fmt(share, 3)} of one instance's without Redis` +
+          `${pair.minShareOfOne === undefined ? ' (informational)' : ` (target >= ${pair.minShareOfOne}) ${verdict(sharePass)}`}; req/s ratio ${fmt(rpsRatio, 2)}; ` +
+          `Redis per request: ${fmt(median(runs.map((r) => r.service.redisTripsPerRequest)), 2)} round trips, ${fmt(median(runs.map((r) => r.service.redisPerRequest)), 2)} commands, ${fmt(median(runs.map((r) => r.service.redisCpuUs)), 1)} µs of its CPU`,
+      );
+      if (gated && pair.minShareOfOne !== undefined && !sharePass) ok = false;
       continue;
     }
     const pass = pair.minRatio !== null && Number.isFinite(ratio) && ratio >= pair.minRatio;
@@ -333,8 +404,8 @@ async function redisSection(
   root: string,
   sandbox: RunningSandbox,
   ledgerToken: string,
-  baselines: { cached: Server; fresh: Server },
-  plan: { bodyFile: string; headers: string },
+  baselines: Readonly<Record<BaselineKey, Server>>,
+  oneInstance: Map<PairKey, RoundResult[]>,
   settings: Settings,
 ): Promise<boolean> {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
@@ -343,22 +414,24 @@ async function redisSection(
   const started: Server[] = [];
   try {
     console.log('');
-    console.log('starting two service instances sharing REDIS_URL, and the plan baseline reading Redis…');
+    console.log('starting two service instances sharing REDIS_URL…');
     for (const name of ['service instance 1', 'service instance 2']) {
       started.push(await startService(name, { dataDir: dataDirOf(root, name), sandbox, ledgerToken, redisUrl }));
     }
-    const planBaseline = await startPlanBaseline(plan, redisUrl);
-    started.push(planBaseline);
     const section: Section = {
-      title: 'two instances, one Redis (informational)',
-      services: started.slice(0, 2),
-      baselines: { cached: baselines.cached, fresh: baselines.fresh, plan: planBaseline },
+      title: 'two instances, one Redis',
+      services: started,
+      baselines,
       pairs: PAIRS.filter((p) => p.key !== 'fresh50'),
       redis,
     };
     const results = await runSection(section, settings);
-    const ok = report(section, results, settings.rounds, false);
-    console.log('(server CPU: both instances together; Redis cmds/req: INFO stats total_commands_processed over the run, less the bench\'s own INFO, per response; the baselines\' figures count what else reached Redis meanwhile)');
+    const ok = report(section, results, settings.rounds, true, oneInstance);
+    console.log(
+      "(server CPU: both instances together; Redis cmds/req: INFO stats total_commands_processed over the run, less the bench's own INFO, per response; " +
+        "round trips/req: INFO commandstats calls less the commands only the service's scripts send (INCR, PTTL, PEXPIRE, GET) and EXEC; Redis CPU: INFO cpu used_cpu_sys + used_cpu_user; " +
+        "the baselines' figures count what else reached Redis meanwhile)",
+    );
     return ok;
   } finally {
     for (const s of started) await stop(s.child);
@@ -369,18 +442,15 @@ async function redisSection(
   }
 }
 
-function startPlanBaseline(plan: { bodyFile: string; headers: string }, redisUrl: string): Promise<Server> {
-  return startBaseline(
-    redisUrl === '' ? 'the plan baseline' : 'the plan baseline (Redis)',
-    './plan-baseline.js',
-    { BENCH_BASELINE_BODY_FILE: plan.bodyFile, BENCH_BASELINE_HEADERS: plan.headers, ...(redisUrl === '' ? {} : { BENCH_BASELINE_REDIS_URL: redisUrl }) },
-    { path: PLAN_PATH, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idempotencyKey: 'ready' }) } },
-  );
-}
-
 /** The answer's headers a baseline copies: all but those node writes for any answer. */
 function copiedHeaders(headers: Headers): Record<string, string> {
   return Object.fromEntries([...headers].filter(([name]) => !TRANSPORT_HEADERS.has(name)));
+}
+
+/** A plan of the floor's: its own id, so not the same bytes, but as many, and the same headers. */
+function sameShape(name: string, copy: { status: number; body: Buffer; headers: Headers }, original: { body: Buffer }, headers: Record<string, string>): void {
+  if (copy.status !== 200 || copy.body.length !== original.body.length) throw new Error(`${name} answers ${copy.status} with ${copy.body.length} bytes, not a plan of ${original.body.length}`);
+  sameAnswer(name, { body: original.body, headers: copy.headers }, original, headers);
 }
 
 function sameAnswer(name: string, copy: { body: Buffer; headers: Headers }, original: { body: Buffer }, headers: Record<string, string>): void {
@@ -433,9 +503,15 @@ async function main(): Promise<number> {
     const cachedBaseline = await startBaseline('the cached-quote baseline', './baseline.js', { BENCH_BASELINE_BODY_FILE: quoteFile, BENCH_BASELINE_HEADERS: JSON.stringify(quoteHeaders) }, { path: CACHED_PATH });
     sameAnswer('the cached-quote baseline', await get(`${cachedBaseline.url}${CACHED_PATH}`), quote, quoteHeaders);
     const fanOut = await startBaseline('the bare fan-out', './fan-out-baseline.js', { BENCH_SANDBOX_MANIFEST: JSON.stringify(sandbox.announcement) }, { path: `${FRESH_PATH_PREFIX}100` });
-    const planText = { bodyFile: planFile, headers: JSON.stringify(planHeaders) };
-    const planBaseline = await startPlanBaseline(planText, '');
+    const planBaseline = await startBaseline('the plan baseline', './plan-baseline.js', { BENCH_BASELINE_BODY_FILE: planFile, BENCH_BASELINE_HEADERS: JSON.stringify(planHeaders) }, { path: PLAN_PATH, init: planRequest });
     sameAnswer('the plan baseline', await get(`${planBaseline.url}${PLAN_PATH}`, planRequest), plan, planHeaders);
+    const planFloor = await startBaseline(
+      'the plan floor',
+      './plan-floor.js',
+      { BENCH_BASELINE_BODY_FILE: planFile, BENCH_BASELINE_HEADERS: JSON.stringify(planHeaders), BENCH_BASELINE_MAX_RECORDS: PLAN_RECORDS },
+      { path: PLAN_PATH, init: planRequest },
+    );
+    sameShape('the plan floor', await get(`${planFloor.url}${PLAN_PATH}`, planRequest), plan, planHeaders);
     console.log(`baselines ready: ${Object.keys(quoteHeaders).length} headers and the bytes of the quote and of the plan copied and checked; the fan-out asks ${sandbox.announcement.sandbox}`);
     const [load1] = os.loadavg();
     if (load1 !== undefined && load1 > cpus.length / 2) {
@@ -445,7 +521,7 @@ async function main(): Promise<number> {
     const local: Section = {
       title: 'one instance, in-process state',
       services: [service],
-      baselines: { cached: cachedBaseline, fresh: fanOut, plan: planBaseline },
+      baselines: { cached: cachedBaseline, fresh: fanOut, plan: planFloor, planBytes: planBaseline },
       pairs: PAIRS,
       redis: null,
     };
@@ -461,7 +537,7 @@ async function main(): Promise<number> {
     if (redisUrl === '') {
       console.log('two instances sharing Redis: skipped (REDIS_URL is not set); run `REDIS_URL=redis://127.0.0.1:6379/15 make bench` to measure them');
     } else {
-      ok = (await redisSection(redisUrl, root, sandbox, ledgerToken, { cached: cachedBaseline, fresh: fanOut }, planText, settings)) && ok;
+      ok = (await redisSection(redisUrl, root, sandbox, ledgerToken, local.baselines, results, settings)) && ok;
     }
     return ok ? 0 : 1;
   } finally {
@@ -493,6 +569,9 @@ try {
 function describeRecordMemory(planFile: string): string {
   const program = fileURLToPath(new URL('./record-memory.js', import.meta.url));
   const line = execFileSync(process.execPath, ['--expose-gc', program, planFile, '50000'], { encoding: 'utf8' }).trim();
-  const measured = JSON.parse(line) as { records: number; planBytes: number; heapBytesPerRecord: number; heapMB: number; heapBytesPerWindow: number };
-  return `in-process state, measured: a plan record holds ${measured.heapBytesPerRecord} bytes of heap (${measured.records} records of this ${measured.planBytes}-byte plan hold ${measured.heapMB} MB; STATE_MAX_PLAN_RECORDS bounds them), a caller's rate window ${measured.heapBytesPerWindow} bytes (STATE_MAX_RATE_WINDOWS)`;
+  const measured = JSON.parse(line) as { records: number; planBytes: number; heapBytesPerRecord: number; heapMB: number; heapMBPer10k: number; rssMBPer10k: number; heapBytesPerWindow: number };
+  return (
+    `in-process state, measured: a plan record holds ${measured.heapBytesPerRecord} bytes of heap (${measured.records} records of this ${measured.planBytes}-byte plan hold ${measured.heapMB} MB; STATE_MAX_PLAN_RECORDS bounds them); ` +
+    `per 10,000 records ${measured.heapMBPer10k} MB of heap and ${measured.rssMBPer10k} MB of RSS; a caller's rate window ${measured.heapBytesPerWindow} bytes (STATE_MAX_RATE_WINDOWS)`
+  );
 }

@@ -87,7 +87,7 @@ export interface ServiceOptions {
 /** Rate limits out of reach: one client on one IP drives the service; every request is admitted, its window still counted. */
 const UNLIMITED = '1000000000';
 /** The plan records a run keeps: more than a run makes, so the bench measures plans, not the bound. */
-const PLAN_RECORDS = '10000000';
+export const PLAN_RECORDS = '10000000';
 /** One secret for every instance of a run, as instances sharing REDIS_URL must have. */
 const IDEMPOTENCY_SECRET = randomBytes(32).toString('hex');
 
@@ -116,6 +116,8 @@ export async function startService(name: string, options: ServiceOptions): Promi
         STATE_MAX_PLAN_RECORDS: PLAN_RECORDS,
         RATE_LIMIT_KEYLESS_PER_MINUTE: UNLIMITED,
         RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: UNLIMITED,
+        // Every plan comes from one IP: its share of records, counted still, is raised as far as it goes.
+        PLAN_RECORDS_PER_IP: PLAN_RECORDS,
         ...options.env,
       },
       stdio: ['ignore', 'ignore', 'pipe'],

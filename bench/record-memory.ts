@@ -2,8 +2,10 @@
 // dist/bench/record-memory.js <plan body file> [records]` stores that many records of the plan
 // (each its own text, with its own id and key, as answered plans are) through the service's own
 // IdempotencyRecords into its own InProcessSharedState, and as many callers' rate-limit windows,
-// and prints one JSON line: the heap each holds (measured by dropping them and collecting). make bench runs it with
-// the plan the service answered.
+// and prints one JSON line: the heap each holds (measured by dropping them and collecting), and
+// the resident memory the records added (RSS after them less RSS before, both after a full
+// collection: RSS is not given back when they are dropped), also per 10,000 records. make bench
+// runs it with the plan the service answered.
 import { readFileSync } from 'node:fs';
 import { IdempotencyRecords } from '../core/plans/idempotency.js';
 import { StateCapacity } from '../core/state/capacity.js';
@@ -22,7 +24,13 @@ const heap = () => {
   collect();
   return process.memoryUsage().heapUsed;
 };
+const rss = () => {
+  collect();
+  collect();
+  return process.memoryUsage().rss;
+};
 
+const rssBefore = rss();
 let state: InProcessSharedState | null = new InProcessSharedState(Date.now, new StateCapacity({ maxPlanRecords: records, maxRateWindows: 1 }));
 let store: IdempotencyRecords | null = new IdempotencyRecords(state, 'a-secret-of-thirty-two-characters!!');
 for (let i = 0; i < records; i++) {
@@ -32,6 +40,7 @@ for (let i = 0; i < records; i++) {
   await store.claim(request, { ...store.digests(request), plan });
 }
 const held = heap();
+const rssHeld = rss();
 // Read after the measure: a variable the code reads no more may be collected before it is cleared.
 if ((await state.getValues([`idem:none`])).length !== 1 || store.digests({ caller: '', idempotencyKey: '', fingerprint: '' }) === null) throw new Error('unreachable');
 state = null;
@@ -52,6 +61,8 @@ console.log(
     planBytes: Buffer.byteLength(planText),
     heapBytesPerRecord: Math.round(bytes / records),
     heapMB: Math.round(bytes / 1e5) / 10,
+    heapMBPer10k: Math.round((bytes / records) * 10_000 / 1e4) / 100,
+    rssMBPer10k: Math.round(((rssHeld - rssBefore) / records) * 10_000 / 1e4) / 100,
     heapBytesPerWindow: Math.round(windowBytes / records),
   }),
 );

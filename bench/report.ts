@@ -10,6 +10,10 @@ export interface Measured extends LoadResult {
   readonly serverCpuUs: number;
   /** Redis commands per response over warm-up and run; NaN when not counted. */
   readonly redisPerRequest: number;
+  /** Round trips to Redis per response (bench.ts says how they are read from INFO); NaN when not counted. */
+  readonly redisTripsPerRequest: number;
+  /** Redis's own CPU time per response (INFO cpu, system and user), in µs; NaN when not counted. */
+  readonly redisCpuUs: number;
 }
 
 /** One measurement over all rounds. */
@@ -26,6 +30,8 @@ export interface Summary {
   /** Medians over the rounds. */
   readonly serverCpuUs: number;
   readonly redisPerRequest: number;
+  readonly redisTripsPerRequest: number;
+  readonly redisCpuUs: number;
 }
 
 /** The median of the finite values (mean of the two middle ones for an even count); NaN if none. */
@@ -48,6 +54,8 @@ export function summarise(runs: readonly Measured[]): Summary {
     errors: runs.reduce((sum, r) => sum + r.errors + r.timeouts, 0),
     serverCpuUs: median(runs.map((r) => r.serverCpuUs)),
     redisPerRequest: median(runs.map((r) => r.redisPerRequest)),
+    redisTripsPerRequest: median(runs.map((r) => r.redisTripsPerRequest)),
+    redisCpuUs: median(runs.map((r) => r.redisCpuUs)),
   };
 }
 
@@ -55,7 +63,7 @@ export function summarise(runs: readonly Measured[]): Summary {
 export const invalid = (r: LoadResult): boolean => r.non2xx > 0 || r.errors > 0 || r.timeouts > 0 || r.ok === 0;
 
 export function table(rounds: number, rows: ReadonlyArray<readonly [string, Summary]>, withRedis: boolean): string {
-  const head = [`measurement (${rounds} round${rounds === 1 ? '' : 's'})`, 'median req/s', 'p50 ms', 'p99 ms', '2xx', 'non-2xx', 'errors', 'server CPU µs/req', ...(withRedis ? ['Redis cmds/req'] : [])];
+  const head = [`measurement (${rounds} round${rounds === 1 ? '' : 's'})`, 'median req/s', 'p50 ms', 'p99 ms', '2xx', 'non-2xx', 'errors', 'server CPU µs/req', ...(withRedis ? ['Redis cmds/req', 'Redis round trips/req', 'Redis CPU µs/req'] : [])];
   const body = rows.map(([name, r]) => [
     name,
     fmt(r.rps, 0),
@@ -65,7 +73,7 @@ export function table(rounds: number, rows: ReadonlyArray<readonly [string, Summ
     String(r.non2xx),
     String(r.errors),
     fmt(r.serverCpuUs, 0),
-    ...(withRedis ? [fmt(r.redisPerRequest, 2)] : []),
+    ...(withRedis ? [fmt(r.redisPerRequest, 2), fmt(r.redisTripsPerRequest, 2), fmt(r.redisCpuUs, 1)] : []),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] as string).length)));
   const line = (cells: readonly string[]): string =>

@@ -155,12 +155,14 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       probeTimeoutMs: config.venueTimeoutMs,
       onProbeError: (venueId, err) => log.warn({ venueId, err }, 'venue probe failed'),
     });
+    const rateWindows = new RateWindows(sharedState, inProcess);
     const quotes = new QuoteService({
       venues,
       venueTimeoutMs: config.venueTimeoutMs,
       cacheTtlMs: config.quoteCacheTtlMs,
       cacheMaxEntries: config.quoteCacheMaxEntries,
       sharedCache: sharedState.shared ? sharedState : undefined,
+      windows: rateWindows,
       isVenueDown: (venueId) => monitor.isDown(venueId),
       onVenueError: (venueId, err) => log.warn({ venueId, err }, 'venue quote failed'),
       now,
@@ -216,7 +218,6 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
     // Date.now unless a clock is given: a Date per counted request would be an allocation on its path.
     const given = overrides.now;
     const usage = new UsageCounter({ state: sharedState, log, flushMs: config.usageFlushMs, now: given ? () => given().getTime() : Date.now });
-    const rateWindows = new RateWindows(sharedState, inProcess);
     const portal = new KeyPortal({
       store: keyStore,
       schemas,

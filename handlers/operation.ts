@@ -1,5 +1,6 @@
 // What a handler is: read the validated request, call one core function, shape the response.
 import type { Partner } from '../core/keys/partner-keys.js';
+import type { QuoteCounts } from '../core/quotes/service.js';
 import type { AccessLogFields } from './http/access-log.js';
 import type { FieldCodes } from './http/validation-error.js';
 
@@ -16,6 +17,14 @@ export interface OperationContext<Query = unknown, Body = unknown> {
   annotate(fields: AccessLogFields): void;
   /** Counts a keyless fresh quote (a cache miss) in its caller's budget; throws (or, with shared windows, rejects) rate_limited over it. */
   spendFreshQuote(): void | Promise<void>;
+  /**
+   * Where the windows are shared (Redis) and the handler counts the request itself
+   * (`countsWithReads`): its count in its caller's window and its fresh-quote budget, not made
+   * yet, for the core to make in the round trip of the request's first shared-state read. What
+   * the handler did not count when it fails, the route counts. Undefined otherwise: the route
+   * counted the request before the handler ran.
+   */
+  readonly counts?: QuoteCounts;
 }
 
 export interface OperationResult {
@@ -41,6 +50,8 @@ export interface OperationHandler<Query = unknown, Body = unknown> {
    * request is valid and before it is counted in a rate-limit window, so a replay is never counted
    * and carries no rate-limit headers. Only for operations that document a 429.
    */
+  /** The handler makes the request's counts itself when the route gives it `counts`. */
+  readonly countsWithReads?: boolean;
   replay?(context: OperationContext<Query, Body>): Promise<OperationResult | null>;
   handle(context: OperationContext<Query, Body>): Promise<OperationResult> | OperationResult;
 }

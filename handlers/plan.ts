@@ -25,11 +25,12 @@ function planHandler(plans: PlanService, route: PlanCaller['route']): OperationH
   const lookUp = async (context: Context) => {
     const params = parsePlanRequest(context.body, route);
     const caller = callerOf(context);
-    return { params, caller, held: await plans.lookup(params, caller) };
+    return { params, caller, held: await plans.lookup(params, caller, context.counts?.window) };
   };
   return {
     fieldCodes: route === 'partner' ? PARTNER_FIELD_CODES : undefined,
     guard: route === 'app' ? ({ body }) => refuseFeeParams(body) : undefined,
+    countsWithReads: true,
     async replay(context) {
       const request = await lookUp(context);
       if (request.held.replay === null) {
@@ -41,7 +42,7 @@ function planHandler(plans: PlanService, route: PlanCaller['route']): OperationH
     },
     async handle(context) {
       const { params, caller, held } = looked.get(context) ?? (await lookUp(context));
-      const { json, replayed } = await plans.create(params, caller, held.record);
+      const { json, replayed } = await plans.create(params, caller, held.record, held.quotaCount);
       context.annotate({ plan: replayed ? 'replayed' : 'created' });
       return planResult(json);
     },

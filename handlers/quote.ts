@@ -29,11 +29,12 @@ export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes)
     guard({ query, partner }) {
       checkFeeParams(query, partner !== null);
     },
-    handle({ query, partner, annotate, spendFreshQuote }) {
+    countsWithReads: true,
+    handle({ query, partner, annotate, spendFreshQuote, counts }) {
       const params = parseParams(query);
       if (params.ref !== null) annotate({ ref: params.ref });
       if (partner) {
-        return partnerQuotes.quote(params, partner, spendFreshQuote).then(({ body, cached }): OperationResult => {
+        return partnerQuotes.quote(params, partner, spendFreshQuote, counts).then(({ body, cached }): OperationResult => {
           annotate({ quoteCache: cached ? 'hit' : 'miss' });
           return { status: 200, headers: KEYED_HEADERS, body };
         });
@@ -42,6 +43,7 @@ export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes)
         annotate({ quoteCache: cached ? 'hit' : 'miss' });
         return { status: 200, headers: KEYLESS_HEADERS, body: json };
       };
+      if (counts) return quotes.counted(params, counts).then(respond);
       const ready = quotes.ready(params);
       if (ready) return respond(ready);
       // A quote computed for this request draws on its caller's fresh budget first (a key's, above).

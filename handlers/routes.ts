@@ -9,6 +9,7 @@ import { OpenAPIBackend, type Document } from 'openapi-backend';
 import * as v1BodyValidators from '../generated/body-validators.js';
 import * as v1QueryValidators from '../generated/query-validators.js';
 import type { KeyVerifier, Partner } from '../core/keys/partner-keys.js';
+import type { QuoteCounts } from '../core/quotes/service.js';
 import type { Metrics } from '../core/metrics.js';
 import { DomainError } from '../core/errors.js';
 import { ANY_ORIGIN, presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
@@ -164,7 +165,7 @@ function operationRoute(
   const baseUrl = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
   const queries = validateQuery && handler.rememberQueries ? new ValidatedQueries(validateQuery, fieldCodes) : undefined;
   /** The handler's context, its guard run and its input validated: throws the request's 4xx. */
-  const prepare = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): OperationContext<never, never> => {
+  const prepare = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null, counts?: QuoteCounts): OperationContext<never, never> => {
     // Guards read the query as sent; the handler gets it validated (and coerced).
     const context: { -readonly [K in keyof OperationContext<Query>]: OperationContext<Query>[K] } = {
       query: request.query as Query,
@@ -174,6 +175,7 @@ function operationRoute(
       baseUrl: () => baseUrl(request),
       annotate: (fields) => annotate(request, fields),
       spendFreshQuote: () => limits?.spendFreshQuote(request, reply),
+      counts,
     };
     handler.guard?.(context);
     if (queries) context.query = queries.get(request.url, request.query as Record<string, unknown>);
@@ -187,30 +189,48 @@ function operationRoute(
     send(reply, result);
     return undefined;
   };
-  const run = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => execute(reply, prepare(request, reply, partner));
+  const run = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null, counts?: QuoteCounts) => execute(reply, prepare(request, reply, partner, counts));
   // The key is verified first, so a keyed caller is counted in its key's window. An invalid key
   // counts in its IP's keyless window, so guessing keys is limited like any keyless traffic; a
   // key that could not be verified (503) or a fault (500) is answered as it is.
   const count = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => limits?.admit(request, reply, partner);
   /** `next` once the request is counted: at once when it was (this process's own windows), else after. */
   const counted = (counting: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> => (counting === undefined ? next() : counting.then(next));
+  // Where the windows are shared, a handler that counts the request itself makes its counts in the
+  // round trip of its first shared-state read: one round trip where there would be two or three.
+  const pendingCounts = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): QuoteCounts | undefined =>
+    (handler.countsWithReads && limits?.pending?.(request, reply, partner)) || undefined;
+  /** `settle`'s outcome, once the request is counted: `pending`'s count, made by the handler, or else made here. */
+  const countedOnce = (pending: QuoteCounts, request: FastifyRequest, reply: FastifyReply, partner: Partner | null, settle: () => void | Promise<void>): Promise<void> => {
+    let settled: Promise<void>;
+    try {
+      settled = Promise.resolve(settle());
+    } catch (err) {
+      settled = Promise.reject(err);
+    }
+    return settled.catch((err: unknown) => (pending.window.counted ? Promise.reject(err) : counted(count(request, reply, partner), () => Promise.reject(err))));
+  };
   // With a replay, the request is validated and looked up before it is counted: a replay is not
   // counted, while every other answer, a 4xx included, is counted as it would be without.
   const replayFirst = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): Promise<void> => {
+    const pending = pendingCounts(request, reply, partner);
     let context: OperationContext<never, never>;
     try {
-      context = prepare(request, reply, partner);
+      context = prepare(request, reply, partner, pending);
     } catch (err) {
       return Promise.resolve(counted(count(request, reply, partner), () => Promise.reject(err)));
     }
+    const countedAlready = () => pending?.window.counted === true;
     return handler.replay!(context).then(
-      (stored) => (stored ? send(reply, stored) : counted(count(request, reply, partner), () => execute(reply, context))),
-      (err: unknown) => counted(count(request, reply, partner), () => Promise.reject(err)),
+      (stored) => (stored ? send(reply, stored) : countedAlready() ? execute(reply, context) : counted(count(request, reply, partner), () => execute(reply, context))),
+      (err: unknown) => (countedAlready() ? Promise.reject(err) : counted(count(request, reply, partner), () => Promise.reject(err))),
     );
   };
   const admitted = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => {
     if (!rateLimited) return run(request, reply, partner);
     if (handler.replay) return replayFirst(request, reply, partner);
+    const pending = pendingCounts(request, reply, partner);
+    if (pending) return countedOnce(pending, request, reply, partner, () => run(request, reply, partner, pending));
     return counted(count(request, reply, partner), () => run(request, reply, partner));
   };
   const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown): Promise<void> =>

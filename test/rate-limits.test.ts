@@ -225,6 +225,7 @@ t.test('RateWindows: "rate limiting degrades to per-instance counting, and says 
     hit: (key, windowMs) => (reachable ? shared.hit(key, windowMs) : Promise.reject(new SharedStateUnavailable('Redis at db:6379 is unreachable'))),
     peek: (key) => shared.peek(key),
     get: (key) => shared.get(key),
+    exchange: (exchange) => shared.exchange(exchange),
     getValues: (keys) => shared.getValues(keys),
     setIfAbsent: (key, value, ttlMs) => shared.setIfAbsent(key, value, ttlMs),
     mapGet: (map, field) => shared.mapGet(map, field),

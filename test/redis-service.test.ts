@@ -309,7 +309,7 @@ t.test('idempotency records in Redis: "A record holds digests of the request and
   assertRecordsPrivate(t, await redisEntries(redisUrl), { plans: [keyless.body, keyed.body], takerParty: taker, ip, apiKey: key, keyId: record.id });
 });
 
-t.test('a new plan on Redis reads its idempotency record in one round trip (this version\'s and the previous version\'s, one MGET) and keeps it with one SET', redisSkip(redis), async (t) => {
+t.test('a new plan on Redis reads its idempotency record in one round trip (this version\'s and the previous version\'s, in one script) and keeps it with one SET', redisSkip(redis), async (t) => {
   const redisUrl = nextRedisUrl();
   const app = await testApp({ env: { REDIS_URL: redisUrl } });
   t.teardown(app.close);
@@ -322,16 +322,116 @@ t.test('a new plan on Redis reads its idempotency record in one round trip (this
     client.disconnect();
   });
   const seen: string[][] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args.some((arg) => arg.startsWith('bestex:idem:'))) seen.push(args);
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (source !== 'lua' && args.some((arg) => arg.startsWith('bestex:idem:'))) seen.push(args);
   });
   t.equal((await plan('counted')).statusCode, 200, 'a new plan');
   t.equal((await plan('counted')).statusCode, 200, 'and its replay');
   await sleep(200);
   const commands = seen.map((args) => `${args[0]!.toLowerCase()} ${args.filter((arg) => arg.startsWith('bestex:idem:')).length}`);
-  t.strictSame(commands, ['mget 2', 'set 1', 'mget 2'], 'the new plan: one MGET of both records and one SET; its replay: one MGET');
+  t.strictSame(commands, ['evalsha 2', 'set 1', 'evalsha 2'], 'the new plan: one script reading both records and one SET; its replay: one script');
   t.ok(seen[1]!.includes('NX'), 'the SET takes the key only if no plan holds it');
 });
+
+/**
+ * Round trips to Redis, read from its MONITOR: each command a client sends is one, except that a
+ * script's own commands (MONITOR's source `lua`) are its EVALSHA's, and the commands of a
+ * MULTI ... EXEC, which ioredis writes together, are one. The shared state's periodic work (the
+ * state marker's check, usage flushes: keys `bestex:state`, `bestex:usage:`) is no request's and
+ * is left out. Every command a request makes is awaited before it is answered, so an ECHO the
+ * test sends after the answer marks where the request's commands end.
+ */
+async function roundTripCounter(t: Test, redisUrl: string): Promise<(request: () => Promise<{ statusCode: number; body: string }>) => Promise<{ status: number; body: string; trips: number; commands: string }>> {
+  const client = new Redis(redisUrl);
+  const monitor = await client.monitor();
+  t.teardown(() => {
+    monitor.disconnect();
+    client.disconnect();
+  });
+  let lines: Array<{ readonly args: string[]; readonly source: string }> = [];
+  let marker: { readonly text: string; readonly seen: () => void } | null = null;
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (marker && args[0]?.toLowerCase() === 'echo' && args[1] === marker.text) marker.seen();
+    else lines.push({ args, source });
+  });
+  const periodic = (args: readonly string[]) => args.some((arg) => arg.startsWith('bestex:state') || arg.startsWith('bestex:usage:'));
+  let markers = 0;
+  return async (request) => {
+    lines = [];
+    const { statusCode, body } = await request();
+    const text = `end-of-request-${++markers}`;
+    const seen = new Promise<void>((resolve) => (marker = { text, seen: resolve }));
+    await client.echo(text);
+    await seen;
+    let trips = 0;
+    const commands: string[] = [];
+    let transaction: string[][] | null = null;
+    for (const { args, source } of lines) {
+      if (source === 'lua') continue;
+      const name = args[0]!.toLowerCase();
+      if (transaction) {
+        if (name !== 'exec' && name !== 'discard') {
+          transaction.push(args);
+          continue;
+        }
+        if (!transaction.every(periodic)) {
+          trips += 1;
+          commands.push(`multi(${transaction.map((a) => a[0]!.toLowerCase()).join(' ')})`);
+        }
+        transaction = null;
+        continue;
+      }
+      if (name === 'multi') transaction = [];
+      else if (!periodic(args)) {
+        trips += 1;
+        commands.push(name);
+      }
+    }
+    return { status: statusCode, body, trips, commands: commands.join(' ') };
+  };
+}
+
+t.test(
+  'one Redis round trip per quote, cached or fresh (a fresh one also stores its body), keyless; a key adds its lookup; a new plan makes two, a replay one',
+  redisSkip(redis),
+  async (t) => {
+    const redisUrl = nextRedisUrl();
+    // No periodic work while counting: the marker's check and usage flushes run an hour apart.
+    const env = { REDIS_URL: redisUrl, LIVENESS_PROBE_INTERVAL_MS: '3600000', USAGE_FLUSH_MS: '600000' };
+    const a = await testApp({ env });
+    const b = await testApp({ env });
+    t.teardown(a.close);
+    t.teardown(b.close);
+    const { key } = await issueKey(a.core.keyStore, { name: 'round-trips' });
+    const quote = (app: TestApp, amount: number, withKey = false) => () => app.server.inject({ url: `${QUOTE}&amount=${amount}`, headers: withKey ? { 'x-api-key': key } : {} });
+    const plan = (idempotencyKey: string, withKey = false) => () =>
+      a.server.inject({ method: 'POST', url: withKey ? '/api/execute/plan' : '/api/app/plan', payload: planBody(idempotencyKey), headers: withKey ? { 'x-api-key': key } : {} });
+    // Warm: each instance's scripts loaded (a first EVALSHA meets NOSCRIPT, then EVAL, and MONITOR
+    // shows no command that failed), the plans' quote cached here.
+    t.equal((await quote(a, 1)()).statusCode, 200);
+    t.equal((await quote(b, 1)()).statusCode, 200);
+    t.equal((await plan('warm-up')()).statusCode, 200);
+    const count = await roundTripCounter(t, redisUrl);
+
+    const expected: Array<[string, () => Promise<{ statusCode: number; body: string }>, number]> = [
+      ['keyless fresh quote', quote(a, 7), 2],
+      ['keyless quote cached here', quote(a, 7), 1],
+      ['keyless quote cached by another instance', quote(b, 7), 1],
+      ['keyed fresh quote', quote(a, 8, true), 3],
+      ['keyed quote cached here', quote(a, 8, true), 2],
+      ['keyed quote cached by another instance', quote(b, 8, true), 2],
+      ['keyless new plan', plan('trips-1'), 2],
+      ['keyless replay', plan('trips-1'), 1],
+      ['keyed new plan', plan('trips-2', true), 3],
+      ['keyed replay', plan('trips-2', true), 2],
+    ];
+    for (const [what, request, trips] of expected) {
+      const counted = await count(request);
+      t.equal(counted.status, 200, `${what}: 200 (${counted.status === 200 ? 'a quote or plan' : counted.body})`);
+      t.equal(counted.trips, trips, `${what}: ${trips} round trip(s) (sent: ${counted.commands})`);
+    }
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Last: it takes the file's Redis down and brings it back empty.

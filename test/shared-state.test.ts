@@ -422,3 +422,49 @@ t.test('redis: when Redis goes away every call fails at once, the process lives 
   t.equal((await state.hit('w', 10_000)).count, 1, 'commands work again (on the restarted, empty server)');
   t.equal(await state.setIfAbsent('v', 'x', 10_000), true);
 });
+
+// ---------------------------------------------------------------------------------------------
+for (const adapter of adapters) {
+  const name = (rule: string) => `${adapter.name}: ${rule}`;
+
+  t.test(name('exchange: "hits are counted first, then values read; hitsOnMiss are counted only when every read finds nothing"'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    const minute = 60_000;
+    await state.setIfAbsent('held', 'a body', minute);
+    const missed = await state.exchange({ hits: [{ key: 'window', windowMs: minute }], reads: ['none-1', 'none-2'], hitsOnMiss: [{ key: 'budget', windowMs: minute }] });
+    t.equal(missed.hits[0]?.count, 1, 'the hit counted');
+    t.ok(missed.hits[0]!.resetInMs > 0 && missed.hits[0]!.resetInMs <= minute, 'with the time its window has left');
+    t.strictSame(missed.reads, [null, null], 'nothing under either key');
+    t.equal(missed.hitsOnMiss?.[0]?.count, 1, 'every read missed: the hit on a miss counted');
+
+    const found = await state.exchange({ hits: [{ key: 'window', windowMs: minute }], reads: ['none-1', 'held'], hitsOnMiss: [{ key: 'budget', windowMs: minute }] });
+    t.equal(found.hits[0]?.count, 2, 'the hit counted again');
+    t.equal(found.reads[0], null);
+    t.equal(found.reads[1]?.value, 'a body', 'the value held');
+    t.ok(found.reads[1]!.ttlMs !== null && found.reads[1]!.ttlMs > 0 && found.reads[1]!.ttlMs <= minute, 'with its time left');
+    t.equal(found.hitsOnMiss, null, 'a read found a value: no hit on a miss counted');
+    t.equal((await state.peek('budget'))?.count, 1, 'the budget holds its one count');
+
+    const onlyHits = await state.exchange({ hits: [{ key: 'window', windowMs: minute }, { key: 'other', windowMs: minute }] });
+    t.strictSame(onlyHits.hits.map((c) => c.count), [3, 1], 'several hits, each in its own window');
+  });
+
+  t.test(name('exchange: "a request refused by one window spends nothing in the others": a count over its max stops the windows after it'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    const minute = 60_000;
+    const window = { key: 'window', windowMs: minute, max: 1 };
+    const share = { key: 'share', windowMs: minute, max: 1 };
+    const budget = { key: 'budget', windowMs: minute };
+    t.equal((await state.exchange({ hits: [window], reads: ['none'], hitsOnMiss: [budget] })).hitsOnMiss?.length, 1, 'within its max: counted on');
+    const over = await state.exchange({ hits: [window], reads: ['none'], hitsOnMiss: [budget] });
+    t.equal(over.hits[0]?.count, 2, 'the hit over its max is counted, and said to be');
+    t.equal(over.hitsOnMiss, null, 'nothing after it is counted');
+    t.equal((await state.peek('budget'))?.count, 1, 'the budget is not spent');
+
+    const first = await state.exchange({ reads: ['none'], hitsOnMiss: [share, budget] });
+    t.strictSame(first.hitsOnMiss?.map((c) => c.count), [1, 2], 'hits on a miss within their max: all counted');
+    const stopped = await state.exchange({ reads: ['none'], hitsOnMiss: [share, budget] });
+    t.strictSame(stopped.hitsOnMiss?.map((c) => c.count), [2], 'the hit on a miss over its max is the last counted');
+    t.equal((await state.peek('budget'))?.count, 2, 'the one after it is not spent');
+  });
+}

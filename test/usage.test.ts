@@ -69,6 +69,7 @@ function flakyState(now: () => number): SharedState & { reachable: boolean; inne
     shared: true,
     hit: (key: string, windowMs: number) => inner.hit(key, windowMs),
     get: (key: string) => inner.get(key),
+    exchange: (exchange: Parameters<SharedState['exchange']>[0]) => inner.exchange(exchange),
     getValues: (keys: readonly string[]) => inner.getValues(keys),
     setIfAbsent: (key: string, value: string, ttlMs: number) => inner.setIfAbsent(key, value, ttlMs),
     mapGet: (map: string, field: string) => inner.mapGet(map, field),

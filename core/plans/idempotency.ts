@@ -7,7 +7,7 @@
 // or request against them (a plain digest of a guessable party is a lookup away from the party).
 import { createHmac, hash } from 'node:crypto';
 import { DomainError } from '../errors.js';
-import { SharedStateUnavailable, type SharedState } from '../state/shared-state.js';
+import { SharedStateUnavailable, type SharedState, type WindowCount, type WindowHit } from '../state/shared-state.js';
 
 /** When to try again while the shared state is unreachable: it is probed every second, and reconnects within a few. */
 const UNREACHABLE_RETRY_SECONDS = 5;
@@ -115,6 +115,24 @@ export class IdempotencyRecords {
     const [stored = null, legacy = null] = await this.unlessUnavailable(this.state.getValues([key, legacyKey(legacyBoundTo, request)]));
     if (stored !== null) return parseRecord(stored);
     return legacy === null ? null : this.fromLegacy(request, legacyBoundTo, legacy);
+  }
+
+  /** Whether other instances read the same records. */
+  get shared(): boolean {
+    return this.state.shared;
+  }
+
+  /**
+   * `find`, with `hitsOnMiss` counted in the same round trip when neither record is held (the
+   * windows of a new plan, which a replay is not counted in): their counts, or null when a record
+   * is held and none was counted.
+   */
+  async findCounting(request: PlanRequestKey, hitsOnMiss: readonly WindowHit[]): Promise<{ readonly record: IdempotencyRecord | null; readonly counts: readonly WindowCount[] | null }> {
+    const legacyBoundTo = plainDigest(`caller\0${request.caller}`);
+    const reads = this.state.shared ? [this.key(request), legacyKey(legacyBoundTo, request)] : [this.key(request)];
+    const { reads: [stored = null, legacy = null], hitsOnMiss: counts } = await this.unlessUnavailable(this.state.exchange({ reads, hitsOnMiss }));
+    if (stored !== null) return { record: parseRecord(stored.value), counts };
+    return { record: legacy === null ? null : this.fromLegacy(request, legacyBoundTo, legacy.value), counts };
   }
 
   /**

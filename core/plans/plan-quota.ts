@@ -7,6 +7,7 @@
 import { RateLimitedError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { RateWindows } from '../state/rate-windows.js';
+import type { WindowCount, WindowHit } from '../state/shared-state.js';
 
 export interface PlanQuotaSettings {
   readonly perIp: number;
@@ -24,10 +25,20 @@ export class PlanQuota {
     private readonly metrics?: Metrics,
   ) {}
 
-  /** Counts one new plan for `caller`; throws rate_limited over its share. */
-  async admit(caller: QuotaCaller): Promise<void> {
-    const [key, max] = caller.route === 'partner' ? [`rate:plans:key:${caller.partner.id}`, this.settings.perKey] : [`rate:plans:ip:${caller.ip}`, this.settings.perIp];
-    const { count, resetInMs } = await this.windows.hit(key, this.settings.windowMs);
+  /** The window `caller`'s new plans are counted in. */
+  window(caller: QuotaCaller): WindowHit {
+    return caller.route === 'partner'
+      ? { key: `rate:plans:key:${caller.partner.id}`, windowMs: this.settings.windowMs, max: this.settings.perKey }
+      : { key: `rate:plans:ip:${caller.ip}`, windowMs: this.settings.windowMs, max: this.settings.perIp };
+  }
+
+  /**
+   * Counts one new plan for `caller`; throws rate_limited over its share. `counted`: the count,
+   * made already with the request's other reads of the shared state (PlanService.lookup).
+   */
+  async admit(caller: QuotaCaller, counted?: WindowCount): Promise<void> {
+    const { key, windowMs, max = Infinity } = this.window(caller);
+    const { count, resetInMs } = counted ?? (await this.windows.hit(key, windowMs));
     if (count <= max) return;
     this.metrics?.rateLimited('plan-records');
     const seconds = Math.max(1, Math.ceil(resetInMs / 1000));

@@ -13,7 +13,8 @@ import type { PlanParams, PlanRoute } from './params.js';
 import type { QuoteService } from '../quotes/service.js';
 import type { CoreLog } from '../log.js';
 import { NO_METRICS, type Metrics } from '../metrics.js';
-import { SharedStateFull } from '../state/shared-state.js';
+import { SharedStateFull, type WindowCount } from '../state/shared-state.js';
+import type { PendingCount } from '../state/rate-windows.js';
 import type { PlanQuota } from './plan-quota.js';
 import { CC, pairKey } from '../tokens.js';
 import type { AppPlan, QuoteResponse } from '../wire.js';
@@ -49,6 +50,8 @@ export interface HeldPlan {
   readonly replay: string | null;
   /** The record held under the key (for another request when `replay` is null), or null. */
   readonly record: IdempotencyRecord | null;
+  /** The caller's count of new plans (PlanQuota), made with the lookup for a request that makes one; create() judges it. */
+  readonly quotaCount?: WindowCount;
 }
 
 export interface MadePlan {
@@ -89,17 +92,49 @@ export class PlanService {
     return this.trips;
   }
 
-  /** What this caller holds under the request's idempotencyKey: a plan to replay, or what create() is given. */
-  async lookup(params: PlanParams, caller: PlanCaller): Promise<HeldPlan> {
+  /**
+   * What this caller holds under the request's idempotencyKey: a plan to replay, or what create()
+   * is given. `window`: where the state is shared, the request's count in its caller's window, made
+   * in the same round trip when no record is held (a replay is not counted), with the caller's
+   * count of new plans when the request would make one: a new plan then costs this round trip and
+   * its record's write.
+   */
+  async lookup(params: PlanParams, caller: PlanCaller, window?: PendingCount): Promise<HeldPlan> {
+    const { records, quota } = this.options;
     const request = requestKey(params, caller);
-    const { fingerprint, boundTo } = this.options.records.digests(request);
-    const record = await this.options.records.find(request);
+    const { fingerprint, boundTo } = records.digests(request);
+    let record: IdempotencyRecord | null;
+    let quotaCount: WindowCount | undefined;
+    if (window && records.shared) {
+      const quotaWindow = quota && this.makesRecord(params, caller) ? [quota.window(caller)] : [];
+      const found = await records.findCounting(request, [window.hit, ...quotaWindow]);
+      record = found.record;
+      if (found.counts) {
+        window.judge(found.counts[0]!);
+        quotaCount = found.counts[1];
+      }
+    } else {
+      record = await records.find(request);
+    }
     const same = record !== null && record.fingerprint === fingerprint;
-    return { replay: same ? this.checkedReplay(record, boundTo, caller.route, params.venueId) : null, record };
+    return { replay: same ? this.checkedReplay(record!, boundTo, caller.route, params.venueId) : null, record, quotaCount };
   }
 
-  /** A plan for a request that is no replay; `held` is what lookup() found under its key. */
-  async create(params: PlanParams, caller: PlanCaller, held: IdempotencyRecord | null): Promise<MadePlan> {
+  /** Whether create() would make a record for the request, none being held: it passes every check made before the caller's share is spent. */
+  private makesRecord(params: PlanParams, caller: PlanCaller): boolean {
+    const { options } = this;
+    try {
+      checkIntegratorCap(params.integratorFee, caller.route === 'partner' ? options.schemas.termsOfPartner(caller.partner) : options.schemas.b2c);
+      if (!options.venueIds.includes(params.venueId)) return false;
+      this.checkExecutable(params, caller);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A plan for a request that is no replay; `held` is what lookup() found under its key, `quotaCount` the count it made. */
+  async create(params: PlanParams, caller: PlanCaller, held: IdempotencyRecord | null, quotaCount?: WindowCount): Promise<MadePlan> {
     const { options } = this;
     const { route } = caller;
     const terms = caller.route === 'partner' ? options.schemas.termsOfPartner(caller.partner) : options.schemas.b2c;
@@ -111,22 +146,10 @@ export class PlanService {
     const digests = options.records.digests(request);
     if (held !== null) return { json: this.sameRequest(held, params, digests, route), replayed: true };
 
-    const { give, want } = params.request;
-    if (give !== CC && want !== CC) {
-      throw new DomainError('unsupported_pair', `the pair ${give.symbol}/${want.symbol} is not executable: every v1 swap has a CC leg`);
-    }
-    if (params.venueId !== options.supportedVenueId) {
-      throw new DomainError('venue_unavailable', `venue ${params.venueId} is not executable in v1: plans are built for ${options.supportedVenueId} only`);
-    }
-    const pool = options.poolParties[pairKey(give, want)];
-    if (pool === undefined) throw new DomainError('no_pool', `venue ${params.venueId} has no pool configured for ${pairKey(give, want)}`);
-    this.checkParties(params, route, pool);
-    if (route === 'app' && options.collecting && options.b2cFeeParty === null) {
-      throw new DomainError('fee_unconfigured', 'fees are collected but no fee destination is configured for keyless plans; nothing was created');
-    }
+    const pool = this.checkExecutable(params, caller);
 
     // The caller's share is spent only by a request that would make a new record, and before any venue is asked.
-    await options.quota?.admit(caller);
+    await options.quota?.admit(caller, quotaCount);
     const { net, asOf } = await this.venueQuote(params, route);
     const inputs: PlanInputs = {
       route,
@@ -146,6 +169,26 @@ export class PlanService {
     if (kept !== record) return { json: this.sameRequest(kept, params, digests, route), replayed: true };
     this.metrics.plan(route, 'created');
     return { json: record.plan, replayed: false };
+  }
+
+  /** The checks made of a request that would make a new plan; its pool party. */
+  private checkExecutable(params: PlanParams, caller: PlanCaller): string {
+    const { options } = this;
+    const { route } = caller;
+    const { give, want } = params.request;
+    if (give !== CC && want !== CC) {
+      throw new DomainError('unsupported_pair', `the pair ${give.symbol}/${want.symbol} is not executable: every v1 swap has a CC leg`);
+    }
+    if (params.venueId !== options.supportedVenueId) {
+      throw new DomainError('venue_unavailable', `venue ${params.venueId} is not executable in v1: plans are built for ${options.supportedVenueId} only`);
+    }
+    const pool = options.poolParties[pairKey(give, want)];
+    if (pool === undefined) throw new DomainError('no_pool', `venue ${params.venueId} has no pool configured for ${pairKey(give, want)}`);
+    this.checkParties(params, route, pool);
+    if (route === 'app' && options.collecting && options.b2cFeeParty === null) {
+      throw new DomainError('fee_unconfigured', 'fees are collected but no fee destination is configured for keyless plans; nothing was created');
+    }
+    return pool;
   }
 
   /**

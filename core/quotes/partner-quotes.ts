@@ -7,7 +7,7 @@ import { DomainError } from '../errors.js';
 import type { FeeSchemas, FeeTerms } from './fee-schemas.js';
 import type { Partner } from '../keys/partner-keys.js';
 import type { QuoteParams } from './params.js';
-import type { QuoteService } from './service.js';
+import type { QuoteCounts, QuoteService } from './service.js';
 import type { QuoteResponse } from '../wire.js';
 
 export interface PartnerQuote {
@@ -28,8 +28,12 @@ export class PartnerQuotes {
     private readonly onUnconfiguredSchema: (partner: Partner) => void = () => {},
   ) {}
 
-  /** `beforeCompute`: spends the key's fresh-quote budget when the base quote is computed for this request (throws over it). */
-  async quote(params: QuoteParams, partner: Partner, beforeCompute?: () => void | Promise<void>): Promise<PartnerQuote> {
+  /**
+   * `beforeCompute`: spends the key's fresh-quote budget when the base quote is computed for this
+   * request (throws over it). `counts`: where the windows are shared, the request's counts, made
+   * with the base quote's read (QuoteService.counted) instead.
+   */
+  async quote(params: QuoteParams, partner: Partner, beforeCompute?: () => void | Promise<void>, counts?: QuoteCounts): Promise<PartnerQuote> {
     const terms = this.schemas.termsOf(partner.schemaId);
     // Never a quote under other terms. The quote's contract has no 500: the key is recognised and
     // cannot be served until the operator configures its schema (told at start, and here), which is
@@ -39,7 +43,7 @@ export class PartnerQuotes {
       throw new DomainError('key_verification_unavailable', "this key's fee terms are not configured on the service right now; nothing was quoted; the operator is told", UNCONFIGURED_SCHEMA_RETRY_SECONDS);
     }
     checkIntegratorCap(params.integratorFee, terms);
-    const { json, cached } = await this.quotes.baseQuote(params, beforeCompute);
+    const { json, cached } = counts ? await this.quotes.counted(params, counts) : await this.quotes.baseQuote(params, beforeCompute);
     return { body: withClientFees(JSON.parse(json) as QuoteResponse, terms, params, this.feeCollectionEnabled), cached };
   }
 }

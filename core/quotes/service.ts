@@ -4,6 +4,7 @@
 // combination within its window.
 import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from './engine.js';
 import type { SharedState, StoredValue } from '../state/shared-state.js';
+import type { PendingCount, RateWindows } from '../state/rate-windows.js';
 import { SingleFlightCache } from './single-flight-cache.js';
 import { toWire } from '../decimal.js';
 
@@ -12,6 +13,16 @@ export interface QuoteServiceOptions extends QuoteEngineOptions {
   readonly cacheMaxEntries: number;
   /** The cache shared with other instances; omitted for a single instance. */
   readonly sharedCache?: SharedState;
+  /** The windows over the shared cache's state: a request's counts made in the round trip that reads the cache (`counted`). */
+  readonly windows?: RateWindows;
+}
+
+/** A quote request's counts, not made yet (core/state/rate-windows.ts). */
+export interface QuoteCounts {
+  /** The caller's window: counted for every request. */
+  readonly window: PendingCount;
+  /** The caller's fresh-quote budget: counted only for a quote computed for this request. */
+  readonly fresh: PendingCount;
 }
 
 export interface BaseQuote {
@@ -59,19 +70,53 @@ export class QuoteService {
   async baseQuote({ request, cacheKey: key }: KeyedQuoteRequest, beforeCompute?: () => void | Promise<void>): Promise<BaseQuote> {
     const ready = this.ready({ request, cacheKey: key });
     if (ready) return ready;
-    const { metrics } = this.options;
     if (!this.cache.has(key)) {
       const stored = await this.readShared(key);
-      if (stored) {
-        this.cache.get(key, async (expireIn) => {
-          if (stored.ttlMs !== null) expireIn(stored.ttlMs);
-          return stored.value;
-        });
-        metrics?.quoteCacheHit();
-        return { json: stored.value, cached: true };
-      }
+      if (stored) return this.fromShared(key, stored);
       await beforeCompute?.();
     }
+    return this.local({ request, cacheKey: key });
+  }
+
+  /**
+   * `baseQuote`, with the request's counts made where the windows are shared: the caller's window,
+   * the shared cache's read and, when no instance holds the quote, the fresh-quote budget, in one
+   * round trip (a quote this instance holds needs only the window). Each count is judged before
+   * anything else is done; a quote computed here is then stored in the shared cache (a second
+   * round trip, the only other one).
+   */
+  async counted(keyed: KeyedQuoteRequest, counts: QuoteCounts): Promise<BaseQuote> {
+    const { windows } = this.options;
+    if (!windows) throw new Error('counted quotes need the windows (QuoteServiceOptions.windows)');
+    const key = keyed.cacheKey;
+    const here = this.cache.has(key) || !this.options.sharedCache;
+    const exchanged = await windows.exchange(here ? { hits: [counts.window.hit] } : { hits: [counts.window.hit], reads: [`quote:${key}`], hitsOnMiss: [counts.fresh.hit] });
+    if (!exchanged) {
+      // The shared state is unreachable: the counts are this process's, and the cache this instance's.
+      await windows.count(counts.window);
+      return this.baseQuote(keyed, () => windows.count(counts.fresh));
+    }
+    counts.window.judge(exchanged.hits[0]!);
+    const stored = exchanged.reads[0];
+    if (stored) return this.fromShared(key, stored);
+    const [fresh] = exchanged.hitsOnMiss ?? [];
+    if (fresh) counts.fresh.judge(fresh);
+    return this.local(keyed);
+  }
+
+  /** A body another instance stored, kept here until it expires there. */
+  private fromShared(key: string, stored: StoredValue): BaseQuote {
+    this.cache.get(key, async (expireIn) => {
+      if (stored.ttlMs !== null) expireIn(stored.ttlMs);
+      return stored.value;
+    });
+    this.options.metrics?.quoteCacheHit();
+    return { json: stored.value, cached: true };
+  }
+
+  /** The base quote from this instance's cache, or computed here. */
+  private async local({ request, cacheKey: key }: KeyedQuoteRequest): Promise<BaseQuote> {
+    const { metrics } = this.options;
     const { value, hit } = this.cache.get(key, (expireIn) => this.compute(request, key, expireIn));
     if (hit) metrics?.quoteCacheHit();
     else metrics?.quoteCacheMiss();

@@ -3,7 +3,7 @@
 // would wait that long for its rate-limit window, and again for the quote cache. While the state
 // is down, calls fail at once, except one call per retry interval, which probes it.
 import type { ComponentHealth } from '../health/component-health.js';
-import { SharedStateUnavailable, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
+import { SharedStateUnavailable, type Exchange, type Exchanged, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
 
 export class GuardedSharedState implements SharedState {
   readonly shared: boolean;
@@ -51,6 +51,10 @@ export class GuardedSharedState implements SharedState {
 
   get(key: string): Promise<StoredValue | null> {
     return this.guarded(() => this.inner.get(key));
+  }
+
+  exchange(exchange: Exchange): Promise<Exchanged> {
+    return this.guarded(() => this.inner.exchange(exchange));
   }
 
   getValues(keys: readonly string[]): Promise<Array<string | null>> {

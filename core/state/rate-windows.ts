@@ -2,10 +2,22 @@
 // shared state (Redis) cannot be reached, windows are counted in this instance's memory until it
 // is back, so limits still hold per instance and no request fails for want of a counter. The
 // shared state's health (core/state/guard.ts) logs each change and feeds the status.
-import { InProcessSharedState, SharedStateUnavailable, type SharedState, type WindowCount } from './shared-state.js';
+import { InProcessSharedState, SharedStateUnavailable, type Exchange, type Exchanged, type SharedState, type WindowCount, type WindowHit } from './shared-state.js';
 
 /** The window a partner key's requests are counted in (handlers/http/rate-limits.ts names it so: `rate:` + kind + caller). */
 export const keyedWindowKey = (partnerId: string): string => `rate:key:${partnerId}`;
+
+/**
+ * A request's count in one of its caller's windows, not made yet: where windows are shared, it is
+ * made in the round trip of the request's first read of the shared state (Exchange), then judged.
+ */
+export interface PendingCount {
+  readonly hit: WindowHit;
+  /** Whether `judge` was called: the count is made. */
+  readonly counted: boolean;
+  /** Judges the count made: throws the caller's refusal (rate_limited) when it is over the limit. */
+  judge(count: WindowCount): void;
+}
 
 export class RateWindows {
   private readonly local: InProcessSharedState;
@@ -45,6 +57,25 @@ export class RateWindows {
       if (!(err instanceof SharedStateUnavailable)) throw err;
       return this.local.peekNow(key);
     }
+  }
+
+  /**
+   * Counts and reads as `exchange` says, in one round trip to the shared state; null, having counted
+   * nothing, while it is unreachable: callers then count each window with `hit`, which falls back
+   * to this process's memory.
+   */
+  async exchange(exchange: Exchange): Promise<Exchanged | null> {
+    try {
+      return await this.state.exchange(exchange);
+    } catch (err) {
+      if (!(err instanceof SharedStateUnavailable)) throw err;
+      return null;
+    }
+  }
+
+  /** Counts `pending` with `hit` (this process's memory while the shared state is unreachable) and judges it. */
+  async count(pending: PendingCount): Promise<void> {
+    pending.judge(await this.hit(pending.hit.key, pending.hit.windowMs));
   }
 
   private async sharedHit(key: string, windowMs: number): Promise<WindowCount> {

@@ -3,7 +3,7 @@
 // service, never crash or stall it: every call settles within about `commandTimeoutMs`, and a
 // failure is a SharedStateUnavailable.
 import { Redis } from 'ioredis';
-import { SharedStateUnavailable, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
+import { SharedStateUnavailable, type Exchange, type Exchanged, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
 
 export interface RedisSharedStateOptions {
   /** Prepended to every key, so several services can share one Redis (default 'bestex:'). */
@@ -27,8 +27,53 @@ end
 return {count, ttl}
 `;
 
+// An Exchange (core/state/shared-state.ts) in one script, so a request's windows and reads cost
+// one round trip. KEYS: the hits', the reads', then the hits-on-miss' keys; ARGV: how many hits
+// and reads, then each hit's window and limit (-1: none), the hits', then the hits-on-miss'.
+// Returns each hit's count and time left, each read's value (false: none) and time left, then,
+// when every read missed and no hit is over its limit, each hit-on-miss's count and time left up
+// to the first over its limit. Windows behave as in FIXED_WINDOW_HIT.
+const EXCHANGE = `
+local hits, reads = tonumber(ARGV[1]), tonumber(ARGV[2])
+local out = {}
+local over = false
+local function hit(i, at)
+  local count = redis.call('INCR', KEYS[i])
+  local ttl = redis.call('PTTL', KEYS[i])
+  if count == 1 or ttl < 0 then
+    redis.call('PEXPIRE', KEYS[i], ARGV[at])
+    ttl = tonumber(ARGV[at])
+  end
+  local max = tonumber(ARGV[at + 1])
+  if max >= 0 and count > max then over = true end
+  out[#out + 1] = count
+  out[#out + 1] = ttl
+end
+for i = 1, hits do hit(i, 1 + 2 * i) end
+local missed = true
+for i = hits + 1, hits + reads do
+  local value = redis.call('GET', KEYS[i])
+  if value then
+    missed = false
+    out[#out + 1] = value
+    out[#out + 1] = redis.call('PTTL', KEYS[i])
+  else
+    out[#out + 1] = false
+    out[#out + 1] = 0
+  end
+end
+if missed then
+  for i = hits + reads + 1, #KEYS do
+    if over then break end
+    hit(i, 1 + 2 * (i - reads))
+  end
+end
+return out
+`;
+
 interface WithScripts {
   fixedWindowHit(key: string, windowMs: number): Promise<[number, number]>;
+  exchange(keyCount: number, ...keysAndArgs: Array<string | number>): Promise<Array<number | string | null>>;
 }
 
 /** Reconnect delays: quick at first, then every 2 s for as long as Redis stays away. */
@@ -62,7 +107,8 @@ export class RedisSharedState implements SharedState {
       maxRetriesPerRequest: 0,
       commandTimeout: this.timeoutMs,
       retryStrategy: retryDelay,
-      scripts: { fixedWindowHit: { lua: FIXED_WINDOW_HIT, numberOfKeys: 1 } },
+      // Sent as EVALSHA, and as EVAL when Redis answers NOSCRIPT (a restarted or flushed Redis).
+      scripts: { fixedWindowHit: { lua: FIXED_WINDOW_HIT, numberOfKeys: 1 }, exchange: { lua: EXCHANGE } },
     }) as Redis & WithScripts;
 
     const report = options.onConnectionChange ?? (() => {});
@@ -109,6 +155,25 @@ export class RedisSharedState implements SharedState {
     if (getError || ttlError) throw this.unavailable((getError ?? ttlError) as Error);
     if (value === null) return null;
     return { value, ttlMs: ttl < 0 ? null : ttl };
+  }
+
+  async exchange({ hits = [], reads = [], hitsOnMiss = [] }: Exchange): Promise<Exchanged> {
+    const keys = [...hits, ...reads, ...hitsOnMiss].map((item) => this.key(typeof item === 'string' ? item : item.key));
+    const windows = [...hits, ...hitsOnMiss].flatMap(({ windowMs, max }) => [windowMs, max ?? -1]);
+    const out = await this.run(() => this.client.exchange(keys.length, ...keys, hits.length, reads.length, ...windows));
+    const count = (i: number): WindowCount => ({ count: Number(out[i]), resetInMs: Number(out[i + 1]) });
+    const values = reads.map((_, i): StoredValue | null => {
+      const at = 2 * (hits.length + i);
+      if (out[at] === null) return null;
+      const ttl = Number(out[at + 1]);
+      return { value: String(out[at]), ttlMs: ttl < 0 ? null : ttl };
+    });
+    const counted = (out.length - 2 * (hits.length + reads.length)) / 2;
+    return {
+      hits: hits.map((_, i) => count(2 * i)),
+      reads: values,
+      hitsOnMiss: counted > 0 || (hitsOnMiss.length === 0 && values.every((value) => value === null)) ? Array.from({ length: counted }, (_, i) => count(2 * (hits.length + reads.length + i))) : null,
+    };
   }
 
   async getValues(keys: readonly string[]): Promise<Array<string | null>> {

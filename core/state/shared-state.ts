@@ -19,6 +19,36 @@ export interface StoredValue {
   readonly ttlMs: number | null;
 }
 
+/** A hit to count in a key's fixed window (SharedState.hit). */
+export interface WindowHit {
+  readonly key: string;
+  readonly windowMs: number;
+  /** The window's limit: a count over it spends no window counted after it in the same Exchange. */
+  readonly max?: number;
+}
+
+/**
+ * Work for the store sent together: one round trip to Redis (one script), however many windows
+ * and values it touches. Hits are counted first, then values read; `hitsOnMiss` are counted only
+ * when every read finds nothing (a quote no instance has cached, a plan no record holds) and no
+ * hit is over its limit, in order, up to the first over its limit: a request refused by one
+ * window spends nothing in the others.
+ */
+export interface Exchange {
+  readonly hits?: readonly WindowHit[];
+  readonly reads?: readonly string[];
+  readonly hitsOnMiss?: readonly WindowHit[];
+}
+
+export interface Exchanged {
+  /** `hits`' counts, in their order. */
+  readonly hits: readonly WindowCount[];
+  /** `reads`' values, in their order. */
+  readonly reads: ReadonlyArray<StoredValue | null>;
+  /** `hitsOnMiss`' counts, up to the first over its limit; null when a read found a value or a hit is over its limit, so none was counted. */
+  readonly hitsOnMiss: readonly WindowCount[] | null;
+}
+
 /** Increments to one map's fields, and the time the map is to expire in. */
 export interface MapIncrement {
   readonly map: string;
@@ -39,6 +69,8 @@ export interface SharedState {
   /** `key`'s window as it stands, without counting a hit; null when it has none running. */
   peek(key: string): Promise<WindowCount | null>;
   get(key: string): Promise<StoredValue | null>;
+  /** Counts and reads as `exchange` says, all in one round trip. */
+  exchange(exchange: Exchange): Promise<Exchanged>;
   /** The values under `keys`, in their order (null where there is none), in one round trip and without their expiries. */
   getValues(keys: readonly string[]): Promise<Array<string | null>>;
   /** Stores `value` under `key` for `ttlMs` unless the key holds a value; true when stored. */
@@ -88,6 +120,8 @@ export interface Expiring<T> {
   value: T;
   expiresAt: number;
 }
+
+const overLimit = ({ count }: WindowCount, { max }: WindowHit): boolean => max !== undefined && count > max;
 
 /** Entries past which expired ones are swept, so one-off keys (a caller's IP) do not pile up. */
 const SWEEP_AT = 10_000;
@@ -233,6 +267,23 @@ export class InProcessSharedState implements SharedState {
     const entry = this.liveValue(key, t);
     if (!entry) return null;
     return { value: entry.value, ttlMs: entry.expiresAt === Infinity ? null : entry.expiresAt - t };
+  }
+
+  async exchange({ hits = [], reads = [], hitsOnMiss = [] }: Exchange): Promise<Exchanged> {
+    const counted = hits.map(({ key, windowMs }) => this.hitNow(key, windowMs));
+    const t = this.now();
+    const values = reads.map((key): StoredValue | null => {
+      const entry = this.liveValue(key, t);
+      return entry ? { value: entry.value, ttlMs: entry.expiresAt === Infinity ? null : entry.expiresAt - t } : null;
+    });
+    if (!values.every((value) => value === null) || counted.some((c, i) => overLimit(c, hits[i]!))) return { hits: counted, reads: values, hitsOnMiss: null };
+    const onMiss: WindowCount[] = [];
+    for (const hit of hitsOnMiss) {
+      const count = this.hitNow(hit.key, hit.windowMs);
+      onMiss.push(count);
+      if (overLimit(count, hit)) break;
+    }
+    return { hits: counted, reads: values, hitsOnMiss: onMiss };
   }
 
   async getValues(keys: readonly string[]): Promise<Array<string | null>> {

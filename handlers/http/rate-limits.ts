@@ -9,8 +9,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../core/errors.js';
 import type { Partner } from '../../core/keys/partner-keys.js';
 import type { Metrics, RateLimitName } from '../../core/metrics.js';
-import type { RateWindows } from '../../core/state/rate-windows.js';
-import type { WindowCount } from '../../core/state/shared-state.js';
+import type { QuoteCounts } from '../../core/quotes/service.js';
+import type { PendingCount, RateWindows } from '../../core/state/rate-windows.js';
+import type { WindowCount, WindowHit } from '../../core/state/shared-state.js';
 
 const RATE_WINDOW_MS = 60_000;
 
@@ -26,6 +27,26 @@ export interface RateLimiter {
   admit(request: FastifyRequest, reply: FastifyReply, partner: Partner | null): void | Promise<void>;
   /** Counts a fresh quote in its caller's budget (per IP keyless, per key keyed); throws rate_limited over it. At once when the windows are this process's own. */
   spendFreshQuote(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
+  /**
+   * Where the windows are shared: the request's counts in its caller's window and fresh-quote
+   * budget, not made yet, for the core to make with its first shared-state read (one round trip
+   * for both and the read). Null where the windows are this process's own: counted at once there.
+   */
+  pending?(request: FastifyRequest, reply: FastifyReply, partner: Partner | null): QuoteCounts | null;
+}
+
+class Pending implements PendingCount {
+  counted = false;
+
+  constructor(
+    readonly hit: WindowHit,
+    private readonly enforce: (count: WindowCount) => void,
+  ) {}
+
+  judge(count: WindowCount): void {
+    this.counted = true;
+    this.enforce(count);
+  }
 }
 
 /** The plugin's store interface over the service's windows: one store for every limit. */
@@ -91,10 +112,13 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
       }
       return lastKey;
     };
-    return (request: FastifyRequest, reply: FastifyReply, showCounts: boolean): void | Promise<void> => {
+    const count = (request: FastifyRequest, reply: FastifyReply, showCounts: boolean): void | Promise<void> => {
       if (windows.isLocal) return enforce(verdict(windows.hitNow(windowKey(request), RATE_WINDOW_MS), max), name, reply, showCounts, metrics);
       return shared(request).then((result) => (result.isAllowed ? undefined : enforce(result, name, reply, showCounts, metrics)));
     };
+    const pending = (request: FastifyRequest, reply: FastifyReply, showCounts: boolean): PendingCount =>
+      new Pending({ key: windowKey(request), windowMs: RATE_WINDOW_MS, max }, (counted) => enforce(verdict(counted, max), name, reply, showCounts, metrics));
+    return Object.assign(count, { pending });
   };
   const keylessWindow = limit('ip', 'keyless-window', clientIp, settings.keylessPerMinute);
   const keyedWindow = limit('key', 'keyed-window', (request) => request.partner!.id, settings.keyedPerMinute);
@@ -107,6 +131,14 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
       return partner ? keyedWindow(request, reply, true) : keylessWindow(request, reply, false);
     },
     spendFreshQuote: (request, reply) => (request.partner ? keyedFreshBudget : freshBudget)(request, reply, false),
+    pending: (request, reply, partner) => {
+      if (windows.isLocal) return null;
+      request.partner = partner;
+      return {
+        window: partner ? keyedWindow.pending(request, reply, true) : keylessWindow.pending(request, reply, false),
+        fresh: (partner ? keyedFreshBudget : freshBudget).pending(request, reply, false),
+      };
+    },
   };
 }
 
