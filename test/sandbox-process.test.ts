@@ -113,7 +113,9 @@ t.test('a sandbox that dies is known at once from its exit, not a probe: status 
 });
 
 t.test('a sandbox that dies is restarted where it listened, with the same token, and the restart logged: quotes and its ledger answer again', async (t) => {
-  const s = await service(t, { QUOTE_CACHE_TTL_MS: '1' });
+  // Venues probed often and given long deadlines: on a busy host the restarted sandbox's first answers are slow, and a
+  // probe that ran while it was down leaves it venue_down until the next one.
+  const s = await service(t, { QUOTE_CACHE_TTL_MS: '1', VENUE_TIMEOUT_MS: '30000', LIVENESS_PROBE_INTERVAL_MS: '100' });
   const manifest = JSON.parse(readFileSync(path.join(s.dataDir, 'sandbox.json'), 'utf8')) as Record<string, unknown>;
   process.kill(s.sandbox.pid, 'SIGKILL');
   const restarted = (await until(() => logLines(s).find((l) => l.msg === 'the sandbox restarted'), 'the restart')) as { pid: number; restarts: number };
@@ -124,8 +126,9 @@ t.test('a sandbox that dies is restarted where it listened, with the same token,
   const again = JSON.parse(readFileSync(path.join(s.dataDir, 'sandbox.json'), 'utf8')) as Record<string, unknown>;
   t.strictSame({ ...again, pid: 0 }, { ...manifest, pid: 0 }, 'the same venues, ledger, registries, gateway and token');
   t.match((await statusOf(s.address)).components.at(-1), { component: 'sandbox', state: 'up' });
-  const body = (await (await fetch(`${s.address}/api/quote?from=CC&to=USDCx&amount=101`)).json()) as QuoteResponse;
-  t.equal(body.venues.find((v) => v.venueId === 'tradecraft')?.available, true, 'the venues answer again');
+  let amount = 100;
+  const tradecraft = async () => ((await (await fetch(`${s.address}/api/quote?from=CC&to=USDCx&amount=${++amount}`)).json()) as QuoteResponse).venues.find((v) => v.venueId === 'tradecraft');
+  t.ok(await until(async () => (await tradecraft())?.available, 'tradecraft to quote again', 60_000), 'the venues answer again');
   const funded = await sandboxCli(['fund', '--party', `restarted::1220${'5'.repeat(64)}`, '--token', 'CC', '--amount', '1'], { DATA_DIR: s.dataDir, LEDGER_URL: '', LEDGER_TOKEN: '' });
   t.equal(funded.code, 0, `its ledger answers the same token: ${funded.stderr}`);
 });

@@ -1,7 +1,7 @@
 // The in-process shared state's bounds: how many idempotency records and rate-limit windows this
 // process's memory may hold (STATE_MAX_PLAN_RECORDS, STATE_MAX_RATE_WINDOWS), and the one place a
 // refusal at a bound is counted and logged. Without them, callers from enough addresses could hold
-// the process's memory for the records' 5-minute retention (about 1.4 KB of heap per keyless plan record, bench/record-memory.ts measures it).
+// the process's memory for the records' 5-minute retention (about 1.5 KB of heap per keyless plan record, bench/record-memory.ts measures it).
 import type { CoreLog } from '../log.js';
 
 /** What the in-process state bounds: plan (idempotency) records, and rate-limit windows. */

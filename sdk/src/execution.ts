@@ -58,7 +58,7 @@ export interface ExecutionHooks {
 export interface Realised {
   /** What the taker received per unit given, to 10 fractional digits (rounded down). */
   readonly price: string;
-  /** How much worse than the quote's net the payout was, in bps (negative: better), truncated toward zero. */
+  /** How much worse than the quote's net the payout was, in bps (negative: better), rounded up: a loss is never understated, a gain never overstated. */
   readonly slippageBps: number;
   /** The payout less the plan's floor: never negative for a COMPLETED swap. */
   readonly aboveFloor: string;
