@@ -117,7 +117,8 @@ export class PlanService {
       record = await records.find(request);
     }
     const same = record !== null && record.fingerprint === fingerprint;
-    return { replay: same ? this.checkedReplay(record!, boundTo, caller.route, params.venueId) : null, record, quotaCount };
+    const replay = same ? this.checkedReplay(record!, boundTo, caller.route, params.venueId) : null;
+    return quotaCount === undefined ? { replay, record } : { replay, record, quotaCount };
   }
 
   /** Whether create() would make a record for the request, none being held: it passes every check made before the caller's share is spent. */
