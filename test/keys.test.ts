@@ -2,7 +2,7 @@
 // (core/keys/file-store.ts), the shared-state store (core/keys/shared-store.ts), the factory
 // (core/keys/open-store.ts) and the operator CLI (scripts/keys.ts), run as real processes.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync, chmodSync, unlinkSync } from 'node:fs';
+import { copyFileSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync, chmodSync, unlinkSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -442,10 +442,27 @@ t.test('file store: an unreadable keys.json (permissions) is KeyStoreUnavailable
   const store = pathToFileURL(copyModules(fileURLToPath(new URL('..', import.meta.url)), fileURLToPath(new URL('../core/keys/file-store.js', import.meta.url)), path.join(dir, 'modules'))).href;
   const script = `import { FileKeyStore } from ${JSON.stringify(store)};
 try { await new FileKeyStore(${JSON.stringify(file)}).findByHash('x'); console.log('read'); } catch (err) { console.log(err.name); }`;
-  const run = spawnSync('/usr/bin/env', ['-i', process.execPath, '--input-type=module', '-e', script], { uid: 65534, gid: 65534, encoding: 'utf8', cwd: dir });
+  const run = spawnSync('/usr/bin/env', ['-i', nodeFor(65534, dir), '--input-type=module', '-e', script], { uid: 65534, gid: 65534, encoding: 'utf8', cwd: dir });
   t.equal(run.stderr, '', 'nobody can load the copied store');
   t.equal(run.stdout.trim(), 'KeyStoreUnavailable', 'as nobody, the unreadable file is KeyStoreUnavailable');
 });
+
+/**
+ * A Node binary `uid` may run: this process's own, or, where `uid` cannot reach it (a Node installed
+ * under a private home, as nvm or a CI tools folder in /root puts it), a link to it (a copy across
+ * file systems) in `dir`, which must be open to all.
+ */
+function nodeFor(uid: number, dir: string): string {
+  if (spawnSync(process.execPath, ['--version'], { uid, gid: uid }).status === 0) return process.execPath;
+  const node = path.join(dir, 'node');
+  try {
+    linkSync(process.execPath, node);
+  } catch {
+    copyFileSync(process.execPath, node);
+  }
+  chmodSync(node, 0o755);
+  return node;
+}
 
 /**
  * `entry` and every module it imports by a relative path, copied under `into` as they lie under
