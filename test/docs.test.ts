@@ -113,13 +113,18 @@ t.test('"both linked from the README and from the 404 body"', async (t) => {
   t.match(readme, /\/openapi\/v1\.json/);
 });
 
-t.test('"curl /docs renders the reference with no request leaving the machine": in Chromium, the page renders the operations and asks only its own origin', chromiumSkip('the docs page browser test'), async (t) => {
+/** The service on a port of its own and a Chromium page to open its /docs with, both closed after `t`. */
+async function docsInBrowser(t: { teardown(fn: () => unknown): void }) {
   const app = await testApp();
   t.teardown(app.close);
   const base = await listen(app.server);
   const browser = await launchChromium();
   t.teardown(() => browser.close());
-  const page = await browser.newPage();
+  return { base, page: await browser.newPage() };
+}
+
+t.test('"curl /docs renders the reference with no request leaving the machine": in Chromium, the page renders the operations and asks only its own origin', chromiumSkip('the docs page browser test'), async (t) => {
+  const { base, page } = await docsInBrowser(t);
   const requested: string[] = [];
   const problems: string[] = [];
   page.on('request', (request) => void requested.push(request.url()));
@@ -137,12 +142,7 @@ t.test('"curl /docs renders the reference with no request leaving the machine": 
 });
 
 t.test('"docs that work when tried": in Chromium, "Try it out" then Execute, unedited, plans on the sandbox, and the top bar switches to the key portal\'s API', chromiumSkip('the docs page browser test'), async (t) => {
-  const app = await testApp();
-  t.teardown(app.close);
-  const base = await listen(app.server);
-  const browser = await launchChromium();
-  t.teardown(() => browser.close());
-  const page = await browser.newPage();
+  const { base, page } = await docsInBrowser(t);
   await page.goto(`${base}/docs`);
   const operation = (method: string, p: string) =>
     page.locator(`.opblock-${method}`, { has: page.locator('.opblock-summary-path', { hasText: new RegExp(`^${p.replaceAll('/', '\\/')}$`) }) }).first();
