@@ -62,8 +62,8 @@ sdk-pack: sdk/dist/.built ## Pack the SDK into dist/bestex-sdk-<version>.tgz and
 run: build ## Run the service; it starts the sandbox as a child process (HOST, PORT, see README)
 	node dist/handlers/main.js
 
-sandbox: build ## Run the sandbox alone in the foreground; prints one JSON line with its URLs
-	node dist/sandbox/main.js
+sandbox: build ## Run the sandbox alone in the foreground; prints one JSON line with its URLs (SANDBOX_FLAGS=--without-batching-utility: a participant without Splice's batching utility)
+	node dist/sandbox/main.js $(SANDBOX_FLAGS)
 
 test: build ## Run every test; ends with "N passed, M failed, K skipped"
 	npx tap -R ./dist/scripts/tap-summary-reporter.js 'dist/test/**/*.test.js'

@@ -14,6 +14,10 @@
 // one and says it in its line, which whoever set a token of their own needs not read again),
 // TRADECRAFT_POOL_PARTIES (the pool parties, the sandbox's own by default), DATA_DIR (./data).
 //
+// `--without-batching-utility` starts its participant without Splice's batching utility package
+// (splice-util-token-standard-wallet), as a participant that never uploaded it: a deposit's fee legs
+// cannot then ride with it in one CIP-0112 batch. Its manifest says which (`batchingUtility`).
+//
 // A fault of its own, for benchmarks and tests: SANDBOX_HANG_PATHS, comma-separated path prefixes on
 // the venues' server (e.g. /nightly/nswap/quote): a request whose path starts with one is read and
 // never answered, until its client gives up or the sandbox stops. Hang a quote path, not the
@@ -94,7 +98,11 @@ function forget(file: string, ours: string, replaced: string | null): void {
   }
 }
 
+const FLAGS = ['--exit-with-stdin', '--without-batching-utility'];
+
 async function main(): Promise<void> {
+  const unknown = process.argv.slice(2).find((arg) => !FLAGS.includes(arg));
+  if (unknown !== undefined) throw new SettingError(`unknown argument ${unknown.slice(0, 60)}; the sandbox takes ${FLAGS.join(' and ')}`);
   const ledgerUrl = new URL(setting('LEDGER_URL', 'http://127.0.0.1:0', sandboxLedgerUrl, 'an http:// URL on this machine (127.0.0.1, localhost or [::1]) with a port and no path (port 0: any free port)'));
   const dataDir = setting('DATA_DIR', './data', (raw) => raw, 'a directory path');
   const given = setting<string | undefined>('LEDGER_TOKEN', undefined, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces');
@@ -109,6 +117,7 @@ async function main(): Promise<void> {
       ledgerToken: given ?? sandboxLedgerToken(randomBytes(24).toString('base64url')),
       poolParties: setting<Record<string, string> | undefined>('TRADECRAFT_POOL_PARTIES', undefined, parsePoolParties, '"CC/USDCx=<party>,CC/CBTC=<party>"'),
       hangPaths: setting<string[]>('SANDBOX_HANG_PATHS', [], pathPrefixes, 'comma-separated paths, each starting with /'),
+      batchingUtility: !process.argv.includes('--without-batching-utility'),
       // Names the failure, never its message, which may quote a party.
       onOperatorError: (err) => console.error(`sandbox: the pool operator failed on a deposit offer (${err instanceof Error ? err.name : typeof err}); it stays open`),
     });

@@ -15,6 +15,11 @@ export interface SandboxManifest {
   readonly venueKeys: Readonly<Record<string, string>>;
   /** The sandbox participant's JSON Ledger API. */
   readonly ledger: string;
+  /**
+   * Whether that participant has Splice's batching utility package (splice-util-token-standard-wallet),
+   * so that a deposit and its fee legs can be one CIP-0112 batch; `--without-batching-utility` starts it without.
+   */
+  readonly batchingUtility: boolean;
   /** Each instrument admin's token registry (Splice's off-ledger API, no credential), by admin party. */
   readonly registries: Readonly<Record<string, string>>;
   /**

@@ -38,6 +38,8 @@ export interface SandboxOptions {
   readonly onOperatorError?: (err: unknown) => void;
   /** Venue request paths never answered (SANDBOX_HANG_PATHS). */
   readonly hangPaths?: readonly string[];
+  /** Whether the participant has Splice's batching utility package; it has by default (`--without-batching-utility`: not). */
+  readonly batchingUtility?: boolean;
 }
 
 export interface Sandbox {
@@ -76,7 +78,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       onOperatorError: options.onOperatorError,
     });
     const hosted = [...Object.values(SANDBOX_INSTRUMENT_ADMINS), ...Object.values(poolParties)];
-    const ledgerServer = await startSandboxLedgerServer(ledger, { host: options.ledgerHost, port: options.ledgerPort, token: ledgerToken, hosted });
+    const batchingUtility = options.batchingUtility ?? true;
+    const ledgerServer = await startSandboxLedgerServer(ledger, { host: options.ledgerHost, port: options.ledgerPort, token: ledgerToken, hosted, batchingUtility });
     const registry = await startSandboxRegistryServer(ledger, { host: '127.0.0.1', port: options.registryPort ?? 0, synchronizerId: SYNCHRONIZER_ID }).catch(async (err: unknown) => {
       await ledgerServer.close();
       throw err;
@@ -90,6 +93,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       venues: venues.venues,
       venueKeys: VENUE_KEYS,
       ledger: ledgerServer.url,
+      batchingUtility,
       registries: registry.registries,
       walletGateway: gateway.dappApi,
       poolParties,

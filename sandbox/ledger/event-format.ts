@@ -48,13 +48,13 @@ const record = (value: unknown): Record<string, unknown> | null =>
 
 const KNOWN_PACKAGES = Object.values(PACKAGES);
 
-/** An identifier the sandbox's packages define; refused as Canton refuses an unknown one. */
-function identifier(text: unknown, what: string, known: ReadonlySet<string>): Identifier {
+/** An identifier the participant's packages define; refused as Canton refuses an unknown one. */
+function identifier(text: unknown, what: string, known: ReadonlySet<string>, packages: KnownIds['packages']): Identifier {
   if (typeof text !== 'string') throw invalid(`${what} must be a template or interface id`);
   const match = /^(#?[^:]+):([^:]+:[^:]+)$/.exec(text);
   if (!match) throw invalid(`${what} must be <package-id>:<Module>:<Entity> or #<package-name>:<Module>:<Entity>, not ${text.slice(0, 120)}`);
   const [, packageRef, entity] = match as unknown as [string, string, string];
-  const pkg = KNOWN_PACKAGES.find((p) => (packageRef.startsWith('#') ? `#${p.name}` === packageRef : p.id === packageRef));
+  const pkg = packages.find((p) => (packageRef.startsWith('#') ? `#${p.name}` === packageRef : p.id === packageRef));
   if (!pkg) {
     throw packageRef.startsWith('#')
       ? new FilterRefused(404, 'PACKAGE_NAMES_NOT_FOUND', `The following package names do not match upgradable packages uploaded on this participant: [${packageRef.slice(1)}].`)
@@ -72,7 +72,7 @@ const matches = (ref: Identifier, id: string, packageName: string) => {
 /** The package name an interface id's package has. */
 const packageNameOf = (id: string) => KNOWN_PACKAGES.find((p) => id.startsWith(`${p.id}:`))?.name ?? '';
 
-function partyFilters(value: unknown, what: string, templates: ReadonlySet<string>, interfaces: ReadonlySet<string>): PartyFilters {
+function partyFilters(value: unknown, what: string, known: KnownIds): PartyFilters {
   const filters = record(value);
   if (!filters) throw invalid(`${what} must be an object with a cumulative list`);
   const cumulative = filters.cumulative ?? [];
@@ -89,16 +89,17 @@ function partyFilters(value: unknown, what: string, templates: ReadonlySet<strin
     const inner = record(record(filter[kind])?.value) ?? {};
     if (kind === 'Empty') wildcard ??= { blob: false };
     else if (kind === 'WildcardFilter') wildcard = { blob: (wildcard?.blob ?? false) || inner.includeCreatedEventBlob === true };
-    else if (kind === 'TemplateFilter') byTemplate.push({ id: identifier(inner.templateId, `${what}.cumulative[${i}] templateId`, templates), blob: inner.includeCreatedEventBlob === true });
+    else if (kind === 'TemplateFilter') byTemplate.push({ id: identifier(inner.templateId, `${what}.cumulative[${i}] templateId`, known.templates, known.packages), blob: inner.includeCreatedEventBlob === true });
     else if (kind === 'InterfaceFilter') {
-      byInterface.push({ id: identifier(inner.interfaceId, `${what}.cumulative[${i}] interfaceId`, interfaces), view: inner.includeInterfaceView === true, blob: inner.includeCreatedEventBlob === true });
+      byInterface.push({ id: identifier(inner.interfaceId, `${what}.cumulative[${i}] interfaceId`, known.interfaces, known.packages), view: inner.includeInterfaceView === true, blob: inner.includeCreatedEventBlob === true });
     } else throw invalid(`${what}.cumulative[${i}].identifierFilter must be one of WildcardFilter, TemplateFilter, InterfaceFilter, Empty, not ${kind.slice(0, 60)}`);
   });
   return { wildcard, templates: byTemplate, interfaces: byInterface };
 }
 
-/** The ids the sandbox's packages define, as `<package-id>:<Module>:<Entity>`. */
+/** The packages a participant has, and the ids they define, as `<package-id>:<Module>:<Entity>`. */
 export interface KnownIds {
+  readonly packages: ReadonlyArray<{ readonly id: string; readonly name: string }>;
   readonly templates: ReadonlySet<string>;
   readonly interfaces: ReadonlySet<string>;
 }
@@ -112,8 +113,8 @@ export function readEventFilter(value: unknown, what: string, known: KnownIds): 
   if (!format) throw invalid(`${what} is required`);
   const byPartyInput = format.filtersByParty === undefined ? {} : record(format.filtersByParty);
   if (!byPartyInput) throw invalid(`${what}.filtersByParty must map parties to filters`);
-  const byParty = new Map(Object.entries(byPartyInput).map(([party, filters]) => [party, partyFilters(filters, `${what}.filtersByParty[${party.slice(0, 40)}]`, known.templates, known.interfaces)]));
-  const anyParty = format.filtersForAnyParty === undefined ? null : partyFilters(format.filtersForAnyParty, `${what}.filtersForAnyParty`, known.templates, known.interfaces);
+  const byParty = new Map(Object.entries(byPartyInput).map(([party, filters]) => [party, partyFilters(filters, `${what}.filtersByParty[${party.slice(0, 40)}]`, known)]));
+  const anyParty = format.filtersForAnyParty === undefined ? null : partyFilters(format.filtersForAnyParty, `${what}.filtersForAnyParty`, known);
   if (byParty.size === 0 && anyParty === null) throw invalid(`${what} must name at least one party in filtersByParty, or filtersForAnyParty`);
   return { byParty, anyParty };
 }
@@ -173,7 +174,9 @@ export function createdEventBlob(event: SandboxCreatedEvent): string {
 const stakeholders = (event: SandboxEvent) => new Set([...event.signatories, ...event.observers]);
 /** Whether a party shown the event tracks the contract's activeness by it (is a stakeholder). */
 const forStakeholder = (event: SandboxEvent, shown: Shown) => shown.witnesses.some((p) => stakeholders(event).has(p));
-const transient = (event: SandboxEvent, tx: SandboxTransaction) => tx.events.some((e) => e.kind === 'exercised' && e.consuming && e.contractId === event.contractId);
+/** A contract created and archived in one transaction (a batching utility used once): it changes no one's active contracts. */
+const transient = (event: SandboxEvent, tx: SandboxTransaction) =>
+  tx.events.some((e) => e.kind === 'exercised' && e.consuming && e.contractId === event.contractId) && tx.events.some((e) => e.kind === 'created' && e.contractId === event.contractId);
 
 export function renderCreated(event: SandboxCreatedEvent, tx: SandboxTransaction, shown: Shown): Api['CreatedEvent'] {
   const views = Object.entries(event.views)
@@ -192,8 +195,7 @@ export function renderCreated(event: SandboxCreatedEvent, tx: SandboxTransaction
 export function renderEvent(event: SandboxEvent, tx: SandboxTransaction, filter: EventFilter, shape: Shape): Api['Event'] | null {
   if (shape === 'TRANSACTION_SHAPE_ACS_DELTA') {
     if (event.kind === 'exercised' && !event.consuming) return null;
-    // A contract created and archived in one transaction changes no one's active contracts.
-    if (event.kind === 'created' && transient(event, tx)) return null;
+    if (transient(event, tx)) return null;
   }
   const shown = shownTo(event, candidates(event, filter, shape === 'TRANSACTION_SHAPE_ACS_DELTA'), filter);
   if (!shown) return null;
@@ -211,7 +213,7 @@ export function renderEvent(event: SandboxEvent, tx: SandboxTransaction, filter:
       offset: tx.offset, nodeId: event.nodeId, contractId: event.contractId, templateId: event.templateId, ...(event.interfaceId === null ? {} : { interfaceId: event.interfaceId }),
       choice: event.choice, choiceArgument: event.choiceArgument, actingParties: [...event.actingParties], consuming: event.consuming,
       witnessParties: shown.witnesses, lastDescendantNodeId: event.lastDescendantNodeId, exerciseResult: event.exerciseResult, packageName: event.packageName,
-      implementedInterfaces: event.consuming ? [...shown.implemented] : [], acsDelta: event.consuming && forStakeholder(event, shown),
+      implementedInterfaces: event.consuming ? [...shown.implemented] : [], acsDelta: event.consuming && !transient(event, tx) && forStakeholder(event, shown),
     },
   };
 }

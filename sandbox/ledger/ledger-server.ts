@@ -11,6 +11,11 @@
 //
 // Every request needs `Authorization: Bearer <LEDGER_TOKEN>`: the token's user (its `sub`) is the
 // participant's administrator.
+//
+// Whether the participant has Splice's batching utility package (splice-util-token-standard-wallet)
+// is its own: with it, a CreateAndExerciseCommand of BatchingUtility_ExecuteBatch runs its actions
+// in one transaction; without it, a command or filter naming the package is refused as Canton
+// refuses a package name it does not know (PACKAGE_NAMES_NOT_FOUND).
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { v3_4 } from '@canton-network/core-ledger-client-types';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -18,10 +23,14 @@ import { answeredPreflight, BodyTooLarge, closeServer, listen, readBody, sendJso
 import { Decimal } from '../../core/decimal.js';
 import { isPartyId } from '../../core/party.js';
 import { resolveToken, type Token } from '../../core/tokens.js';
+import { BATCHING_UTILITY_PACKAGE, BATCHING_UTILITY_TEMPLATE, EXECUTE_BATCH, readBatchCommand } from './batching-utility.js';
+import { DamlTypeError } from './daml-types.js';
 import { createdEventBlob, FilterRefused, readEventFilter, renderActive, renderEvent, renderTransaction, renderTree, type EventFilter, type KnownIds, type Shape } from './event-format.js';
 import { ed25519Verifies, Participant, type Right } from './participant.js';
 import { decodePrepared, encodePrepared, hashPrepared, preparedTransaction } from './prepared-transaction.js';
-import { INTERFACES, LedgerRejection, SANDBOX_USER, TEMPLATES, UNIMPLEMENTED_INTERFACES, type PreparedCommit, type SandboxLedger, type SandboxTransaction } from './sandbox-ledger.js';
+import {
+  INTERFACES, LedgerRejection, PACKAGES, SANDBOX_USER, TEMPLATES, UNIMPLEMENTED_INTERFACES, type LedgerCommand, type PreparedCommit, type SandboxLedger, type SandboxTransaction,
+} from './sandbox-ledger.js';
 
 /** The participant's `http-list-max-elements-limit`: a longer list is refused with 413, as Canton does. */
 export const MAX_LIST_ELEMENTS = 1000;
@@ -30,7 +39,15 @@ export const SYNCHRONIZER_ID = `sandbox::1220${'5'.repeat(64)}`;
 
 type Api = v3_4.components['schemas'];
 
-const KNOWN: KnownIds = { templates: new Set(Object.values(TEMPLATES)), interfaces: new Set([...Object.values(INTERFACES), ...UNIMPLEMENTED_INTERFACES]) };
+/** The packages a participant has, and what they define: the batching utility's only if it has that package. */
+function knownIds(batchingUtility: boolean): KnownIds {
+  const { batchingUtility: batching, ...always } = PACKAGES;
+  return {
+    packages: [...Object.values(always), ...(batchingUtility ? [batching] : [])],
+    templates: new Set([...Object.values(TEMPLATES), ...(batchingUtility ? [BATCHING_UTILITY_TEMPLATE] : [])]),
+    interfaces: new Set([...Object.values(INTERFACES), ...UNIMPLEMENTED_INTERFACES]),
+  };
+}
 
 /**
  * What a Canton 3.4 participant answers at GET /v2/version, each feature as the sandbox has it:
@@ -74,6 +91,7 @@ function cantonError(category: keyof typeof CATEGORY, code: string, cause: strin
 }
 const invalid = (cause: string) => cantonError('invalidIndependentOfSystemState', 'INVALID_ARGUMENT', cause);
 const notFound = (code: string, cause: string) => cantonError('resourceMissing', code, cause);
+const packageNamesCause = (names: readonly string[]) => `The following package names do not match upgradable packages uploaded on this participant: [${names.join(', ')}].`;
 
 function rejection(err: LedgerRejection): Reply {
   if (err.code === 'CONTRACT_NOT_FOUND' || err.code === 'NOT_FOUND') return cantonError('resourceMissing', 'CONTRACT_NOT_FOUND', err.message);
@@ -102,10 +120,20 @@ export function userOfToken(token: string): string {
   return SANDBOX_USER;
 }
 
-export async function startSandboxLedgerServer(ledger: SandboxLedger, options: { host: string; port: number; token: string; hosted?: readonly string[] }): Promise<SandboxLedgerServer> {
+export interface SandboxLedgerServerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly token: string;
+  readonly hosted?: readonly string[];
+  /** Whether the participant has Splice's batching utility package; it has by default. */
+  readonly batchingUtility?: boolean;
+}
+
+export async function startSandboxLedgerServer(ledger: SandboxLedger, options: SandboxLedgerServerOptions): Promise<SandboxLedgerServer> {
   const participant = new Participant(userOfToken(options.token), SYNCHRONIZER_ID);
   for (const party of options.hosted ?? []) participant.host(party);
-  const context: Context = { ledger, participant, token: options.token, prepared: new Map() };
+  const batchingUtility = options.batchingUtility ?? true;
+  const context: Context = { ledger, participant, token: options.token, prepared: new Map(), batchingUtility, known: knownIds(batchingUtility) };
   const server = createServer((request, response) => void serve(context, request, response));
   const url = await listen(server, options.host, options.port, 'the sandbox ledger', 'set LEDGER_URL to a free loopback port, or port 0 for any');
   return { url, participant, close: () => closeServer(server) };
@@ -117,6 +145,8 @@ interface Context {
   readonly token: string;
   /** Prepared transactions by their base64, oldest first: what `execute` is handed back. */
   readonly prepared: Map<string, PreparedEntry>;
+  readonly batchingUtility: boolean;
+  readonly known: KnownIds;
 }
 
 interface PreparedEntry {
@@ -144,6 +174,7 @@ async function serve(context: Context, request: IncomingMessage, response: Serve
     reply =
       err instanceof BodyTooLarge ? cantonError('invalidIndependentOfSystemState', 'REQUEST_TOO_LARGE', 'request body too large')
       : err instanceof LedgerRejection ? rejection(err)
+      : err instanceof DamlTypeError ? cantonError('invalidIndependentOfSystemState', 'COMMAND_PREPROCESSING_FAILED', err.message)
       : err instanceof FilterRefused ? { status: err.status, body: cantonError(err.status === 404 ? 'resourceMissing' : 'invalidIndependentOfSystemState', err.code, err.message).body }
       : cantonError('systemInternal', 'INTERNAL', 'the sandbox ledger failed');
   }
@@ -185,6 +216,10 @@ function route(context: Context, method: string, url: URL, text: string): Reply 
         return ok({ participantId: participant.participantId });
       case '/v2/users':
         return ok({ users: participant.listUsers().map((u) => userOf(participant, u.id)), nextPageToken: '' });
+      case '/v2/packages':
+        return ok({ packageIds: context.known.packages.map((p) => p.id) } satisfies Api['ListPackagesResponse']);
+      case '/v2/interactive-submission/preferred-package-version':
+        return preferredPackageVersion(context, url);
       default:
         break;
     }
@@ -263,6 +298,20 @@ function route(context: Context, method: string, url: URL, text: string): Reply 
 const noRoute = (method: string, path: string) => notFound('NOT_FOUND', `no route ${method} ${path.slice(0, 160)}`);
 const userNotFound = (id: string) => notFound('USER_NOT_FOUND', `getting user failed for unknown user "${id.slice(0, 80)}"`);
 
+/**
+ * The package version a command for `package-name` would use: the participant's only version of it.
+ * Canton answers an unknown name as it answers a command naming it.
+ */
+function preferredPackageVersion(context: Context, url: URL): Reply {
+  const name = url.searchParams.get('package-name');
+  if (name === null || name === '') return invalid('package-name is required');
+  if (name !== BATCHING_UTILITY_PACKAGE.name || !context.batchingUtility) return notFound('PACKAGE_NAMES_NOT_FOUND', packageNamesCause([name.slice(0, 120)]));
+  const synchronizerId = url.searchParams.get('synchronizer-id') || SYNCHRONIZER_ID;
+  if (synchronizerId !== SYNCHRONIZER_ID) return invalid(`synchronizer-id must be the connected synchronizer ${SYNCHRONIZER_ID}`);
+  const { id: packageId, name: packageName, version: packageVersion } = BATCHING_UTILITY_PACKAGE;
+  return ok({ packagePreference: { packageReference: { packageId, packageName, packageVersion }, synchronizerId } } satisfies Api['GetPreferredPackageVersionResponse']);
+}
+
 /** A hosted party as the participant lists it: every party it hosts is local to it, external ones included. */
 function partyDetails(p: { party: string }) {
   return { party: p.party, isLocal: true, localMetadata: { resourceVersion: '0', annotations: {} }, identityProviderId: '' };
@@ -339,7 +388,7 @@ interface Submission {
   readonly commandId: string;
   readonly userId: string;
   readonly submissionId: string;
-  readonly commands: Array<{ contractId: string; choice: string; argument: unknown }>;
+  readonly commands: LedgerCommand[];
   readonly disclosed: ReadonlySet<string>;
 }
 
@@ -353,9 +402,13 @@ function readSubmission(context: Context, input: Record<string, unknown>): Submi
   if (!commandId) throw new LedgerRejection('INVALID_ARGUMENT', 'commandId is required');
   const list = input.commands;
   if (!Array.isArray(list) || list.length === 0) throw new LedgerRejection('INVALID_ARGUMENT', 'commands must list at least one command');
-  const commands = list.map((command) => {
+  const commands = list.map((command): LedgerCommand => {
+    const createAndExercise = record(record(command)?.CreateAndExerciseCommand);
+    if (createAndExercise) return batchCommand(context, createAndExercise);
     const exercise = record(record(command)?.ExerciseCommand);
-    if (!exercise || typeof exercise.contractId !== 'string' || typeof exercise.choice !== 'string') throw new LedgerRejection('INVALID_ARGUMENT', 'the sandbox participant runs ExerciseCommand commands only');
+    if (!exercise || typeof exercise.contractId !== 'string' || typeof exercise.choice !== 'string') {
+      throw new LedgerRejection('INVALID_ARGUMENT', 'the sandbox participant runs ExerciseCommand commands, and the CreateAndExerciseCommand of Splice\'s batching utility, only');
+    }
     return { contractId: exercise.contractId, choice: exercise.choice, argument: exercise.choiceArgument };
   });
   const disclosed = new Set<string>();
@@ -373,6 +426,26 @@ function readSubmission(context: Context, input: Record<string, unknown>): Submi
     userId: typeof input.userId === 'string' && input.userId !== '' ? input.userId : participant.operatorUser,
     submissionId: typeof input.submissionId === 'string' && input.submissionId !== '' ? input.submissionId : randomUUID(),
   };
+}
+
+/**
+ * A CreateAndExerciseCommand: the batching utility's BatchingUtility_ExecuteBatch, its arguments
+ * checked against the package's Daml types; a template of a package the participant lacks is
+ * refused as Canton refuses it.
+ */
+function batchCommand(context: Context, command: Record<string, unknown>): LedgerCommand {
+  const { templateId, choice } = command;
+  if (typeof templateId !== 'string') throw new LedgerRejection('INVALID_ARGUMENT', 'CreateAndExerciseCommand.templateId must be a template id');
+  const match = /^(#?[^:]+):([^:]+:[^:]+)$/.exec(templateId);
+  if (!match) throw new LedgerRejection('INVALID_ARGUMENT', `CreateAndExerciseCommand.templateId must be <package-id>:<Module>:<Entity> or #<package-name>:<Module>:<Entity>, not ${templateId.slice(0, 120)}`);
+  const [, packageRef, entity] = match as unknown as [string, string, string];
+  const pkg = context.known.packages.find((p) => (packageRef.startsWith('#') ? `#${p.name}` === packageRef : p.id === packageRef));
+  if (!pkg) throw packageRef.startsWith('#') ? new FilterRefused(404, 'PACKAGE_NAMES_NOT_FOUND', packageNamesCause([packageRef.slice(1)])) : new FilterRefused(404, 'PACKAGE_NOT_FOUND', `Package not found: ${packageRef}`);
+  if (`${pkg.id}:${entity}` !== BATCHING_UTILITY_TEMPLATE) {
+    throw new LedgerRejection('INVALID_ARGUMENT', 'the sandbox participant runs the CreateAndExerciseCommand of Splice\'s BatchingUtility only: its own templates are created by their choices');
+  }
+  if (choice !== EXECUTE_BATCH) throw new DamlTypeError(`the template BatchingUtility has no choice ${String(choice).slice(0, 80)}; the sandbox participant runs ${EXECUTE_BATCH}`);
+  return readBatchCommand(command.createArguments, command.choiceArgument);
 }
 
 /** The submission's tree, refused when it uses a contract its parties can neither see nor were disclosed. */
@@ -403,7 +476,7 @@ function submit(context: Context, input: Record<string, unknown>, answer: 'ids' 
     }
   }
   // Read before committing: a malformed format refuses the submission, not only its answer.
-  const format = answer === 'transaction' ? transactionFormatOf(transactionFormat, submission) : null;
+  const format = answer === 'transaction' ? transactionFormatOf(context, transactionFormat, submission) : null;
   const tx = commit(context, submission, prepareCommit(context, submission));
   if (!format) return ok({ updateId: tx.updateId, completionOffset: tx.offset });
   return ok({ transaction: renderTransaction(tx, format.filter, format.shape, SYNCHRONIZER_ID) ?? emptyTransaction(tx, submission) });
@@ -415,13 +488,13 @@ function emptyTransaction(tx: SandboxTransaction, submission: Submission) {
 }
 
 /** A TransactionFormat, or Canton's default: the ACS delta, every template, for the submission's parties. */
-function transactionFormatOf(value: unknown, submission: Submission): { filter: EventFilter; shape: Shape } {
+function transactionFormatOf(context: Context, value: unknown, submission: Submission): { filter: EventFilter; shape: Shape } {
   const format = record(value);
   if (!format) {
     const parties = [...submission.actAs, ...submission.readAs];
-    return { filter: readEventFilter({ filtersByParty: Object.fromEntries(parties.map((p) => [p, { cumulative: [] }])) }, 'transactionFormat', KNOWN), shape: 'TRANSACTION_SHAPE_ACS_DELTA' };
+    return { filter: readEventFilter({ filtersByParty: Object.fromEntries(parties.map((p) => [p, { cumulative: [] }])) }, 'transactionFormat', context.known), shape: 'TRANSACTION_SHAPE_ACS_DELTA' };
   }
-  return { filter: readEventFilter(format.eventFormat, 'transactionFormat.eventFormat', KNOWN), shape: shapeOf(format.transactionShape) };
+  return { filter: readEventFilter(format.eventFormat, 'transactionFormat.eventFormat', context.known), shape: shapeOf(format.transactionShape) };
 }
 
 function shapeOf(value: unknown): Shape {
@@ -508,16 +581,16 @@ function limitOf(url: URL): number | null {
 }
 
 /** The filter and shape of an updates request: its `updateFormat`, or the deprecated `filter` with `verbose`. */
-function updatesFormat(input: Record<string, unknown>, form: 'flat' | 'tree'): { filter: EventFilter; shape: Shape } | null {
+function updatesFormat(context: Context, input: Record<string, unknown>, form: 'flat' | 'tree'): { filter: EventFilter; shape: Shape } | null {
   if (input.updateFormat !== undefined) {
     const transactions = record(record(input.updateFormat)?.includeTransactions);
     // Only reassignments or topology asked for: the sandbox has one synchronizer and no such updates.
     if (!transactions) return null;
-    return { filter: readEventFilter(transactions.eventFormat, 'updateFormat.includeTransactions.eventFormat', KNOWN), shape: form === 'tree' ? 'TRANSACTION_SHAPE_LEDGER_EFFECTS' : shapeOf(transactions.transactionShape) };
+    return { filter: readEventFilter(transactions.eventFormat, 'updateFormat.includeTransactions.eventFormat', context.known), shape: form === 'tree' ? 'TRANSACTION_SHAPE_LEDGER_EFFECTS' : shapeOf(transactions.transactionShape) };
   }
   if (input.filter === undefined) throw new LedgerRejection('INVALID_ARGUMENT', 'updateFormat (or the deprecated filter) is required');
   // The deprecated form read flat transactions as the ACS delta, and trees as ledger effects.
-  return { filter: readEventFilter(input.filter, 'filter', KNOWN), shape: form === 'tree' ? 'TRANSACTION_SHAPE_LEDGER_EFFECTS' : 'TRANSACTION_SHAPE_ACS_DELTA' };
+  return { filter: readEventFilter(input.filter, 'filter', context.known), shape: form === 'tree' ? 'TRANSACTION_SHAPE_LEDGER_EFFECTS' : 'TRANSACTION_SHAPE_ACS_DELTA' };
 }
 
 function updates(context: Context, input: Record<string, unknown>, url: URL, form: 'flat' | 'tree'): Reply {
@@ -529,7 +602,7 @@ function updates(context: Context, input: Record<string, unknown>, url: URL, for
   if (end > ledger.ledgerEnd) return cantonError('invalidGivenCurrentSystemStateOther', 'OFFSET_AFTER_LEDGER_END', `End offset (${end}) is after the ledger end (${ledger.ledgerEnd})`);
   if (begin > end) return invalid(`beginExclusive (${begin}) is after endInclusive (${end})`);
   const limit = limitOf(url);
-  const format = updatesFormat(input, form);
+  const format = updatesFormat(context, input, form);
   if (!format) return ok([]);
   const items: unknown[] = [];
   for (const tx of ledger.transactions(begin, end)) {
@@ -547,7 +620,7 @@ function updates(context: Context, input: Record<string, unknown>, url: URL, for
 function transactionById(context: Context, input: Record<string, unknown>): Reply {
   if (typeof input.updateId !== 'string') return invalid('updateId is required');
   const format = record(input.transactionFormat);
-  const filter = format ? readEventFilter(format.eventFormat, 'transactionFormat.eventFormat', KNOWN) : input.requestingParties !== undefined ? readEventFilter({ filtersByParty: Object.fromEntries((input.requestingParties as string[]).map((p) => [p, { cumulative: [] }])) }, 'requestingParties', KNOWN) : null;
+  const filter = format ? readEventFilter(format.eventFormat, 'transactionFormat.eventFormat', context.known) : input.requestingParties !== undefined ? readEventFilter({ filtersByParty: Object.fromEntries((input.requestingParties as string[]).map((p) => [p, { cumulative: [] }])) }, 'requestingParties', context.known) : null;
   if (!filter) return invalid('transactionFormat is required');
   const tx = context.ledger.transactionById(input.updateId);
   const rendered = tx ? renderTransaction(tx, filter, format ? shapeOf(format.transactionShape) : 'TRANSACTION_SHAPE_ACS_DELTA', SYNCHRONIZER_ID) : null;
@@ -558,8 +631,8 @@ function transactionById(context: Context, input: Record<string, unknown>): Repl
 function eventsByContractId(context: Context, input: Record<string, unknown>): Reply {
   if (typeof input.contractId !== 'string') return invalid('contractId is required');
   const filter =
-    input.eventFormat !== undefined ? readEventFilter(input.eventFormat, 'eventFormat', KNOWN)
-    : Array.isArray(input.requestingParties) ? readEventFilter({ filtersByParty: Object.fromEntries(input.requestingParties.map((p) => [String(p), { cumulative: [] }])) }, 'requestingParties', KNOWN)
+    input.eventFormat !== undefined ? readEventFilter(input.eventFormat, 'eventFormat', context.known)
+    : Array.isArray(input.requestingParties) ? readEventFilter({ filtersByParty: Object.fromEntries(input.requestingParties.map((p) => [String(p), { cumulative: [] }])) }, 'requestingParties', context.known)
     : null;
   if (!filter) return invalid('eventFormat is required');
   const life = context.ledger.contract(input.contractId);
@@ -577,7 +650,7 @@ function activeContracts(context: Context, input: Record<string, unknown>): Repl
   const { ledger } = context;
   const at = offsetOf(input.activeAtOffset);
   if (at === null || at > ledger.ledgerEnd) return cantonError('invalidGivenCurrentSystemStateOther', 'OFFSET_AFTER_LEDGER_END', `activeAtOffset must be an offset up to the ledger end (${ledger.ledgerEnd})`);
-  const filter = input.eventFormat !== undefined ? readEventFilter(input.eventFormat, 'eventFormat', KNOWN) : readEventFilter(input.filter, 'filter', KNOWN);
+  const filter = input.eventFormat !== undefined ? readEventFilter(input.eventFormat, 'eventFormat', context.known) : readEventFilter(input.filter, 'filter', context.known);
   const items = ledger
     .activeAt(at)
     .map((life) => renderActive(life.created, life.createdIn, filter))

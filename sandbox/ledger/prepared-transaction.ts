@@ -6,6 +6,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { PreparedTransaction, type Value } from '@canton-network/core-ledger-proto';
 import { Decimal } from '../../core/decimal.js';
+import { typedValue, type DamlType } from './daml-types.js';
 import type { ActionNode, CreateNode } from './transaction-tree.js';
 
 type Proto = ReturnType<typeof PreparedTransaction.create>;
@@ -52,12 +53,15 @@ export function damlValue(json: unknown, field = ''): Value {
   return { sum: { oneofKind: 'record', record: { fields: keys.map((label) => ({ label, value: damlValue(object[label], label) })) } } };
 }
 
+/** A node's value: typed by its Daml type where the node carries it, else by its field names. */
+const valueOf = (json: unknown, type: DamlType | undefined): Value => (type ? typedValue(type, json) : damlValue(json));
+
 const stakeholdersOf = (node: ActionNode) => [...new Set([...node.signatories, ...node.observers])];
 
 function createOf(node: CreateNode) {
   return {
     lfVersion: LF_VERSION, contractId: node.contractId, packageName: node.packageName, templateId: identifier(node.templateId),
-    argument: damlValue(node.createArgument), signatories: [...node.signatories], stakeholders: stakeholdersOf(node),
+    argument: valueOf(node.createArgument, node.argumentType), signatories: [...node.signatories], stakeholders: stakeholdersOf(node),
   };
 }
 
@@ -97,8 +101,8 @@ export function preparedTransaction(roots: readonly ActionNode[], meta: Prepared
               lfVersion: LF_VERSION, contractId: node.contractId, packageName: node.packageName, templateId: identifier(node.templateId),
               signatories: [...node.signatories], stakeholders: stakeholdersOf(node), actingParties: [...node.actingParties],
               ...(node.interfaceId === null ? {} : { interfaceId: identifier(node.interfaceId) }),
-              choiceId: node.choice, chosenValue: damlValue(node.choiceArgument), consuming: node.consuming, children,
-              exerciseResult: damlValue(node.exerciseResult), choiceObservers: [...(node.choiceObservers ?? [])],
+              choiceId: node.choice, chosenValue: valueOf(node.choiceArgument, node.argumentType), consuming: node.consuming, children,
+              exerciseResult: valueOf(node.exerciseResult, node.resultType), choiceObservers: [...(node.choiceObservers ?? [])],
             },
           },
         },

@@ -18,6 +18,9 @@
 // (the plan's fee-escrow-lock, b2c-fee-transfer and fee-transfer steps) are accepted in the
 // transaction that pays the deposit out, and rejected, returning the funds, in the one that
 // rejects it: the escrow is released once the payout is on the ledger, and never without it.
+// Fee legs ride with their deposit either as commands of one submission, or as actions of one
+// CIP-0112 batch (Splice's BatchingUtility_ExecuteBatch, sandbox/ledger/batching-utility.ts):
+// both are staged as one batch, so the operator finds them the same way.
 //
 // Simplifications, none of which the service's reading depends on: one synchronizer; a pool's
 // reserves are its AMM state, not holdings it spends (a payout creates the taker's holding with no
@@ -30,6 +33,10 @@ import { CHOICES, REASON_KEY, RESULTS } from '../../core/ledger/token-standard.j
 import { TOKENS, type Token } from '../../core/tokens.js';
 import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
 import { poolUserGets } from '../wire/tradecraft.js';
+import {
+  basicAccount, BATCHING_TYPES, BATCHING_UTILITY_PACKAGE, BATCHING_UTILITY_TEMPLATE, EXECUTE_BATCH, holdingMapFromTransferV1, mergeHoldingMaps, takeHoldings,
+  transferResult, TRANSFER_V1, type BatchCommand, type HoldingMap, type TransferCall,
+} from './batching-utility.js';
 import { commitNodes, type ActionNode, type CommittedNode, type CreateNode, type ExerciseNode } from './transaction-tree.js';
 
 export type Instrument = Token['instrument'];
@@ -61,6 +68,8 @@ export const PACKAGES = {
   allocationInstructionApi: { id: '74'.repeat(32), name: 'splice-api-token-allocation-instruction-v1' },
   allocationRequestApi: { id: '75'.repeat(32), name: 'splice-api-token-allocation-request-v1' },
   metadataApi: { id: '76'.repeat(32), name: 'splice-api-token-metadata-v1' },
+  /** Splice's batching utility: on a participant that has it (the participant decides). */
+  batchingUtility: BATCHING_UTILITY_PACKAGE,
 } as const;
 
 /** The token standard's interfaces no sandbox template implements, which filters may still name. */
@@ -346,12 +355,12 @@ export class SandboxLedger {
    * Runs `commands` atomically as one transaction for `actAs`: all of them, or none when one is
    * refused (LedgerRejection).
    */
-  submit(actAs: readonly string[], commandId: string, commands: ReadonlyArray<{ contractId: string; choice: string; argument: unknown }>, userId = ''): SandboxTransaction {
+  submit(actAs: readonly string[], commandId: string, commands: readonly LedgerCommand[], userId = ''): SandboxTransaction {
     return this.commitPrepared(this.prepare(actAs, commands), actAs, commandId, userId);
   }
 
   /** The tree `commands` would commit now, checked against the current state, without committing it. */
-  prepare(actAs: readonly string[], commands: ReadonlyArray<{ contractId: string; choice: string; argument: unknown }>): PreparedCommit {
+  prepare(actAs: readonly string[], commands: readonly LedgerCommand[]): PreparedCommit {
     if (commands.length === 0) throw new LedgerRejection('INVALID_ARGUMENT', 'the submission has no commands');
     if (actAs.some((party) => this.poolsByParty.has(party))) {
       throw new LedgerRejection('DAML_AUTHORIZATION_ERROR', 'the sandbox\'s pool parties act only through its pool operator, which prices every deposit against the pool');
@@ -359,7 +368,8 @@ export class SandboxLedger {
     // Every command is checked against the state the earlier ones leave; nothing is applied until all pass.
     const plan = this.stage();
     for (const command of commands) {
-      if (command.choice === CHOICES.transfer) plan.transfer(actAs, command.contractId, command.argument);
+      if (command.kind === 'batch') plan.batch(actAs, command);
+      else if (command.choice === CHOICES.transfer) plan.transfer(actAs, command.contractId, command.argument);
       else if (command.choice === CHOICES.withdraw) plan.settle(actAs, command.contractId, 'withdraw');
       else if (command.choice === CHOICES.accept) plan.settle(actAs, command.contractId, 'accept');
       else if (command.choice === CHOICES.reject) plan.settle(actAs, command.contractId, 'reject');
@@ -390,78 +400,138 @@ export class SandboxLedger {
     const roots: ActionNode[] = [];
     const effects: Array<() => void> = [];
     const now = this.options.now();
-    const holdingOf = (cid: string) => (consumed.has(cid) ? undefined : this.holdings.get(cid));
+    /** Holdings created by the batch's earlier commands, spendable by its later ones. */
+    const staged = new Map<string, Holding>();
+    const holdingOf = (cid: string) => (consumed.has(cid) ? undefined : staged.get(cid) ?? this.holdings.get(cid));
     const batch = this.newContractId();
     const ledger = this;
+    /** A TransferFactory_Transfer exercised by `actAs`: its node and result, its effects staged. */
+    const transferNode = (actAs: readonly string[], factoryId: string, argument: unknown) => {
+      const admin = ledger.factoryAdmin(factoryId);
+      if (!admin) throw new LedgerRejection('CONTRACT_NOT_FOUND', 'no transfer factory has that contract id');
+      inputs.push(factoryId);
+      const args = asRecord(argument, 'the choice argument');
+      const transfer = asRecord(args.transfer, 'transfer');
+      const sender = asText(transfer.sender, 'transfer.sender');
+      const receiver = asText(transfer.receiver, 'transfer.receiver');
+      if (!actAs.includes(sender)) throw new LedgerRejection('DAML_AUTHORIZATION_ERROR', 'the sender of a transfer must be one of actAs');
+      if (receiver === sender) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', 'a transfer needs a receiver other than its sender');
+      if (args.expectedAdmin !== admin) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', 'expectedAdmin is not the admin of this transfer factory');
+      const instrumentId = asRecord(transfer.instrumentId, 'transfer.instrumentId');
+      const instrument = byInstrument(asText(instrumentId.id, 'transfer.instrumentId.id'))?.instrument;
+      if (!instrument || instrumentId.admin !== admin || ledger.options.admins[instrument] !== admin) {
+        throw new LedgerRejection('DAML_INTERPRETATION_ERROR', 'transfer.instrumentId is not an instrument of this factory\'s admin');
+      }
+      const amountText = asText(transfer.amount, 'transfer.amount');
+      if (!DAML_DECIMAL.test(amountText)) throw new LedgerRejection('INVALID_ARGUMENT', 'transfer.amount must be a Daml Decimal');
+      const amount = new Decimal(amountText);
+      checkAmount(amount, 'transfer.amount');
+      const requestedAt = asTime(transfer.requestedAt, 'transfer.requestedAt');
+      const executeBefore = asTime(transfer.executeBefore, 'transfer.executeBefore');
+      if (executeBefore.getTime() <= now.getTime()) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', `executeBefore (${executeBefore.toISOString()}) has passed`);
+      if (requestedAt.getTime() > now.getTime()) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', 'requestedAt is in the future');
+      const meta = asMeta(transfer.meta);
+      const spent = transfer.inputHoldingCids;
+      if (!Array.isArray(spent) || spent.length === 0 || !spent.every((c) => typeof c === 'string')) {
+        throw new LedgerRejection('INVALID_ARGUMENT', 'transfer.inputHoldingCids must list the sender\'s holdings to spend');
+      }
+      let total = new Decimal(0);
+      const spentHoldings: Array<[string, Holding]> = [];
+      for (const cid of spent as string[]) {
+        const holding = holdingOf(cid);
+        if (!holding || holding.owner !== sender || holding.instrument !== instrument || holding.lockedFor !== null) {
+          throw new LedgerRejection('CONTRACT_NOT_ACTIVE', `input holding ${cid.slice(0, 16)}... is not an unlocked ${instrument} holding of the sender (spent, locked, or another's)`);
+        }
+        consumed.add(cid);
+        if (!staged.has(cid)) inputs.push(cid);
+        spentHoldings.push([cid, holding]);
+        total = total.plus(holding.amount);
+      }
+      if (total.lt(amount)) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', `the input holdings hold ${toWire(total)} ${instrument}; the transfer needs ${toWire(amount)}`);
+      const lockedCid = ledger.newContractId();
+      const change = total.minus(amount);
+      const changeCid = change.gt(0) ? ledger.newContractId() : null;
+      const instructionCid = ledger.newContractId();
+      const instruction: Instruction = {
+        sender, receiver, instrument, amount, meta, inputHoldingCids: spent as string[], lockedHoldingCid: lockedCid,
+        requestedAt: requestedAt.toISOString(), executeBefore: executeBefore.toISOString(), batch,
+      };
+      const locked: Holding = { owner: sender, instrument, amount, lockedFor: instructionCid, lockExpiresAt: executeBefore.toISOString() };
+      const changeHolding: Holding | null = changeCid ? { owner: sender, instrument, amount: change, lockedFor: null, lockExpiresAt: null } : null;
+      if (changeCid && changeHolding) staged.set(changeCid, changeHolding);
+      const result = { output: { tag: RESULTS.pending, value: { transferInstructionCid: instructionCid } }, senderChangeCids: changeCid ? [changeCid] : [], meta: { values: {} } };
+      const node: ExerciseNode = {
+        kind: 'exercised', contractId: factoryId, templateId: TEMPLATES.factory, packageName: TOKEN_PACKAGE_NAME, interfaceId: INTERFACES.factory, interfaces: [INTERFACES.factory],
+        signatories: [admin], observers: [], choice: CHOICES.transfer, choiceArgument: argument, actingParties: [sender], consuming: false,
+        exerciseResult: result,
+        children: [
+          ...spentHoldings.map(([cid, holding]) => ledger.holdingArchived(cid, holding)),
+          ledger.holdingCreated(lockedCid, locked),
+          ...(changeCid && changeHolding ? [ledger.holdingCreated(changeCid, changeHolding)] : []),
+          ledger.instructionCreated(instructionCid, instruction),
+        ],
+      };
+      effects.push(() => {
+        for (const [cid] of spentHoldings) ledger.holdings.delete(cid);
+        ledger.holdings.set(lockedCid, locked);
+        if (changeCid && changeHolding) ledger.holdings.set(changeCid, changeHolding);
+        ledger.instructions.set(instructionCid, instruction);
+      });
+      return { node, result };
+    };
     return {
       transfer(actAs: readonly string[], factoryId: string, argument: unknown) {
-        const admin = ledger.factoryAdmin(factoryId);
-        if (!admin) throw new LedgerRejection('CONTRACT_NOT_FOUND', 'no transfer factory has that contract id');
-        inputs.push(factoryId);
-        const args = asRecord(argument, 'the choice argument');
-        const transfer = asRecord(args.transfer, 'transfer');
-        const sender = asText(transfer.sender, 'transfer.sender');
-        const receiver = asText(transfer.receiver, 'transfer.receiver');
-        if (!actAs.includes(sender)) throw new LedgerRejection('DAML_AUTHORIZATION_ERROR', 'the sender of a transfer must be one of actAs');
-        if (receiver === sender) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', 'a transfer needs a receiver other than its sender');
-        if (args.expectedAdmin !== admin) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', 'expectedAdmin is not the admin of this transfer factory');
-        const instrumentId = asRecord(transfer.instrumentId, 'transfer.instrumentId');
-        const instrument = byInstrument(asText(instrumentId.id, 'transfer.instrumentId.id'))?.instrument;
-        if (!instrument || instrumentId.admin !== admin || ledger.options.admins[instrument] !== admin) {
-          throw new LedgerRejection('DAML_INTERPRETATION_ERROR', 'transfer.instrumentId is not an instrument of this factory\'s admin');
+        roots.push(transferNode(actAs, factoryId, argument).node);
+      },
+      /**
+       * BatchingUtility_ExecuteBatch on a BatchingUtility {user} created in the same transaction,
+       * as its Daml runs it: each action's transfer spends what the holding map holds for its
+       * instrument in the user's basic account (whatever its inputHoldingCids said), and the
+       * map takes the transfer's change and the receiver's holdings before the next action.
+       */
+      batch(actAs: readonly string[], command: BatchCommand) {
+        const { user, argument } = command;
+        if (!actAs.includes(user)) {
+          throw new LedgerRejection('DAML_AUTHORIZATION_ERROR', 'the BatchingUtility\'s signatory and the choice\'s controller, its user, must be one of actAs');
         }
-        const amountText = asText(transfer.amount, 'transfer.amount');
-        if (!DAML_DECIMAL.test(amountText)) throw new LedgerRejection('INVALID_ARGUMENT', 'transfer.amount must be a Daml Decimal');
-        const amount = new Decimal(amountText);
-        checkAmount(amount, 'transfer.amount');
-        const requestedAt = asTime(transfer.requestedAt, 'transfer.requestedAt');
-        const executeBefore = asTime(transfer.executeBefore, 'transfer.executeBefore');
-        if (executeBefore.getTime() <= now.getTime()) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', `executeBefore (${executeBefore.toISOString()}) has passed`);
-        if (requestedAt.getTime() > now.getTime()) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', 'requestedAt is in the future');
-        const meta = asMeta(transfer.meta);
-        const spent = transfer.inputHoldingCids;
-        if (!Array.isArray(spent) || spent.length === 0 || !spent.every((c) => typeof c === 'string')) {
-          throw new LedgerRejection('INVALID_ARGUMENT', 'transfer.inputHoldingCids must list the sender\'s holdings to spend');
-        }
-        let total = new Decimal(0);
-        const spentHoldings: Array<[string, Holding]> = [];
-        for (const cid of spent as string[]) {
-          const holding = holdingOf(cid);
-          if (!holding || holding.owner !== sender || holding.instrument !== instrument || holding.lockedFor !== null) {
-            throw new LedgerRejection('CONTRACT_NOT_ACTIVE', `input holding ${cid.slice(0, 16)}... is not an unlocked ${instrument} holding of the sender (spent, locked, or another's)`);
-          }
-          consumed.add(cid);
-          inputs.push(cid);
-          spentHoldings.push([cid, holding]);
-          total = total.plus(holding.amount);
-        }
-        if (total.lt(amount)) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', `the input holdings hold ${toWire(total)} ${instrument}; the transfer needs ${toWire(amount)}`);
-        const lockedCid = ledger.newContractId();
-        const change = total.minus(amount);
-        const changeCid = change.gt(0) ? ledger.newContractId() : null;
-        const instructionCid = ledger.newContractId();
-        const instruction: Instruction = {
-          sender, receiver, instrument, amount, meta, inputHoldingCids: spent as string[], lockedHoldingCid: lockedCid,
-          requestedAt: requestedAt.toISOString(), executeBefore: executeBefore.toISOString(), batch,
-        };
-        const locked: Holding = { owner: sender, instrument, amount, lockedFor: instructionCid, lockExpiresAt: executeBefore.toISOString() };
-        const changeHolding: Holding | null = changeCid ? { owner: sender, instrument, amount: change, lockedFor: null, lockExpiresAt: null } : null;
+        const utilityCid = ledger.newContractId();
         roots.push({
-          kind: 'exercised', contractId: factoryId, templateId: TEMPLATES.factory, packageName: TOKEN_PACKAGE_NAME, interfaceId: INTERFACES.factory, interfaces: [INTERFACES.factory],
-          signatories: [admin], observers: [], choice: CHOICES.transfer, choiceArgument: argument, actingParties: [sender], consuming: false,
-          exerciseResult: { output: { tag: RESULTS.pending, value: { transferInstructionCid: instructionCid } }, senderChangeCids: changeCid ? [changeCid] : [], meta: { values: {} } },
-          children: [
-            ...spentHoldings.map(([cid, holding]) => ledger.holdingArchived(cid, holding)),
-            ledger.holdingCreated(lockedCid, locked),
-            ...(changeCid && changeHolding ? [ledger.holdingCreated(changeCid, changeHolding)] : []),
-            ledger.instructionCreated(instructionCid, instruction),
-          ],
+          kind: 'created', contractId: utilityCid, templateId: BATCHING_UTILITY_TEMPLATE, packageName: BATCHING_UTILITY_PACKAGE.name, interfaces: [],
+          signatories: [user], observers: [], createArgument: { user }, argumentType: BATCHING_TYPES.template, views: {},
         });
-        effects.push(() => {
-          for (const [cid] of spentHoldings) ledger.holdings.delete(cid);
-          ledger.holdings.set(lockedCid, locked);
-          if (changeCid && changeHolding) ledger.holdings.set(changeCid, changeHolding);
-          ledger.instructions.set(instructionCid, instruction);
+        let map: HoldingMap = argument.inputHoldingMap.byAdminAndAccount;
+        const children: ActionNode[] = [];
+        const actionResults: unknown[] = [];
+        argument.actions.forEach((action, i) => {
+          if (action.tag !== TRANSFER_V1) {
+            throw new LedgerRejection('INVALID_ARGUMENT', `actions[${i}]: the sandbox participant runs ${TRANSFER_V1} actions only, not ${action.tag}`);
+          }
+          const { cid, arg } = action.value as TransferCall;
+          const { inputs, rest } = takeHoldings(map, basicAccount(user), arg.transfer.instrumentId);
+          const transfer = { ...arg.transfer, inputHoldingCids: inputs };
+          let exercised: ReturnType<typeof transferNode>;
+          try {
+            if (inputs.length === 0) throw new LedgerRejection('DAML_INTERPRETATION_ERROR', `the holding map has no ${arg.transfer.instrumentId.id} holdings of the user for the transfer to spend`);
+            // Exercised within the utility's choice: its only authorizer is the user.
+            exercised = transferNode([user], cid, { ...arg, transfer });
+          } catch (err) {
+            throw err instanceof LedgerRejection ? new LedgerRejection(err.code, `actions[${i}] (${TRANSFER_V1}): ${err.message}`) : err;
+          }
+          children.push(exercised.node);
+          actionResults.push(transferResult(exercised.result));
+          map = mergeHoldingMaps(holdingMapFromTransferV1(transfer, exercised.result), rest);
+        });
+        if (argument.archiveAfterExecution) {
+          children.push({
+            kind: 'exercised', contractId: utilityCid, templateId: BATCHING_UTILITY_TEMPLATE, packageName: BATCHING_UTILITY_PACKAGE.name, interfaceId: null, interfaces: [],
+            signatories: [user], observers: [], choice: 'Archive', choiceArgument: {}, actingParties: [user], consuming: true, exerciseResult: {}, children: [],
+          });
+        }
+        roots.push({
+          kind: 'exercised', contractId: utilityCid, templateId: BATCHING_UTILITY_TEMPLATE, packageName: BATCHING_UTILITY_PACKAGE.name, interfaceId: null, interfaces: [],
+          signatories: [user], observers: [], choice: EXECUTE_BATCH, choiceArgument: argument, argumentType: BATCHING_TYPES.executeBatch,
+          actingParties: [user], consuming: false, exerciseResult: { actionResults, outputHoldingMap: { byAdminAndAccount: map } }, resultType: BATCHING_TYPES.executeBatchResult,
+          children,
         });
       },
       settle(actAs: readonly string[], instructionCid: string, choice: 'accept' | 'reject' | 'withdraw') {
@@ -700,6 +770,9 @@ export class SandboxLedger {
     };
   }
 }
+
+/** A command the ledger runs: an exercise of one of its token's choices, or a batch of the batching utility. */
+export type LedgerCommand = { readonly contractId: string; readonly choice: string; readonly argument: unknown; readonly kind?: undefined } | BatchCommand;
 
 /** A batch checked against the state as it was at `stateVersion`: its nodes, the contracts it reads, and how to apply it. */
 export interface PreparedCommit {

@@ -3,6 +3,7 @@
 // gives each exercise the id of its last descendant, and computes who witnessed each node: the
 // informees of the node itself and of every ancestor, as Daml's ledger model projects a
 // transaction to each party.
+import type { DamlType } from './daml-types.js';
 
 export interface NodeCommon {
   readonly contractId: string;
@@ -17,6 +18,8 @@ export interface NodeCommon {
 export interface CreateNode extends NodeCommon {
   readonly kind: 'created';
   readonly createArgument: unknown;
+  /** Its Daml type, where the sandbox knows it (a prepared transaction types the other values by their field names). */
+  readonly argumentType?: DamlType;
   /** The interface views by interface id. */
   readonly views: Readonly<Record<string, unknown>>;
 }
@@ -27,6 +30,9 @@ export interface ExerciseNode extends NodeCommon {
   readonly interfaceId: string | null;
   readonly choice: string;
   readonly choiceArgument: unknown;
+  /** The Daml types of the choice's argument and result, where the sandbox knows them. */
+  readonly argumentType?: DamlType;
+  readonly resultType?: DamlType;
   readonly actingParties: readonly string[];
   /** Parties the choice itself discloses the exercise to (Daml's choice observers). */
   readonly choiceObservers?: readonly string[];
