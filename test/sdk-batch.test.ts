@@ -6,21 +6,25 @@
 // participant with the package and without it.
 import t from 'tap';
 import { TransferInstructionV1 } from '@canton-network/core-token-standard';
-import { createClient, execute, type CantonProvider, type ExecutionPlan, type PlanStep } from '@bestex/sdk';
+import { createClient, execute, readRefusal, type CantonProvider, type ExecutionHooks, type ExecutionPlan, type ExecutionStatus, type PlanStep, type StepUpdate } from '@bestex/sdk';
 import { sandboxProvider } from '@bestex/sdk/sandbox';
+import { walletSdkProvider } from '@bestex/sdk/wallet-sdk';
+import { CustomLogAdapter, SDK } from '@canton-network/wallet-sdk';
 import { Decimal } from '../core/decimal.js';
-import { COLLECTING, listen, testApp, type TestAppOptions } from './helpers/app.js';
+import { COLLECTING, listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { extensionWallet, remoteGateway } from './helpers/dapp-wallets.js';
 import { issueKey } from './helpers/keys.js';
 import { unlockedHoldings } from './helpers/ledger.js';
 
 const PARTY = /^[A-Za-z0-9][A-Za-z0-9_-]*::1220[0-9a-f]{64}$/;
 const DECIMAL = /^-?[0-9]+(\.[0-9]{1,10})?$/;
 const REASON = 'splice.lfdecentralizedtrust.org/reason';
+const BATCHING = '#splice-util-token-standard-wallet:Splice.Util.Token.Wallet.BatchingUtilityV2:BatchingUtility';
 
 let takers = 0;
 
 /** A collecting service over its sandbox, a taker holding one CC holding and one USDCx holding, and a partner plan with two fee legs. */
-async function partnerSwap(t: { teardown(fn: () => Promise<void>): void }, options: TestAppOptions = {}) {
+async function partnerSwap(t: { teardown(fn: () => Promise<void>): void }, options: TestAppOptions = {}, funding = { usdcx: true }) {
   const app = await testApp({ ...options, env: { ...COLLECTING, QUOTE_CACHE_TTL_MS: '1', ...options.env } });
   t.teardown(app.close);
   const sandbox = app.sandbox!;
@@ -28,12 +32,12 @@ async function partnerSwap(t: { teardown(fn: () => Promise<void>): void }, optio
   const provider = sandboxProvider({ ledgerUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, party: taker });
   const fund = (token: string, amount: string) => provider.request({ method: 'ledgerApi', params: { requestMethod: 'post', resource: '/sandbox/v1/fund', body: { party: taker, token, amount } } });
   await fund('CC', '1000');
-  await fund('USDCx', '5');
+  if (funding.usdcx) await fund('USDCx', '5');
   const { key } = await issueKey(app.core.keyStore);
   const client = createClient({ baseUrl: await listen(app.server), apiKey: key });
   const recipient = `wallet-co::1220${'a'.repeat(64)}`;
   const plan = await client.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: taker, idempotencyKey: `${taker}-batch`, feeBps: 5, feeRecipient: recipient });
-  return { app, sandbox, taker, provider, client, plan, recipient, registries: sandbox.manifest.registries };
+  return { app, sandbox, taker, provider, fund, client, plan, recipient, registries: sandbox.manifest.registries };
 }
 
 /** What the wallet was asked to submit, and the user declining it: nothing reaches the ledger. */
@@ -253,5 +257,164 @@ t.test('"the batch command, field by field, is the Daml types of BatchingUtility
     map.delete(key);
     t.ok(held.gte(amount), `action ${i} finds ${amount} ${instrumentId.id} in the map (${held.toFixed()})`);
     if (held.gt(amount)) map.set(key, held.minus(amount));
+  }
+});
+
+/** Hooks that record what they are told: each status with its note, each step's states. */
+function recorder() {
+  const statuses: Array<{ status: ExecutionStatus; note?: string }> = [];
+  const steps: StepUpdate[] = [];
+  const hooks: ExecutionHooks = {
+    onStatus: (status, detail) => void statuses.push(detail.note === undefined ? { status } : { status, note: detail.note }),
+    onStep: (update) => void steps.push(update),
+  };
+  return { statuses, steps, hooks, statesOf: (index: number) => steps.filter((s) => s.index === index).map((s) => s.state) };
+}
+
+/** Each unlocked holding of the taker, by contract id: what a failed submission must leave as it was. */
+const holdingsOf = (sandbox: NonNullable<TestApp['sandbox']>, party: string) =>
+  Object.fromEntries(['Amulet', 'USDCx'].flatMap((instrument) => unlockedHoldings(sandbox.ledger, party, instrument).map((h) => [h.contractId, `${h.amount.toFixed()} ${instrument}`])));
+
+const spendableOf = (sandbox: NonNullable<TestApp['sandbox']>, party: string, instrument: string) => unlockedHoldings(sandbox.ledger, party, instrument).reduce((s, h) => s.plus(h.amount), new Decimal(0));
+
+/** The deposit offers and fee offers the taker made, ever. */
+const offersBy = (sandbox: NonNullable<TestApp['sandbox']>, party: string) =>
+  sandbox.ledger.transactions(0, sandbox.ledger.ledgerEnd).flatMap((tx) => tx.events).filter((e) => e.kind === 'created' && e.templateId.endsWith(':TransferInstruction') && (e.createArgument as { transfer: { sender: string } }).transfer.sender === party).length;
+
+t.test('with the package: a taker holding ONE CC holding and ONE USDCx holding swaps to COMPLETED, both fee legs paid in the deposit\'s transaction, the escrow released', async (t) => {
+  const swap = await partnerSwap(t);
+  const { sandbox, taker, plan, recipient } = swap;
+  const rec = recorder();
+  const result = await execute(plan, { provider: swap.provider, registries: swap.registries, client: swap.client, hooks: rec.hooks });
+  t.match(result, { status: 'COMPLETED', fees: { included: true, released: true, note: null }, outcome: { agrees: true }, error: null });
+  const tx = sandbox.ledger.transactions(0, sandbox.ledger.ledgerEnd).find((x) => x.updateId === result.submittedUpdateId)!;
+  t.equal(tx.commandId, plan.planId, 'submitted under commandId = planId');
+  const offers = tx.events.filter((e) => e.kind === 'created' && e.templateId.endsWith(':TransferInstruction'));
+  t.equal(offers.length, 3, 'the deposit and both fee legs: one transaction');
+  t.match(tx.events[0], { kind: 'created', templateId: /:Splice\.Util\.Token\.Wallet\.BatchingUtilityV2:BatchingUtility$/ }, 'the utility created first');
+  t.match(tx.events[1], { kind: 'exercised', choice: 'BatchingUtility_ExecuteBatch', consuming: false, actingParties: [taker] }, 'then its ExecuteBatch');
+  t.match(tx.events.at(-1), { kind: 'exercised', choice: 'Archive', consuming: true, contractId: tx.events[0]!.contractId }, 'and the utility archived last');
+  for (const index of [1, 2]) {
+    t.strictSame(rec.statesOf(index), ['pending', 'submitted', 'accepted'], `${plan.steps[index]!.kind}: paid, then released`);
+    t.equal(rec.steps.find((s) => s.index === index && s.state === 'submitted')?.updateId, rec.steps.find((s) => s.index === 0 && s.state === 'submitted')?.updateId, `${plan.steps[index]!.kind}: the deposit's update`);
+  }
+  t.equal(spendableOf(sandbox, recipient, 'USDCx').toFixed(), plan.steps[2]!.amount, 'the integrator holds its fee');
+  t.equal(spendableOf(sandbox, plan.steps[1]!.target, 'USDCx').gte(plan.steps[1]!.amount), true, 'the service holds its fee');
+  const fees = new Decimal(plan.steps[1]!.amount).plus(plan.steps[2]!.amount);
+  t.equal(spendableOf(sandbox, taker, 'USDCx').toFixed(), new Decimal(5).minus(fees).plus(result.received!).toFixed(), 'the taker paid both fees from its one holding');
+  t.equal(spendableOf(sandbox, taker, 'Amulet').toFixed(), '900');
+});
+
+t.test('with the package: "SLIPPAGE_FAILED returns the escrow": the deposit and both fee legs come back whole', async (t) => {
+  const swap = await partnerSwap(t);
+  const { sandbox, taker, plan } = swap;
+  await swap.provider.request({ method: 'ledgerApi', params: { requestMethod: 'post', resource: '/sandbox/v1/move', body: { pair: 'CC/USDCx', bps: -300 } } });
+  const rec = recorder();
+  const result = await execute(plan, { provider: swap.provider, registries: swap.registries, hooks: rec.hooks });
+  t.match(result, { status: 'SLIPPAGE_FAILED', fees: { included: true, released: false } });
+  for (const index of [1, 2]) t.strictSame(rec.statesOf(index), ['pending', 'submitted', 'returned'], plan.steps[index]!.kind);
+  t.equal(spendableOf(sandbox, taker, 'USDCx').toFixed(), '5', 'the fees are back');
+  t.equal(spendableOf(sandbox, taker, 'Amulet').toFixed(), '1000', 'and the deposit');
+});
+
+t.test('without the package: the same plan goes fee-less, "reported in hooks and result", nothing charged', async (t) => {
+  const swap = await partnerSwap(t, { sandbox: { batchingUtility: false } });
+  const { sandbox, taker, plan, recipient } = swap;
+  const rec = recorder();
+  const result = await execute(plan, { provider: swap.provider, registries: swap.registries, client: swap.client, hooks: rec.hooks });
+  const lacking = /wallet's participant lacks the batching package splice-util-token-standard-wallet.*fee-less/;
+  t.match(result, { status: 'COMPLETED', fees: { included: false, released: null, note: lacking }, outcome: { agrees: true } });
+  t.match(rec.statuses[0], { status: 'SUBMITTING', note: lacking }, 'the hooks say so before anything is signed');
+  for (const index of [1, 2]) t.strictSame(rec.statesOf(index), ['skipped'], `${plan.steps[index]!.kind}: skipped`);
+  t.equal(offersBy(sandbox, taker), 1, 'the deposit alone');
+  t.equal(spendableOf(sandbox, taker, 'USDCx').toFixed(), new Decimal(5).plus(result.received!).toFixed(), 'USDCx: the payout and nothing else');
+  t.equal(spendableOf(sandbox, recipient, 'USDCx').toFixed(), '0', 'no integrator fee');
+});
+
+t.test('without the package, and a wallet that will not ask the participant: the batch is refused with PACKAGE_NAMES_NOT_FOUND, and the deposit goes alone under the same commandId', async (t) => {
+  const swap = await partnerSwap(t, { sandbox: { batchingUtility: false } });
+  const { sandbox, taker, plan } = swap;
+  const submitted: string[] = [];
+  const wallet: CantonProvider = {
+    request: async (args) => {
+      const params = args.params as { resource?: string; commands?: Array<Record<string, unknown>> } | undefined;
+      if (args.method === 'ledgerApi' && params?.resource === '/v2/interactive-submission/preferred-package-version') throw Object.assign(new Error('this wallet does not pass that resource on'), { code: 4100 });
+      if (args.method === 'prepareExecuteAndWait') submitted.push(Object.keys(params!.commands![0]!)[0]!);
+      return swap.provider.request(args);
+    },
+    on: (event, listener) => swap.provider.on(event, listener),
+    removeListener: (event, listener) => swap.provider.removeListener(event, listener),
+  };
+  const rec = recorder();
+  const result = await execute(plan, { provider: wallet, registries: swap.registries, hooks: rec.hooks });
+  t.strictSame(submitted, ['CreateAndExerciseCommand', 'ExerciseCommand'], 'the batch, refused; then the deposit alone');
+  t.match(result, { status: 'COMPLETED', fees: { included: false, note: /lacks the batching package splice-util-token-standard-wallet/ } });
+  for (const index of [1, 2]) t.strictSame(rec.statesOf(index), ['pending', 'skipped'], `${plan.steps[index]!.kind}: skipped once the batch was refused`);
+  const mine = sandbox.ledger.transactions(0, sandbox.ledger.ledgerEnd).filter((tx) => tx.actAs.includes(taker));
+  t.strictSame(mine.map((tx) => tx.commandId), [plan.planId], 'one transaction, under the plan\'s commandId');
+  t.equal(offersBy(sandbox, taker), 1);
+});
+
+t.test('with the package, an action the ledger refuses (the USDCx holding too small for the second fee leg): SUBMIT_FAILED with the ledger\'s reason, every holding as it was', async (t) => {
+  const swap = await partnerSwap(t, {}, { usdcx: false });
+  const { sandbox, taker, plan } = swap;
+  // One USDCx holding, one unit short of both fees together: enough for the first leg, not for
+  // what the first leaves of it to the second. A wallet whose view of that holding is stale (it
+  // reports 5 USDCx more) lets the SDK's own check pass; the ledger runs the batch on the real one.
+  const fees = new Decimal(plan.steps[1]!.amount).plus(plan.steps[2]!.amount);
+  await swap.fund('USDCx', fees.minus('0.0000000001').toFixed());
+  const [usdcx] = unlockedHoldings(sandbox.ledger, taker, 'USDCx');
+  const stale: CantonProvider = {
+    request: async (args) => {
+      const answer = await swap.provider.request(args);
+      const params = args.params as { resource?: string } | undefined;
+      if (args.method !== 'ledgerApi' || params?.resource !== '/v2/state/active-contracts') return answer;
+      return (answer as Array<{ contractEntry?: { JsActiveContract?: { createdEvent: { contractId: string; interfaceViews?: Array<{ viewValue: { amount?: string } }> } } } }>).map((entry) => {
+        const created = entry.contractEntry?.JsActiveContract?.createdEvent;
+        if (created?.contractId !== usdcx!.contractId) return entry;
+        const interfaceViews = created.interfaceViews?.map((v) => ({ ...v, viewValue: { ...v.viewValue, amount: new Decimal(v.viewValue.amount!).plus(5).toFixed() } }));
+        return { contractEntry: { JsActiveContract: { ...entry.contractEntry!.JsActiveContract!, createdEvent: { ...created, interfaceViews } } } };
+      });
+    },
+    on: (event, listener) => swap.provider.on(event, listener),
+    removeListener: (event, listener) => swap.provider.removeListener(event, listener),
+  };
+  const before = holdingsOf(sandbox, taker);
+  const end = sandbox.ledger.ledgerEnd;
+  const result = await execute(plan, { provider: stale, registries: swap.registries });
+  t.match(result, { status: 'SUBMIT_FAILED', fees: { included: true }, error: { code: 'submit_failed', message: /the input holdings hold [0-9.]+ USDCx; the transfer needs [0-9.]+/ } });
+  t.strictSame(holdingsOf(sandbox, taker), before, 'every holding as it was: the same contracts, the same amounts');
+  t.equal(sandbox.ledger.ledgerEnd, end, 'nothing committed');
+  t.equal(offersBy(sandbox, taker), 0, 'no offer, not even the deposit');
+});
+
+t.test('"PACKAGE_NAMES_NOT_FOUND reaches the SDK through each provider": the participant\'s answer to the package query, and to a batch, read as the ledger\'s refusal with that code', async (t) => {
+  const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' }, sandbox: { batchingUtility: false } });
+  t.teardown(app.close);
+  const sandbox = app.sandbox!;
+  const taker = `sdk-batch-${++takers}::1220${'5'.repeat(64)}`;
+  const sdk = await SDK.create({ auth: { method: 'static', token: sandbox.ledgerToken }, ledgerClientUrl: sandbox.manifest.ledger, logAdapter: new CustomLogAdapter(() => {}) });
+  const extension = extensionWallet(sandbox, taker);
+  const remote = await remoteGateway(sandbox, taker);
+  t.teardown(() => Promise.all([extension.close(), remote.close()]).then(() => undefined));
+  // The official providers are what execute() takes, typed as their packages type them.
+  const extensionProvider: CantonProvider = extension.provider;
+  const remoteProvider: CantonProvider = remote.provider;
+  const providers: ReadonlyArray<readonly [string, CantonProvider, boolean]> = [
+    ['sandboxProvider', sandboxProvider({ ledgerUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, party: taker }), true],
+    ['walletSdkProvider', walletSdkProvider({ sdk, party: taker }), true],
+    ['dapp-sdk extension pair', extensionProvider, true],
+    // The remote API's prepareExecute answers before the ledger does: a refusal comes as a failed txChanged only.
+    ['dapp-sdk remote pair', remoteProvider, false],
+  ];
+  const batch = { CreateAndExerciseCommand: { templateId: BATCHING, createArguments: { user: taker }, choice: 'BatchingUtility_ExecuteBatch', choiceArgument: { inputHoldingMap: { byAdminAndAccount: [] }, actions: [], archiveAfterExecution: true } } };
+  for (const [name, provider, submitRefusal] of providers) {
+    const query = provider.request({ method: 'ledgerApi', params: { requestMethod: 'get', resource: '/v2/interactive-submission/preferred-package-version', query: { 'package-name': 'splice-util-token-standard-wallet', parties: taker } } });
+    const queried = await query.then(() => null, (err: unknown) => err);
+    t.strictSame(queried === null ? null : readRefusal(queried, 'ledgerApi'), { kind: 'refused', ledgerCode: 'PACKAGE_NAMES_NOT_FOUND' }, `${name}: the package query`);
+    if (!submitRefusal) continue;
+    const method = 'prepareExecuteAndWait';
+    const submitted = await provider.request({ method, params: { commands: [batch], commandId: `probe-${name.replace(/\W/g, '-')}`, actAs: [taker], readAs: [taker], disclosedContracts: [] } }).then(() => null, (err: unknown) => err);
+    t.strictSame(submitted === null ? null : readRefusal(submitted, method), { kind: 'refused', ledgerCode: 'PACKAGE_NAMES_NOT_FOUND' }, `${name}: a batch`);
   }
 });
