@@ -233,6 +233,9 @@ t.test('"the utility is transient": the ACS delta shows neither its creation nor
   t.strictSame(templates(byTemplate.transaction.events), ['CreatedEvent Splice.Util.Token.Wallet.BatchingUtilityV2:BatchingUtility', 'ExercisedEvent Splice.Util.Token.Wallet.BatchingUtilityV2:BatchingUtility', 'ExercisedEvent Splice.Util.Token.Wallet.BatchingUtilityV2:BatchingUtility'], 'a Template filter on it: its creation, its batch and its archival');
   const byInterface = await read(ledgerEffects(taker, [{ identifierFilter: { InterfaceFilter: { value: { interfaceId: '#splice-api-token-holding-v1:Splice.Api.Token.HoldingV1:Holding', includeInterfaceView: true } } } }]));
   t.notOk(templates(byInterface.transaction.events).some((e) => e.includes('BatchingUtility')), 'an Interface filter on Holding: not the utility, which implements none');
+  const utility = byTemplate.transaction.events[0].CreatedEvent.contractId;
+  const life = await call(t, sandbox, 'POST', '/v2/events/events-by-contract-id', { contractId: utility, eventFormat: ledgerEffects(taker).eventFormat });
+  t.match(life.body, { created: { createdEvent: { contractId: utility } }, archived: { archivedEvent: { contractId: utility } } }, 'its own events show its creation and its archival');
   const packages = await call(t, sandbox, 'GET', '/v2/packages');
   t.ok(packages.body.packageIds.includes('b7'.repeat(32)), 'GET /v2/packages lists the package');
 });

@@ -8,6 +8,7 @@ import { holdToDocuments, observedSandbox } from './helpers/observed-sandbox.js'
 const HOLDING = '#splice-api-token-holding-v1:Splice.Api.Token.HoldingV1:Holding';
 const INSTRUCTION = '#splice-api-token-transfer-instruction-v1:Splice.Api.Token.TransferInstructionV1:TransferInstruction';
 const FACTORY = '#splice-api-token-transfer-instruction-v1:Splice.Api.Token.TransferInstructionV1:TransferFactory';
+const BATCHING_UTILITY = '#splice-util-token-standard-wallet:Splice.Util.Token.Wallet.BatchingUtilityV2:BatchingUtility';
 
 t.test('"every sandbox ledger and registry answer validated against the pinned OpenAPI documents"', async (t) => {
   const sandbox = await observedSandbox(t);
@@ -125,6 +126,26 @@ t.test('"every sandbox ledger and registry answer validated against the pinned O
   t.match(await call('POST', '/v2/interactive-submission/executeAndWait', execution(sign(null, hash, keys.privateKey))), { status: 409, body: { code: 'DUPLICATE_COMMAND' } }, 'executed again: refused as the duplicate of the committed command');
   const again = await call('POST', '/v2/interactive-submission/prepare', { ...carolCommand, commandId: 'carol-again' });
   await call('POST', '/v2/interactive-submission/execute', { ...execution(sign(null, Buffer.from(again.body.preparedTransactionHash ?? '', 'base64'), keys.privateKey)), preparedTransaction: again.body.preparedTransaction });
+  // Splice's batching utility: detected, listed, refused when malformed, run when well formed.
+  await call('GET', '/v2/packages');
+  await call('GET', `/v2/interactive-submission/preferred-package-version?package-name=splice-util-token-standard-wallet&parties=${encodeURIComponent(alice)}`);
+  await call('GET', '/v2/interactive-submission/preferred-package-version?package-name=splice-amulet');
+  const batchCoin = (await call('POST', '/sandbox/v1/fund', { party: alice, token: 'CC', amount: '5' })).body;
+  const batch = (archiveAfterExecution: unknown) => [{
+    CreateAndExerciseCommand: {
+      templateId: BATCHING_UTILITY, createArguments: { user: alice }, choice: 'BatchingUtility_ExecuteBatch',
+      choiceArgument: {
+        inputHoldingMap: { byAdminAndAccount: [[{ admin: amulet, account: { provider: null, id: null, owner: alice } }, { Amulet: [batchCoin.holdingCid] }]] },
+        actions: [{ tag: 'TSA_TransferFactory_TransferV1', value: { cid: factory.factoryId, arg: transfer(alice, bob, '1', []) } }],
+        archiveAfterExecution,
+      },
+    },
+  }];
+  const batchSubmission = (commandId: string, archiveAfterExecution: unknown) => ({ commands: batch(archiveAfterExecution), commandId, actAs: [alice], disclosedContracts: factory.choiceContext.disclosedContracts });
+  t.match(await call('POST', '/v2/commands/submit-and-wait', batchSubmission('batch-malformed', 'yes')), { status: 400, body: { code: 'COMMAND_PREPROCESSING_FAILED' } }, 'a batch whose arguments do not type-check');
+  const batched = await call('POST', '/v2/commands/submit-and-wait-for-transaction', { commands: batchSubmission('batch', true), transactionFormat: { eventFormat: eventFormat(alice, wildcard), transactionShape: 'TRANSACTION_SHAPE_LEDGER_EFFECTS' } });
+  t.equal(batched.status, 200, 'a batch of one transfer');
+  await call('POST', '/v2/events/events-by-contract-id', { contractId: batched.body.transaction.events[0].CreatedEvent.contractId, eventFormat: eventFormat(alice, wildcard) });
   await call('GET', '/v2/no-such-thing');
   t.match(await call('POST', '/registry/transfer-instruction/v1/transfer-factory', { choiceArguments: transfer(alice, bob, '1', []) }), { status: 404, body: { code: 'NOT_FOUND' } }, 'a participant serves no registry: the registries are at their own URLs');
   await call('POST', '/v2/updates', { beginExclusive: 0 });

@@ -201,6 +201,22 @@ t.test('make sandbox: one JSON line once it listens; a service with SANDBOX_URL 
   t.notOk(existsSync(path.join(sandbox.dataDir, 'sandbox.json')), 'its file goes with it');
 });
 
+t.test('make sandbox SANDBOX_FLAGS=--without-batching-utility: its participant lacks the batching utility package and its line says so; an unknown argument stops it with one line', async (t) => {
+  const sandbox = run(SANDBOX, {}, ['--without-batching-utility']);
+  t.teardown(() => sandbox.child.kill('SIGKILL'));
+  const line = await until(() => sandbox.stdout().split('\n')[0]?.endsWith('}') && sandbox.stdout().split('\n')[0], 'the sandbox line');
+  const said = JSON.parse(line) as { ledger: string; ledgerToken: string; batchingUtility: boolean };
+  t.equal(said.batchingUtility, false);
+  const asked = await fetch(`${said.ledger}/v2/interactive-submission/preferred-package-version?package-name=splice-util-token-standard-wallet`, { headers: { authorization: `Bearer ${said.ledgerToken}` } });
+  t.match({ status: asked.status, body: await asked.json() }, { status: 404, body: { code: 'PACKAGE_NAMES_NOT_FOUND' } }, 'its participant answers that it has no such package');
+  sandbox.child.kill('SIGTERM');
+  await once(sandbox.child, 'exit');
+  const typo = run(SANDBOX, {}, ['--without-batching']);
+  const [code] = (await once(typo.child, 'exit')) as [number];
+  t.equal(code, 1);
+  t.equal(typo.stderr(), 'sandbox: unknown argument --without-batching; the sandbox takes --exit-with-stdin and --without-batching-utility\n');
+});
+
 t.test('"a sandbox manifest file belongs to the process that wrote it": a second sandbox on the same DATA_DIR, once stopped, gives the running one its sandbox.json back; the last one stopped removes it', async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
   const file = path.join(dataDir, 'sandbox.json');

@@ -191,11 +191,14 @@ export function renderCreated(event: SandboxCreatedEvent, tx: SandboxTransaction
   };
 }
 
-/** An event as the JSON Ledger API shows it under `filter` and `shape`, or null when it is not shown. */
-export function renderEvent(event: SandboxEvent, tx: SandboxTransaction, filter: EventFilter, shape: Shape): Api['Event'] | null {
+/**
+ * An event as the JSON Ledger API shows it under `filter` and `shape`, or null when it is not shown;
+ * `ofContract`: as events-by-contract-id shows a contract's archival, a transient one's too.
+ */
+export function renderEvent(event: SandboxEvent, tx: SandboxTransaction, filter: EventFilter, shape: Shape, ofContract = false): Api['Event'] | null {
   if (shape === 'TRANSACTION_SHAPE_ACS_DELTA') {
     if (event.kind === 'exercised' && !event.consuming) return null;
-    if (transient(event, tx)) return null;
+    if (!ofContract && transient(event, tx)) return null;
   }
   const shown = shownTo(event, candidates(event, filter, shape === 'TRANSACTION_SHAPE_ACS_DELTA'), filter);
   if (!shown) return null;

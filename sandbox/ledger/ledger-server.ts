@@ -639,7 +639,7 @@ function eventsByContractId(context: Context, input: Record<string, unknown>): R
   const created = life ? renderActive(life.created, life.createdIn, filter) : null;
   if (!life || !created) return notFound('CONTRACT_EVENTS_NOT_FOUND', 'Contract events not found, or not visible.');
   const archive = life.archivedIn;
-  const archived = archive ? (renderEvent(archive.event, archive.transaction, filter, 'TRANSACTION_SHAPE_ACS_DELTA') as { ArchivedEvent?: unknown } | null) : null;
+  const archived = archive ? (renderEvent(archive.event, archive.transaction, filter, 'TRANSACTION_SHAPE_ACS_DELTA', true) as { ArchivedEvent?: unknown } | null) : null;
   return ok({
     created: { createdEvent: created, synchronizerId: SYNCHRONIZER_ID },
     ...(archived?.ArchivedEvent ? { archived: { archivedEvent: archived.ArchivedEvent, synchronizerId: SYNCHRONIZER_ID } } : {}),
