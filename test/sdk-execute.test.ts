@@ -451,24 +451,22 @@ t.test('"withdraw(planId) takes back a deposit no pool has answered": WITHDRAWN,
   await t.rejects(withdraw(plan.planId, { provider: w.provider, registries: w.registries }), { name: 'BestexError', code: 'nothing_to_withdraw' });
 });
 
-t.test('"when the wallet cannot batch, the swap degrades to the deposit alone, fee-less, and says so in the hooks and the result"', async (t) => {
+t.test('"a batch the wallet refuses for any reason but a missing package -> SUBMIT_FAILED with the reason": nothing landed, and the deposit is not sent alone', async (t) => {
   const w = await world(t, { env: COLLECTING });
   await w.fund('CC', '1000');
   await w.fund('USDCx', '5');
   const plan = await w.plan();
-  const single = wrap(w.provider, {
-    prepareExecuteAndWait: (params) => {
-      const { commands } = params as { commands: unknown[] };
-      if (commands.length > 1) return Promise.reject(Object.assign(new Error('this wallet submits one command at a time'), { code: -32602 }));
-      return w.provider.request({ method: 'prepareExecuteAndWait', params });
-    },
+  const asked: unknown[] = [];
+  const refusing = wrap(w.provider, {
+    prepareExecuteAndWait: (params) => (asked.push(params), Promise.reject(Object.assign(new Error('this wallet does not sign CreateAndExerciseCommand'), { code: -32602 }))),
   });
   const hooks = recorder();
-  const result = await execute(plan, { provider: single, registries: w.registries, hooks });
-  t.match(result, { status: 'COMPLETED', fees: { included: false, note: /did not take the deposit and its fee legs as one batch .*one command at a time.*fee-less/ } });
-  t.strictSame(hooks.steps.filter((s) => s.index === 1).map((s) => s.state), ['pending', 'skipped'], 'the fee leg, skipped');
-  t.equal(w.offers(), 1, 'the deposit alone: no fee charged apart from its swap');
-  t.equal(balance(w, 'USDCx'), new Decimal(5).plus(result.received!).toFixed(), 'no fee taken');
+  const result = await execute(plan, { provider: refusing, registries: w.registries, hooks });
+  t.match(result, { status: 'SUBMIT_FAILED', fees: { included: true }, error: { code: 'submit_failed', message: /does not sign CreateAndExerciseCommand/ } });
+  t.equal(asked.length, 1, 'asked once: no second submission of the deposit alone');
+  t.equal(w.offers(), 0, 'nothing on the ledger');
+  t.equal(balance(w, 'USDCx'), '5', 'no fee taken');
+  t.equal(balance(w, 'Amulet'), '1000', 'no deposit made');
 });
 
 t.test('the sandbox wallet "emits txChanged": pending, then executed with the update id, or failed when the ledger refuses', async (t) => {
@@ -553,8 +551,7 @@ t.test('a partner plan with an escrowed service fee and an integrator fee: every
   const { key } = await issueKey(w.app.core.keyStore);
   const partner = createClient({ baseUrl: w.baseUrl, apiKey: key });
   await w.fund('CC', '1000');
-  // A transfer spends its input holdings whole: two fee legs in one batch need two holdings.
-  await w.fund('USDCx', '5');
+  // One USDCx holding pays both fee legs: the batch hands the first leg's change to the second.
   await w.fund('USDCx', '5');
   const recipient = `wallet-co::1220${'a'.repeat(64)}`;
   const plan = await partner.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: w.taker, idempotencyKey: `${w.taker}-partner`, feeBps: 5, feeRecipient: recipient });

@@ -217,6 +217,30 @@ t.test('"SLIPPAGE_FAILED with fees on, through wallet-sdk: the escrow returned":
   t.equal(spendable(ledger, party, 'Amulet').toFixed(), '1000', 'and the deposit');
 });
 
+t.test('an external party\'s fee-collecting plan through wallet-sdk: its CIP-0112 batch prepared on the participant, signed by the signer, executed to COMPLETED with the fee leg in the deposit\'s transaction', { timeout: 90_000 }, async (t) => {
+  const collecting = await testApp({ env: { ...COLLECTING, QUOTE_CACHE_TTL_MS: '1' } });
+  t.teardown(collecting.close);
+  const feeClient = createClient({ baseUrl: await listen(collecting.server) });
+  const { manifest: feeManifest, ledgerToken: feeToken, ledger } = collecting.sandbox!;
+  const feeSdk = await SDK.create({ auth: { method: 'static', token: feeToken }, ledgerClientUrl: feeManifest.ledger, logAdapter: quiet });
+  const keys = feeSdk.keys.generate();
+  const { partyId: party } = await feeSdk.party.external.create(keys.publicKey, { partyHint: hint('wsdk-ext-fees') }).sign(keys.privateKey).execute();
+  await fund(party, '1000', 'CC', feeManifest.ledger, feeToken);
+  await fund(party, '5', 'USDCx', feeManifest.ledger, feeToken);
+  const plan = (await feeClient.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `wallet-sdk-ext-fees-${process.pid}` })) as AppPlan;
+  t.strictSame(plan.steps.map((s) => s.kind), ['venue-deposit', 'b2c-fee-transfer']);
+  const signed: Array<{ hash: string; request: SigningRequest }> = [];
+  const provider = walletSdkProvider({ sdk: feeSdk, party, signer: async (hash, request) => (signed.push({ hash, request }), signTransactionHash(hash, keys.privateKey)) });
+  const result = await execute(plan, { provider, client: feeClient, registries: feeManifest.registries });
+  t.match(result, { status: 'COMPLETED', fees: { included: true, released: true }, outcome: { agrees: true }, error: null });
+  t.equal(signed.length, 1, 'one transaction signed');
+  t.equal((await feeSdk.utils.hash.preparedTransaction(signed[0]!.request.preparedTransaction)).toBase64(), signed[0]!.hash, 'the prepared batch hashes, as wallet-sdk hashes it, to the hash signed');
+  const tx = ledger.transactionById(result.submittedUpdateId!)!;
+  t.match(tx.events.map((e) => (e.kind === 'exercised' ? e.choice : e.templateId.split(':').pop())), ['BatchingUtility', 'BatchingUtility_ExecuteBatch', 'TransferFactory_Transfer'], 'the utility, its ExecuteBatch, the deposit\'s transfer first');
+  t.equal(tx.events.filter((e) => e.kind === 'created' && e.templateId.endsWith(':TransferInstruction')).length, 2, 'the deposit and its fee leg, in one transaction');
+  t.equal(spendable(ledger, party, 'USDCx').toFixed(), new Decimal(5).minus(plan.steps[1]!.amount).plus(result.received!).toFixed());
+});
+
 t.test('"a dropped connection after submitting is tracked to its real end": the participant commits, the answer never reaches wallet-sdk, the swap still ends COMPLETED', { timeout: 90_000 }, async (t) => {
   // Between wallet-sdk and the participant: everything passes, but the submission's answer is cut off after the participant committed it.
   const dropper = createHttpServer((request, response) => {

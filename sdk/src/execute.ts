@@ -20,6 +20,7 @@ import type { BestexClient, Outcome, PlanStep } from './client.js';
 import { isTerminal, NOTHING_SUBMITTED, RECORD_VERSION, type ExecutionHooks, type ExecutionRecord, type ExecutionResult, type ExecutionStatus, type Realised, type StatusDetail, type StepState } from './execution.js';
 import { divide, fromUnits, toUnits } from './decimal.js';
 import { BestexError } from './errors.js';
+import { batchCommand, batchingSupport, distinctDisclosures, NO_BATCHING_NOTE, PACKAGE_NAMES_NOT_FOUND, type BatchTransfer } from './batching.js';
 import { holdingsOf, ledgerEnd, openOffersOf, transactionsOf, type OwnHolding } from './ledger-view.js';
 import { checkPlan, type Plan } from './plan.js';
 import type { AbortSignalLike, Fetch } from './platform.js';
@@ -109,26 +110,50 @@ function targetOf(plan: Plan, party: string): DepositTarget {
   return { party, pool: deposit.target, instrument: deposit.instrument, amount: deposit.amount, memo: deposit.memo ?? '', want: plan.quoteRef.pair.want, executeBefore: deposit.expiresAt, notBefore };
 }
 
-/** Holdings for each step, disjoint (a transfer spends its inputs whole); null for a step it cannot cover. */
-function chooseInputs(steps: readonly PlanStep[], holdings: readonly OwnHolding[]): Array<OwnHolding[] | null> {
-  const free = holdings.filter((h) => !h.locked).sort((a, b) => (a.units === b.units ? 0 : a.units > b.units ? -1 : 1));
-  return steps.map((step) => {
-    const needed = toUnits(step.amount);
-    const chosen: OwnHolding[] = [];
-    let total = 0n;
-    for (const holding of free) {
-      if (total >= needed) break;
-      if (holding.instrument !== step.instrument) continue;
-      chosen.push(holding);
-      total += holding.units;
-    }
-    if (total < needed) return null;
-    for (const holding of chosen) free.splice(free.indexOf(holding), 1);
-    return chosen;
-  });
+/** The taker's unlocked holdings, largest first. */
+const freeHoldings = (holdings: readonly OwnHolding[]) => holdings.filter((h) => !h.locked).sort((a, b) => (a.units === b.units ? 0 : a.units > b.units ? -1 : 1));
+
+/** Holdings of `instrument` that together hold `needed` units, largest first; null when all of them hold less. */
+function cover(free: readonly OwnHolding[], instrument: string, needed: bigint): OwnHolding[] | null {
+  const chosen: OwnHolding[] = [];
+  let total = 0n;
+  for (const holding of free) {
+    if (total >= needed) break;
+    if (holding.instrument !== instrument) continue;
+    chosen.push(holding);
+    total += holding.units;
+  }
+  return total >= needed ? chosen : null;
 }
 
 const spendable = (holdings: readonly OwnHolding[], instrument: string) => fromUnits(holdings.filter((h) => h.instrument === instrument && !h.locked).reduce((s, h) => s + h.units, 0n));
+
+/**
+ * The holdings a batch of `steps` starts from, by instrument: enough for every step of that
+ * instrument together, since the batch threads one transfer's change into the next. Or, when an
+ * instrument falls short, what it lacks, in words.
+ */
+function batchInputs(steps: readonly PlanStep[], holdings: readonly OwnHolding[]): { inputs: Map<string, OwnHolding[]> } | { short: string } {
+  const free = freeHoldings(holdings);
+  const inputs = new Map<string, OwnHolding[]>();
+  for (const instrument of new Set(steps.map((s) => s.instrument))) {
+    const of = steps.filter((s) => s.instrument === instrument);
+    const needed = of.reduce((sum, s) => sum + toUnits(s.amount), 0n);
+    const chosen = cover(free, instrument, needed);
+    if (chosen) {
+      inputs.set(instrument, chosen);
+      continue;
+    }
+    const legs = of.filter((s) => s.kind !== 'venue-deposit');
+    const deposit = of.find((s) => s.kind === 'venue-deposit');
+    const what = legs.length === 1 ? `the ${legs[0]!.kind} leg needs ${legs[0]!.amount} ${instrument}` : `the ${legs.map((l) => l.kind).join(' and ')} legs need ${fromUnits(legs.reduce((sum, l) => sum + toUnits(l.amount), 0n))} ${instrument} together`;
+    const held = spendable(holdings, instrument);
+    return {
+      short: `${what}${deposit ? ` besides the deposit's ${deposit.amount}` : ''} and the party holds ${held} ${instrument} spendable, ${fromUnits(needed - toUnits(held))} short: the deposit goes alone, fee-less`,
+    };
+  }
+  return { inputs };
+}
 
 interface Factory {
   readonly factoryId: string;
@@ -163,15 +188,21 @@ async function registry<T>(options: ExecuteOptions, admin: string, resource: str
 
 const transferFactory = (options: ExecuteOptions, admin: string, body: unknown) => registry<Factory>(options, admin, '/registry/transfer-instruction/v1/transfer-factory', body);
 
-/** One TransferFactory_Transfer per step, with the factory's disclosed contracts. */
-async function transferCommands(options: ExecuteOptions, plan: Plan, party: string, steps: ReadonlyArray<{ step: PlanStep; inputs: readonly OwnHolding[] }>) {
-  const commands: LedgerCommand[] = [];
+/** A step to transfer, from the instrument admin's holdings: `inputs`, or none where a batch gives them. */
+interface Leg {
+  readonly step: PlanStep;
+  readonly admin: string;
+  readonly inputs: readonly string[];
+}
+
+/** One TransferFactory_Transfer per leg, with its factory from the admin's registry and the factory's disclosed contracts. */
+async function transfersOf(options: ExecuteOptions, plan: Plan, party: string, legs: readonly Leg[]): Promise<{ transfers: BatchTransfer[]; disclosed: DisclosedContract[] }> {
+  const transfers: BatchTransfer[] = [];
   const disclosed: DisclosedContract[] = [];
   // Set in the past, as Canton's own token-standard code does: a participant whose clock runs
   // behind the wallet's refuses a transfer requested in its future.
   const requestedAt = new Date(Date.now() - REQUESTED_AT_SKEW_MS).toISOString();
-  for (const { step, inputs } of steps) {
-    const admin = inputs[0]!.admin;
+  for (const { step, admin, inputs } of legs) {
     const transfer = {
       sender: party,
       receiver: step.target,
@@ -179,26 +210,42 @@ async function transferCommands(options: ExecuteOptions, plan: Plan, party: stri
       instrumentId: { admin, id: step.instrument },
       requestedAt,
       executeBefore: step.expiresAt,
-      inputHoldingCids: inputs.map((h) => h.contractId),
+      inputHoldingCids: inputs,
       meta: { values: { [REASON_KEY]: step.memo ?? `${plan.planId} ${step.kind}` } },
     };
     const factory = await transferFactory(options, admin, { choiceArguments: { expectedAdmin: admin, transfer, extraArgs: { context: { values: {} }, meta: { values: {} } } }, excludeDebugFields: true });
     disclosed.push(...(factory.choiceContext.disclosedContracts ?? []));
-    commands.push({
-      ExerciseCommand: {
-        templateId: TRANSFER_FACTORY.id,
-        contractId: factory.factoryId,
-        choice: CHOICES.transfer,
-        choiceArgument: { expectedAdmin: admin, transfer, extraArgs: { context: factory.choiceContext.choiceContextData ?? { values: {} }, meta: { values: {} } } },
-      },
-    });
+    transfers.push({ factoryId: factory.factoryId, argument: { expectedAdmin: admin, transfer, extraArgs: { context: factory.choiceContext.choiceContextData ?? { values: {} }, meta: { values: {} } } } });
   }
+  return { transfers, disclosed };
+}
+
+/** The deposit alone, as one ExerciseCommand spending `inputs`. */
+async function depositCommand(options: ExecuteOptions, plan: Plan, party: string, inputs: readonly OwnHolding[]) {
+  const { transfers, disclosed } = await transfersOf(options, plan, party, [{ step: plan.steps[0]!, admin: inputs[0]!.admin, inputs: inputs.map((h) => h.contractId) }]);
+  const commands: LedgerCommand[] = transfers.map(({ factoryId, argument }) => ({
+    ExerciseCommand: { templateId: TRANSFER_FACTORY.id, contractId: factoryId, choice: CHOICES.transfer, choiceArgument: argument },
+  }));
   return { commands, disclosed };
+}
+
+/**
+ * The deposit and its fee legs as one CIP-0112 batch: the registries are asked for each transfer
+ * as the batch sends it, with no inputs of its own (the utility gives each the holdings it threads).
+ */
+async function batchedCommand(options: ExecuteOptions, plan: Plan, party: string, included: readonly number[], inputs: ReadonlyMap<string, readonly OwnHolding[]>) {
+  const legs = included.map((i) => {
+    const step = plan.steps[i]!;
+    return { step, admin: inputs.get(step.instrument)![0]!.admin, inputs: [] };
+  });
+  const { transfers, disclosed } = await transfersOf(options, plan, party, legs);
+  const held = [...inputs].map(([id, holdings]) => ({ admin: holdings[0]!.admin, id, contractIds: holdings.map((h) => h.contractId) }));
+  return { commands: [batchCommand(party, held, transfers)], disclosed: distinctDisclosures(disclosed) };
 }
 
 type Submitted =
   | { readonly updateId: string | null; readonly duplicate?: true; readonly uncertain?: true }
-  | { readonly refused: ExecutionStatus; readonly error: BestexError };
+  | { readonly refused: ExecutionStatus; readonly error: BestexError; readonly ledgerCode?: string | null };
 
 const SUBMIT_METHODS = ['prepareExecuteAndWait', 'prepareExecute'] as const;
 
@@ -216,7 +263,7 @@ function answerTo(err: unknown, method: string): Submitted {
     case 'unsupported':
       return { refused: 'SUBMIT_FAILED', error: new BestexError(`the wallet does not offer ${refusal.method}: ${message}`, { status: null, code: 'submit_failed', cause: err }) };
     case 'refused':
-      return { refused: 'SUBMIT_FAILED', error: new BestexError(`the wallet did not submit the plan: ${message}`, { status: null, code: 'submit_failed', cause: err }) };
+      return { refused: 'SUBMIT_FAILED', ledgerCode: refusal.ledgerCode, error: new BestexError(`the wallet did not submit the plan: ${message}`, { status: null, code: 'submit_failed', cause: err }) };
   }
 }
 
@@ -379,48 +426,50 @@ class Execution {
       return this.refuse(err);
     }
     const holdings = await holdingsOf(provider, this.record.party);
-    const [depositInputs, ...legInputs] = chooseInputs(this.plan.steps, holdings);
+    const depositInputs = cover(freeHoldings(holdings), checked.deposit.instrument, toUnits(checked.deposit.amount));
     if (!depositInputs) {
       const { deposit } = checked;
       return this.refuse(
-        new BestexError(
-          `the party cannot cover the venue-deposit step: it needs ${deposit.amount} ${deposit.instrument} from holdings no other step of the batch spends; it holds ${spendable(holdings, deposit.instrument)} ${deposit.instrument} spendable`,
-          { status: null, code: 'insufficient_funds' },
-        ),
+        new BestexError(`the party cannot cover the venue-deposit step: it needs ${deposit.amount} ${deposit.instrument} to deposit; it holds ${spendable(holdings, deposit.instrument)} ${deposit.instrument} spendable`, {
+          status: null,
+          code: 'insufficient_funds',
+        }),
       );
     }
     let included = [0];
     let feeNote: string | null = null;
+    let inputs: ReadonlyMap<string, readonly OwnHolding[]> | null = null;
     if (checked.feeLegs.length > 0) {
-      const uncovered = checked.feeLegs.findIndex((_, i) => legInputs[i] === null);
-      if (uncovered >= 0) {
-        const leg = checked.feeLegs[uncovered]!;
-        feeNote = `the ${leg.kind} leg needs ${leg.amount} ${leg.instrument} and the party holds ${spendable(holdings, leg.instrument)} spendable: the deposit goes alone, fee-less`;
-      } else included = this.plan.steps.map((_, i) => i);
+      const chosen = batchInputs(this.plan.steps, holdings);
+      if ('short' in chosen) feeNote = chosen.short;
+      else if ((await batchingSupport(provider, this.record.party)) === 'absent') feeNote = NO_BATCHING_NOTE;
+      else {
+        included = this.plan.steps.map((_, i) => i);
+        inputs = chosen.inputs;
+      }
     }
     const startOffset = await ledgerEnd(provider);
     await this.save({ status: 'SUBMITTING', startOffset, included, feeNote });
     this.state = { ...START, offset: startOffset };
     this.status('SUBMITTING', feeNote ? { note: feeNote } : {});
     this.plan.steps.forEach((_, i) => this.step(i, included.includes(i) ? 'pending' : 'skipped'));
-    const inputsOf = (i: number) => (i === 0 ? depositInputs : legInputs[i - 1]!);
     const commandId = this.plan.planId;
     let submitted: Submitted;
     provider.on('txChanged', this.onTx as (payload: never) => void);
     try {
-      let built = await transferCommands(this.options, this.plan, this.record.party, included.map((i) => ({ step: this.plan.steps[i]!, inputs: inputsOf(i) })));
+      const built = inputs ? await batchedCommand(this.options, this.plan, this.record.party, included, inputs) : await depositCommand(this.options, this.plan, this.record.party, depositInputs);
       this.walletFailed = false;
       submitted = await this.submitWatching({ ...built, commandId, party: this.record.party });
-      if ('refused' in submitted && submitted.refused === 'SUBMIT_FAILED' && included.length > 1) {
-        // A wallet that cannot batch refuses the batch whole: nothing was submitted, so the deposit
-        // may go alone under the same commandId, fee-less, rather than no swap or a broken one.
-        feeNote = `the wallet did not take the deposit and its fee legs as one batch (${submitted.error.message}): the deposit went alone, fee-less`;
+      if (inputs && 'refused' in submitted && submitted.ledgerCode === PACKAGE_NAMES_NOT_FOUND) {
+        // The participant could not be asked beforehand, and lacks the package: the batch was
+        // refused whole, nothing landed, so the deposit goes alone under the same commandId.
+        feeNote = NO_BATCHING_NOTE;
         included = [0];
         await this.save({ included, feeNote });
         this.plan.steps.forEach((_, i) => i > 0 && this.step(i, 'skipped'));
-        built = await transferCommands(this.options, this.plan, this.record.party, [{ step: this.plan.steps[0]!, inputs: depositInputs }]);
+        const alone = await depositCommand(this.options, this.plan, this.record.party, depositInputs);
         this.walletFailed = false;
-        submitted = await this.submitWatching({ ...built, commandId, party: this.record.party });
+        submitted = await this.submitWatching({ ...alone, commandId, party: this.record.party });
       }
     } catch (err) {
       // The registry or the ledger could not be read to build the commands: nothing reached the wallet.

@@ -10,6 +10,7 @@ import { loadConfig, parsePoolParties, type Config } from '../../core/config.js'
 import type { CoreOverrides } from '../../core/services.js';
 import { buildApp, type App } from '../../handlers/app.js';
 import { createLogger } from '../../handlers/logger.js';
+import type { SandboxOptions } from '../../sandbox/sandbox.js';
 import { testSandbox, type TestSandbox } from './sandbox.js';
 
 export interface TestApp extends App {
@@ -30,6 +31,8 @@ export interface TestAppOptions {
   readonly overrides?: CoreOverrides | ((sandbox: TestSandbox) => CoreOverrides);
   /** Wait for the first round of venue probes (default true). */
   readonly probed?: boolean;
+  /** The app's own sandbox started so (its participant without the batching package, say). */
+  readonly sandbox?: Pick<Partial<SandboxOptions>, 'batchingUtility'>;
 }
 
 /** The fee parties of a collecting service: collection needs at least the service's. */
@@ -86,6 +89,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
       now: () => (overrides?.now ?? (() => new Date()))(),
       ledgerToken: env.LEDGER_TOKEN,
       poolParties: env.TRADECRAFT_POOL_PARTIES ? parsePoolParties(env.TRADECRAFT_POOL_PARTIES) : undefined,
+      ...options.sandbox,
     });
   }
   if (typeof options.overrides === 'function') {
