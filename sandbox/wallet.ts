@@ -23,8 +23,9 @@ const USAGE = `usage: npm run -s sandbox -- <command>
   fund --party P --token T --amount N   give party P a new holding of N of token T (CC, USDCx, CBTC)
   balance --party P                     P's holdings per instrument: spendable, and locked in offers
   execute --plan FILE --party P         perform a plan (the JSON a plan endpoint answered) as P's
-                                        wallet: its deposit and fee legs as one atomic batch;
-                                        refuses an expired plan
+                                        wallet: its deposit and fee legs as one CIP-0112 batch
+                                        (the deposit alone, fee-less, on a participant without
+                                        the batching package); refuses an expired plan
   move --pair A/B --bps N               move the tradecraft pool so A's price in B changes by N bps
                                         (-300: falls by 3 %)
   withdraw --party P                    withdraw every offer P made that is still open (unanswered,

@@ -87,6 +87,7 @@ t.test('the service\'s reader refuses a manifest it cannot use, naming the field
     [(m) => void (m.venues!.temple = 'http://temple.example/temple'), /venues\.temple is plain http off this machine/],
     [(m) => void (m.registries = { nobody: 'http://127.0.0.1:1/amulet' }), /registries is not a ledger party id/],
     [(m) => void (m.registries![Object.keys(m.registries!)[0]!] = 'http://registry.example/amulet'), /registries\.[^ ]+ is plain http off this machine/],
+    [(m) => void ((m as Record<string, unknown>).batchingUtility = 'yes'), /batchingUtility is not true or false/],
   ];
   for (const [spoil, message] of cases) {
     const copy = JSON.parse(JSON.stringify(good)) as Record<string, Record<string, unknown>>;

@@ -20,6 +20,8 @@ export interface SandboxManifest {
   readonly poolParties: Readonly<Record<string, string>>;
   readonly instrumentAdmins: Readonly<Record<Token['instrument'], string>>;
   readonly nightlyRecipient: string;
+  /** Whether its participant has Splice's batching utility package (wallets' business: the service does not use it). */
+  readonly batchingUtility: boolean;
 }
 
 /** The sandbox's manifest is not one the service can use; the message says which field. */
@@ -91,7 +93,13 @@ export function readManifest(value: unknown): SandboxManifest {
     poolParties,
     instrumentAdmins: Object.fromEntries(TOKENS.map((t) => [t.instrument, party(admins[t.instrument], `instrumentAdmins.${t.instrument}`)])) as Record<Token['instrument'], string>,
     nightlyRecipient: party(m.nightlyRecipient, 'nightlyRecipient'),
+    batchingUtility: flag(m.batchingUtility, 'batchingUtility'),
   };
+}
+
+function flag(value: unknown, field: string): boolean {
+  if (typeof value !== 'boolean') throw new ManifestError(`${field} is not true or false`);
+  return value;
 }
 
 /**
