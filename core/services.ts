@@ -149,12 +149,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
     // Only a store outside this process can lose its data while the process runs.
     const marker = sharedState.shared ? new StateMarker(sharedState, log) : null;
     await marker?.start(config.livenessProbeIntervalMs);
-    const keyStore =
-      overrides.keyStore ??
-      openKeyStore(config, sharedState, {
-        intact: () => sharedHealth.isUp && !marker?.lost,
-        ...(overrides.now ? { now: () => overrides.now!().getTime() } : {}),
-      });
+    const keyStore = overrides.keyStore ?? openKeyStore(config, sharedState);
     const monitor = new LivenessMonitor(venues, {
       intervalMs: config.livenessProbeIntervalMs,
       probeTimeoutMs: config.venueTimeoutMs,

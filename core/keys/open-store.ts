@@ -3,15 +3,15 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { FileKeyStore } from './file-store.js';
-import { SharedStateKeyStore, type SharedStateKeyStoreOptions } from './shared-store.js';
+import { SharedStateKeyStore } from './shared-store.js';
 import type { KeyStore } from './partner-keys.js';
 import type { SharedState } from '../state/shared-state.js';
 
 export const keysFile = (config: Pick<Config, 'dataDir'>): string => path.join(config.dataDir, 'keys.json');
 
-/** `shared` is the Redis-backed state when REDIS_URL is set; it and `options` are not used otherwise. */
-export function openKeyStore(config: Config, shared: SharedState | null, options: SharedStateKeyStoreOptions = {}): KeyStore {
+/** `shared` is the Redis-backed state when REDIS_URL is set; it is not used otherwise. */
+export function openKeyStore(config: Config, shared: SharedState | null): KeyStore {
   if (config.redisUrl === null) return new FileKeyStore(keysFile(config));
   if (shared === null) throw new Error('REDIS_URL is set: the key store needs its shared state');
-  return new SharedStateKeyStore(shared, options);
+  return new SharedStateKeyStore(shared);
 }

@@ -3,13 +3,6 @@
 // = the record as JSON. A lookup is one field read; revoking, rotating or editing by id and listing
 // read the whole map, which holds one field per partner key. Rotation writes the record under its
 // new hash, then deletes the old field: from then on, on every instance, the old key is unknown.
-//
-// A key found is kept for a second (LOOKUP_TTL_MS), as the file store re-reads its file at most
-// once a second: a keyed request then makes no round trip of its own for its key, only its
-// request's one, and a key revoked, rotated or edited on another instance takes effect there
-// within that second (the rule is 5). On the instance that changed it, at once. A kept record is
-// used only while the shared state answers and holds its data, so a keyed request still gets 503
-// when it does not, or when it lost the keys.
 import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, withOrigins, type KeyRecord, type KeySelector, type KeyStore } from './partner-keys.js';
 import { SharedStateUnavailable, type SharedState } from '../state/shared-state.js';
 
@@ -24,49 +17,11 @@ const MAP = 'keys';
  */
 const ISSUED_MARKER = 'keys-issued';
 
-/** How long a key found is kept: well within the 5 seconds a change may take to reach every instance. */
-export const LOOKUP_TTL_MS = 1000;
-/** Keys kept at most: far more than a deployment has partners, so only a flood of distinct keys evicts. */
-const KEPT_MAX = 10_000;
-
-export interface SharedStateKeyStoreOptions {
-  /** The clock a kept key's second is measured on, in ms (default a monotonic clock). */
-  readonly now?: () => number;
-  /** Whether the shared state answers and still holds its data; a kept key is used only while it does (default always). */
-  readonly intact?: () => boolean;
-}
-
 export class SharedStateKeyStore implements KeyStore {
-  private readonly kept = new Map<string, { readonly record: KeyRecord; readonly until: number }>();
-  private readonly now: () => number;
-  private readonly intact: () => boolean;
-
   /** `state` stays the caller's: this store does not close it. */
-  constructor(
-    private readonly state: SharedState,
-    options: SharedStateKeyStoreOptions = {},
-  ) {
-    this.now = options.now ?? (() => performance.now());
-    this.intact = options.intact ?? (() => true);
-  }
+  constructor(private readonly state: SharedState) {}
 
   async findByHash(hash: string): Promise<KeyRecord | null> {
-    const kept = this.kept.get(hash);
-    if (kept && kept.until > this.now() && this.intact()) return kept.record;
-    const record = await this.read(hash);
-    if (record) this.keep(record);
-    else this.kept.delete(hash);
-    return record;
-  }
-
-  private keep(record: KeyRecord): void {
-    this.kept.delete(record.hash);
-    if (this.kept.size >= KEPT_MAX) this.kept.delete(this.kept.keys().next().value!);
-    this.kept.set(record.hash, { record, until: this.now() + LOOKUP_TTL_MS });
-  }
-
-  /** The stored record, read now. */
-  private async read(hash: string): Promise<KeyRecord | null> {
     const value = await unavailableWhenShared(() => this.state.mapGet(MAP, hash));
     if (value !== null) return this.decode(hash, value);
     if ((await unavailableWhenShared(() => this.state.mapGet(MAP, ISSUED_MARKER))) === null) {
@@ -89,11 +44,10 @@ export class SharedStateKeyStore implements KeyStore {
   // Two revocations of one active key at the same moment both write, and the later time is kept:
   // the port has no compare-and-set, and either way the key ends revoked.
   async revoke(selector: KeySelector, at: Date): Promise<KeyRecord | null> {
-    const record = 'hash' in selector ? await this.read(selector.hash) : ((await this.all()).find((r) => r.id === selector.id) ?? null);
+    const record = 'hash' in selector ? await this.findByHash(selector.hash) : ((await this.all()).find((r) => r.id === selector.id) ?? null);
     if (!record || record.status === 'revoked') return record;
     const revoked: KeyRecord = { ...record, status: 'revoked', revokedAt: at.toISOString() };
     await unavailableWhenShared(() => this.state.mapSet(MAP, record.hash, JSON.stringify(revoked)));
-    this.kept.delete(record.hash);
     return revoked;
   }
 
@@ -107,7 +61,6 @@ export class SharedStateKeyStore implements KeyStore {
     const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(MAP, hash, JSON.stringify(rotated)));
     if (!added) throw new Error(`a key with the same hash as ${id}'s new key is already stored`);
     await unavailableWhenShared(() => this.state.mapDelete(MAP, record.hash));
-    this.kept.delete(record.hash);
     return rotated;
   }
 
@@ -116,7 +69,6 @@ export class SharedStateKeyStore implements KeyStore {
     if (!record) return null;
     const changed = validKeyRecord(withOrigins(record, origins));
     await unavailableWhenShared(() => this.state.mapSet(MAP, record.hash, JSON.stringify(changed)));
-    this.kept.delete(record.hash);
     return changed;
   }
 
