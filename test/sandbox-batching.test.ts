@@ -211,6 +211,14 @@ t.test('"the prepared transaction carries the batch": prepared and executed thro
   t.strictSame(nodes.map((n) => (n.oneofKind === 'create' ? `create ${n.create.templateId.entityName}` : `${n.exercise.choiceId}`)).slice(0, 3), ['create BatchingUtility', 'BatchingUtility_ExecuteBatch', 'TransferFactory_Transfer']);
   t.equal(proto.transaction!.roots.length, 2, 'the create and the exercise are its roots');
   t.equal(nodes[1].exercise.chosenValue.sum.record.fields[0].value.sum.record.fields[0].value.sum.oneofKind, 'genMap', 'the holding map is a Daml Map');
+  const utility = nodes[0].create.contractId;
+  const archives = nodes.filter((n) => n.oneofKind === 'exercise' && n.exercise.choiceId === 'Archive');
+  const utilityArchive = archives.find((n) => n.exercise.contractId === utility);
+  t.ok(utilityArchive && archives.length > 1, 'the utility\'s Archive is there, beside the spent holdings\'');
+  for (const { exercise } of archives) {
+    t.strictSame(exercise.chosenValue.sum, { oneofKind: 'record', record: { fields: [] } }, `${exercise.contractId === utility ? 'the utility' : 'a holding'}: Archive's argument is the record Archive, which has no fields`);
+    t.strictSame(exercise.exerciseResult.sum, { oneofKind: 'unit', unit: {} }, `${exercise.contractId === utility ? 'the utility' : 'a holding'}: Archive's result is Unit`);
+  }
   const executed = await call(t, sandbox, 'POST', '/v2/interactive-submission/executeAndWait', {
     userId: 'wallet', preparedTransaction: prepared.body.preparedTransaction, hashingSchemeVersion: 'HASHING_SCHEME_VERSION_V2', submissionId: 'batch', deduplicationPeriod: { Empty: {} }, partySignatures: { signatures: [] },
   });

@@ -37,6 +37,12 @@ export const T = {
   variant: (name: string, constructors: () => Readonly<Record<string, DamlType>>): DamlType => ({ kind: 'variant', name, constructors }),
 } as const satisfies Record<string, DamlType | ((...args: never[]) => DamlType)>;
 
+/**
+ * Every template's Archive choice, as `archive` exercises it: its argument the record
+ * DA.Internal.Template:Archive, which has no fields; its result Unit.
+ */
+export const ARCHIVE = { choice: 'Archive', argumentType: T.record('Archive', []), resultType: T.unit } as const;
+
 /** A value that does not type-check: what Canton's preprocessing refuses, before anything runs. */
 export class DamlTypeError extends Error {
   override readonly name = 'DamlTypeError';

@@ -37,6 +37,7 @@ import {
   basicAccount, BATCHING_TYPES, BATCHING_UTILITY_PACKAGE, BATCHING_UTILITY_TEMPLATE, EXECUTE_BATCH, holdingMapFromTransferV1, mergeHoldingMaps, takeHoldings,
   transferResult, TRANSFER_V1, type BatchCommand, type HoldingMap, type TransferCall,
 } from './batching-utility.js';
+import { ARCHIVE } from './daml-types.js';
 import { commitNodes, type ActionNode, type CommittedNode, type CreateNode, type ExerciseNode } from './transaction-tree.js';
 
 export type Instrument = Token['instrument'];
@@ -524,7 +525,8 @@ export class SandboxLedger {
         if (argument.archiveAfterExecution) {
           children.push({
             kind: 'exercised', contractId: utilityCid, templateId: BATCHING_UTILITY_TEMPLATE, packageName: BATCHING_UTILITY_PACKAGE.name, interfaceId: null, interfaces: [],
-            signatories: [user], observers: [], choice: 'Archive', choiceArgument: {}, actingParties: [user], consuming: true, exerciseResult: {}, children: [],
+            signatories: [user], observers: [], choice: ARCHIVE.choice, choiceArgument: {}, argumentType: ARCHIVE.argumentType,
+            actingParties: [user], consuming: true, exerciseResult: {}, resultType: ARCHIVE.resultType, children: [],
           });
         }
         roots.push({
@@ -728,7 +730,8 @@ export class SandboxLedger {
     const admin = this.options.admins[holding.instrument];
     return {
       kind: 'exercised', contractId: cid, templateId: TEMPLATES.holding, packageName: TOKEN_PACKAGE_NAME, interfaceId: null, interfaces: [INTERFACES.holding],
-      signatories: [admin, holding.owner], observers: [], choice: 'Archive', choiceArgument: {}, actingParties: [admin, holding.owner], consuming: true, exerciseResult: {}, children: [],
+      signatories: [admin, holding.owner], observers: [], choice: ARCHIVE.choice, choiceArgument: {}, argumentType: ARCHIVE.argumentType,
+      actingParties: [admin, holding.owner], consuming: true, exerciseResult: {}, resultType: ARCHIVE.resultType, children: [],
     };
   }
 
