@@ -1,5 +1,5 @@
 // What the sandbox's loopback servers (its venues, its ledger, its registries) share: listening,
-// reading a bounded request body, answering browsers' preflights and JSON, closing.
+// reading a bounded request body, answering browsers' preflights, JSON and plain text, closing.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -62,5 +62,11 @@ export function answeredPreflight(request: IncomingMessage, response: ServerResp
 export function sendJson(response: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   response.writeHead(status, { ...OPEN_CORS, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
+
+/** Writes `text` as a plain-text answer, with the open CORS headers. */
+export function sendText(response: ServerResponse, status: number, text: string): void {
+  response.writeHead(status, { ...OPEN_CORS, 'content-type': 'text/plain; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
   response.end(text);
 }

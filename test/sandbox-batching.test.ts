@@ -36,9 +36,10 @@ async function sandboxFor(t: Test, batchingUtility?: boolean) {
 /** A ledger call whose answer, when the pinned document describes it, must hold to it. */
 async function call(t: Test, sandbox: Sandbox, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const response = await fetch(`${sandbox.manifest.ledger}${path}`, { method, headers: { authorization: `Bearer ${sandbox.ledgerToken}` }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const answer = { status: response.status, body: await response.json() };
+  const contentType = response.headers.get('content-type') ?? '';
+  const answer = { status: response.status, body: contentType.startsWith('application/json') ? await response.json() : await response.text() };
   if (!path.startsWith('/sandbox/')) {
-    const verdict = validateAnswer(LEDGER_DOC, { method, path: path.split('?')[0]!, status: answer.status, body: answer.body, contentType: 'application/json' });
+    const verdict = validateAnswer(LEDGER_DOC, { method, path: path.split('?')[0]!, status: answer.status, body: answer.body, contentType });
     t.ok(verdict.ok, `${method} ${path.split('?')[0]} -> ${answer.status} holds to the pinned JSON Ledger API document${verdict.ok ? '' : `: ${verdict.errors}`}`);
   }
   return answer;
@@ -252,12 +253,23 @@ t.test('"preferred-package-version tells whether the participant has the batchin
   const withIt = await sandboxFor(t);
   const taker = newTaker();
   const query = (name: string) => `/v2/interactive-submission/preferred-package-version?package-name=${name}&parties=${encodeURIComponent(taker)}`;
-  t.strictSame((await call(t, withIt, 'GET', query('splice-util-token-standard-wallet'))).body, {
-    packagePreference: { packageReference: { packageId: 'b7'.repeat(32), packageName: 'splice-util-token-standard-wallet', packageVersion: '1.0.0' }, synchronizerId: SYNCHRONIZER_ID },
-  });
+  const preference = (packageId: string, packageName: string) => ({ packagePreference: { packageReference: { packageId, packageName, packageVersion: '1.0.0' }, synchronizerId: SYNCHRONIZER_ID } });
+  t.strictSame((await call(t, withIt, 'GET', query('splice-util-token-standard-wallet'))).body, preference('b7'.repeat(32), 'splice-util-token-standard-wallet'));
   t.match(await call(t, withIt, 'GET', query('splice-amulet')), { status: 404, body: { code: 'PACKAGE_NAMES_NOT_FOUND', cause: 'The following package names do not match upgradable packages uploaded on this participant: [splice-amulet].' } }, 'a name it does not have');
   const without = await sandboxFor(t, false);
   t.match(await call(t, without, 'GET', query('splice-util-token-standard-wallet')), { status: 404, body: { code: 'PACKAGE_NAMES_NOT_FOUND' } });
+  for (const sandbox of [withIt, without]) {
+    const listed: string[] = (await call(t, sandbox, 'GET', '/v2/packages')).body.packageIds;
+    const holdingApi = await call(t, sandbox, 'GET', query('splice-api-token-holding-v1'));
+    t.strictSame(holdingApi, { status: 200, body: preference('71'.repeat(32), 'splice-api-token-holding-v1') }, 'any package the participant has is answered by name, not only the batching utility\'s');
+    t.ok(listed.includes(holdingApi.body.packagePreference.packageReference.packageId), 'the package answered is one GET /v2/packages lists');
+    t.equal((await call(t, sandbox, 'GET', query('sandbox-token'))).body.packagePreference.packageReference.packageId, '5a'.repeat(32), 'the token implementation\'s too');
+  }
+  t.strictSame(
+    await call(t, withIt, 'GET', `/v2/interactive-submission/preferred-package-version?parties=${encodeURIComponent(taker)}`),
+    { status: 400, body: 'Invalid value for: query parameter package-name (missing)' },
+    'no package-name: refused in plain text, as the pinned document describes the 400',
+  );
 });
 
 t.test('"without the package the batch is refused as Canton refuses it": 404 PACKAGE_NAMES_NOT_FOUND, nothing committed, the package nowhere', async (t) => {

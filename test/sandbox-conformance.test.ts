@@ -16,7 +16,7 @@ t.test('"every sandbox ledger and registry answer validated against the pinned O
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
     // Canton's clients send no Content-Type: neither does the tour.
     const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${sandbox.ledgerToken}` }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: response.status, body: await response.json() };
+    return { status: response.status, body: (response.headers.get('content-type') ?? '').startsWith('application/json') ? await response.json() : await response.text() };
   };
   const registry = async (admin: string, method: string, path: string, body?: unknown) => {
     const response = await fetch(`${registries[admin]}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -130,6 +130,8 @@ t.test('"every sandbox ledger and registry answer validated against the pinned O
   await call('GET', '/v2/packages');
   await call('GET', `/v2/interactive-submission/preferred-package-version?package-name=splice-util-token-standard-wallet&parties=${encodeURIComponent(alice)}`);
   await call('GET', '/v2/interactive-submission/preferred-package-version?package-name=splice-amulet');
+  t.equal((await call('GET', '/v2/interactive-submission/preferred-package-version?package-name=splice-api-token-holding-v1')).status, 200, 'preferred-package-version answers any package the participant has');
+  t.equal((await call('GET', '/v2/interactive-submission/preferred-package-version')).status, 400, 'and refuses a request without package-name');
   const batchCoin = (await call('POST', '/sandbox/v1/fund', { party: alice, token: 'CC', amount: '5' })).body;
   const batch = (archiveAfterExecution: unknown) => [{
     CreateAndExerciseCommand: {

@@ -99,7 +99,7 @@ function partyFilters(value: unknown, what: string, known: KnownIds): PartyFilte
 
 /** The packages a participant has, and the ids they define, as `<package-id>:<Module>:<Entity>`. */
 export interface KnownIds {
-  readonly packages: ReadonlyArray<{ readonly id: string; readonly name: string }>;
+  readonly packages: ReadonlyArray<{ readonly id: string; readonly name: string; readonly version: string }>;
   readonly templates: ReadonlySet<string>;
   readonly interfaces: ReadonlySet<string>;
 }

@@ -19,11 +19,11 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { v3_4 } from '@canton-network/core-ledger-client-types';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { answeredPreflight, BodyTooLarge, closeServer, listen, readBody, sendJson } from '../loopback-server.js';
+import { answeredPreflight, BodyTooLarge, closeServer, listen, readBody, sendJson, sendText } from '../loopback-server.js';
 import { Decimal } from '../../core/decimal.js';
 import { isPartyId } from '../../core/party.js';
 import { resolveToken, type Token } from '../../core/tokens.js';
-import { BATCHING_UTILITY_PACKAGE, BATCHING_UTILITY_TEMPLATE, EXECUTE_BATCH, readBatchCommand } from './batching-utility.js';
+import { BATCHING_UTILITY_TEMPLATE, EXECUTE_BATCH, readBatchCommand } from './batching-utility.js';
 import { DamlTypeError } from './daml-types.js';
 import { createdEventBlob, FilterRefused, readEventFilter, renderActive, renderEvent, renderTransaction, renderTree, type EventFilter, type KnownIds, type Shape } from './event-format.js';
 import { ed25519Verifies, Participant, type Right } from './participant.js';
@@ -67,6 +67,8 @@ const VERSION: Api['GetLedgerApiVersionResponse'] = {
 interface Reply {
   readonly status: number;
   readonly body: unknown;
+  /** The body is plain text, as Canton's HTTP layer answers a request it cannot decode. */
+  readonly text?: true;
 }
 
 /** Canton's error categories: the HTTP status, category number and gRPC code each answers with. */
@@ -178,7 +180,8 @@ async function serve(context: Context, request: IncomingMessage, response: Serve
       : err instanceof FilterRefused ? { status: err.status, body: cantonError(err.status === 404 ? 'resourceMissing' : 'invalidIndependentOfSystemState', err.code, err.message).body }
       : cantonError('systemInternal', 'INTERNAL', 'the sandbox ledger failed');
   }
-  sendJson(response, reply.status, reply.body);
+  if (reply.text) sendText(response, reply.status, String(reply.body));
+  else sendJson(response, reply.status, reply.body);
 }
 
 /** Whether the Authorization header carries `token`, compared in constant time. */
@@ -299,17 +302,19 @@ const noRoute = (method: string, path: string) => notFound('NOT_FOUND', `no rout
 const userNotFound = (id: string) => notFound('USER_NOT_FOUND', `getting user failed for unknown user "${id.slice(0, 80)}"`);
 
 /**
- * The package version a command for `package-name` would use: the participant's only version of it.
- * Canton answers an unknown name as it answers a command naming it.
+ * The package version a command for `package-name` would use: the participant's only version of the
+ * package of that name. Canton answers a name it has no package of as it answers a command naming
+ * it; its HTTP layer refuses a request without the parameter in plain text, before Canton reads it.
  */
 function preferredPackageVersion(context: Context, url: URL): Reply {
   const name = url.searchParams.get('package-name');
-  if (name === null || name === '') return invalid('package-name is required');
-  if (name !== BATCHING_UTILITY_PACKAGE.name || !context.batchingUtility) return notFound('PACKAGE_NAMES_NOT_FOUND', packageNamesCause([name.slice(0, 120)]));
+  if (name === null) return { status: 400, body: 'Invalid value for: query parameter package-name (missing)', text: true };
+  if (name === '') return invalid('package-name must name a package');
+  const pkg = context.known.packages.find((p) => p.name === name);
+  if (!pkg) return notFound('PACKAGE_NAMES_NOT_FOUND', packageNamesCause([name.slice(0, 120)]));
   const synchronizerId = url.searchParams.get('synchronizer-id') || SYNCHRONIZER_ID;
   if (synchronizerId !== SYNCHRONIZER_ID) return invalid(`synchronizer-id must be the connected synchronizer ${SYNCHRONIZER_ID}`);
-  const { id: packageId, name: packageName, version: packageVersion } = BATCHING_UTILITY_PACKAGE;
-  return ok({ packagePreference: { packageReference: { packageId, packageName, packageVersion }, synchronizerId } } satisfies Api['GetPreferredPackageVersionResponse']);
+  return ok({ packagePreference: { packageReference: { packageId: pkg.id, packageName: pkg.name, packageVersion: pkg.version }, synchronizerId } } satisfies Api['GetPreferredPackageVersionResponse']);
 }
 
 /** A hosted party as the participant lists it: every party it hosts is local to it, external ones included. */

@@ -57,18 +57,18 @@ export const sandboxLedgerToken = (signature: string) =>
 export const SANDBOX_LEDGER_TOKEN = sandboxLedgerToken('sandbox-ledger-token');
 
 /**
- * The sandbox's Daml packages, by id and name: its token implementation, and the token standard's
+ * The sandbox's Daml packages, by id, name and version: its token implementation, and the token standard's
  * interface packages, uploaded as on every Splice participant (the allocation and metadata ones
  * too, though no sandbox contract implements them, so a wallet's filter on them reads nothing).
  */
 export const PACKAGES = {
-  token: { id: '5a'.repeat(32), name: 'sandbox-token' },
-  holdingApi: { id: '71'.repeat(32), name: 'splice-api-token-holding-v1' },
-  transferApi: { id: '72'.repeat(32), name: 'splice-api-token-transfer-instruction-v1' },
-  allocationApi: { id: '73'.repeat(32), name: 'splice-api-token-allocation-v1' },
-  allocationInstructionApi: { id: '74'.repeat(32), name: 'splice-api-token-allocation-instruction-v1' },
-  allocationRequestApi: { id: '75'.repeat(32), name: 'splice-api-token-allocation-request-v1' },
-  metadataApi: { id: '76'.repeat(32), name: 'splice-api-token-metadata-v1' },
+  token: { id: '5a'.repeat(32), name: 'sandbox-token', version: '1.0.0' },
+  holdingApi: { id: '71'.repeat(32), name: 'splice-api-token-holding-v1', version: '1.0.0' },
+  transferApi: { id: '72'.repeat(32), name: 'splice-api-token-transfer-instruction-v1', version: '1.0.0' },
+  allocationApi: { id: '73'.repeat(32), name: 'splice-api-token-allocation-v1', version: '1.0.0' },
+  allocationInstructionApi: { id: '74'.repeat(32), name: 'splice-api-token-allocation-instruction-v1', version: '1.0.0' },
+  allocationRequestApi: { id: '75'.repeat(32), name: 'splice-api-token-allocation-request-v1', version: '1.0.0' },
+  metadataApi: { id: '76'.repeat(32), name: 'splice-api-token-metadata-v1', version: '1.0.0' },
   /** Splice's batching utility: on a participant that has it (the participant decides). */
   batchingUtility: BATCHING_UTILITY_PACKAGE,
 } as const;

@@ -22,6 +22,7 @@ export interface Exchange {
   readonly path: string;
   readonly status: number;
   readonly body: unknown;
+  readonly contentType: string;
 }
 
 /** Which document describes a path: a registry's, the token standard's; the participant's, the ledger's; null for the sandbox's own controls. */
@@ -50,7 +51,7 @@ async function recordingProxy(target: string, server: 'ledger' | 'registry', exc
           } catch {
             // Recorded as text: the document decides whether text was the answer to give.
           }
-          if (doc) exchanges.push({ doc, method: request.method ?? 'GET', path, status: answer.status, body: parsed });
+          if (doc) exchanges.push({ doc, method: request.method ?? 'GET', path, status: answer.status, body: parsed, contentType: answer.headers.get('content-type') ?? '' });
           response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
           response.end(text);
         })
@@ -69,7 +70,7 @@ export function holdToDocuments(t: Asserts, exchanges: readonly Exchange[]): voi
   for (const exchange of exchanges) {
     let verdict: { ok: boolean; errors: string };
     try {
-      verdict = validateAnswer(loadOfficialOpenApi(exchange.doc), { ...exchange, contentType: 'application/json' });
+      verdict = validateAnswer(loadOfficialOpenApi(exchange.doc), exchange);
     } catch (err) {
       verdict = { ok: exchange.status === 404 && /no route/.test(JSON.stringify(exchange.body)), errors: (err as Error).message };
     }
