@@ -310,7 +310,8 @@ t.test('"arguments that do not type-check against the Daml types are refused bef
     ['a holding cid that is no ContractId', (c) => { c.choiceArgument.inputHoldingMap.byAdminAndAccount[0][1].Amulet = ['holding-1']; }, 'COMMAND_PREPROCESSING_FAILED', /\["Amulet"\]\[0\]: expected a ContractId/],
     ['a key twice', (c) => { c.choiceArgument.inputHoldingMap.byAdminAndAccount.push(c.choiceArgument.inputHoldingMap.byAdminAndAccount[0]); }, 'COMMAND_PREPROCESSING_FAILED', /a Map must not repeat a key/],
     ['user missing', (c) => { c.createArguments = {}; }, 'COMMAND_PREPROCESSING_FAILED', /createArguments: missing non-optional field user of BatchingUtility/],
-    ['another choice', (c) => { c.choice = 'Archive'; }, 'COMMAND_PREPROCESSING_FAILED', /no choice Archive/],
+    ['a choice the template does not have', (c) => { c.choice = 'BatchingUtility_Execute'; }, 'COMMAND_PREPROCESSING_FAILED', /the template BatchingUtility has no choice BatchingUtility_Execute/],
+    ['the template\'s Archive, which the sandbox does not run', (c) => { c.choice = 'Archive'; }, 'INVALID_ARGUMENT', /^the sandbox participant runs only BatchingUtility_ExecuteBatch in a CreateAndExerciseCommand of BatchingUtility, not Archive$/],
     ['user not an actAs party', (c) => { c.createArguments.user = FEE_A; }, 'DAML_AUTHORIZATION_ERROR', /its user, must be one of actAs/],
     ['an action the sandbox does not run', (c) => { c.choiceArgument.actions[1] = { tag: 'TSA_TransferFactory_TransferV2', value: {} }; }, 'INVALID_ARGUMENT', /runs TSA_TransferFactory_TransferV1 actions only, not TSA_TransferFactory_TransferV2/],
   ];

@@ -24,7 +24,7 @@ import { Decimal } from '../../core/decimal.js';
 import { isPartyId } from '../../core/party.js';
 import { resolveToken, type Token } from '../../core/tokens.js';
 import { BATCHING_UTILITY_TEMPLATE, EXECUTE_BATCH, readBatchCommand } from './batching-utility.js';
-import { DamlTypeError } from './daml-types.js';
+import { ARCHIVE, DamlTypeError } from './daml-types.js';
 import { createdEventBlob, FilterRefused, readEventFilter, renderActive, renderEvent, renderTransaction, renderTree, type EventFilter, type KnownIds, type Shape } from './event-format.js';
 import { ed25519Verifies, Participant, type Right } from './participant.js';
 import { decodePrepared, encodePrepared, hashPrepared, preparedTransaction } from './prepared-transaction.js';
@@ -449,6 +449,8 @@ function batchCommand(context: Context, command: Record<string, unknown>): Ledge
   if (`${pkg.id}:${entity}` !== BATCHING_UTILITY_TEMPLATE) {
     throw new LedgerRejection('INVALID_ARGUMENT', 'the sandbox participant runs the CreateAndExerciseCommand of Splice\'s BatchingUtility only: its own templates are created by their choices');
   }
+  // Archive is a choice of every template, BatchingUtility's too: refused as the sandbox's limit, not as a choice the template lacks.
+  if (choice === ARCHIVE.choice) throw new LedgerRejection('INVALID_ARGUMENT', `the sandbox participant runs only ${EXECUTE_BATCH} in a CreateAndExerciseCommand of BatchingUtility, not ${ARCHIVE.choice}`);
   if (choice !== EXECUTE_BATCH) throw new DamlTypeError(`the template BatchingUtility has no choice ${String(choice).slice(0, 80)}; the sandbox participant runs ${EXECUTE_BATCH}`);
   return readBatchCommand(command.createArguments, command.choiceArgument);
 }
