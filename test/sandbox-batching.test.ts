@@ -313,6 +313,7 @@ t.test('"arguments that do not type-check against the Daml types are refused bef
     ['a choice the template does not have', (c) => { c.choice = 'BatchingUtility_Execute'; }, 'COMMAND_PREPROCESSING_FAILED', /the template BatchingUtility has no choice BatchingUtility_Execute/],
     ['the template\'s Archive, which the sandbox does not run', (c) => { c.choice = 'Archive'; }, 'INVALID_ARGUMENT', /^the sandbox participant runs only BatchingUtility_ExecuteBatch in a CreateAndExerciseCommand of BatchingUtility, not Archive$/],
     ['user not an actAs party', (c) => { c.createArguments.user = FEE_A; }, 'DAML_AUTHORIZATION_ERROR', /its user, must be one of actAs/],
+    ['an action whose instrument the holding map does not hold', (c) => { c.choiceArgument.inputHoldingMap.byAdminAndAccount.splice(1, 1); }, 'INVALID_ARGUMENT', /^actions\[1\] \(TSA_TransferFactory_TransferV1\): transfer\.inputHoldingCids must list the sender's holdings to spend$/],
     ['an action the sandbox does not run', (c) => { c.choiceArgument.actions[1] = { tag: 'TSA_TransferFactory_TransferV2', value: {} }; }, 'INVALID_ARGUMENT', /runs TSA_TransferFactory_TransferV1 actions only, not TSA_TransferFactory_TransferV2/],
   ];
   const end = sandbox.ledger.ledgerEnd;
