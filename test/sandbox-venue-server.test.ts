@@ -94,6 +94,10 @@ t.test('the service\'s reader refuses a manifest it cannot use, naming the field
     spoil(copy);
     t.throws(() => readManifest(copy), { name: 'ManifestError', message }, String(message));
   }
+  const older = JSON.parse(JSON.stringify(good)) as Record<string, unknown>;
+  delete older.batchingUtility;
+  t.equal(good.batchingUtility as unknown, true, 'this sandbox\'s participant has the package');
+  t.equal(readManifest(older).batchingUtility, false, 'a manifest written by a sandbox older than the batching utility (no batchingUtility field) is read, its participant without the package');
 });
 
 t.test('the embedded default: "routes every quote through the real adapters", so make run runs the code a real deployment runs', async (t) => {

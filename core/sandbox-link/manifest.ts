@@ -20,7 +20,7 @@ export interface SandboxManifest {
   readonly poolParties: Readonly<Record<string, string>>;
   readonly instrumentAdmins: Readonly<Record<Token['instrument'], string>>;
   readonly nightlyRecipient: string;
-  /** Whether its participant has Splice's batching utility package (wallets' business: the service does not use it). */
+  /** Whether its participant has Splice's batching utility package (wallets' business: the service does not use it); false when the manifest does not say. */
   readonly batchingUtility: boolean;
 }
 
@@ -93,7 +93,8 @@ export function readManifest(value: unknown): SandboxManifest {
     poolParties,
     instrumentAdmins: Object.fromEntries(TOKENS.map((t) => [t.instrument, party(admins[t.instrument], `instrumentAdmins.${t.instrument}`)])) as Record<Token['instrument'], string>,
     nightlyRecipient: party(m.nightlyRecipient, 'nightlyRecipient'),
-    batchingUtility: flag(m.batchingUtility, 'batchingUtility'),
+    // A sandbox older than the batching utility wrote no such field: its participant did not have the package.
+    batchingUtility: m.batchingUtility === undefined ? false : flag(m.batchingUtility, 'batchingUtility'),
   };
 }
 
