@@ -4,6 +4,8 @@
 // into the next. The command is held field by field to the Daml types as the source declares them,
 // and to the JSON Ledger API's encoding of each; a plan is then swapped against the sandbox
 // participant with the package and without it.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { TransferInstructionV1 } from '@canton-network/core-token-standard';
 import { createClient, execute, readRefusal, type CantonProvider, type ExecutionHooks, type ExecutionPlan, type ExecutionStatus, type PlanStep, type StepUpdate } from '@bestex/sdk';
@@ -11,6 +13,7 @@ import { sandboxProvider } from '@bestex/sdk/sandbox';
 import { walletSdkProvider } from '@bestex/sdk/wallet-sdk';
 import { CustomLogAdapter, SDK } from '@canton-network/wallet-sdk';
 import { Decimal } from '../core/decimal.js';
+import { repoRoot } from '../handlers/app.js';
 import { COLLECTING, listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { extensionWallet, remoteGateway } from './helpers/dapp-wallets.js';
 import { issueKey } from './helpers/keys.js';
@@ -260,6 +263,27 @@ t.test('"the batch command, field by field, is the Daml types of BatchingUtility
   }
 });
 
+/** The SDK's batching module as built (sdk/dist): what its functions answer, unexported from the package. */
+interface BatchingModule {
+  batchingSupport(provider: CantonProvider, party: string): Promise<'present' | 'absent' | 'unknown'>;
+}
+const batchingModule = async () => (await import(pathToFileURL(path.join(repoRoot(), 'sdk/dist/batching.js')).href)) as BatchingModule;
+
+t.test('"the package query\'s answers, read": 404 PACKAGE_NAMES_NOT_FOUND or a 200 without packagePreference is no package; only a preference naming the package is the package', async (t) => {
+  const { batchingSupport } = await batchingModule();
+  const answering = (answer: () => unknown): CantonProvider => ({ request: async () => answer(), on: () => undefined, removeListener: () => undefined });
+  const reference = (packageName: string) => ({ packagePreference: { packageReference: { packageId: 'ab'.repeat(32), packageName, packageVersion: '1.0.0' }, synchronizerId: 'sync::1220' } });
+  const cases: ReadonlyArray<readonly [string, () => unknown, string]> = [
+    ['a preference naming the package', () => reference('splice-util-token-standard-wallet'), 'present'],
+    ['200 {}: no preferred package found', () => ({}), 'absent'],
+    ['404 PACKAGE_NAMES_NOT_FOUND', () => { throw Object.assign(new Error('the ledger refused'), { code: -32003, data: { ledgerCode: 'PACKAGE_NAMES_NOT_FOUND' } }); }, 'absent'],
+    ['a preference naming another package', () => reference('splice-amulet'), 'unknown'],
+    ['no answer the SDK can read', () => 'not json', 'unknown'],
+    ['a wallet that will not pass the call on', () => { throw Object.assign(new Error('unsupported'), { code: 4100 }); }, 'unknown'],
+  ];
+  for (const [name, answer, support] of cases) t.equal(await batchingSupport(answering(answer), `taker::1220${'2'.repeat(64)}`), support, name);
+});
+
 /** Hooks that record what they are told: each status with its note, each step's states. */
 function recorder() {
   const statuses: Array<{ status: ExecutionStatus; note?: string }> = [];
@@ -327,6 +351,32 @@ t.test('without the package: the same plan goes fee-less, "reported in hooks and
   t.match(rec.statuses[0], { status: 'SUBMITTING', note: lacking }, 'the hooks say so before anything is signed');
   for (const index of [1, 2]) t.strictSame(rec.statesOf(index), ['skipped'], `${plan.steps[index]!.kind}: skipped`);
   t.equal(offersBy(sandbox, taker), 1, 'the deposit alone');
+  t.equal(spendableOf(sandbox, taker, 'USDCx').toFixed(), new Decimal(5).plus(result.received!).toFixed(), 'USDCx: the payout and nothing else');
+  t.equal(spendableOf(sandbox, recipient, 'USDCx').toFixed(), '0', 'no integrator fee');
+});
+
+t.test('"packagePreference: not populated when no preferred package is found": a 200 without it reads as no package, so the plan goes fee-less with the same note, nothing charged', async (t) => {
+  const swap = await partnerSwap(t);
+  const { sandbox, taker, plan, recipient } = swap;
+  const submitted: string[] = [];
+  const wallet: CantonProvider = {
+    request: async (args) => {
+      const params = args.params as { resource?: string; commands?: Array<Record<string, unknown>> } | undefined;
+      if (args.method === 'ledgerApi' && params?.resource === '/v2/interactive-submission/preferred-package-version') return {};
+      if (args.method === 'prepareExecuteAndWait') submitted.push(Object.keys(params!.commands![0]!)[0]!);
+      return swap.provider.request(args);
+    },
+    on: (event, listener) => swap.provider.on(event, listener),
+    removeListener: (event, listener) => swap.provider.removeListener(event, listener),
+  };
+  const rec = recorder();
+  const result = await execute(plan, { provider: wallet, registries: swap.registries, client: swap.client, hooks: rec.hooks });
+  const lacking = /wallet's participant lacks the batching package splice-util-token-standard-wallet.*fee-less/;
+  t.match(result, { status: 'COMPLETED', fees: { included: false, released: null, note: lacking } });
+  t.match(rec.statuses[0], { status: 'SUBMITTING', note: lacking }, 'the hooks say so before anything is signed');
+  t.strictSame(submitted, ['ExerciseCommand'], 'no batch submitted: the deposit alone');
+  for (const index of [1, 2]) t.strictSame(rec.statesOf(index), ['skipped'], `${plan.steps[index]!.kind}: skipped`);
+  t.equal(offersBy(sandbox, taker), 1, 'one offer: the deposit');
   t.equal(spendableOf(sandbox, taker, 'USDCx').toFixed(), new Decimal(5).plus(result.received!).toFixed(), 'USDCx: the payout and nothing else');
   t.equal(spendableOf(sandbox, recipient, 'USDCx').toFixed(), '0', 'no integrator fee');
 });

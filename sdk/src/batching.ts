@@ -59,7 +59,10 @@ export function lacksPackage(err: unknown, method: string): boolean {
 
 /**
  * Asks the wallet's participant (through the wallet's `ledgerApi`) which version of the package it
- * would use for `party`: Canton answers 404 PACKAGE_NAMES_NOT_FOUND when it has none.
+ * would use for `party`: Canton answers 404 PACKAGE_NAMES_NOT_FOUND when it has none, and the JSON
+ * Ledger API's document says an answer leaves packagePreference out when it finds no preferred
+ * package, so a 200 without one is "no package" too. Only an answer naming the package is
+ * "present"; an answer naming another, or no answer at all, says nothing.
  */
 export async function batchingSupport(provider: CantonProvider, party: string): Promise<BatchingSupport> {
   try {
@@ -67,7 +70,9 @@ export async function batchingSupport(provider: CantonProvider, party: string): 
       'package-name': BATCHING_PACKAGE,
       parties: party,
     });
-    return answer?.packagePreference?.packageReference?.packageName === BATCHING_PACKAGE ? 'present' : 'unknown';
+    if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return 'unknown';
+    if (answer.packagePreference === undefined || answer.packagePreference === null) return 'absent';
+    return answer.packagePreference.packageReference?.packageName === BATCHING_PACKAGE ? 'present' : 'unknown';
   } catch (err) {
     // ledgerApi wraps the wallet's error; its cause is what the wallet threw.
     return lacksPackage((err as { cause?: unknown }).cause ?? err, 'ledgerApi') ? 'absent' : 'unknown';
