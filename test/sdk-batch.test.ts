@@ -190,7 +190,6 @@ t.test('"the batch command, field by field, is the Daml types of BatchingUtility
   const { commands, commandId, actAs, disclosedContracts } = submissions[0]!.params as { commands: unknown[]; commandId: string; actAs: string[]; disclosedContracts: unknown[] };
   t.equal(commandId, plan.planId, 'commandId = planId');
   t.strictSame(actAs, [taker]);
-  t.ok(Array.isArray(disclosedContracts), 'the registries\' disclosed contracts, as for any transfer');
   t.equal(commands.length, 1, 'ONE command');
   const command = commands[0] as Record<string, unknown>;
   t.strictSame(Object.keys(command), ['CreateAndExerciseCommand']);
@@ -209,6 +208,8 @@ t.test('"the batch command, field by field, is the Daml types of BatchingUtility
   const argument = body.choiceArgument as { inputHoldingMap: { byAdminAndAccount: Array<[{ admin: string; account: unknown }, Record<string, string[]>]> }; actions: Array<{ tag: string; value: { cid: string; arg: { expectedAdmin: string; transfer: Record<string, unknown>; extraArgs: unknown } } }>; archiveAfterExecution: unknown };
   const entries = argument?.inputHoldingMap?.byAdminAndAccount ?? [];
   const actions = argument?.actions ?? [];
+  const disclosedIds = (disclosedContracts as Array<{ contractId: string }>).map((d) => d.contractId);
+  t.strictSame([...disclosedIds].sort(), [...new Set(actions.map((a) => a.value.cid))].sort(), 'disclosedContracts: each transfer factory the actions call, once');
   const more: typeof rows = [
     ['inputHoldingMap', 'HoldingMap with byAdminAndAccount : Map ScopedAccount (TextMap [ContractId V2.Holding])', 'an object with exactly byAdminAndAccount', argument?.inputHoldingMap, HoldingMap],
     ['inputHoldingMap.byAdminAndAccount', 'Map ScopedAccount (TextMap [ContractId V2.Holding])', 'a list of [key, value] pairs: one per admin whose instruments the batch spends', entries, (v) => Array.isArray(v) && v.length === 2],
@@ -266,8 +267,20 @@ t.test('"the batch command, field by field, is the Daml types of BatchingUtility
 /** The SDK's batching module as built (sdk/dist): what its functions answer, unexported from the package. */
 interface BatchingModule {
   batchingSupport(provider: CantonProvider, party: string): Promise<'present' | 'absent' | 'unknown'>;
+  batchCommand(user: string, inputs: ReadonlyArray<{ admin: string; id: string; contractIds: readonly string[] }>, transfers: ReadonlyArray<{ factoryId: string; argument: unknown }>): Record<string, any>;
 }
 const batchingModule = async () => (await import(pathToFileURL(path.join(repoRoot(), 'sdk/dist/batching.js')).href)) as BatchingModule;
+
+t.test('"instruments of one admin share its key": the give and want instruments under ONE admin are both ids of one ScopedAccount\'s TextMap', async (t) => {
+  const { batchCommand } = await batchingModule();
+  const admin = `registry::1220${'1'.repeat(64)}`;
+  const taker = `taker::1220${'2'.repeat(64)}`;
+  const [a1, a2, b1] = ['a1', 'a2', 'b1'].map((n) => `00${n.padEnd(64, '0')}`);
+  const command = batchCommand(taker, [{ admin, id: 'TokenA', contractIds: [a1!, a2!] }, { admin, id: 'TokenB', contractIds: [b1!] }], []);
+  t.strictSame(command.CreateAndExerciseCommand.choiceArgument.inputHoldingMap, {
+    byAdminAndAccount: [[{ admin, account: { provider: null, id: null, owner: taker } }, { TokenA: [a1, a2], TokenB: [b1] }]],
+  }, 'one key, (admin, basicAccount taker), and a TextMap with both instruments: a Map must not repeat a key');
+});
 
 t.test('"the package query\'s answers, read": 404 PACKAGE_NAMES_NOT_FOUND or a 200 without packagePreference is no package; only a preference naming the package is the package', async (t) => {
   const { batchingSupport } = await batchingModule();
@@ -318,9 +331,29 @@ t.test('with the package: a taker holding ONE CC holding and ONE USDCx holding s
   t.match(tx.events[0], { kind: 'created', templateId: /:Splice\.Util\.Token\.Wallet\.BatchingUtilityV2:BatchingUtility$/ }, 'the utility created first');
   t.match(tx.events[1], { kind: 'exercised', choice: 'BatchingUtility_ExecuteBatch', consuming: false, actingParties: [taker] }, 'then its ExecuteBatch');
   t.match(tx.events.at(-1), { kind: 'exercised', choice: 'Archive', consuming: true, contractId: tx.events[0]!.contractId }, 'and the utility archived last');
+  // The ledger's record: the update each offer was created in, and the one each was accepted in.
+  const history = sandbox.ledger.transactions(0, sandbox.ledger.ledgerEnd);
+  const offerOf = (step: PlanStep) => {
+    const found = history.flatMap((x) => x.events.flatMap((e) => {
+      const transfer = e.kind === 'created' && e.templateId.endsWith(':TransferInstruction') ? (e.createArgument as { transfer: { sender: string; receiver: string; amount: string } }).transfer : null;
+      return transfer?.sender === taker && transfer.receiver === step.target && new Decimal(transfer.amount).eq(step.amount) ? [{ updateId: x.updateId, cid: e.contractId }] : [];
+    }));
+    t.equal(found.length, 1, `${step.kind}: one offer on the ledger`);
+    return found[0]!;
+  };
+  const acceptedIn = (cid: string) => history.find((x) => x.events.some((e) => e.kind === 'exercised' && e.choice === 'TransferInstruction_Accept' && e.contractId === cid))?.updateId;
+  const payout = history.find((x) => x.events.some((e) => e.kind === 'exercised' && e.choice === 'TransferFactory_Transfer' && (e.choiceArgument as { transfer: { receiver: string } }).transfer.receiver === taker));
+  t.ok(payout, 'the pool paid the taker out');
+  const deposit = offerOf(plan.steps[0]!);
+  t.equal(deposit.updateId, result.submittedUpdateId, 'the deposit was offered in the update the result names');
+  t.equal(acceptedIn(deposit.cid), payout!.updateId, 'the deposit accepted where the payout is');
   for (const index of [1, 2]) {
-    t.strictSame(rec.statesOf(index), ['pending', 'submitted', 'accepted'], `${plan.steps[index]!.kind}: paid, then released`);
-    t.equal(rec.steps.find((s) => s.index === index && s.state === 'submitted')?.updateId, rec.steps.find((s) => s.index === 0 && s.state === 'submitted')?.updateId, `${plan.steps[index]!.kind}: the deposit's update`);
+    const step = plan.steps[index]!;
+    const leg = offerOf(step);
+    t.equal(leg.updateId, deposit.updateId, `${step.kind}: its TransferInstruction created in the deposit's update`);
+    t.equal(acceptedIn(leg.cid), payout!.updateId, `${step.kind}: accepted for its receiver in the payout's transaction: the escrow released`);
+    t.strictSame(rec.statesOf(index), ['pending', 'submitted', 'accepted'], `${step.kind}: paid, then released`);
+    t.equal(rec.steps.find((s) => s.index === index && s.state === 'submitted')?.updateId, leg.updateId, `${step.kind}: the hooks name the update the ledger created it in`);
   }
   t.equal(spendableOf(sandbox, recipient, 'USDCx').toFixed(), plan.steps[2]!.amount, 'the integrator holds its fee');
   t.equal(spendableOf(sandbox, plan.steps[1]!.target, 'USDCx').gte(plan.steps[1]!.amount), true, 'the service holds its fee');
