@@ -5,6 +5,7 @@ import { hashPreparedTransaction } from '@canton-network/core-tx-visualizer';
 import t from 'tap';
 import { Decimal } from '../core/decimal.js';
 import { REASON_KEY } from '../core/ledger/token-standard.js';
+import { holdingMapFromTransferV1, mergeHoldingMaps, takeHoldings, type HoldingMap } from '../sandbox/ledger/batching-utility.js';
 import { createdEventBlob } from '../sandbox/ledger/event-format.js';
 import { decodePrepared } from '../sandbox/ledger/prepared-transaction.js';
 import { SYNCHRONIZER_ID } from '../sandbox/ledger/ledger-server.js';
@@ -112,6 +113,68 @@ function childrenOf(events: any[], index: number): any[] {
 
 const activeIds = (sandbox: Sandbox) => sandbox.ledger.activeContracts().map((c) => c.contractId).sort();
 
+// The holding map's functions against results worked out by hand from BatchingUtilityV2.daml:
+// getHoldingsForInstrument (Map.insert the key with the instrument TextMap.delete'd), holdingMapMerge
+// (Map.merge, a shared key's TextMaps united with (++), the first map's list first, empty TextMaps
+// dropped), holdingMapFromTransferV1 (holdingMapFromList of the sender's change and, when Completed,
+// the receiver's holdings, each under basicAccount), and Map's order: ScopedAccount by admin, then
+// Account by provider, id, owner, with None before Some.
+const party = (name: string) => `${name}::1220${'d'.repeat(64)}`;
+const cid = (n: number) => `00${n.toString(16).padStart(64, '0')}`;
+const ADMIN_A = party('admin-a');
+const ADMIN_B = party('admin-b');
+const AMY = party('amy');
+const ZED = party('zed');
+
+t.test('"getHoldingsForInstrument": the instrument\'s holdings taken out of its scoped account; the account\'s other instruments stay in its TextMap', async (t) => {
+  const shared: HoldingMap = [[{ admin: ADMIN_A, account: basic(AMY) }, { TokenX: [cid(1), cid(2)], TokenY: [cid(3)] }], [{ admin: ADMIN_B, account: basic(AMY) }, { TokenX: [cid(4)] }]];
+  t.strictSame(takeHoldings(shared, basic(AMY), { admin: ADMIN_A, id: 'TokenX' }), {
+    inputs: [cid(1), cid(2)],
+    rest: [[{ admin: ADMIN_A, account: basic(AMY) }, { TokenY: [cid(3)] }], [{ admin: ADMIN_B, account: basic(AMY) }, { TokenX: [cid(4)] }]],
+  }, 'two instruments of one admin: TokenX taken, TokenY left; the same id under another admin untouched');
+  t.strictSame(takeHoldings(shared, basic(AMY), { admin: ADMIN_A, id: 'TokenY' }).rest[0], [{ admin: ADMIN_A, account: basic(AMY) }, { TokenX: [cid(1), cid(2)] }]);
+  t.strictSame(takeHoldings([[{ admin: ADMIN_A, account: basic(AMY) }, { TokenX: [cid(1)] }]], basic(AMY), { admin: ADMIN_A, id: 'TokenX' }), {
+    inputs: [cid(1)], rest: [[{ admin: ADMIN_A, account: basic(AMY) }, {}]],
+  }, 'the last instrument taken: Map.insert leaves the key with an empty TextMap (the next merge drops it)');
+  t.strictSame(takeHoldings(shared, basic(AMY), { admin: ADMIN_A, id: 'TokenZ' }), { inputs: [], rest: shared }, 'an instrument the account does not hold: no inputs, the map as it was');
+  t.strictSame(takeHoldings(shared, basic(ZED), { admin: ADMIN_A, id: 'TokenX' }), { inputs: [], rest: shared }, 'an account the map does not have: no inputs, the map as it was');
+});
+
+t.test('"holdingMapMerge": a key both maps have gets its TextMaps united, a shared instrument\'s lists concatenated new first; empty TextMaps dropped; keys in Daml\'s order', async (t) => {
+  const fresh: HoldingMap = [[{ admin: ADMIN_A, account: basic(AMY) }, { TokenX: [cid(10)] }]];
+  const old: HoldingMap = [[{ admin: ADMIN_A, account: basic(AMY) }, { TokenX: [cid(1), cid(2)], TokenY: [cid(3)] }], [{ admin: ADMIN_A, account: basic(ZED) }, {}]];
+  t.strictSame(mergeHoldingMaps(fresh, old), [[{ admin: ADMIN_A, account: basic(AMY) }, { TokenX: [cid(10), cid(1), cid(2)], TokenY: [cid(3)] }]], 'TokenX: the new change, then the old holdings; ZED\'s empty TextMap dropped');
+  t.strictSame(mergeHoldingMaps(old, fresh)[0]![1].TokenX, [cid(1), cid(2), cid(10)], 'the other way round: the first map\'s list first');
+  const provided = { provider: party('bank'), id: null, owner: AMY };
+  const named = { provider: null, id: 'savings', owner: AMY };
+  const merged = mergeHoldingMaps(
+    [[{ admin: ADMIN_B, account: basic(AMY) }, { TokenX: [cid(5)] }], [{ admin: ADMIN_A, account: provided }, { TokenX: [cid(6)] }], [{ admin: ADMIN_A, account: named }, { TokenX: [cid(8)] }]],
+    [[{ admin: ADMIN_A, account: basic(ZED) }, { TokenX: [cid(7)] }]],
+  );
+  t.strictSame(merged.map(([key]) => key), [
+    { admin: ADMIN_A, account: basic(ZED) },
+    { admin: ADMIN_A, account: named },
+    { admin: ADMIN_A, account: provided },
+    { admin: ADMIN_B, account: basic(AMY) },
+  ], 'admin first ("admin-a" before "admin-b"); then provider None before Some, whatever the owners ("zed" with none before "amy" with a provider); then id None before Some');
+});
+
+t.test('"holdingMapFromTransferV1": the sender\'s change under its basic account, and the receiver\'s holdings only when the transfer Completed', async (t) => {
+  const transfer = { sender: ZED, receiver: AMY, instrumentId: { admin: ADMIN_A, id: 'TokenX' } };
+  t.strictSame(holdingMapFromTransferV1(transfer, { output: { tag: 'TransferInstructionResult_Completed', value: { receiverHoldingCids: [cid(2)] } }, senderChangeCids: [cid(1)] }), [
+    [{ admin: ADMIN_A, account: basic(AMY) }, { TokenX: [cid(2)] }],
+    [{ admin: ADMIN_A, account: basic(ZED) }, { TokenX: [cid(1)] }],
+  ], 'Completed: both, the receiver AMY\'s key before the sender ZED\'s');
+  t.strictSame(holdingMapFromTransferV1(transfer, { output: { tag: 'TransferInstructionResult_Pending', value: { transferInstructionCid: cid(3) } }, senderChangeCids: [cid(1)] }), [
+    [{ admin: ADMIN_A, account: basic(AMY) }, { TokenX: [] }],
+    [{ admin: ADMIN_A, account: basic(ZED) }, { TokenX: [cid(1)] }],
+  ], 'Pending: the receiver\'s entry holds an empty list (a TextMap with a key is not null, so holdingMapFromList keeps it)');
+  t.strictSame(holdingMapFromTransferV1(transfer, { output: { tag: 'TransferInstructionResult_Failed', value: {} }, senderChangeCids: [] }), [
+    [{ admin: ADMIN_A, account: basic(AMY) }, { TokenX: [] }],
+    [{ admin: ADMIN_A, account: basic(ZED) }, { TokenX: [] }],
+  ], 'Failed, no change: both entries, both lists empty');
+});
+
 t.test('"a deposit and its fee legs are one CIP-0112 batch": committed as Canton records BatchingUtility_ExecuteBatch, the fee legs threaded through the holding map, settled with the deposit', async (t) => {
   const sandbox = await sandboxFor(t);
   t.equal(sandbox.manifest.batchingUtility, true, 'the manifest says the participant has the package');
@@ -145,14 +208,17 @@ t.test('"a deposit and its fee legs are one CIP-0112 batch": committed as Canton
   const result = executed.exerciseResult;
   t.strictSame(result.actionResults, [deposit, legA, legB].map((c) => ({ tag: 'TSAR_TransferInstructionResultV1', value: c.exerciseResult })), 'one result per action, in order');
   t.ok(result.actionResults.every((r: any) => r.value.output.tag === 'TransferInstructionResult_Pending'), 'each an offer');
-  // The source's holdingMapFromTransferV1 keeps the receiver's entry of a pending transfer with no holdings.
+  // The source's holdingMapFromTransferV1 keeps the receiver's entry of a pending transfer with no
+  // holdings. Keys in Daml's Ord of ScopedAccount: by admin ("DSO::" before "decentralized-usdc-…":
+  // 'D' is U+0044, 'd' U+0064), then by owner, every provider and id being None ("taker-…" before
+  // "tradecraft-pool-…"; "bestex-fees" before "bestex-partner" before "taker-…").
   const expected = [
     [{ admin: CC_ADMIN, account: basic(taker) }, { Amulet: deposit.exerciseResult.senderChangeCids }],
     [{ admin: CC_ADMIN, account: basic(POOL) }, { Amulet: [] }],
-    [{ admin: USD_ADMIN, account: basic(taker) }, { USDCx: legB.exerciseResult.senderChangeCids }],
     [{ admin: USD_ADMIN, account: basic(FEE_A) }, { USDCx: [] }],
     [{ admin: USD_ADMIN, account: basic(FEE_B) }, { USDCx: [] }],
-  ].sort(([a], [b]) => ((a as any).admin === (b as any).admin ? ((a as any).account.owner < (b as any).account.owner ? -1 : 1) : (a as any).admin < (b as any).admin ? -1 : 1));
+    [{ admin: USD_ADMIN, account: basic(taker) }, { USDCx: legB.exerciseResult.senderChangeCids }],
+  ];
   t.strictSame(result.outputHoldingMap, { byAdminAndAccount: expected }, 'the output holding map as the module computes it, ordered by key');
   t.equal(deposit.exerciseResult.senderChangeCids.length, 1);
   t.equal(legB.exerciseResult.senderChangeCids.length, 1);
