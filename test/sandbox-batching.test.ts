@@ -260,6 +260,13 @@ t.test('"a batch is all or nothing": an action that fails leaves every holding a
   t.strictSame(activeIds(sandbox), before, 'every contract as it was');
   t.equal(sandbox.ledger.ledgerEnd, end, 'no transaction');
   t.equal(sandbox.ledger.openPoolOffers().length, 0, 'no deposit offered');
+  const firstLeg = await call(t, sandbox, 'POST', '/v2/commands/submit-and-wait', commands(sandbox, taker, batchCommand(sandbox, taker, holdings, '60', '0.0000000001', [[FEE_A, '3'], [FEE_B, '0.5']])));
+  t.match(firstLeg, { status: 400, body: { code: 'DAML_INTERPRETATION_ERROR', cause: /^actions\[1\] \(TSA_TransferFactory_TransferV1\): the input holdings hold 2 USDCx; the transfer needs 3$/ } }, 'the first fee leg, right after the deposit, fails');
+  t.strictSame(activeIds(sandbox), before, 'the deposit that ran before it undone: every contract as it was');
+  t.equal(sandbox.ledger.ledgerEnd, end, 'no transaction');
+  t.equal(sandbox.ledger.openPoolOffers().length, 0, 'no deposit offered');
+  t.equal(spendable(sandbox.ledger, taker, 'Amulet').toFixed(), '100', 'the CC the deposit would have locked is spendable');
+  t.equal(spendable(sandbox.ledger, taker, 'USDCx').toFixed(), '2');
   const retried = await call(t, sandbox, 'POST', '/v2/commands/submit-and-wait', commands(sandbox, taker, batchCommand(sandbox, taker, holdings, '60', '0.0000000001', [[FEE_A, '1.5'], [FEE_B, '0.5']])));
   t.equal(retried.status, 200, 'the same commandId may be submitted again: nothing was committed under it');
 });

@@ -438,38 +438,41 @@ t.test('without the package, and a wallet that will not ask the participant: the
   t.equal(offersBy(sandbox, taker), 1);
 });
 
-t.test('with the package, an action the ledger refuses (the USDCx holding too small for the second fee leg): SUBMIT_FAILED with the ledger\'s reason, every holding as it was', async (t) => {
-  const swap = await partnerSwap(t, {}, { usdcx: false });
-  const { sandbox, taker, plan } = swap;
-  // One USDCx holding, one unit short of both fees together: enough for the first leg, not for
-  // what the first leaves of it to the second. A wallet whose view of that holding is stale (it
-  // reports 5 USDCx more) lets the SDK's own check pass; the ledger runs the batch on the real one.
-  const fees = new Decimal(plan.steps[1]!.amount).plus(plan.steps[2]!.amount);
-  await swap.fund('USDCx', fees.minus('0.0000000001').toFixed());
-  const [usdcx] = unlockedHoldings(sandbox.ledger, taker, 'USDCx');
-  const stale: CantonProvider = {
-    request: async (args) => {
-      const answer = await swap.provider.request(args);
-      const params = args.params as { resource?: string } | undefined;
-      if (args.method !== 'ledgerApi' || params?.resource !== '/v2/state/active-contracts') return answer;
-      return (answer as Array<{ contractEntry?: { JsActiveContract?: { createdEvent: { contractId: string; interfaceViews?: Array<{ viewValue: { amount?: string } }> } } } }>).map((entry) => {
-        const created = entry.contractEntry?.JsActiveContract?.createdEvent;
-        if (created?.contractId !== usdcx!.contractId) return entry;
-        const interfaceViews = created.interfaceViews?.map((v) => ({ ...v, viewValue: { ...v.viewValue, amount: new Decimal(v.viewValue.amount!).plus(5).toFixed() } }));
-        return { contractEntry: { JsActiveContract: { ...entry.contractEntry!.JsActiveContract!, createdEvent: { ...created, interfaceViews } } } };
-      });
-    },
-    on: (event, listener) => swap.provider.on(event, listener),
-    removeListener: (event, listener) => swap.provider.removeListener(event, listener),
-  };
-  const before = holdingsOf(sandbox, taker);
-  const end = sandbox.ledger.ledgerEnd;
-  const result = await execute(plan, { provider: stale, registries: swap.registries });
-  t.match(result, { status: 'SUBMIT_FAILED', fees: { included: true }, error: { code: 'submit_failed', message: /the input holdings hold [0-9.]+ USDCx; the transfer needs [0-9.]+/ } });
-  t.strictSame(holdingsOf(sandbox, taker), before, 'every holding as it was: the same contracts, the same amounts');
-  t.equal(sandbox.ledger.ledgerEnd, end, 'nothing committed');
-  t.equal(offersBy(sandbox, taker), 0, 'no offer, not even the deposit');
-});
+for (const failing of ['the first fee leg', 'the second fee leg'] as const) {
+  t.test(`with the package, an action the ledger refuses (the USDCx holding too small for ${failing}): SUBMIT_FAILED with the ledger's reason, every holding as it was`, async (t) => {
+    const swap = await partnerSwap(t, {}, { usdcx: false });
+    const { sandbox, taker, plan } = swap;
+    // One USDCx holding, one unit short of the first fee leg, or of both together (enough for the
+    // first, not for what it leaves to the second). A wallet whose view of that holding is stale
+    // (it reports 5 USDCx more) lets the SDK's own check pass; the ledger runs the batch on the real one.
+    const [first, second] = [new Decimal(plan.steps[1]!.amount), new Decimal(plan.steps[2]!.amount)];
+    const action = failing === 'the first fee leg' ? 1 : 2;
+    await swap.fund('USDCx', (action === 1 ? first : first.plus(second)).minus('0.0000000001').toFixed());
+    const [usdcx] = unlockedHoldings(sandbox.ledger, taker, 'USDCx');
+    const stale: CantonProvider = {
+      request: async (args) => {
+        const answer = await swap.provider.request(args);
+        const params = args.params as { resource?: string } | undefined;
+        if (args.method !== 'ledgerApi' || params?.resource !== '/v2/state/active-contracts') return answer;
+        return (answer as Array<{ contractEntry?: { JsActiveContract?: { createdEvent: { contractId: string; interfaceViews?: Array<{ viewValue: { amount?: string } }> } } } }>).map((entry) => {
+          const created = entry.contractEntry?.JsActiveContract?.createdEvent;
+          if (created?.contractId !== usdcx!.contractId) return entry;
+          const interfaceViews = created.interfaceViews?.map((v) => ({ ...v, viewValue: { ...v.viewValue, amount: new Decimal(v.viewValue.amount!).plus(5).toFixed() } }));
+          return { contractEntry: { JsActiveContract: { ...entry.contractEntry!.JsActiveContract!, createdEvent: { ...created, interfaceViews } } } };
+        });
+      },
+      on: (event, listener) => swap.provider.on(event, listener),
+      removeListener: (event, listener) => swap.provider.removeListener(event, listener),
+    };
+    const before = holdingsOf(sandbox, taker);
+    const end = sandbox.ledger.ledgerEnd;
+    const result = await execute(plan, { provider: stale, registries: swap.registries });
+    t.match(result, { status: 'SUBMIT_FAILED', fees: { included: true }, error: { code: 'submit_failed', message: new RegExp(`actions\\[${action}\\] \\(TSA_TransferFactory_TransferV1\\): the input holdings hold [0-9.]+ USDCx; the transfer needs [0-9.]+`) } });
+    t.strictSame(holdingsOf(sandbox, taker), before, 'every holding as it was: the same contracts, the same amounts');
+    t.equal(sandbox.ledger.ledgerEnd, end, 'nothing committed');
+    t.equal(offersBy(sandbox, taker), 0, 'no offer, not even the deposit');
+  });
+}
 
 t.test('"PACKAGE_NAMES_NOT_FOUND reaches the SDK through each provider": the participant\'s answer to the package query, and to a batch, read as the ledger\'s refusal with that code', async (t) => {
   const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' }, sandbox: { batchingUtility: false } });
