@@ -25,7 +25,7 @@ function planHandler(plans: PlanService, route: PlanCaller['route']): OperationH
   const lookUp = async (context: Context) => {
     const params = parsePlanRequest(context.body, route);
     const caller = callerOf(context);
-    return { params, caller, held: await plans.lookup(params, caller, context.counts?.window) };
+    return { params, caller, held: await plans.lookup(params, caller, context.counts?.window, context.counts?.key) };
   };
   return {
     fieldCodes: route === 'partner' ? PARTNER_FIELD_CODES : undefined,

@@ -8,11 +8,11 @@ import type { ValidateFunction } from 'ajv';
 import { OpenAPIBackend, type Document } from 'openapi-backend';
 import * as v1BodyValidators from '../generated/body-validators.js';
 import * as v1QueryValidators from '../generated/query-validators.js';
-import type { KeyVerifier, Partner } from '../core/keys/partner-keys.js';
+import type { KeyCheck, KeyVerifier, Partner } from '../core/keys/partner-keys.js';
 import type { QuoteCounts } from '../core/quotes/service.js';
 import type { Metrics } from '../core/metrics.js';
 import { DomainError } from '../core/errors.js';
-import { ANY_ORIGIN, presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
+import { ANY_ORIGIN, keptKey, presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
 import { errorReply, sendError } from './http/error-reply.js';
 import type { AccessLogFields } from './http/access-log.js';
 import { clientIp, type RateLimiter } from './http/rate-limits.js';
@@ -198,8 +198,11 @@ function operationRoute(
   const counted = (counting: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> => (counting === undefined ? next() : counting.then(next));
   // Where the windows are shared, a handler that counts the request itself makes its counts in the
   // round trip of its first shared-state read: one round trip where there would be two or three.
-  const pendingCounts = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): QuoteCounts | undefined =>
-    (handler.countsWithReads && limits?.pending?.(request, reply, partner)) || undefined;
+  // A key verified from a kept record (`check`) is confirmed in that same round trip.
+  const pendingCounts = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null, check?: KeyCheck): QuoteCounts | undefined => {
+    const pending = (handler.countsWithReads && limits?.pending?.(request, reply, partner)) || undefined;
+    return pending && check ? { ...pending, key: check } : pending;
+  };
   /** `settle`'s outcome, once the request is counted: `pending`'s count, made by the handler, or else made here. */
   const countedOnce = (pending: QuoteCounts, request: FastifyRequest, reply: FastifyReply, partner: Partner | null, settle: () => void | Promise<void>): Promise<void> => {
     let settled: Promise<void>;
@@ -212,8 +215,7 @@ function operationRoute(
   };
   // With a replay, the request is validated and looked up before it is counted: a replay is not
   // counted, while every other answer, a 4xx included, is counted as it would be without.
-  const replayFirst = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null): Promise<void> => {
-    const pending = pendingCounts(request, reply, partner);
+  const replayFirst = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null, pending: QuoteCounts | undefined): Promise<void> => {
     let context: OperationContext<never, never>;
     try {
       context = prepare(request, reply, partner, pending);
@@ -226,10 +228,12 @@ function operationRoute(
       (err: unknown) => (countedAlready() ? Promise.reject(err) : counted(count(request, reply, partner), () => Promise.reject(err))),
     );
   };
-  const admitted = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null) => {
+  const admitted = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null, check?: KeyCheck): void | Promise<void> => {
     if (!rateLimited) return run(request, reply, partner);
-    if (handler.replay) return replayFirst(request, reply, partner);
-    const pending = pendingCounts(request, reply, partner);
+    const pending = pendingCounts(request, reply, partner, check);
+    // No round trip of the request's own to confirm a kept record in (this process's own windows): verified afresh first.
+    if (check && !pending) return check.confirm(null).then(() => admitted(request, reply, partner), (err: unknown) => refused(request, reply, err));
+    if (handler.replay) return replayFirst(request, reply, partner, pending);
     if (pending) return countedOnce(pending, request, reply, partner, () => run(request, reply, partner, pending));
     return counted(count(request, reply, partner), () => run(request, reply, partner));
   };
@@ -238,6 +242,10 @@ function operationRoute(
       ? Promise.resolve(counted(count(request, reply, null), () => Promise.reject(err)))
       : Promise.reject(err);
   const portal = keyUse === 'portal';
+  // A handler that counts with its reads makes a round trip of its own for every request, which
+  // reads the key store's version too: its key may be verified from a record this instance kept.
+  // Every other route reads the key store afresh.
+  const keepsKeys = !portal && rateLimited && handler.countsWithReads === true && keys.kept !== undefined;
   return (request, reply) => {
     const key = requirement === 'none' ? null : portal ? portalKey(request) : presentedKey(request.headers);
     if (key === null && requirement === 'required') {
@@ -245,6 +253,19 @@ function operationRoute(
       throw new DomainError('missing_key', 'this endpoint requires a partner key');
     }
     if (key === null) return admitted(request, reply, null);
+    if (keepsKeys) {
+      const origin = requestOrigin(request);
+      let kept: ReturnType<typeof keptKey>;
+      try {
+        kept = keptKey(key, keys, origin, metrics);
+      } catch (err) {
+        return refused(request, reply, err);
+      }
+      if (kept) {
+        annotate(request, { partnerId: kept.partner.id });
+        return admitted(request, reply, kept.partner, kept.check);
+      }
+    }
     return verifyKey(key, keys, portal ? ANY_ORIGIN : requestOrigin(request), metrics).then(
       (partner) => {
         annotate(request, portal ? { keyId: partner.id } : { partnerId: partner.id });

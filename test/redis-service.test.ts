@@ -392,7 +392,7 @@ async function roundTripCounter(t: Test, redisUrl: string): Promise<(request: ()
 }
 
 t.test(
-  'one Redis round trip per quote, cached or fresh (a fresh one also stores its body), keyless; a key adds its lookup; a new plan makes two, a replay one',
+  'one Redis round trip per quote, cached or fresh (a fresh one also stores its body), keyed or keyless: a key costs its lookup only at its first use on an instance, or after a change to the keys (then refused at once if revoked); a new plan makes two, a replay one',
   redisSkip(redis),
   async (t) => {
     const redisUrl = nextRedisUrl();
@@ -402,7 +402,7 @@ t.test(
     const b = await testApp({ env });
     t.teardown(a.close);
     t.teardown(b.close);
-    const { key } = await issueKey(a.core.keyStore, { name: 'round-trips' });
+    const { key, record } = await issueKey(a.core.keyStore, { name: 'round-trips' });
     const quote = (app: TestApp, amount: number, withKey = false) => () => app.server.inject({ url: `${QUOTE}&amount=${amount}`, headers: withKey ? { 'x-api-key': key } : {} });
     const plan = (idempotencyKey: string, withKey = false) => () =>
       a.server.inject({ method: 'POST', url: withKey ? '/api/execute/plan' : '/api/app/plan', payload: planBody(idempotencyKey), headers: withKey ? { 'x-api-key': key } : {} });
@@ -417,19 +417,32 @@ t.test(
       ['keyless fresh quote', quote(a, 7), 2],
       ['keyless quote cached here', quote(a, 7), 1],
       ['keyless quote cached by another instance', quote(b, 7), 1],
-      ['keyed fresh quote', quote(a, 8, true), 3],
-      ['keyed quote cached here', quote(a, 8, true), 2],
-      ['keyed quote cached by another instance', quote(b, 8, true), 2],
+      ['keyed fresh quote, the key\'s first use on this instance: its lookup too', quote(a, 8, true), 3],
+      ['keyed quote cached here', quote(a, 8, true), 1],
+      ['keyed quote cached by another instance, the key\'s first use there: its lookup too', quote(b, 8, true), 2],
+      ['keyed fresh quote', quote(b, 9, true), 2],
+      ['keyed quote cached by another instance', quote(a, 9, true), 1],
       ['keyless new plan', plan('trips-1'), 2],
       ['keyless replay', plan('trips-1'), 1],
-      ['keyed new plan', plan('trips-2', true), 3],
-      ['keyed replay', plan('trips-2', true), 2],
+      ['keyed new plan', plan('trips-2', true), 2],
+      ['keyed replay', plan('trips-2', true), 1],
     ];
     for (const [what, request, trips] of expected) {
       const counted = await count(request);
       t.equal(counted.status, 200, `${what}: 200 (${counted.status === 200 ? 'a quote or plan' : counted.body})`);
       t.equal(counted.trips, trips, `${what}: ${trips} round trip(s) (sent: ${counted.commands})`);
     }
+
+    t.ok(await a.core.keyStore.revoke({ id: record.id }, new Date()), 'the key revoked at A');
+    for (const [what, request] of [['at B', quote(b, 8, true)], ['at A', quote(a, 8, true)]] as const) {
+      const refused = await count(request);
+      t.equal(refused.status, 401, `${what}, the next request with it: 401, at once (${refused.body})`);
+      t.match(JSON.parse(refused.body), { code: 'invalid_key' });
+      t.equal(refused.trips, 2, `${what}: one round trip more than a cached quote, the key read again (sent: ${refused.commands})`);
+    }
+    const again = await count(quote(b, 8, true));
+    t.equal(again.status, 401, 'and the next: 401');
+    t.equal(again.trips, 1, 'the revoked record kept: its refusal counted in the caller\'s keyless window, nothing read');
   },
 );
 

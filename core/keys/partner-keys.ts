@@ -136,6 +136,14 @@ export interface KeyStore {
   rotate(id: string, hash: string): Promise<KeyRecord | null>;
   /** Replaces the active record `id`'s origins (none: a server-to-server key); returns it as stored, or null when no active record has that id. */
   setOrigins(id: string, origins: readonly string[]): Promise<KeyRecord | null>;
+  /**
+   * A store shared between instances (core/keys/shared-store.ts): the record this instance last
+   * read under `hash`, with the store's version read with it, and the shared-state key the
+   * version is read from; undefined when none is kept.
+   */
+  kept?(hash: string): { readonly record: KeyRecord; readonly version: string } | undefined;
+  /** Where the store's version is read (the shared-state key), for a store that keeps records. */
+  readonly versionKey?: string;
 }
 
 export class KeyStoreUnavailable extends Error {
@@ -156,6 +164,37 @@ export class KeyStoreUnavailable extends Error {
 export interface KeyVerifier {
   /** The key's partner, or null when the key is malformed, unknown or revoked. */
   verify(presentedKey: string): Promise<Partner | null>;
+  /**
+   * The key's partner as the record this instance kept says (null: revoked), without reading the
+   * store; undefined when no record is kept. Only for a request that reads the store's version in
+   * its own round trip, and verifies again when it changed (KeyCheck).
+   */
+  kept?(presentedKey: string): KeptPartner | undefined;
+}
+
+/** A partner as a kept record says, with the store's version that record was read at. */
+export interface KeptPartner {
+  readonly partner: Partner | null;
+  readonly version: string;
+  /** The shared-state key the store's version is read from. */
+  readonly versionKey: string;
+}
+
+/**
+ * A key verified from a kept record, to be confirmed by the request's one round trip to the shared
+ * state (core/state/shared-state.ts's Exchange reads `versionKey`) before anything is computed
+ * or created for it.
+ */
+export interface KeyCheck {
+  readonly versionKey: string;
+  /**
+   * Resolves when the key still holds at `version` (the version read, null when the store has
+   * none): unchanged, at once; changed, after the key is verified again. Else rejects with the
+   * request's refusal (invalid_key, or key_verification_unavailable).
+   */
+  confirm(version: string | null): Promise<void>;
+  /** The refusal of a request whose round trip failed: its key could not be verified. */
+  unverifiable(): Error;
 }
 
 /** Verifies keys against a store. A malformed key is refused before any lookup. */
@@ -176,7 +215,16 @@ export class PartnerKeys implements KeyVerifier {
       throw err;
     }
     this.health?.up();
-    if (!record || record.status !== 'active') return null;
-    return { id: record.id, name: record.name, schemaId: record.schemaId, origins: record.origins ?? null };
+    return partnerOf(record);
+  }
+
+  kept(presentedKey: string): KeptPartner | undefined {
+    const { versionKey } = this.store;
+    if (versionKey === undefined || !isWellFormedKey(presentedKey)) return undefined;
+    const kept = this.store.kept?.(hashKey(presentedKey));
+    return kept && { partner: partnerOf(kept.record), version: kept.version, versionKey };
   }
 }
+
+const partnerOf = (record: KeyRecord | null): Partner | null =>
+  record && record.status === 'active' ? { id: record.id, name: record.name, schemaId: record.schemaId, origins: record.origins ?? null } : null;

@@ -3,6 +3,10 @@
 // = the record as JSON. A lookup is one field read; revoking, rotating or editing by id and listing
 // read the whole map, which holds one field per partner key. Rotation writes the record under its
 // new hash, then deletes the old field: from then on, on every instance, the old key is unknown.
+// Every change also sets the keys' version anew, in the same transaction; each instance keeps
+// the records it has read with the version read with them, and a keyed request that reads the
+// version in its own round trip (core/state/rate-windows.ts's exchange) uses a kept record only
+// while the version is unchanged: a change at any instance is seen by every other at its next request.
 import { KeyStoreUnavailable, parseKeyRecord, validKeyRecord, withOrigins, type KeyRecord, type KeySelector, type KeyStore } from './partner-keys.js';
 import { SharedStateUnavailable, type SharedState } from '../state/shared-state.js';
 
@@ -16,18 +20,53 @@ const MAP = 'keys';
  * the two cannot be told apart here. Not a hash, so never a key's.
  */
 const ISSUED_MARKER = 'keys-issued';
+/** The keys' version: a key of its own, set to a new random value with every change to the map. */
+export const KEYS_VERSION = 'keys:version';
+/** Records kept per instance: past it, the oldest kept goes (it is read again at its next use). */
+const MAX_KEPT = 10_000;
+
+/** A record as read, with the keys' version read with it. */
+export interface KeptRecord {
+  readonly record: KeyRecord;
+  readonly version: string;
+}
 
 export class SharedStateKeyStore implements KeyStore {
   /** `state` stays the caller's: this store does not close it. */
   constructor(private readonly state: SharedState) {}
 
+  readonly versionKey = KEYS_VERSION;
+
+  /** Records read, by hash, in the order read; only where other instances change the same keys is the version needed, and kept. */
+  private readonly keptRecords = new Map<string, KeptRecord>();
+
+  /**
+   * The record last read under `hash` on this instance and the version read with it, without a
+   * round trip; undefined when none is kept. Only for a caller that reads the version afterwards
+   * and reads the record again (findByHash) when it changed.
+   */
+  kept(hash: string): KeptRecord | undefined {
+    return this.keptRecords.get(hash);
+  }
+
+  /** Always reads the store: the record, the marker and the version in one round trip. */
   async findByHash(hash: string): Promise<KeyRecord | null> {
-    const value = await unavailableWhenShared(() => this.state.mapGet(MAP, hash));
-    if (value !== null) return this.decode(hash, value);
-    if ((await unavailableWhenShared(() => this.state.mapGet(MAP, ISSUED_MARKER))) === null) {
+    const { values: [value = null, issued = null], version } = await unavailableWhenShared(() => this.state.mapFields(MAP, [hash, ISSUED_MARKER], KEYS_VERSION));
+    if (value !== null) return this.keep(this.decode(hash, value), version);
+    this.keptRecords.delete(hash);
+    if (issued === null) {
       throw new KeyStoreUnavailable(`the shared-state map "${MAP}" holds no keys: none was issued yet, or the store lost its data`, { storeFault: false });
     }
     return null;
+  }
+
+  /** A store that has never been changed since versions were kept has none: its records are not kept, so each is read at each use. */
+  private keep(record: KeyRecord, version: string | null): KeyRecord {
+    this.keptRecords.delete(record.hash);
+    if (version === null || !this.state.shared) return record;
+    if (this.keptRecords.size >= MAX_KEPT) this.keptRecords.delete(this.keptRecords.keys().next().value!);
+    this.keptRecords.set(record.hash, { record, version });
+    return record;
   }
 
   async add(record: KeyRecord): Promise<void> {
@@ -37,7 +76,7 @@ export class SharedStateKeyStore implements KeyStore {
     if ((await this.all()).some((r) => r.id === valid.id)) throw new Error(`a key with the id ${valid.id} is already stored`);
     // The marker first: a record stored without it would read as a store that lost its data.
     await unavailableWhenShared(() => this.state.mapSetIfAbsent(MAP, ISSUED_MARKER, new Date().toISOString()));
-    const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(MAP, valid.hash, JSON.stringify(valid)));
+    const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(MAP, valid.hash, JSON.stringify(valid), KEYS_VERSION));
     if (!added) throw new Error(`a key with the same hash as ${valid.id} is already stored`);
   }
 
@@ -47,7 +86,7 @@ export class SharedStateKeyStore implements KeyStore {
     const record = 'hash' in selector ? await this.findByHash(selector.hash) : ((await this.all()).find((r) => r.id === selector.id) ?? null);
     if (!record || record.status === 'revoked') return record;
     const revoked: KeyRecord = { ...record, status: 'revoked', revokedAt: at.toISOString() };
-    await unavailableWhenShared(() => this.state.mapSet(MAP, record.hash, JSON.stringify(revoked)));
+    await unavailableWhenShared(() => this.state.mapSet(MAP, record.hash, JSON.stringify(revoked), KEYS_VERSION));
     return revoked;
   }
 
@@ -58,9 +97,9 @@ export class SharedStateKeyStore implements KeyStore {
     const record = await this.active(id);
     if (!record) return null;
     const rotated = validKeyRecord({ ...record, hash });
-    const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(MAP, hash, JSON.stringify(rotated)));
+    const added = await unavailableWhenShared(() => this.state.mapSetIfAbsent(MAP, hash, JSON.stringify(rotated), KEYS_VERSION));
     if (!added) throw new Error(`a key with the same hash as ${id}'s new key is already stored`);
-    await unavailableWhenShared(() => this.state.mapDelete(MAP, record.hash));
+    await unavailableWhenShared(() => this.state.mapDelete(MAP, record.hash, KEYS_VERSION));
     return rotated;
   }
 
@@ -68,7 +107,7 @@ export class SharedStateKeyStore implements KeyStore {
     const record = await this.active(id);
     if (!record) return null;
     const changed = validKeyRecord(withOrigins(record, origins));
-    await unavailableWhenShared(() => this.state.mapSet(MAP, record.hash, JSON.stringify(changed)));
+    await unavailableWhenShared(() => this.state.mapSet(MAP, record.hash, JSON.stringify(changed), KEYS_VERSION));
     return changed;
   }
 

@@ -8,6 +8,7 @@
 import { createHmac, hash } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import { SharedStateUnavailable, type SharedState, type WindowCount, type WindowHit } from '../state/shared-state.js';
+import type { KeyCheck } from '../keys/partner-keys.js';
 
 /** When to try again while the shared state is unreachable: it is probed every second, and reconnects within a few. */
 const UNREACHABLE_RETRY_SECONDS = 5;
@@ -125,14 +126,20 @@ export class IdempotencyRecords {
   /**
    * `find`, with `hitsOnMiss` counted in the same round trip when neither record is held (the
    * windows of a new plan, which a replay is not counted in): their counts, or null when a record
-   * is held and none was counted.
+   * is held and none was counted. `key`: a key verified from a kept record, whose store's version
+   * is read in the same round trip (`version`), and which is unverifiable when it fails.
    */
-  async findCounting(request: PlanRequestKey, hitsOnMiss: readonly WindowHit[]): Promise<{ readonly record: IdempotencyRecord | null; readonly counts: readonly WindowCount[] | null }> {
+  async findCounting(
+    request: PlanRequestKey,
+    hitsOnMiss: readonly WindowHit[],
+    key?: KeyCheck,
+  ): Promise<{ readonly record: IdempotencyRecord | null; readonly counts: readonly WindowCount[] | null; readonly version: string | null }> {
     const legacyBoundTo = plainDigest(`caller\0${request.caller}`);
     const reads = this.state.shared ? [this.key(request), legacyKey(legacyBoundTo, request)] : [this.key(request)];
-    const { reads: [stored = null, legacy = null], hitsOnMiss: counts } = await this.unlessUnavailable(this.state.exchange({ reads, hitsOnMiss }));
-    if (stored !== null) return { record: parseRecord(stored.value), counts };
-    return { record: legacy === null ? null : this.fromLegacy(request, legacyBoundTo, legacy.value), counts };
+    const exchange = this.state.exchange({ reads, hitsOnMiss, version: key?.versionKey });
+    const { reads: [stored = null, legacy = null], hitsOnMiss: counts, version } = await (key ? exchange.catch((err: unknown) => Promise.reject(err instanceof SharedStateUnavailable ? key.unverifiable() : err)) : this.unlessUnavailable(exchange));
+    if (stored !== null) return { record: parseRecord(stored.value), counts, version };
+    return { record: legacy === null ? null : this.fromLegacy(request, legacyBoundTo, legacy.value), counts, version };
   }
 
   /**

@@ -6,7 +6,7 @@ import { dec, type Decimal } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
 import type { FeeSchemas } from '../quotes/fee-schemas.js';
 import { IdempotencyRecords, type IdempotencyRecord, type PlanRequestKey } from './idempotency.js';
-import type { Partner } from '../keys/partner-keys.js';
+import type { KeyCheck, Partner } from '../keys/partner-keys.js';
 import { assemblePlan, type PlanInputs, type PlanParties } from './assembly.js';
 import { planViolations } from './guardrail.js';
 import type { PlanParams, PlanRoute } from './params.js';
@@ -97,9 +97,10 @@ export class PlanService {
    * is given. `window`: where the state is shared, the request's count in its caller's window, made
    * in the same round trip when no record is held (a replay is not counted), with the caller's
    * count of new plans when the request would make one: a new plan then costs this round trip and
-   * its record's write.
+   * its record's write. `key`: a key verified from a record this instance kept, confirmed with the
+   * key store's version read in that round trip, before anything is replayed or made.
    */
-  async lookup(params: PlanParams, caller: PlanCaller, window?: PendingCount): Promise<HeldPlan> {
+  async lookup(params: PlanParams, caller: PlanCaller, window?: PendingCount, key?: KeyCheck): Promise<HeldPlan> {
     const { records, quota } = this.options;
     const request = requestKey(params, caller);
     const { fingerprint, boundTo } = records.digests(request);
@@ -107,13 +108,16 @@ export class PlanService {
     let quotaCount: WindowCount | undefined;
     if (window && records.shared) {
       const quotaWindow = quota && this.makesRecord(params, caller) ? [quota.window(caller)] : [];
-      const found = await records.findCounting(request, [window.hit, ...quotaWindow]);
+      const found = await records.findCounting(request, [window.hit, ...quotaWindow], key);
       record = found.record;
       if (found.counts) {
         window.judge(found.counts[0]!);
         quotaCount = found.counts[1];
       }
+      if (key) await key.confirm(found.version);
     } else {
+      // No round trip reads the version: the kept record is verified afresh.
+      if (key) await key.confirm(null);
       record = await records.find(request);
     }
     const same = record !== null && record.fingerprint === fingerprint;

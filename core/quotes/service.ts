@@ -7,6 +7,7 @@ import type { SharedState, StoredValue } from '../state/shared-state.js';
 import type { PendingCount, RateWindows } from '../state/rate-windows.js';
 import { SingleFlightCache } from './single-flight-cache.js';
 import { toWire } from '../decimal.js';
+import type { KeyCheck } from '../keys/partner-keys.js';
 
 export interface QuoteServiceOptions extends QuoteEngineOptions {
   readonly cacheTtlMs: number;
@@ -23,6 +24,8 @@ export interface QuoteCounts {
   readonly window: PendingCount;
   /** The caller's fresh-quote budget: counted only for a quote computed for this request. */
   readonly fresh: PendingCount;
+  /** A key verified from a record this instance kept: confirmed with the store's version, read in the same round trip. */
+  readonly key?: KeyCheck;
 }
 
 export interface BaseQuote {
@@ -81,22 +84,27 @@ export class QuoteService {
   /**
    * `baseQuote`, with the request's counts made where the windows are shared: the caller's window,
    * the shared cache's read and, when no instance holds the quote, the fresh-quote budget, in one
-   * round trip (a quote this instance holds needs only the window). Each count is judged before
-   * anything else is done; a quote computed here is then stored in the shared cache (a second
-   * round trip, the only other one).
+   * round trip (a quote this instance holds needs only the window). Each count is judged, and a
+   * key verified from a kept record confirmed (`counts.key`: the key store's version is read in
+   * the same round trip), before anything else is done; a quote computed here is then stored in
+   * the shared cache (a second round trip, the only other one).
    */
   async counted(keyed: KeyedQuoteRequest, counts: QuoteCounts): Promise<BaseQuote> {
     const { windows } = this.options;
     if (!windows) throw new Error('counted quotes need the windows (QuoteServiceOptions.windows)');
     const key = keyed.cacheKey;
     const here = this.cache.has(key) || !this.options.sharedCache;
-    const exchanged = await windows.exchange(here ? { hits: [counts.window.hit] } : { hits: [counts.window.hit], reads: [`quote:${key}`], hitsOnMiss: [counts.fresh.hit] });
+    const version = counts.key?.versionKey;
+    const exchanged = await windows.exchange(here ? { hits: [counts.window.hit], version } : { hits: [counts.window.hit], reads: [`quote:${key}`], hitsOnMiss: [counts.fresh.hit], version });
     if (!exchanged) {
+      // A kept record cannot be confirmed: the key is as unverifiable as the store is unreachable.
+      if (counts.key) throw counts.key.unverifiable();
       // The shared state is unreachable: the counts are this process's, and the cache this instance's.
       await windows.count(counts.window);
       return this.baseQuote(keyed, () => windows.count(counts.fresh));
     }
     counts.window.judge(exchanged.hits[0]!);
+    if (counts.key) await counts.key.confirm(exchanged.version);
     const stored = exchanged.reads[0];
     if (stored) return this.fromShared(key, stored);
     const [fresh] = exchanged.hitsOnMiss ?? [];

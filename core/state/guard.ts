@@ -69,16 +69,20 @@ export class GuardedSharedState implements SharedState {
     return this.guarded(() => this.inner.mapGet(map, field));
   }
 
-  mapSet(map: string, field: string, value: string): Promise<void> {
-    return this.guarded(() => this.inner.mapSet(map, field, value));
+  mapFields(map: string, fields: readonly string[], version: string): Promise<{ readonly values: ReadonlyArray<string | null>; readonly version: string | null }> {
+    return this.guarded(() => this.inner.mapFields(map, fields, version));
   }
 
-  mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean> {
-    return this.guarded(() => this.inner.mapSetIfAbsent(map, field, value));
+  mapSet(map: string, field: string, value: string, version?: string): Promise<void> {
+    return this.guarded(() => this.inner.mapSet(map, field, value, version));
   }
 
-  mapDelete(map: string, field: string): Promise<void> {
-    return this.guarded(() => this.inner.mapDelete(map, field));
+  mapSetIfAbsent(map: string, field: string, value: string, version?: string): Promise<boolean> {
+    return this.guarded(() => this.inner.mapSetIfAbsent(map, field, value, version));
+  }
+
+  mapDelete(map: string, field: string, version?: string): Promise<void> {
+    return this.guarded(() => this.inner.mapDelete(map, field, version));
   }
 
   mapEntries(map: string): Promise<ReadonlyMap<string, string>> {

@@ -2,6 +2,7 @@
 // behind one load balancer count, cache and remember as one. Redis going away must degrade the
 // service, never crash or stall it: every call settles within about `commandTimeoutMs`, and a
 // failure is a SharedStateUnavailable.
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { SharedStateUnavailable, type Exchange, type Exchanged, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
 
@@ -28,13 +29,14 @@ return {count, ttl}
 `;
 
 // An Exchange (core/state/shared-state.ts) in one script, so a request's windows and reads cost
-// one round trip. KEYS: the hits', the reads', then the hits-on-miss' keys; ARGV: how many hits
-// and reads, then each hit's window and limit (-1: none), the hits', then the hits-on-miss'.
-// Returns each hit's count and time left, each read's value (false: none) and time left, then,
-// when every read missed and no hit is over its limit, each hit-on-miss's count and time left up
-// to the first over its limit. Windows behave as in FIXED_WINDOW_HIT.
+// one round trip. KEYS: the hits', the reads', the version's (when asked), then the hits-on-miss'
+// keys; ARGV: how many hits, reads and versions (0 or 1), then each hit's window and limit (-1:
+// none), the hits', then the hits-on-miss'. Returns each hit's count and time left, each read's
+// value (false: none) and time left, the version's value (false: none) and 0, then, when every
+// read missed and no hit is over its limit, each hit-on-miss's count and time left up to the
+// first over its limit. Windows behave as in FIXED_WINDOW_HIT.
 const EXCHANGE = `
-local hits, reads = tonumber(ARGV[1]), tonumber(ARGV[2])
+local hits, reads, versions = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local out = {}
 local over = false
 local function hit(i, at)
@@ -49,7 +51,7 @@ local function hit(i, at)
   out[#out + 1] = count
   out[#out + 1] = ttl
 end
-for i = 1, hits do hit(i, 1 + 2 * i) end
+for i = 1, hits do hit(i, 2 + 2 * i) end
 local missed = true
 for i = hits + 1, hits + reads do
   local value = redis.call('GET', KEYS[i])
@@ -62,10 +64,14 @@ for i = hits + 1, hits + reads do
     out[#out + 1] = 0
   end
 end
+for i = hits + reads + 1, hits + reads + versions do
+  out[#out + 1] = redis.call('GET', KEYS[i])
+  out[#out + 1] = 0
+end
 if missed then
-  for i = hits + reads + 1, #KEYS do
+  for i = hits + reads + versions + 1, #KEYS do
     if over then break end
-    hit(i, 1 + 2 * (i - reads))
+    hit(i, 2 + 2 * (i - reads - versions))
   end
 end
 return out
@@ -157,10 +163,11 @@ export class RedisSharedState implements SharedState {
     return { value, ttlMs: ttl < 0 ? null : ttl };
   }
 
-  async exchange({ hits = [], reads = [], hitsOnMiss = [] }: Exchange): Promise<Exchanged> {
-    const keys = [...hits, ...reads, ...hitsOnMiss].map((item) => this.key(typeof item === 'string' ? item : item.key));
+  async exchange({ hits = [], reads = [], hitsOnMiss = [], version }: Exchange): Promise<Exchanged> {
+    const versions = version === undefined ? [] : [version];
+    const keys = [...hits, ...reads, ...versions, ...hitsOnMiss].map((item) => this.key(typeof item === 'string' ? item : item.key));
     const windows = [...hits, ...hitsOnMiss].flatMap(({ windowMs, max }) => [windowMs, max ?? -1]);
-    const out = await this.run(() => this.client.exchange(keys.length, ...keys, hits.length, reads.length, ...windows));
+    const out = await this.run(() => this.client.exchange(keys.length, ...keys, hits.length, reads.length, versions.length, ...windows));
     const count = (i: number): WindowCount => ({ count: Number(out[i]), resetInMs: Number(out[i + 1]) });
     const values = reads.map((_, i): StoredValue | null => {
       const at = 2 * (hits.length + i);
@@ -168,11 +175,14 @@ export class RedisSharedState implements SharedState {
       const ttl = Number(out[at + 1]);
       return { value: String(out[at]), ttlMs: ttl < 0 ? null : ttl };
     });
-    const counted = (out.length - 2 * (hits.length + reads.length)) / 2;
+    const before = hits.length + reads.length + versions.length;
+    const counted = (out.length - 2 * before) / 2;
+    const versionValue = versions.length === 0 ? null : out[2 * (hits.length + reads.length)];
     return {
       hits: hits.map((_, i) => count(2 * i)),
       reads: values,
-      hitsOnMiss: counted > 0 || (hitsOnMiss.length === 0 && values.every((value) => value === null)) ? Array.from({ length: counted }, (_, i) => count(2 * (hits.length + reads.length + i))) : null,
+      hitsOnMiss: counted > 0 || (hitsOnMiss.length === 0 && values.every((value) => value === null)) ? Array.from({ length: counted }, (_, i) => count(2 * (before + i))) : null,
+      version: versionValue === null || versionValue === undefined ? null : String(versionValue),
     };
   }
 
@@ -188,16 +198,33 @@ export class RedisSharedState implements SharedState {
     return this.run(() => this.client.hget(this.key(map), field));
   }
 
-  async mapSet(map: string, field: string, value: string): Promise<void> {
-    await this.run(() => this.client.hset(this.key(map), field, value));
+  async mapFields(map: string, fields: readonly string[], version: string): Promise<{ readonly values: ReadonlyArray<string | null>; readonly version: string | null }> {
+    const [values, read] = await this.transaction((t) => t.hmget(this.key(map), ...fields).get(this.key(version)));
+    return { values: values as Array<string | null>, version: read as string | null };
   }
 
-  async mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean> {
-    return (await this.run(() => this.client.hsetnx(this.key(map), field, value))) === 1;
+  async mapSet(map: string, field: string, value: string, version?: string): Promise<void> {
+    if (version === undefined) await this.run(() => this.client.hset(this.key(map), field, value));
+    else await this.transaction((t) => t.hset(this.key(map), field, value).set(this.key(version), randomUUID()));
   }
 
-  async mapDelete(map: string, field: string): Promise<void> {
-    await this.run(() => this.client.hdel(this.key(map), field));
+  async mapSetIfAbsent(map: string, field: string, value: string, version?: string): Promise<boolean> {
+    if (version === undefined) return (await this.run(() => this.client.hsetnx(this.key(map), field, value))) === 1;
+    const [set] = await this.transaction((t) => t.hsetnx(this.key(map), field, value).set(this.key(version), randomUUID()));
+    return set === 1;
+  }
+
+  async mapDelete(map: string, field: string, version?: string): Promise<void> {
+    if (version === undefined) await this.run(() => this.client.hdel(this.key(map), field));
+    else await this.transaction((t) => t.hdel(this.key(map), field).set(this.key(version), randomUUID()));
+  }
+
+  /** The commands `build` adds, run as one transaction (one round trip): their replies, or SharedStateUnavailable when any failed. */
+  private async transaction(build: (transaction: ReturnType<Redis['multi']>) => ReturnType<Redis['multi']>): Promise<unknown[]> {
+    const replies = await this.run(() => build(this.client.multi()).exec());
+    const failed = (replies ?? []).find(([err]) => err !== null);
+    if (replies === null || failed) throw this.unavailable(failed?.[0] ?? new Error('the transaction was discarded'));
+    return replies.map(([, reply]) => reply);
   }
 
   async mapEntries(map: string): Promise<ReadonlyMap<string, string>> {

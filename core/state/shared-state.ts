@@ -4,6 +4,7 @@
 // (core/state/redis.ts) when REDIS_URL is set. Adapters that cannot reach their store
 // reject with SharedStateUnavailable; callers decide how to degrade. The in-process adapter holds
 // at most its bounds' entries (core/state/capacity.ts).
+import { randomUUID } from 'node:crypto';
 import type { StateCapacity } from './capacity.js';
 
 export interface WindowCount {
@@ -38,6 +39,11 @@ export interface Exchange {
   readonly hits?: readonly WindowHit[];
   readonly reads?: readonly string[];
   readonly hitsOnMiss?: readonly WindowHit[];
+  /**
+   * A version key (mapSet's `version`) read with the rest: unlike `reads`, it never makes the
+   * request a hit. A keyed request reads the key store's version here (core/keys/shared-store.ts).
+   */
+  readonly version?: string;
 }
 
 export interface Exchanged {
@@ -47,6 +53,8 @@ export interface Exchanged {
   readonly reads: ReadonlyArray<StoredValue | null>;
   /** `hitsOnMiss`' counts, up to the first over its limit; null when a read found a value or a hit is over its limit, so none was counted. */
   readonly hitsOnMiss: readonly WindowCount[] | null;
+  /** `version`'s value; null when it has none (never set, or the store lost it), or none was asked. */
+  readonly version: string | null;
 }
 
 /** Increments to one map's fields, and the time the map is to expire in. */
@@ -77,12 +85,19 @@ export interface SharedState {
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
   /** A field of the map (hash) `map`, or null. */
   mapGet(map: string, field: string): Promise<string | null>;
-  /** Sets a field of a map, replacing any value. */
-  mapSet(map: string, field: string, value: string): Promise<void>;
-  /** Sets a field of a map unless it is set; true when set. */
-  mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean>;
-  /** Deletes a field of a map, if set. */
-  mapDelete(map: string, field: string): Promise<void>;
+  /** Fields of a map (null where unset) and a version key's value (null when it has none), read together in one round trip. */
+  mapFields(map: string, fields: readonly string[], version: string): Promise<{ readonly values: ReadonlyArray<string | null>; readonly version: string | null }>;
+  /**
+   * Sets a field of a map, replacing any value. `version`: a key of its own, not expiring, set to
+   * a new random value with the change, all or nothing, so whoever read it before learns the map
+   * changed since. Random, not counted: a store that lost its data and counted again from 1 would
+   * repeat versions read before.
+   */
+  mapSet(map: string, field: string, value: string, version?: string): Promise<void>;
+  /** Sets a field of a map unless it is set; true when set. `version` as for mapSet, set either way. */
+  mapSetIfAbsent(map: string, field: string, value: string, version?: string): Promise<boolean>;
+  /** Deletes a field of a map, if set. `version` as for mapSet. */
+  mapDelete(map: string, field: string, version?: string): Promise<void>;
   /** Every field of a map with its value. */
   mapEntries(map: string): Promise<ReadonlyMap<string, string>>;
   /** Adds each increment to its map's fields and sets the map's expiry: all of them, or none. */
@@ -213,6 +228,8 @@ export class InProcessSharedState implements SharedState {
   private readonly windows: ExpiringMap<number>;
   private readonly values: ExpiringMap<string>;
   private readonly maps = new Map<string, Map<string, string>>();
+  /** The maps' version keys (mapSet's `version`): as few as the maps, never expiring. */
+  private readonly versions = new Map<string, string>();
   /** Maps that incrementMaps wrote: counts, expiring; read as any map is. */
   private readonly counted = new ExpiringMap<Map<string, number>>();
 
@@ -269,21 +286,23 @@ export class InProcessSharedState implements SharedState {
     return { value: entry.value, ttlMs: entry.expiresAt === Infinity ? null : entry.expiresAt - t };
   }
 
-  async exchange({ hits = [], reads = [], hitsOnMiss = [] }: Exchange): Promise<Exchanged> {
+  async exchange(exchange: Exchange): Promise<Exchanged> {
+    const { hits = [], reads = [], hitsOnMiss = [] } = exchange;
     const counted = hits.map(({ key, windowMs }) => this.hitNow(key, windowMs));
     const t = this.now();
     const values = reads.map((key): StoredValue | null => {
       const entry = this.liveValue(key, t);
       return entry ? { value: entry.value, ttlMs: entry.expiresAt === Infinity ? null : entry.expiresAt - t } : null;
     });
-    if (!values.every((value) => value === null) || counted.some((c, i) => overLimit(c, hits[i]!))) return { hits: counted, reads: values, hitsOnMiss: null };
+    const version = this.versionOf(exchange.version);
+    if (!values.every((value) => value === null) || counted.some((c, i) => overLimit(c, hits[i]!))) return { hits: counted, reads: values, hitsOnMiss: null, version };
     const onMiss: WindowCount[] = [];
     for (const hit of hitsOnMiss) {
       const count = this.hitNow(hit.key, hit.windowMs);
       onMiss.push(count);
       if (overLimit(count, hit)) break;
     }
-    return { hits: counted, reads: values, hitsOnMiss: onMiss };
+    return { hits: counted, reads: values, hitsOnMiss: onMiss, version };
   }
 
   async getValues(keys: readonly string[]): Promise<Array<string | null>> {
@@ -308,19 +327,35 @@ export class InProcessSharedState implements SharedState {
     return this.maps.get(map)?.get(field) ?? null;
   }
 
-  async mapSet(map: string, field: string, value: string): Promise<void> {
-    this.mapOf(map).set(field, value);
+  async mapFields(map: string, fields: readonly string[], version: string): Promise<{ readonly values: ReadonlyArray<string | null>; readonly version: string | null }> {
+    const values = await Promise.all(fields.map((field) => this.mapGet(map, field)));
+    return { values, version: this.versionOf(version) };
   }
 
-  async mapSetIfAbsent(map: string, field: string, value: string): Promise<boolean> {
+  async mapSet(map: string, field: string, value: string, version?: string): Promise<void> {
+    this.mapOf(map).set(field, value);
+    this.newVersion(version);
+  }
+
+  async mapSetIfAbsent(map: string, field: string, value: string, version?: string): Promise<boolean> {
     const fields = this.mapOf(map);
+    this.newVersion(version);
     if (fields.has(field)) return false;
     fields.set(field, value);
     return true;
   }
 
-  async mapDelete(map: string, field: string): Promise<void> {
+  async mapDelete(map: string, field: string, version?: string): Promise<void> {
     this.maps.get(map)?.delete(field);
+    this.newVersion(version);
+  }
+
+  private newVersion(version: string | undefined): void {
+    if (version !== undefined) this.versions.set(version, randomUUID());
+  }
+
+  private versionOf(version: string | undefined): string | null {
+    return version === undefined ? null : (this.versions.get(version) ?? null);
   }
 
   async mapEntries(map: string): Promise<ReadonlyMap<string, string>> {

@@ -2,7 +2,7 @@
 // partner through the key port.
 import type { IncomingHttpHeaders } from 'node:http';
 import { DomainError } from '../../core/errors.js';
-import { KeyStoreUnavailable, type KeyVerifier, type Partner } from '../../core/keys/partner-keys.js';
+import { KeyStoreUnavailable, type KeyCheck, type KeyVerifier, type Partner } from '../../core/keys/partner-keys.js';
 import { NO_METRICS, type Metrics } from '../../core/metrics.js';
 
 export type KeyRequirement = 'none' | 'optional' | 'required';
@@ -44,16 +44,20 @@ export async function verifyKey(key: string, keys: KeyVerifier, origin?: string 
   try {
     partner = await keys.verify(key);
   } catch (err) {
-    if (err instanceof KeyStoreUnavailable) {
-      metrics.keyVerification('unavailable');
-      throw new DomainError(
-        'key_verification_unavailable',
-        'the key could not be verified right now; it may be valid',
-        KEY_STORE_RETRY_AFTER_SECONDS,
-      );
-    }
+    if (err instanceof KeyStoreUnavailable) throw unverifiable(metrics);
     throw err;
   }
+  return admitKey(partner, origin, metrics);
+}
+
+/** The refusal of a key the store could not be asked about (503 key_verification_unavailable). */
+export function unverifiable(metrics: Metrics = NO_METRICS): DomainError {
+  metrics.keyVerification('unavailable');
+  return new DomainError('key_verification_unavailable', 'the key could not be verified right now; it may be valid', KEY_STORE_RETRY_AFTER_SECONDS);
+}
+
+/** `partner` (a key's, null when unknown or revoked) when it may be used from `origin`; throws invalid_key otherwise. */
+export function admitKey(partner: Partner | null, origin: string | undefined | typeof ANY_ORIGIN, metrics: Metrics = NO_METRICS): Partner {
   if (!partner) {
     metrics.keyVerification('invalid');
     throw new DomainError('invalid_key', 'the API key is not valid');
@@ -64,4 +68,24 @@ export async function verifyKey(key: string, keys: KeyVerifier, origin?: string 
   }
   metrics.keyVerification('valid');
   return partner;
+}
+
+/**
+ * The partner a kept record gives the key (KeyVerifier.kept), admitted as verifyKey would, and the
+ * check its request's round trip confirms it with: when the store's version changed since, the
+ * key is verified again, by the same rules.
+ */
+export function keptKey(key: string, keys: KeyVerifier, origin: string | undefined, metrics: Metrics = NO_METRICS): { readonly partner: Partner; readonly check: KeyCheck } | undefined {
+  const kept = keys.kept?.(key);
+  if (!kept) return undefined;
+  return {
+    partner: admitKey(kept.partner, origin, metrics),
+    check: {
+      versionKey: kept.versionKey,
+      confirm: async (version) => {
+        if (version === null || version !== kept.version) await verifyKey(key, keys, origin, metrics);
+      },
+      unverifiable: () => unverifiable(metrics),
+    },
+  };
 }
