@@ -12,7 +12,7 @@ import type { KeyCheck, KeyVerifier, Partner } from '../core/keys/partner-keys.j
 import type { QuoteCounts } from '../core/quotes/service.js';
 import type { Metrics } from '../core/metrics.js';
 import { DomainError } from '../core/errors.js';
-import { ANY_ORIGIN, keptKey, presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
+import { ANY_ORIGIN, countsInNoWindow, keptKey, presentedKey, verifyKey, type KeyRequirement } from './http/credentials.js';
 import { errorReply, sendError } from './http/error-reply.js';
 import type { AccessLogFields } from './http/access-log.js';
 import { clientIp, type RateLimiter } from './http/rate-limits.js';
@@ -211,7 +211,7 @@ function operationRoute(
     } catch (err) {
       settled = Promise.reject(err);
     }
-    return settled.catch((err: unknown) => (pending.window.counted ? Promise.reject(err) : counted(count(request, reply, partner), () => Promise.reject(err))));
+    return settled.catch((err: unknown) => (pending.window.counted || countsInNoWindow(err) ? Promise.reject(err) : counted(count(request, reply, partner), () => Promise.reject(err))));
   };
   // With a replay, the request is validated and looked up before it is counted: a replay is not
   // counted, while every other answer, a 4xx included, is counted as it would be without.
@@ -225,7 +225,7 @@ function operationRoute(
     const countedAlready = () => pending?.window.counted === true;
     return handler.replay!(context).then(
       (stored) => (stored ? send(reply, stored) : countedAlready() ? execute(reply, context) : counted(count(request, reply, partner), () => execute(reply, context))),
-      (err: unknown) => (countedAlready() ? Promise.reject(err) : counted(count(request, reply, partner), () => Promise.reject(err))),
+      (err: unknown) => (countedAlready() || countsInNoWindow(err) ? Promise.reject(err) : counted(count(request, reply, partner), () => Promise.reject(err))),
     );
   };
   const admitted = (request: FastifyRequest, reply: FastifyReply, partner: Partner | null, check?: KeyCheck): void | Promise<void> => {

@@ -583,6 +583,41 @@ t.test('shared-state store: one map, "field = key hash → JSON record"; never t
   t.notOk([...entries.values()].join().includes(key));
 });
 
+t.test('shared-state store: every change sets the keys\' version anew; a record read is kept with the version read with it, where the state is shared', async (t) => {
+  const inner = new InProcessSharedState();
+  const state = Object.assign(Object.create(inner) as InProcessSharedState, { shared: true });
+  const store = new SharedStateKeyStore(state);
+  const version = async () => (await state.mapFields('keys', [], store.versionKey)).version;
+  const { record } = issue('Acme');
+  const seen = new Set<string | null>([null]);
+  const changed = async (what: string) => {
+    const now = await version();
+    t.notOk(seen.has(now), `${what}: a new version`);
+    seen.add(now);
+  };
+  await store.add(record);
+  await changed('add');
+  t.equal(store.kept(record.hash), undefined, 'nothing kept before a read');
+  t.strictSame(await store.findByHash(record.hash), record);
+  t.strictSame(store.kept(record.hash), { record, version: await version() }, 'the record read, kept with the version read with it');
+  const rotated = await store.rotate(record.id, hashKey(generateKey()));
+  await changed('rotate');
+  t.strictSame(store.kept(record.hash)?.version, [...seen][1], 'the kept record is not changed by a change: its version tells it is old');
+  t.equal(await store.findByHash(record.hash), null, 'read again: the old key is unknown');
+  t.equal(store.kept(record.hash), undefined, 'and no longer kept');
+  await store.setOrigins(record.id, ['https://wallet.example']);
+  await changed('setOrigins');
+  await store.revoke({ hash: rotated!.hash }, new Date());
+  await changed('revoke');
+  t.equal((await store.findByHash(rotated!.hash))?.status, 'revoked');
+  t.equal(store.kept(rotated!.hash)?.record.status, 'revoked', 'a revoked record is kept as revoked');
+
+  const local = new SharedStateKeyStore(new InProcessSharedState());
+  await local.add(record);
+  await local.findByHash(record.hash);
+  t.equal(local.kept(record.hash), undefined, 'in-process state, which no other instance changes: nothing kept');
+});
+
 t.test('shared-state store: a store that lost its data (a Redis restarted without persistence) is unavailable, a 503, never a 401 for every partner', async (t) => {
   const state = new InProcessSharedState();
   const store = new SharedStateKeyStore(state);

@@ -479,6 +479,10 @@ t.test(
         t.notOk('venues' in res.body, `${instance.name}: no quote in the body`);
         t.match(res.headers.get('retry-after'), /^[0-9]+$/, `${instance.name}: Retry-After`);
       }
+      // B read the key before the outage: its plan, like its quote, is refused for the key it cannot verify.
+      const plan = await post(b, '/api/execute/plan', planBody('keyed-during-outage'), before.key);
+      t.equal(plan.status, 503, 'a keyed plan at B: 503');
+      t.match(plan.body, { code: 'key_verification_unavailable' }, 'key_verification_unavailable, as for a key its instance never read');
     });
 
     t.test('/api/status: shared-state unreachable, rate-limits per-instance, state degraded', async (t) => {

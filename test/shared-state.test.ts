@@ -338,6 +338,9 @@ function everyMethod(state: SharedState): Array<[string, () => Promise<unknown>]
     ['mapEntries', () => state.mapEntries('m')],
     ['incrementMaps', () => state.incrementMaps([{ map: 'c', fields: new Map([['f', 1]]), ttlMs: 10_000 }])],
     ['mapDelete', () => state.mapDelete('m', 'f')],
+    ['mapFields', () => state.mapFields('m', ['f'], 'version')],
+    ['mapSet with a version', () => state.mapSet('m', 'f', 'x', 'version')],
+    ['exchange', () => state.exchange({ hits: [{ key: 'w', windowMs: 10_000 }], version: 'version' })],
     ['peek', () => state.peek('w')],
   ];
 }
@@ -447,6 +450,35 @@ for (const adapter of adapters) {
 
     const onlyHits = await state.exchange({ hits: [{ key: 'window', windowMs: minute }, { key: 'other', windowMs: minute }] });
     t.strictSame(onlyHits.hits.map((c) => c.count), [3, 1], 'several hits, each in its own window');
+  });
+
+  t.test(name('versions: "set to a new random value with the change", read with map fields and in an exchange, where it "never makes the request a hit"'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    const minute = 60_000;
+    t.strictSame(await state.mapFields('m', ['x', 'y'], 'v'), { values: [null, null], version: null }, 'nothing set: no fields, no version');
+    const seen = new Set<string>();
+    const changes: Array<[string, () => Promise<unknown>]> = [
+      ['mapSetIfAbsent', () => state.mapSetIfAbsent('m', 'x', '1', 'v')],
+      ['mapSetIfAbsent of a set field', () => state.mapSetIfAbsent('m', 'x', '2', 'v')],
+      ['mapSet', () => state.mapSet('m', 'y', '3', 'v')],
+      ['mapDelete', () => state.mapDelete('m', 'y', 'v')],
+    ];
+    for (const [what, change] of changes) {
+      await change();
+      const { version } = await state.mapFields('m', ['x'], 'v');
+      t.ok(version !== null && !seen.has(version), `${what}: a version never read before`);
+      seen.add(version!);
+    }
+    t.strictSame((await state.mapFields('m', ['x', 'y'], 'v')).values, ['1', null], 'the fields as the changes left them');
+    await state.mapSet('m', 'x', '4');
+    t.ok(seen.has((await state.mapFields('m', ['x'], 'v')).version!), 'a change without a version key leaves it as it was');
+
+    const [version] = [...seen].slice(-1);
+    const exchanged = await state.exchange({ hits: [{ key: 'window', windowMs: minute }], reads: ['none'], hitsOnMiss: [{ key: 'budget', windowMs: minute }], version: 'v' });
+    t.equal(exchanged.version, version, 'the exchange reads the version');
+    t.equal(exchanged.hitsOnMiss?.[0]?.count, 1, 'and, the version being no read, every read missed: the hit on a miss counted');
+    t.equal((await state.exchange({ hits: [{ key: 'window', windowMs: minute }], version: 'absent' })).version, null, 'a version key never set: null');
+    t.equal((await state.exchange({ hits: [{ key: 'window', windowMs: minute }] })).version, null, 'none asked: null');
   });
 
   t.test(name('exchange: "a request refused by one window spends nothing in the others": a count over its max stops the windows after it'), adapter.skip, async (t) => {

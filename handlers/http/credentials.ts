@@ -70,6 +70,12 @@ export function admitKey(partner: Partner | null, origin: string | undefined | t
   return partner;
 }
 
+/** The refusals made by a KeyCheck whose round trip failed: like a lookup that failed, counted in no window. */
+const unverifiedRefusals = new WeakSet<object>();
+
+/** Whether `err` refuses a request whose kept key could not be confirmed: it is counted in no rate-limit window. */
+export const countsInNoWindow = (err: unknown): boolean => typeof err === 'object' && err !== null && unverifiedRefusals.has(err);
+
 /**
  * The partner a kept record gives the key (KeyVerifier.kept), admitted as verifyKey would, and the
  * check its request's round trip confirms it with: when the store's version changed since, the
@@ -83,9 +89,19 @@ export function keptKey(key: string, keys: KeyVerifier, origin: string | undefin
     check: {
       versionKey: kept.versionKey,
       confirm: async (version) => {
-        if (version === null || version !== kept.version) await verifyKey(key, keys, origin, metrics);
+        if (version !== null && version === kept.version) return;
+        try {
+          await verifyKey(key, keys, origin, metrics);
+        } catch (err) {
+          if (err instanceof DomainError && err.code === 'key_verification_unavailable') unverifiedRefusals.add(err);
+          throw err;
+        }
       },
-      unverifiable: () => unverifiable(metrics),
+      unverifiable: () => {
+        const refusal = unverifiable(metrics);
+        unverifiedRefusals.add(refusal);
+        return refusal;
+      },
     },
   };
 }
