@@ -37,7 +37,7 @@ export class SharedStateKeyStore implements KeyStore {
 
   readonly versionKey = KEYS_VERSION;
 
-  /** Records read, by hash, in the order read; only where other instances change the same keys is the version needed, and kept. */
+  /** Records read, by hash, oldest read first, each with the version read with it. */
   private readonly keptRecords = new Map<string, KeptRecord>();
 
   /**
@@ -60,7 +60,11 @@ export class SharedStateKeyStore implements KeyStore {
     return null;
   }
 
-  /** A store that has never been changed since versions were kept has none: its records are not kept, so each is read at each use. */
+  /**
+   * `record`, kept with `version` unless there is none to confirm it by: a store last changed by
+   * an older version of the service has no version yet (its records are read at each use until its
+   * next change), and this process's own state needs none (no other instance changes it).
+   */
   private keep(record: KeyRecord, version: string | null): KeyRecord {
     this.keptRecords.delete(record.hash);
     if (version === null || !this.state.shared) return record;
