@@ -197,12 +197,18 @@ t.test('the provider\'s own answers: ledgerApi reaches the participant through t
   await t.rejects(lost.request({ method: 'prepareExecuteAndWait', params: { commands: [bogus], commandId: 'wsdk-lost', actAs: [party] } }), { code: 4900 });
 });
 
-t.test('"SLIPPAGE_FAILED with fees on, through wallet-sdk: the escrow returned": the deposit and its fee leg come back whole', { timeout: 90_000 }, async (t) => {
+/** A service collecting fees on its own sandbox, its client, and wallet-sdk on that sandbox's participant. */
+async function collectingService(t: { teardown(fn: () => unknown): void }) {
   const collecting = await testApp({ env: { ...COLLECTING, QUOTE_CACHE_TTL_MS: '1' } });
   t.teardown(collecting.close);
   const feeClient = createClient({ baseUrl: await listen(collecting.server) });
   const { manifest: feeManifest, ledgerToken: feeToken, ledger } = collecting.sandbox!;
   const feeSdk = await SDK.create({ auth: { method: 'static', token: feeToken }, ledgerClientUrl: feeManifest.ledger, logAdapter: quiet });
+  return { feeClient, feeManifest, feeToken, ledger, feeSdk };
+}
+
+t.test('"SLIPPAGE_FAILED with fees on, through wallet-sdk: the escrow returned": the deposit and its fee leg come back whole', { timeout: 90_000 }, async (t) => {
+  const { feeClient, feeManifest, feeToken, ledger, feeSdk } = await collectingService(t);
   const party = await feeSdk.party.internal.allocate({ partyHint: hint('wsdk-fees') });
   await fund(party, '1000', 'CC', feeManifest.ledger, feeToken);
   await fund(party, '5', 'USDCx', feeManifest.ledger, feeToken);
@@ -218,11 +224,7 @@ t.test('"SLIPPAGE_FAILED with fees on, through wallet-sdk: the escrow returned":
 });
 
 t.test('an external party\'s fee-collecting plan through wallet-sdk: its CIP-0112 batch prepared on the participant, signed by the signer, executed to COMPLETED with the fee leg in the deposit\'s transaction', { timeout: 90_000 }, async (t) => {
-  const collecting = await testApp({ env: { ...COLLECTING, QUOTE_CACHE_TTL_MS: '1' } });
-  t.teardown(collecting.close);
-  const feeClient = createClient({ baseUrl: await listen(collecting.server) });
-  const { manifest: feeManifest, ledgerToken: feeToken, ledger } = collecting.sandbox!;
-  const feeSdk = await SDK.create({ auth: { method: 'static', token: feeToken }, ledgerClientUrl: feeManifest.ledger, logAdapter: quiet });
+  const { feeClient, feeManifest, feeToken, ledger, feeSdk } = await collectingService(t);
   const keys = feeSdk.keys.generate();
   const { partyId: party } = await feeSdk.party.external.create(keys.publicKey, { partyHint: hint('wsdk-ext-fees') }).sign(keys.privateKey).execute();
   await fund(party, '1000', 'CC', feeManifest.ledger, feeToken);
