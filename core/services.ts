@@ -269,6 +269,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       close: async () => {
         // The last counts go before the connection they go over.
         await usage.close();
+        await quotes.settled();
         await marker?.close();
         await Promise.all([sharedState.close(), opened.close()]);
       },

@@ -228,6 +228,7 @@ t.test('RateWindows: "rate limiting degrades to per-instance counting, and says 
     exchange: (exchange) => shared.exchange(exchange),
     getValues: (keys) => shared.getValues(keys),
     setIfAbsent: (key, value, ttlMs) => shared.setIfAbsent(key, value, ttlMs),
+    replaceIf: (key, expected, value, ttlMs) => shared.replaceIf(key, expected, value, ttlMs),
     mapGet: (map, field) => shared.mapGet(map, field),
     mapFields: (map, fields, version) => shared.mapFields(map, fields, version),
     mapSet: (map, field, value, version) => shared.mapSet(map, field, value, version),

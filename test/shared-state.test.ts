@@ -499,4 +499,118 @@ for (const adapter of adapters) {
     t.strictSame(stopped.hitsOnMiss?.map((c) => c.count), [2], 'the hit on a miss over its max is the last counted');
     t.equal((await state.peek('budget'))?.count, 2, 'the one after it is not spent');
   });
+
+  t.test(name('claimOnMiss: "taken when hitsOnMiss are counted and none is over its limit", in the same round trip; whoever reads the key meanwhile "finds the claim, not nothing"'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    const budget = { key: 'budget', windowMs: MINUTE, max: 2 };
+    const claim = (value: string) => ({ key: 'q', value, ttlMs: MINUTE });
+    const first = await state.exchange({ reads: ['q'], hitsOnMiss: [budget], claimOnMiss: claim('claim-1') });
+    t.equal(first.claimed, true, 'every read missed, the budget within its max: claimed');
+    t.equal(first.hitsOnMiss?.[0]?.count, 1, 'and the budget counted');
+    const second = await state.exchange({ reads: ['q'], hitsOnMiss: [budget], claimOnMiss: claim('claim-2') });
+    t.equal(second.claimed, false, 'the key holds the first claim: not claimed again');
+    t.equal(second.reads[0]?.value, 'claim-1', 'the read finds the first claim');
+    t.equal(second.hitsOnMiss, null, 'a read found a value: nothing counted');
+    t.equal((await state.peek('budget'))?.count, 1, 'the budget still holds one count');
+
+    t.equal(await state.replaceIf('q', 'claim-2', 'a body', MINUTE), false, 'replaceIf with a value the key does not hold: nothing replaced');
+    t.equal((await state.get('q'))?.value, 'claim-1');
+    t.equal(await state.replaceIf('q', 'claim-1', 'a body', MINUTE), true, 'with the value it holds: replaced');
+    const body = await state.get('q');
+    t.equal(body?.value, 'a body', 'the key holds the new value');
+    t.ok(body!.ttlMs !== null && body!.ttlMs > 0 && body!.ttlMs <= MINUTE, 'for the time to live given');
+    t.equal(await state.replaceIf('q', 'claim-1', null, MINUTE), false, 'the claim is no longer there to drop');
+    t.equal((await state.get('q'))?.value, 'a body');
+
+    await state.exchange({ reads: ['r'], hitsOnMiss: [budget], claimOnMiss: { key: 'r', value: 'claim-3', ttlMs: MINUTE } });
+    t.equal(await state.replaceIf('r', 'claim-3', null, MINUTE), true, 'a value of null drops the claim');
+    t.equal(await state.get('r'), null, 'the key holds nothing');
+
+    const over = await state.exchange({ reads: ['s'], hitsOnMiss: [budget], claimOnMiss: { key: 's', value: 'claim-4', ttlMs: MINUTE } });
+    t.equal(over.hitsOnMiss?.[0]?.count, 3, 'the budget counted over its max');
+    t.equal(over.claimed, false, 'a hit on a miss over its limit: no claim');
+    t.equal(await state.get('s'), null, 'nothing set');
+    const window = { key: 'window', windowMs: MINUTE, max: 0 };
+    const refused = await state.exchange({ hits: [window], reads: ['s'], hitsOnMiss: [{ key: 'other', windowMs: MINUTE }], claimOnMiss: { key: 's', value: 'claim-5', ttlMs: MINUTE } });
+    t.equal(refused.claimed, false, 'a hit over its limit: no claim either');
+    t.equal(await state.get('s'), null);
+  });
+
+  t.test(name('a claim lasts its ttlMs: once it has passed the key holds nothing, and can be claimed again'), adapter.skip, async (t) => {
+    const { state, pass } = clocked(t, adapter);
+    const first = await state.exchange({ reads: ['q'], hitsOnMiss: [{ key: 'budget', windowMs: 10 * MINUTE }], claimOnMiss: { key: 'q', value: 'claim-1', ttlMs: 1000 } });
+    t.equal(first.claimed, true);
+    await pass(1000);
+    t.equal(await state.get('q'), null, 'the claim lapsed');
+    const again = await state.exchange({ reads: ['q'], hitsOnMiss: [{ key: 'budget', windowMs: 10 * MINUTE }], claimOnMiss: { key: 'q', value: 'claim-2', ttlMs: 1000 } });
+    t.equal(again.claimed, true, 'claimed again');
+    t.equal(again.hitsOnMiss?.[0]?.count, 2, 'the budget counted again');
+  });
 }
+
+t.test('redis: calls issued in one turn of the event loop go as one script, each answered as it would be alone, in order', redisSkip(redis), async (t) => {
+  const prefix = uniquePrefix();
+  const state = new RedisSharedState(redis!.url, { keyPrefix: prefix, commandTimeoutMs: AN_HOUR });
+  t.teardown(() => state.close());
+  // Its script loaded: a first call meets NOSCRIPT and is sent again as EVAL.
+  await state.exchange({ hits: [{ key: 'warm', windowMs: MINUTE }] });
+  const client = new Redis(redis!.url);
+  const monitor = await client.monitor();
+  t.teardown(() => {
+    monitor.disconnect();
+    client.disconnect();
+  });
+  const sent: string[] = [];
+  let ended: () => void = () => {};
+  const end = new Promise<void>((resolve) => (ended = resolve));
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (args[0]?.toLowerCase() === 'echo' && args[1] === `${prefix}end`) ended();
+    else if (source !== 'lua' && args.some((arg) => arg.startsWith(prefix))) sent.push(args[0]!.toLowerCase());
+  });
+  const window = { key: 'window', windowMs: MINUTE };
+  const claim = { key: 'q', value: 'claim-1', ttlMs: MINUTE };
+  const [first, second, stored, third, replaced] = await Promise.all([
+    state.exchange({ hits: [window], reads: ['q'], hitsOnMiss: [{ key: 'budget', windowMs: MINUTE }], claimOnMiss: claim }),
+    state.exchange({ hits: [window], reads: ['q'], hitsOnMiss: [{ key: 'budget', windowMs: MINUTE }], claimOnMiss: { ...claim, value: 'claim-2' } }),
+    state.setIfAbsent('record', 'a record', MINUTE),
+    state.exchange({ hits: [window], reads: ['record'] }),
+    state.replaceIf('q', 'claim-1', 'a body', MINUTE),
+  ]);
+  t.strictSame([first.hits[0]?.count, second.hits[0]?.count, third.hits[0]?.count], [1, 2, 3], "one window, counted once per call, in the calls' order");
+  t.equal(first.claimed, true, 'the first call claims');
+  t.equal(second.claimed, false, 'the second does not');
+  t.equal(second.reads[0]?.value, 'claim-1', "and reads the first's claim, as it would after it");
+  t.equal(stored, true, 'the record stored');
+  t.equal(third.reads[0]?.value, 'a record', 'the call after it reads the record');
+  t.equal(replaced, true, 'the claim replaced');
+  await client.echo(`${prefix}end`);
+  await end;
+  t.strictSame(sent, ['evalsha'], 'the five calls: one command, one script');
+  t.equal((await state.get('q'))?.value, 'a body', 'the body in place of the claim');
+});
+
+t.test('redis: a call of a turn that fails (a key of another type) fails alone, as "refused"; the others of its turn are answered', redisSkip(redis), async (t) => {
+  const prefix = uniquePrefix();
+  const state = new RedisSharedState(redis!.url, { keyPrefix: prefix, commandTimeoutMs: AN_HOUR });
+  t.teardown(() => state.close());
+  await state.mapSet('a-map', 'field', 'value');
+  const [bad, good] = await Promise.allSettled([state.exchange({ hits: [{ key: 'a-map', windowMs: MINUTE }] }), state.exchange({ hits: [{ key: 'window', windowMs: MINUTE }] })]);
+  t.equal(bad.status, 'rejected', 'a hit on a map: refused');
+  const reason = (bad as PromiseRejectedResult).reason as SharedStateUnavailable;
+  t.ok(reason instanceof SharedStateUnavailable, 'as SharedStateUnavailable');
+  t.equal(reason.reason, 'refused', 'refused, not unreachable: Redis answered');
+  t.match(reason.message, /WRONGTYPE/, "with Redis's reason");
+  t.equal(good.status === 'fulfilled' && good.value.hits[0]?.count, 1, 'the other call of its turn counted and answered');
+});
+
+t.test('redis: close sends the calls of its turn before it quits', redisSkip(redis), async (t) => {
+  const prefix = uniquePrefix();
+  const state = new RedisSharedState(redis!.url, { keyPrefix: prefix, commandTimeoutMs: AN_HOUR });
+  await state.hit('warm', MINUTE);
+  const stored = state.setIfAbsent('last', 'written', MINUTE);
+  await state.close();
+  t.equal(await stored, true, 'the call made just before close was answered');
+  const reader = new Redis(redis!.url);
+  t.teardown(() => reader.disconnect());
+  t.equal(await reader.get(`${prefix}last`), 'written', 'and its value is in Redis');
+});

@@ -72,6 +72,7 @@ function flakyState(now: () => number): SharedState & { reachable: boolean; inne
     exchange: (exchange: Parameters<SharedState['exchange']>[0]) => inner.exchange(exchange),
     getValues: (keys: readonly string[]) => inner.getValues(keys),
     setIfAbsent: (key: string, value: string, ttlMs: number) => inner.setIfAbsent(key, value, ttlMs),
+    replaceIf: (key: string, expected: string, value: string | null, ttlMs: number) => inner.replaceIf(key, expected, value, ttlMs),
     mapGet: (map: string, field: string) => inner.mapGet(map, field),
     mapFields: (map: string, fields: readonly string[], version: string) => inner.mapFields(map, fields, version),
     mapSet: (map: string, field: string, value: string, version?: string) => inner.mapSet(map, field, value, version),

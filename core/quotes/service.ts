@@ -1,9 +1,13 @@
 // The quote use case: the fee-free base quote, cached per normalised parameter combination. The
 // cache has two levels: this instance's single-flight cache, always, and, when the shared state is
 // shared between instances (Redis), the shared one, so every instance serves the same bytes for a
-// combination within its window.
+// combination within its window. There, the request that finds no instance holding a quote claims
+// it in the same round trip (the claim is what others read until the body replaces it), so it can
+// answer without waiting for its body's write: one round trip, the write after the answer. Others
+// that read the claim wait for the body rather than compute one of their own.
+import { randomUUID } from 'node:crypto';
 import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from './engine.js';
-import type { SharedState, StoredValue } from '../state/shared-state.js';
+import type { Claim, SharedState, StoredValue, WindowCount } from '../state/shared-state.js';
 import type { PendingCount, RateWindows } from '../state/rate-windows.js';
 import { SingleFlightCache } from './single-flight-cache.js';
 import { toWire } from '../decimal.js';
@@ -35,6 +39,16 @@ export interface BaseQuote {
   readonly cached: boolean;
 }
 
+/** What a shared cache entry holds while its claimer computes the quote: never a body, which is a JSON object. */
+const CLAIM_PREFIX = 'claim:';
+const isClaim = (stored: StoredValue): boolean => stored.value.startsWith(CLAIM_PREFIX);
+
+/** How long a claim outlives the quote's deadline: a claimer that stopped (a crash) holds the others no longer. */
+const CLAIM_MARGIN_MS = 1000;
+/** A claim's waiter reads the shared cache again after this, then twice as long each time, up to POLL_MAX_MS. */
+const POLL_FIRST_MS = 5;
+const POLL_MAX_MS = 50;
+
 /** The normalised parameter combination a base quote is cached under. */
 export const quoteCacheKey = (request: QuoteRequest): string =>
   `${request.give.symbol}|${request.want.symbol}|${toWire(request.amount)}`;
@@ -51,6 +65,11 @@ export class QuoteService {
   // garbage collector where a response is dozens, and at the 10,000-entry cap, with every miss
   // promoting a new entry, tracing those graphs cost a fresh quote 12-30 % more CPU.
   private readonly cache: SingleFlightCache<string>;
+  /** This instance, in its claims' values. */
+  private readonly claimant = randomUUID();
+  private claims = 0;
+  /** The claims' replacements under way (release). */
+  private readonly releasing = new Set<Promise<void>>();
 
   constructor(private readonly options: QuoteServiceOptions) {
     this.cache = new SingleFlightCache(options.cacheTtlMs, options.cacheMaxEntries);
@@ -83,19 +102,22 @@ export class QuoteService {
 
   /**
    * `baseQuote`, with the request's counts made where the windows are shared: the caller's window,
-   * the shared cache's read and, when no instance holds the quote, the fresh-quote budget, in one
-   * round trip (a quote this instance holds needs only the window). Each count is judged, and a
-   * key verified from a kept record confirmed (`counts.key`: the key store's version is read in
-   * the same round trip), before anything else is done; a quote computed here is then stored in
-   * the shared cache (a second round trip, the only other one).
+   * the shared cache's read and, when no instance holds the quote, the fresh-quote budget and the
+   * quote's claim, in one round trip (a quote this instance holds needs only the window). Each
+   * count is judged, and a key verified from a kept record confirmed (`counts.key`: the key store's
+   * version is read in the same round trip), before anything else is done. A quote claimed here is
+   * computed here and answered at once; its body replaces the claim in the shared cache after.
    */
   async counted(keyed: KeyedQuoteRequest, counts: QuoteCounts): Promise<BaseQuote> {
-    const { windows } = this.options;
+    const { windows, sharedCache } = this.options;
     if (!windows) throw new Error('counted quotes need the windows (QuoteServiceOptions.windows)');
     const key = keyed.cacheKey;
-    const here = this.cache.has(key) || !this.options.sharedCache;
+    const here = this.cache.has(key) || !sharedCache;
     const version = counts.key?.versionKey;
-    const exchanged = await windows.exchange(here ? { hits: [counts.window.hit], version } : { hits: [counts.window.hit], reads: [`quote:${key}`], hitsOnMiss: [counts.fresh.hit], version });
+    const claim = here ? undefined : this.newClaim(key);
+    const exchanged = await windows.exchange(
+      claim ? { hits: [counts.window.hit], reads: [claim.key], hitsOnMiss: [counts.fresh.hit], claimOnMiss: claim, version } : { hits: [counts.window.hit], version },
+    );
     if (!exchanged) {
       // A kept record cannot be confirmed: the key is as unverifiable as the store is unreachable.
       if (counts.key) throw counts.key.unverifiable();
@@ -105,11 +127,38 @@ export class QuoteService {
     }
     counts.window.judge(exchanged.hits[0]!);
     if (counts.key) await counts.key.confirm(exchanged.version);
-    const stored = exchanged.reads[0];
-    if (stored) return this.fromShared(key, stored);
-    const [fresh] = exchanged.hitsOnMiss ?? [];
-    if (fresh) counts.fresh.judge(fresh);
-    return this.local(keyed);
+    if (!claim) return this.local(keyed);
+    return this.settleClaim(keyed, counts, claim, exchanged.reads[0] ?? null, exchanged.hitsOnMiss, exchanged.claimed);
+  }
+
+  /**
+   * After a round trip that read the shared cache and, on a miss, counted the fresh-quote budget and
+   * took `claim`: the body read, the quote computed here when claimed, or, when another instance's
+   * claim was read, its body once it is there (read again after a while, up to POLL_MAX_MS apart,
+   * counting nothing), or the quote claimed again when that claim is gone without a body.
+   */
+  private async settleClaim(keyed: KeyedQuoteRequest, counts: QuoteCounts, claim: Claim, stored: StoredValue | null, fresh: readonly WindowCount[] | null, claimed: boolean): Promise<BaseQuote> {
+    const windows = this.options.windows!;
+    for (let wait = POLL_FIRST_MS; ; wait = Math.min(2 * wait, POLL_MAX_MS)) {
+      if (stored && !isClaim(stored)) return this.fromShared(keyed.cacheKey, stored);
+      if (!stored) {
+        if (fresh?.[0]) counts.fresh.judge(fresh[0]);
+        return this.local(keyed, claimed ? claim : undefined);
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      // A request of this instance's own may have read or made it meanwhile.
+      if (this.cache.has(keyed.cacheKey)) return this.local(keyed);
+      const again = await windows.exchange({ reads: [claim.key], hitsOnMiss: [counts.fresh.hit], claimOnMiss: claim });
+      if (!again) return this.baseQuote(keyed, () => windows.count(counts.fresh));
+      ({ claimed } = again);
+      stored = again.reads[0] ?? null;
+      fresh = again.hitsOnMiss;
+    }
+  }
+
+  /** A claim on `key`'s quote, its own value (so only its claimer replaces it), lasting the quote's deadline and a margin. */
+  private newClaim(key: string): Claim {
+    return { key: `quote:${key}`, value: `${CLAIM_PREFIX}${this.claimant}:${++this.claims}`, ttlMs: this.options.venueTimeoutMs + CLAIM_MARGIN_MS };
   }
 
   /** A body another instance stored, kept here until it expires there. */
@@ -122,28 +171,65 @@ export class QuoteService {
     return { json: stored.value, cached: true };
   }
 
-  /** The base quote from this instance's cache, or computed here. */
-  private async local({ request, cacheKey: key }: KeyedQuoteRequest): Promise<BaseQuote> {
+  /**
+   * The base quote from this instance's cache, or computed here. `claim`: this request took the
+   * shared cache's claim on it, which the body then replaces (or, should the quote fail, which is
+   * dropped).
+   */
+  private async local({ request, cacheKey: key }: KeyedQuoteRequest, claim?: Claim): Promise<BaseQuote> {
     const { metrics } = this.options;
-    const { value, hit } = this.cache.get(key, (expireIn) => this.compute(request, key, expireIn));
+    const { value, hit } = this.cache.get(key, (expireIn) => this.compute(request, key, expireIn, claim));
     if (hit) metrics?.quoteCacheHit();
     else metrics?.quoteCacheMiss();
+    // Computed or read here meanwhile: the claim is answered with that body all the same.
+    if (hit && claim) value.then((json) => this.release(claim, json), () => this.release(claim, null));
     return { json: await value, cached: hit };
   }
 
   /** The shared level is an optimisation: when it cannot be reached, the quote is computed here. */
   private async readShared(key: string): Promise<StoredValue | null> {
-    return (await this.options.sharedCache?.get(`quote:${key}`).catch(() => null)) ?? null;
+    const stored = await this.options.sharedCache?.get(`quote:${key}`).catch(() => null);
+    return stored && !isClaim(stored) ? stored : null;
   }
 
-  private async compute(request: QuoteRequest, key: string, expireIn: (ms: number) => void): Promise<string> {
-    const json = JSON.stringify(await quoteAcrossVenues(request, this.options));
+  private async compute(request: QuoteRequest, key: string, expireIn: (ms: number) => void, claim?: Claim): Promise<string> {
+    let json: string;
+    try {
+      json = JSON.stringify(await quoteAcrossVenues(request, this.options));
+    } catch (err) {
+      if (claim) this.release(claim, null);
+      throw err;
+    }
     const shared = this.options.sharedCache;
     if (!shared) return json;
+    if (claim) {
+      this.release(claim, json);
+      return json;
+    }
     if (await shared.setIfAbsent(`quote:${key}`, json, this.options.cacheTtlMs).catch(() => true)) return json;
     // Another instance stored its body first: serve that one, so all instances agree byte for byte.
     const winner = await this.readShared(key);
     if (winner && winner.ttlMs !== null) expireIn(winner.ttlMs);
     return winner?.value ?? json;
+  }
+
+  /**
+   * Replaces this instance's claim with the body (none: drops it), not awaited: the claimer serves
+   * its body at once, whoever reads the claim meanwhile waits for it, and the write goes in the next
+   * script this instance sends (core/state/redis.ts). Should the store not answer, the claim lapses by itself.
+   */
+  private release(claim: Claim, json: string | null): void {
+    const write = this.options.sharedCache?.replaceIf(claim.key, claim.value, json, this.options.cacheTtlMs).then(
+      () => {},
+      () => {},
+    );
+    if (!write) return;
+    this.releasing.add(write);
+    void write.then(() => this.releasing.delete(write));
+  }
+
+  /** Once every body this instance answered with is written to the shared cache (or failed to be): before its connection closes. */
+  async settled(): Promise<void> {
+    await Promise.all(this.releasing);
   }
 }

@@ -65,6 +65,10 @@ export class GuardedSharedState implements SharedState {
     return this.guarded(() => this.inner.setIfAbsent(key, value, ttlMs));
   }
 
+  replaceIf(key: string, expected: string, value: string | null, ttlMs: number): Promise<boolean> {
+    return this.guarded(() => this.inner.replaceIf(key, expected, value, ttlMs));
+  }
+
   mapGet(map: string, field: string): Promise<string | null> {
     return this.guarded(() => this.inner.mapGet(map, field));
   }

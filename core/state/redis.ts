@@ -28,58 +28,115 @@ end
 return {count, ttl}
 `;
 
-// An Exchange (core/state/shared-state.ts) in one script, so a request's windows and reads cost
-// one round trip. KEYS: the hits', the reads', the version's (when asked), then the hits-on-miss'
-// keys; ARGV: how many hits, reads and versions (0 or 1), then each hit's window and limit (-1:
-// none), the hits', then the hits-on-miss'. Returns each hit's count and time left, each read's
-// value (false: none) and time left, the version's value (false: none) and 0, then, when every
-// read missed and no hit is over its limit, each hit-on-miss's count and time left up to the
-// first over its limit. Windows behave as in FIXED_WINDOW_HIT.
-const EXCHANGE = `
-local hits, reads, versions = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local out = {}
-local over = false
-local function hit(i, at)
-  local count = redis.call('INCR', KEYS[i])
-  local ttl = redis.call('PTTL', KEYS[i])
-  if count == 1 or ttl < 0 then
-    redis.call('PEXPIRE', KEYS[i], ARGV[at])
-    ttl = tonumber(ARGV[at])
+// Every call issued in one turn of the event loop (the requests read from the sockets that turn)
+// goes to Redis as one script: one network round trip and one command for all of them, where each
+// used to be a command of its own, each with its reply to parse and its promise to settle (two
+// instances on one Redis spent about as much CPU on that as on the rest of a cached quote). Each
+// call still runs whole and in order, as it would alone: a script runs atomically, so no other
+// client's command falls between them or inside one.
+//
+// KEYS: each call's keys, call after call. ARGV[1]: how many calls; then each call's kind, its
+// number of keys, its number of arguments, and those arguments. A call that fails (a key of the
+// wrong type, say) is answered {'ERR', why} and the calls after it run as they would alone.
+// Kinds:
+// - 'x', an Exchange (core/state/shared-state.ts): keys are the hits', the reads', the version's
+//   (when asked), the hits-on-miss', then the claim's (when asked); arguments: how many hits,
+//   reads, versions and claims (0 or 1), each hit's and each hit-on-miss's window and limit (-1:
+//   none), then the claim's value and time to live. Answers 0, 1 when the hits-on-miss were
+//   counted (every read missed, no hit over its limit), or 2 when the claim was also set (no
+//   hit-on-miss over its limit); then each hit's count and time left, each read's value (false:
+//   none) and time left, the version's value (false: none), then each hit-on-miss's count and
+//   time left, up to the first over its limit. Windows behave as in FIXED_WINDOW_HIT.
+// - 's', set if absent: one key; arguments: the value and its time to live. Answers 1 when stored.
+// - 'r', replace if: one key; arguments: the value it must hold, then the new value and its time
+//   to live (none: the key is deleted). Answers 1 when it held that value.
+const BATCH = `
+local function exchange(k, a, keys)
+  local hits, reads, versions, claims = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local onMiss = keys - hits - reads - versions - claims
+  local out, over = {0}, false
+  local function hit(i, w)
+    local key = KEYS[k + i]
+    local count = redis.call('INCR', key)
+    local ttl = redis.call('PTTL', key)
+    if count == 1 or ttl < 0 then
+      redis.call('PEXPIRE', key, ARGV[a + 3 + 2 * w])
+      ttl = tonumber(ARGV[a + 3 + 2 * w])
+    end
+    local max = tonumber(ARGV[a + 4 + 2 * w])
+    if max >= 0 and count > max then over = true end
+    out[#out + 1] = count
+    out[#out + 1] = ttl
   end
-  local max = tonumber(ARGV[at + 1])
-  if max >= 0 and count > max then over = true end
-  out[#out + 1] = count
-  out[#out + 1] = ttl
+  for i = 1, hits do hit(i, i) end
+  local missed = true
+  for i = hits + 1, hits + reads do
+    local value = redis.call('GET', KEYS[k + i])
+    if value then
+      missed = false
+      out[#out + 1] = value
+      out[#out + 1] = redis.call('PTTL', KEYS[k + i])
+    else
+      out[#out + 1] = false
+      out[#out + 1] = 0
+    end
+  end
+  for i = hits + reads + 1, hits + reads + versions do out[#out + 1] = redis.call('GET', KEYS[k + i]) end
+  if missed and not over then
+    out[1] = 1
+    for i = hits + reads + versions + 1, hits + reads + versions + onMiss do
+      if over then break end
+      hit(i, i - reads - versions)
+    end
+    local at = a + 4 + 2 * (hits + onMiss)
+    if claims == 1 and not over and redis.call('SET', KEYS[k + keys], ARGV[at + 1], 'PX', ARGV[at + 2], 'NX') then out[1] = 2 end
+  end
+  return out
 end
-for i = 1, hits do hit(i, 2 + 2 * i) end
-local missed = true
-for i = hits + 1, hits + reads do
-  local value = redis.call('GET', KEYS[i])
-  if value then
-    missed = false
-    out[#out + 1] = value
-    out[#out + 1] = redis.call('PTTL', KEYS[i])
+local function setIfAbsent(k, a)
+  if redis.call('SET', KEYS[k + 1], ARGV[a + 1], 'PX', ARGV[a + 2], 'NX') then return {1} end
+  return {0}
+end
+local function replaceIf(k, a, keys, args)
+  if redis.call('GET', KEYS[k + 1]) ~= ARGV[a + 1] then return {0} end
+  if args == 1 then
+    redis.call('DEL', KEYS[k + 1])
   else
-    out[#out + 1] = false
-    out[#out + 1] = 0
+    redis.call('SET', KEYS[k + 1], ARGV[a + 2], 'PX', ARGV[a + 3])
   end
+  return {1}
 end
-for i = hits + reads + 1, hits + reads + versions do
-  out[#out + 1] = redis.call('GET', KEYS[i])
-  out[#out + 1] = 0
-end
-if missed then
-  for i = hits + reads + versions + 1, #KEYS do
-    if over then break end
-    hit(i, 2 + 2 * (i - reads - versions))
+local kinds = {x = exchange, s = setIfAbsent, r = replaceIf}
+local out = {}
+local k, a = 0, 2
+for call = 1, tonumber(ARGV[1]) do
+  local keys, args = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local ok, answer = pcall(kinds[ARGV[a]], k, a + 2, keys, args)
+  if ok then
+    out[call] = answer
+  else
+    out[call] = {'ERR', type(answer) == 'table' and answer.err or tostring(answer)}
   end
+  k, a = k + keys, a + 3 + args
 end
 return out
 `;
 
+/** Calls sent in one script at most: a turn of the event loop with more sends several. */
+const MAX_BATCH = 64;
+
+/** A call waiting for its turn's script (BATCH). */
+interface BatchCall {
+  readonly kind: 'x' | 's' | 'r';
+  readonly keys: readonly string[];
+  readonly args: ReadonlyArray<string | number>;
+  readonly resolve: (answer: ReadonlyArray<number | string | null>) => void;
+  readonly reject: (err: unknown) => void;
+}
+
 interface WithScripts {
   fixedWindowHit(key: string, windowMs: number): Promise<[number, number]>;
-  exchange(keyCount: number, ...keysAndArgs: Array<string | number>): Promise<Array<number | string | null>>;
+  batch(keyCount: number, ...keysAndArgs: Array<string | number>): Promise<Array<Array<number | string | null>>>;
 }
 
 /** Reconnect delays: quick at first, then every 2 s for as long as Redis stays away. */
@@ -96,6 +153,8 @@ export class RedisSharedState implements SharedState {
   private readonly firstAttempt: Promise<void>;
   private lastError: Error | undefined;
   private closing: Promise<void> | undefined;
+  /** Calls issued in this turn of the event loop, sent together once it ends (`flush`). */
+  private queued: BatchCall[] = [];
 
   constructor(url: string, options: RedisSharedStateOptions = {}) {
     this.prefix = options.keyPrefix ?? 'bestex:';
@@ -114,7 +173,7 @@ export class RedisSharedState implements SharedState {
       commandTimeout: this.timeoutMs,
       retryStrategy: retryDelay,
       // Sent as EVALSHA, and as EVAL when Redis answers NOSCRIPT (a restarted or flushed Redis).
-      scripts: { fixedWindowHit: { lua: FIXED_WINDOW_HIT, numberOfKeys: 1 }, exchange: { lua: EXCHANGE } },
+      scripts: { fixedWindowHit: { lua: FIXED_WINDOW_HIT, numberOfKeys: 1 }, batch: { lua: BATCH } },
     }) as Redis & WithScripts;
 
     const report = options.onConnectionChange ?? (() => {});
@@ -163,26 +222,27 @@ export class RedisSharedState implements SharedState {
     return { value, ttlMs: ttl < 0 ? null : ttl };
   }
 
-  async exchange({ hits = [], reads = [], hitsOnMiss = [], version }: Exchange): Promise<Exchanged> {
+  async exchange({ hits = [], reads = [], hitsOnMiss = [], version, claimOnMiss }: Exchange): Promise<Exchanged> {
     const versions = version === undefined ? [] : [version];
-    const keys = [...hits, ...reads, ...versions, ...hitsOnMiss].map((item) => this.key(typeof item === 'string' ? item : item.key));
+    const claims = claimOnMiss === undefined ? [] : [claimOnMiss];
+    const keys = [...hits, ...reads, ...versions, ...hitsOnMiss, ...claims].map((item) => this.key(typeof item === 'string' ? item : item.key));
     const windows = [...hits, ...hitsOnMiss].flatMap(({ windowMs, max }) => [windowMs, max ?? -1]);
-    const out = await this.run(() => this.client.exchange(keys.length, ...keys, hits.length, reads.length, versions.length, ...windows));
+    const out = await this.batched('x', keys, [hits.length, reads.length, versions.length, claims.length, ...windows, ...claims.flatMap(({ value, ttlMs }) => [value, ttlMs])]);
     const count = (i: number): WindowCount => ({ count: Number(out[i]), resetInMs: Number(out[i + 1]) });
     const values = reads.map((_, i): StoredValue | null => {
-      const at = 2 * (hits.length + i);
+      const at = 1 + 2 * (hits.length + i);
       if (out[at] === null) return null;
       const ttl = Number(out[at + 1]);
       return { value: String(out[at]), ttlMs: ttl < 0 ? null : ttl };
     });
-    const before = hits.length + reads.length + versions.length;
-    const counted = (out.length - 2 * before) / 2;
-    const versionValue = versions.length === 0 ? null : out[2 * (hits.length + reads.length)];
+    const before = 1 + 2 * (hits.length + reads.length) + versions.length;
+    const versionValue = versions.length === 0 ? null : out[before - 1];
     return {
-      hits: hits.map((_, i) => count(2 * i)),
+      hits: hits.map((_, i) => count(1 + 2 * i)),
       reads: values,
-      hitsOnMiss: counted > 0 || (hitsOnMiss.length === 0 && values.every((value) => value === null)) ? Array.from({ length: counted }, (_, i) => count(2 * (before + i))) : null,
+      hitsOnMiss: out[0] === 0 ? null : Array.from({ length: (out.length - before) / 2 }, (_, i) => count(before + 2 * i)),
       version: versionValue === null || versionValue === undefined ? null : String(versionValue),
+      claimed: out[0] === 2,
     };
   }
 
@@ -191,7 +251,46 @@ export class RedisSharedState implements SharedState {
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
-    return (await this.run(() => this.client.set(this.key(key), value, 'PX', ttlMs, 'NX'))) === 'OK';
+    return (await this.batched('s', [this.key(key)], [value, ttlMs]))[0] === 1;
+  }
+
+  async replaceIf(key: string, expected: string, value: string | null, ttlMs: number): Promise<boolean> {
+    return (await this.batched('r', [this.key(key)], value === null ? [expected] : [expected, value, ttlMs]))[0] === 1;
+  }
+
+  /** The call's answer from the script its turn of the event loop sends (BATCH). */
+  private batched(kind: BatchCall['kind'], keys: readonly string[], args: BatchCall['args']): Promise<ReadonlyArray<number | string | null>> {
+    return new Promise((resolve, reject) => {
+      if (this.queued.length === 0) setImmediate(this.flush);
+      this.queued.push({ kind, keys, args, resolve, reject });
+    });
+  }
+
+  private readonly flush = (): void => {
+    const queued = this.queued;
+    this.queued = [];
+    for (let i = 0; i < queued.length; i += MAX_BATCH) void this.send(queued.slice(i, i + MAX_BATCH));
+  };
+
+  private async send(calls: readonly BatchCall[]): Promise<void> {
+    const keys: string[] = [];
+    const args: Array<string | number> = [calls.length];
+    for (const call of calls) {
+      keys.push(...call.keys);
+      args.push(call.kind, call.keys.length, call.args.length, ...call.args);
+    }
+    let answers: Array<Array<number | string | null>>;
+    try {
+      answers = await this.run(() => this.client.batch(keys.length, ...keys, ...args));
+    } catch (err) {
+      for (const call of calls) call.reject(err);
+      return;
+    }
+    calls.forEach((call, i) => {
+      const answer = answers[i]!;
+      if (answer[0] === 'ERR') call.reject(new SharedStateUnavailable(`Redis at ${this.where} refused the command: ${String(answer[1])}`, 'refused'));
+      else call.resolve(answer);
+    });
   }
 
   async mapGet(map: string, field: string): Promise<string | null> {
@@ -250,6 +349,8 @@ export class RedisSharedState implements SharedState {
   }
 
   close(): Promise<void> {
+    // Calls issued this turn go before the QUIT, which ioredis sends after them.
+    if (!this.closing && this.queued.length > 0) this.flush();
     this.closing ??= this.client.quit().then(
       () => {},
       () => this.client.disconnect(),

@@ -44,6 +44,20 @@ export interface Exchange {
    * request a hit. A keyed request reads the key store's version here (core/keys/shared-store.ts).
    */
   readonly version?: string;
+  /**
+   * Taken when `hitsOnMiss` are counted and none is over its limit (every read found nothing):
+   * `key` set to `value` for `ttlMs` unless it holds a value, in the same round trip. Whoever
+   * reads the key meanwhile finds the claim, not nothing, and can wait for what its claimer writes
+   * there (replaceIf) rather than make it too.
+   */
+  readonly claimOnMiss?: Claim;
+}
+
+/** A value to set under a key that holds none: a claim on the value to come (Exchange.claimOnMiss). */
+export interface Claim {
+  readonly key: string;
+  readonly value: string;
+  readonly ttlMs: number;
 }
 
 export interface Exchanged {
@@ -55,6 +69,8 @@ export interface Exchanged {
   readonly hitsOnMiss: readonly WindowCount[] | null;
   /** `version`'s value; null when it has none (never set, or the store lost it), or none was asked. */
   readonly version: string | null;
+  /** Whether `claimOnMiss` was set. */
+  readonly claimed: boolean;
 }
 
 /** Increments to one map's fields, and the time the map is to expire in. */
@@ -83,6 +99,8 @@ export interface SharedState {
   getValues(keys: readonly string[]): Promise<Array<string | null>>;
   /** Stores `value` under `key` for `ttlMs` unless the key holds a value; true when stored. */
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /** Stores `value` under `key` for `ttlMs` (deletes the key when `value` is null) if it holds `expected`; true when it did. */
+  replaceIf(key: string, expected: string, value: string | null, ttlMs: number): Promise<boolean>;
   /** A field of the map (hash) `map`, or null. */
   mapGet(map: string, field: string): Promise<string | null>;
   /** Fields of a map (null where unset) and a version key's value (null when it has none), read together in one round trip. */
@@ -295,14 +313,16 @@ export class InProcessSharedState implements SharedState {
       return entry ? { value: entry.value, ttlMs: entry.expiresAt === Infinity ? null : entry.expiresAt - t } : null;
     });
     const version = this.versionOf(exchange.version);
-    if (!values.every((value) => value === null) || counted.some((c, i) => overLimit(c, hits[i]!))) return { hits: counted, reads: values, hitsOnMiss: null, version };
+    if (!values.every((value) => value === null) || counted.some((c, i) => overLimit(c, hits[i]!))) return { hits: counted, reads: values, hitsOnMiss: null, version, claimed: false };
     const onMiss: WindowCount[] = [];
     for (const hit of hitsOnMiss) {
       const count = this.hitNow(hit.key, hit.windowMs);
       onMiss.push(count);
       if (overLimit(count, hit)) break;
     }
-    return { hits: counted, reads: values, hitsOnMiss: onMiss, version };
+    const claim = exchange.claimOnMiss;
+    const claimed = claim !== undefined && !onMiss.some((c, i) => overLimit(c, hitsOnMiss[i]!)) && (await this.setIfAbsent(claim.key, claim.value, claim.ttlMs).catch(() => false));
+    return { hits: counted, reads: values, hitsOnMiss: onMiss, version, claimed };
   }
 
   async getValues(keys: readonly string[]): Promise<Array<string | null>> {
@@ -318,6 +338,14 @@ export class InProcessSharedState implements SharedState {
       throw new SharedStateFull(this.values.firstExpiresInMs(t));
     }
     this.capacity?.held('plan-records', this.values.size);
+    return true;
+  }
+
+  async replaceIf(key: string, expected: string, value: string | null, ttlMs: number): Promise<boolean> {
+    const t = this.now();
+    if (this.liveValue(key, t)?.value !== expected) return false;
+    this.values.delete(key);
+    if (value !== null) this.values.add(key, { value, expiresAt: t + ttlMs }, t);
     return true;
   }
 
