@@ -65,8 +65,8 @@ function sharedStore(): { state: InProcessSharedState; instance(): { view: Share
   };
 }
 
-/** An instance: its quote service over the shared store, its venue, its clock a second ahead of the last one's. */
-function instance(store: ReturnType<typeof sharedStore>, offsetMs: number) {
+/** An instance: its quote service over the shared store, its venue and its clock (`offsetMs` ahead of this process's, or `now`). */
+function instance(store: ReturnType<typeof sharedStore>, offsetMs: number, now: () => Date = () => new Date(Date.now() + offsetMs)) {
   const { venue, asked } = countingVenue();
   const shared = store.instance();
   const quotes = new QuoteService({
@@ -78,7 +78,7 @@ function instance(store: ReturnType<typeof sharedStore>, offsetMs: number) {
     windows: new RateWindows(shared.view),
     isVenueDown: () => false,
     onVenueError: () => {},
-    now: () => new Date(Date.now() + offsetMs),
+    now,
   });
   return { quotes, asked, ...shared };
 }
@@ -152,27 +152,15 @@ t.test('a claim whose claimer stopped (no body ever written) lapses after the de
 
 t.test('a quote that fails drops its claim at once: the next reader computes it without waiting', async (t) => {
   const store = sharedStore();
-  const { venue } = countingVenue();
-  const shared = store.instance();
-  shared.letGo();
   let fail = true;
-  const failing = new QuoteService({
-    venues: [venue],
-    venueTimeoutMs: DEADLINE_MS,
-    cacheTtlMs: 10_000,
-    cacheMaxEntries: 100,
-    sharedCache: shared.view,
-    windows: new RateWindows(shared.view),
-    isVenueDown: () => false,
-    onVenueError: () => {},
-    now: () => {
-      if (fail) throw new Error('the clock failed');
-      return new Date();
-    },
+  const a = instance(store, 0, () => {
+    if (fail) throw new Error('the clock failed');
+    return new Date();
   });
-  await t.rejects(failing.counted(request('10'), counts('a')), /the clock failed/, 'the quote fails');
+  a.letGo();
+  await t.rejects(a.quotes.counted(request('10'), counts('a')), /the clock failed/, 'the quote fails');
   fail = false;
-  await failing.settled();
+  await a.quotes.settled();
   t.equal(await store.state.get('quote:CC|USDCx|10'), null, 'its claim is dropped');
   const b = instance(store, 0);
   b.letGo();
