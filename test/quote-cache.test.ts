@@ -8,7 +8,7 @@ import t from 'tap';
 import { parseQuoteParams } from '../core/quotes/params.js';
 import { QuoteService, type QuoteCounts } from '../core/quotes/service.js';
 import { RateWindows, type PendingCount } from '../core/state/rate-windows.js';
-import { InProcessSharedState, type SharedState, type WindowCount } from '../core/state/shared-state.js';
+import { InProcessSharedState, SharedStateUnavailable, type SharedState, type WindowCount } from '../core/state/shared-state.js';
 import type { Venue } from '../core/venues/venue.js';
 
 const MINUTE = 60_000;
@@ -35,27 +35,31 @@ function countingVenue(): { venue: Venue; asked: () => number } {
  * QuoteService uses it as the shared level), with each instance's writes of a body into it
  * (replaceIf) held until the test lets them go.
  */
-function sharedStore(): { state: InProcessSharedState; instance(): { view: SharedState; letGo(): void; held: () => number } } {
+function sharedStore(): { state: InProcessSharedState; instance(): { view: SharedState; letGo(): void; held: () => number; cutOff(): void } } {
   const state = new InProcessSharedState();
   return {
     state,
     instance: () => {
       const held: Array<() => void> = [];
       let holding = true;
-      const view = new Proxy(state, {
-        get(target, property, receiver) {
+      let reachable = true;
+      // Over an object of its own: a proxy of the in-process state would pass for it (instanceof), and its windows for this process's own.
+      const view = new Proxy({} as InProcessSharedState, {
+        get(_, property) {
           if (property === 'shared') return true;
+          if (!reachable && property !== 'close') return () => Promise.reject(new SharedStateUnavailable('Redis at db:6379 is unreachable'));
           if (property === 'replaceIf') {
             return (...args: Parameters<SharedState['replaceIf']>) =>
-              holding ? new Promise<boolean>((resolve) => held.push(() => void target.replaceIf(...args).then(resolve))) : target.replaceIf(...args);
+              holding ? new Promise<boolean>((resolve) => held.push(() => void state.replaceIf(...args).then(resolve))) : state.replaceIf(...args);
           }
-          const value: unknown = Reflect.get(target, property, receiver);
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+          const value: unknown = Reflect.get(state, property);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(state) : value;
         },
       }) as unknown as SharedState;
       return {
         view,
         held: () => held.length,
+        cutOff: () => void (reachable = false),
         letGo: () => {
           holding = false;
           for (const write of held.splice(0)) write();
@@ -178,4 +182,17 @@ t.test('requests of one instance for a quote it is computing join that computati
   t.equal(second.json, first.json, 'the same bytes');
   t.equal(a.asked(), 1, 'one venue request');
   t.equal((await store.state.peek('rate:fresh:a'))?.count, 1, 'one fresh quote spent');
+});
+
+t.test('a waiter whose store stops answering is answered all the same: the quote computed here, its fresh quote counted in this process', async (t) => {
+  const store = sharedStore();
+  const a = instance(store, 0);
+  const b = instance(store, 1000);
+  await a.quotes.counted(request('12'), counts('a'));
+  const waiting = b.quotes.counted(request('12'), counts('b'));
+  await new Promise((resolve) => setTimeout(resolve, 2));
+  b.cutOff();
+  const fromB = await waiting;
+  t.equal(fromB.cached, false, "B computed it, not waiting out A's claim");
+  t.equal(b.asked(), 1, 'asking its venue');
 });
