@@ -92,6 +92,8 @@ function counts(caller: string): QuoteCounts {
   const pending = (key: string): PendingCount & { counted: boolean } => {
     const count: PendingCount & { counted: boolean } = {
       hit: { key, windowMs: MINUTE, max: 1000 },
+      // Held to one round trip each: a lease would count later requests without one.
+      leasable: false,
       counted: false,
       judge: (c: WindowCount) => {
         count.counted = true;

@@ -114,9 +114,12 @@ export class QuoteService {
     const key = keyed.cacheKey;
     const here = this.cache.has(key) || !sharedCache;
     const version = counts.key?.versionKey;
+    // A quote held here, for a caller this instance leased hits of its window to: no round trip.
+    if (here && version === undefined && windows.countLeased(counts.window)) return this.local(keyed);
     const claim = here ? undefined : this.newClaim(key);
+    const hit = here && version === undefined ? windows.leasing(counts.window) : counts.window.hit;
     const exchanged = await windows.exchange(
-      claim ? { hits: [counts.window.hit], reads: [claim.key], hitsOnMiss: [counts.fresh.hit], claimOnMiss: claim, version } : { hits: [counts.window.hit], version },
+      claim ? { hits: [hit], reads: [claim.key], hitsOnMiss: [counts.fresh.hit], claimOnMiss: claim, version } : { hits: [hit], version },
     );
     if (!exchanged) {
       // A kept record cannot be confirmed: the key is as unverifiable as the store is unreachable.
@@ -125,7 +128,7 @@ export class QuoteService {
       await windows.count(counts.window);
       return this.baseQuote(keyed, () => windows.count(counts.fresh));
     }
-    counts.window.judge(exchanged.hits[0]!);
+    windows.judgeLeasing(counts.window, hit, exchanged.hits[0]!);
     if (counts.key) await counts.key.confirm(exchanged.version);
     if (!claim) return this.local(keyed);
     return this.settleClaim(keyed, counts, claim, exchanged.reads[0] ?? null, exchanged.hitsOnMiss, exchanged.claimed);

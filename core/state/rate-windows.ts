@@ -2,6 +2,7 @@
 // shared state (Redis) cannot be reached, windows are counted in this instance's memory until it
 // is back, so limits still hold per instance and no request fails for want of a counter. The
 // shared state's health (core/state/guard.ts) logs each change and feeds the status.
+import { WindowLeases } from './window-leases.js';
 import { InProcessSharedState, SharedStateUnavailable, type Exchange, type Exchanged, type SharedState, type WindowCount, type WindowHit } from './shared-state.js';
 
 /** The window a partner key's requests are counted in (handlers/http/rate-limits.ts names it so: `rate:` + kind + caller). */
@@ -13,6 +14,11 @@ export const keyedWindowKey = (partnerId: string): string => `rate:key:${partner
  */
 export interface PendingCount {
   readonly hit: WindowHit;
+  /**
+   * Whether its window may be counted ahead by a lease (core/state/window-leases.ts): a window
+   * whose count no answer shows (a keyless caller's); a keyed one shows it in X-RateLimit-Remaining.
+   */
+  readonly leasable: boolean;
   /** Whether `judge` was called: the count is made. */
   readonly counted: boolean;
   /** Judges the count made: throws the caller's refusal (rate_limited) when it is over the limit. */
@@ -21,13 +27,16 @@ export interface PendingCount {
 
 export class RateWindows {
   private readonly local: InProcessSharedState;
+  private readonly leases: WindowLeases;
 
-  /** `fallback`: where windows are counted while a shared state is unreachable (bounded, in the service). */
+  /** `fallback`: where windows are counted while a shared state is unreachable (bounded, in the service). `now`: the leases' clock. */
   constructor(
     private readonly state: SharedState,
     fallback: InProcessSharedState = new InProcessSharedState(),
+    now: () => number = Date.now,
   ) {
     this.local = state instanceof InProcessSharedState ? state : fallback;
+    this.leases = new WindowLeases(now);
   }
 
   /** Whether the windows are this process's own (no shared state): then hitNow counts. */
@@ -71,6 +80,29 @@ export class RateWindows {
       if (!(err instanceof SharedStateUnavailable)) throw err;
       return null;
     }
+  }
+
+  /**
+   * `pending` counted and judged from its lease on this instance, with no round trip: true when it
+   * was (judge may have thrown its refusal). False when it is not leasable or no leased hit is left.
+   */
+  countLeased(pending: PendingCount): boolean {
+    if (!pending.leasable || this.isLocal) return false;
+    const count = this.leases.take(pending.hit);
+    if (count === undefined) return false;
+    pending.judge(count);
+    return true;
+  }
+
+  /** `pending`'s hit as an exchange is to count it: asking for a lease when it is leasable (then `judgeLeasing` judges it). */
+  leasing(pending: PendingCount): WindowHit {
+    return pending.leasable && !this.isLocal ? this.leases.asking(pending.hit) : pending.hit;
+  }
+
+  /** Judges `pending` on the count an exchange made of `hit` (leasing's), keeping the hits it leased. */
+  judgeLeasing(pending: PendingCount, hit: WindowHit, count: WindowCount): void {
+    if (hit !== pending.hit) this.leases.keep(hit, count);
+    pending.judge(count);
   }
 
   /** Counts `pending` with `hit` (this process's memory while the shared state is unreachable) and judges it. */

@@ -4,7 +4,7 @@
 // failure is a SharedStateUnavailable.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { SharedStateUnavailable, type Exchange, type Exchanged, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
+import { LEASE_SHARE, SharedStateUnavailable, type Exchange, type Exchanged, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
 
 export interface RedisSharedStateOptions {
   /** Prepended to every key, so several services can share one Redis (default 'bestex:'). */
@@ -41,32 +41,41 @@ return {count, ttl}
 // Kinds:
 // - 'x', an Exchange (core/state/shared-state.ts): keys are the hits', the reads', the version's
 //   (when asked), the hits-on-miss', then the claim's (when asked); arguments: how many hits,
-//   reads, versions and claims (0 or 1), each hit's and each hit-on-miss's window and limit (-1:
-//   none), then the claim's value and time to live. Answers 0, 1 when the hits-on-miss were
-//   counted (every read missed, no hit over its limit), or 2 when the claim was also set (no
-//   hit-on-miss over its limit); then each hit's count and time left, each read's value (false:
-//   none) and time left, the version's value (false: none), then each hit-on-miss's count and
-//   time left, up to the first over its limit. Windows behave as in FIXED_WINDOW_HIT.
+//   reads, versions and claims (0 or 1), each hit's and each hit-on-miss's window, limit (-1:
+//   none) and lease (1: none), then the claim's value and time to live. Answers 0, 1 when the
+//   hits-on-miss were counted (every read missed, no hit over its limit), or 2 when the claim was
+//   also set (no hit-on-miss over its limit); then each hit's count, time left and hits leased
+//   after it, each read's value (false: none) and time left, the version's value (false: none),
+//   then each hit-on-miss's count, time left and leased hits, up to the first over its limit.
+//   Windows behave as in FIXED_WINDOW_HIT; a lease counts its hits at once (leaseGrant in
+//   core/state/shared-state.ts says how many).
 // - 's', set if absent: one key; arguments: the value and its time to live. Answers 1 when stored.
 // - 'r', replace if: one key; arguments: the value it must hold, then the new value and its time
 //   to live (none: the key is deleted). Answers 1 when it held that value.
 const BATCH = `
+local LEASE_SHARE = ${LEASE_SHARE}
 local function exchange(k, a, keys)
   local hits, reads, versions, claims = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
   local onMiss = keys - hits - reads - versions - claims
   local out, over = {0}, false
   local function hit(i, w)
     local key = KEYS[k + i]
-    local count = redis.call('INCR', key)
-    local ttl = redis.call('PTTL', key)
-    if count == 1 or ttl < 0 then
-      redis.call('PEXPIRE', key, ARGV[a + 3 + 2 * w])
-      ttl = tonumber(ARGV[a + 3 + 2 * w])
+    local max, lease = tonumber(ARGV[a + 3 + 3 * w]), tonumber(ARGV[a + 4 + 3 * w])
+    local granted = 1
+    if lease > 1 and max >= 0 then
+      granted = math.max(1, math.min(lease, math.floor((max - tonumber(redis.call('GET', key) or '0')) / LEASE_SHARE)))
     end
-    local max = tonumber(ARGV[a + 4 + 2 * w])
+    local count = redis.call('INCRBY', key, granted)
+    local ttl = redis.call('PTTL', key)
+    if count == granted or ttl < 0 then
+      redis.call('PEXPIRE', key, ARGV[a + 2 + 3 * w])
+      ttl = tonumber(ARGV[a + 2 + 3 * w])
+    end
+    count = count - granted + 1
     if max >= 0 and count > max then over = true end
     out[#out + 1] = count
     out[#out + 1] = ttl
+    out[#out + 1] = granted - 1
   end
   for i = 1, hits do hit(i, i) end
   local missed = true
@@ -88,7 +97,7 @@ local function exchange(k, a, keys)
       if over then break end
       hit(i, i - reads - versions)
     end
-    local at = a + 4 + 2 * (hits + onMiss)
+    local at = a + 4 + 3 * (hits + onMiss)
     if claims == 1 and not over and redis.call('SET', KEYS[k + keys], ARGV[at + 1], 'PX', ARGV[at + 2], 'NX') then out[1] = 2 end
   end
   return out
@@ -226,21 +235,24 @@ export class RedisSharedState implements SharedState {
     const versions = version === undefined ? [] : [version];
     const claims = claimOnMiss === undefined ? [] : [claimOnMiss];
     const keys = [...hits, ...reads, ...versions, ...hitsOnMiss, ...claims].map((item) => this.key(typeof item === 'string' ? item : item.key));
-    const windows = [...hits, ...hitsOnMiss].flatMap(({ windowMs, max }) => [windowMs, max ?? -1]);
+    const windows = [...hits, ...hitsOnMiss].flatMap(({ windowMs, max, lease }) => [windowMs, max ?? -1, max === undefined ? 1 : (lease ?? 1)]);
     const out = await this.batched('x', keys, [hits.length, reads.length, versions.length, claims.length, ...windows, ...claims.flatMap(({ value, ttlMs }) => [value, ttlMs])]);
-    const count = (i: number): WindowCount => ({ count: Number(out[i]), resetInMs: Number(out[i + 1]) });
+    const count = (i: number): WindowCount => {
+      const leased = Number(out[i + 2]);
+      return leased > 0 ? { count: Number(out[i]), resetInMs: Number(out[i + 1]), leased } : { count: Number(out[i]), resetInMs: Number(out[i + 1]) };
+    };
     const values = reads.map((_, i): StoredValue | null => {
-      const at = 1 + 2 * (hits.length + i);
+      const at = 1 + 3 * hits.length + 2 * i;
       if (out[at] === null) return null;
       const ttl = Number(out[at + 1]);
       return { value: String(out[at]), ttlMs: ttl < 0 ? null : ttl };
     });
-    const before = 1 + 2 * (hits.length + reads.length) + versions.length;
+    const before = 1 + 3 * hits.length + 2 * reads.length + versions.length;
     const versionValue = versions.length === 0 ? null : out[before - 1];
     return {
-      hits: hits.map((_, i) => count(1 + 2 * i)),
+      hits: hits.map((_, i) => count(1 + 3 * i)),
       reads: values,
-      hitsOnMiss: out[0] === 0 ? null : Array.from({ length: (out.length - before) / 2 }, (_, i) => count(before + 2 * i)),
+      hitsOnMiss: out[0] === 0 ? null : Array.from({ length: (out.length - before) / 3 }, (_, i) => count(before + 3 * i)),
       version: versionValue === null || versionValue === undefined ? null : String(versionValue),
       claimed: out[0] === 2,
     };

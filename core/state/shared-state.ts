@@ -12,6 +12,8 @@ export interface WindowCount {
   readonly count: number;
   /** Milliseconds until the window ends. */
   readonly resetInMs: number;
+  /** Hits counted right after this one for later requests of the caller here (WindowHit.lease); absent: none. */
+  readonly leased?: number;
 }
 
 export interface StoredValue {
@@ -26,7 +28,20 @@ export interface WindowHit {
   readonly windowMs: number;
   /** The window's limit: a count over it spends no window counted after it in the same Exchange. */
   readonly max?: number;
+  /**
+   * In an Exchange's hits, with a `max`: count up to this many hits at once, this one and, right
+   * after it, hits kept for the caller's later requests here (`WindowCount.leased`). More than one
+   * only while the window has room for LEASE_SHARE times as many; never past `max`.
+   */
+  readonly lease?: number;
 }
+
+/** A lease takes at most this share of its window's room: 1/16 (WindowHit.lease). */
+export const LEASE_SHARE = 16;
+
+/** The hits a leasing hit counts at once, with `count` hits counted before it in its window: 1 but for a lease with room for it. */
+export const leaseGrant = (count: number, { max, lease = 1 }: WindowHit): number =>
+  lease > 1 && max !== undefined ? Math.max(1, Math.min(lease, Math.floor((max - count) / LEASE_SHARE))) : 1;
 
 /**
  * Work for the store sent together: one round trip to Redis (one script), however many windows
@@ -259,8 +274,8 @@ export class InProcessSharedState implements SharedState {
     this.values = new ExpiringMap(capacity?.limits.maxPlanRecords);
   }
 
-  /** Synchronous, for callers on a hot path that know they hold this adapter. */
-  hitNow(key: string, windowMs: number): WindowCount {
+  /** Synchronous, for callers on a hot path that know they hold this adapter. `leasing`: an Exchange's hit that may lease. */
+  hitNow(key: string, windowMs: number, leasing?: WindowHit): WindowCount {
     const t = this.now();
     let window = this.windows.get(key);
     if (!window || window.expiresAt <= t) {
@@ -271,8 +286,13 @@ export class InProcessSharedState implements SharedState {
       }
       this.capacity?.held('rate-windows', this.windows.size);
     }
-    window.value += 1;
-    return { count: window.value, resetInMs: window.expiresAt - t };
+    if (leasing === undefined) {
+      window.value += 1;
+      return { count: window.value, resetInMs: window.expiresAt - t };
+    }
+    const granted = leaseGrant(window.value, leasing);
+    window.value += granted;
+    return { count: window.value - granted + 1, resetInMs: window.expiresAt - t, ...(granted > 1 ? { leased: granted - 1 } : {}) };
   }
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
@@ -306,7 +326,7 @@ export class InProcessSharedState implements SharedState {
 
   async exchange(exchange: Exchange): Promise<Exchanged> {
     const { hits = [], reads = [], hitsOnMiss = [] } = exchange;
-    const counted = hits.map(({ key, windowMs }) => this.hitNow(key, windowMs));
+    const counted = hits.map((hit) => this.hitNow(hit.key, hit.windowMs, hit));
     const t = this.now();
     const values = reads.map((key): StoredValue | null => {
       const entry = this.liveValue(key, t);

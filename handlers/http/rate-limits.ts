@@ -40,6 +40,7 @@ class Pending implements PendingCount {
 
   constructor(
     readonly hit: WindowHit,
+    readonly leasable: boolean,
     private readonly enforce: (count: WindowCount) => void,
   ) {}
 
@@ -116,8 +117,9 @@ export async function registerRateLimits(app: FastifyInstance, windows: RateWind
       if (windows.isLocal) return enforce(verdict(windows.hitNow(windowKey(request), RATE_WINDOW_MS), max), name, reply, showCounts, metrics);
       return shared(request).then((result) => (result.isAllowed ? undefined : enforce(result, name, reply, showCounts, metrics)));
     };
+    // A window whose count no answer shows may be counted ahead, by lease (core/state/window-leases.ts).
     const pending = (request: FastifyRequest, reply: FastifyReply, showCounts: boolean): PendingCount =>
-      new Pending({ key: windowKey(request), windowMs: RATE_WINDOW_MS, max }, (counted) => enforce(verdict(counted, max), name, reply, showCounts, metrics));
+      new Pending({ key: windowKey(request), windowMs: RATE_WINDOW_MS, max }, !showCounts, (counted) => enforce(verdict(counted, max), name, reply, showCounts, metrics));
     return Object.assign(count, { pending });
   };
   const keylessWindow = limit('ip', 'keyless-window', clientIp, settings.keylessPerMinute);
