@@ -186,12 +186,12 @@ interface RedisCounters {
 }
 
 /**
- * Commands only the service's scripts send (the windows' INCR, PTTL and PEXPIRE, the reads' GET,
+ * Commands only the service's scripts send (the windows' INCR, INCRBY, PTTL and PEXPIRE, the reads' GET,
  * the claims', bodies' and records' SET, a dropped claim's DEL), and EXEC, which ends a MULTI
  * counted once: what is left of INFO commandstats' calls are the commands clients sent, one round
  * trip each (an EVALSHA or EVAL, a key's HGET, a MULTI).
  */
-const NOT_A_ROUND_TRIP = new Set(['incr', 'pttl', 'pexpire', 'get', 'set', 'del', 'exec']);
+const NOT_A_ROUND_TRIP = new Set(['incr', 'incrby', 'pttl', 'pexpire', 'get', 'set', 'del', 'exec']);
 
 async function redisCounters(redis: Redis): Promise<RedisCounters> {
   const info = await redis.info('all');

@@ -7,6 +7,7 @@ import { keysFile } from '../core/keys/open-store.js';
 import { ComponentHealth } from '../core/health/component-health.js';
 import { RateWindows } from '../core/state/rate-windows.js';
 import { GuardedSharedState } from '../core/state/guard.js';
+import { MAX_LEASES, WindowLeases } from '../core/state/window-leases.js';
 import { ExpiringMap, InProcessSharedState, SharedStateUnavailable, type Expiring, type SharedState } from '../core/state/shared-state.js';
 import { testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
@@ -343,4 +344,86 @@ t.test('"a map holds its live entries": expired ones go as new ones come, withou
   t.equal(mixed.size, 4);
   const queued = (mixed as unknown as { queue: unknown[]; head: number }).queue.length - (mixed as unknown as { head: number }).head;
   t.ok(queued < 2 * 4 + 1024 + 3, `${queued} queue records for 4 entries after 10,800 replacements: bounded`);
+});
+
+/** RateWindows over a store other instances share (this process's memory standing in for Redis), its exchanges counted. */
+function leasingInstances(count: number, clock: () => number) {
+  const store = new InProcessSharedState(clock);
+  let exchanges = 0;
+  // An object of its own, not the store: RateWindows takes an InProcessSharedState for its own windows.
+  const shared = { shared: true, exchange: (e: Parameters<SharedState['exchange']>[0]) => (exchanges++, store.exchange(e)) } as unknown as SharedState;
+  const instances = Array.from({ length: count }, () => new RateWindows(shared, new InProcessSharedState(clock), clock));
+  /** One request's count in `key`'s window of `max`, as the quote service makes it: its lease first, else an exchange. */
+  const request = async (windows: RateWindows, key: string, max: number, leasable = true): Promise<{ admitted: boolean; count: number; resetInMs: number }> => {
+    let verdict = { admitted: false, count: 0, resetInMs: 0 };
+    const pending = { hit: { key, windowMs: 60_000, max }, leasable, counted: false, judge: (c: { count: number; resetInMs: number }) => void (verdict = { admitted: c.count <= max, count: c.count, resetInMs: c.resetInMs }) };
+    if (windows.countLeased(pending)) return verdict;
+    const hit = windows.leasing(pending);
+    windows.judgeLeasing(pending, hit, (await windows.exchange({ hits: [hit] }))!.hits[0]!);
+    return verdict;
+  };
+  return { store, instances, request, exchanges: () => exchanges };
+}
+
+t.test('leases: "a caller that keeps coming back to this instance is counted here, with no round trip"; each lease asks twice the last, up to 64', async (t) => {
+  const now = 1_000_000;
+  const { store, instances: [a], request, exchanges } = leasingInstances(1, () => now);
+  const counts = [];
+  for (let i = 0; i < 100; i++) counts.push(await request(a!, 'rate:ip:1', 1_000_000));
+  t.strictSame(counts.map((c) => c.count), Array.from({ length: 100 }, (_, i) => i + 1), 'each request its own count, in order');
+  t.ok(counts.every((c) => c.admitted && c.resetInMs === 60_000), 'all admitted, with the window\'s end');
+  t.equal(exchanges(), 7, '7 round trips for 100 requests: leases of 1, 2, 4, 8, 16, 32, 64');
+  t.equal((await store.peek('rate:ip:1'))?.count, 127, 'the store counted every hit leased');
+
+  const before = exchanges();
+  for (let i = 0; i < 3; i++) await request(a!, 'rate:key:k', 1_000_000, false);
+  t.equal(exchanges() - before, 3, 'a window that is not leasable (a keyed one, whose count X-RateLimit-Remaining shows) makes its round trip every time');
+});
+
+t.test('leases: "a window never admits more than its limit", and a caller whose requests spread evenly over the instances is admitted exactly its limit', async (t) => {
+  const now = 1_000_000;
+  const { store, instances: [a, b], request } = leasingInstances(2, () => now);
+  const answers = [];
+  for (let i = 0; i < 120; i++) answers.push(await request(i % 2 === 0 ? a! : b!, 'rate:ip:2', 100));
+  t.equal(answers.filter((r) => r.admitted).length, 100, '100 admitted of 120');
+  t.ok(answers.slice(0, 100).every((r) => r.admitted) && answers.slice(100).every((r) => !r.admitted), 'the first 100, then none');
+  t.ok((await store.peek('rate:ip:2'))!.count >= 100, 'the window full in the store');
+});
+
+t.test('leases: a caller that leaves one instance for another is refused early by at most the hits leased to the first, a sixteenth of the room left when they were', async (t) => {
+  const now = 1_000_000;
+  const { instances: [a, b], request } = leasingInstances(2, () => now);
+  for (let i = 0; i < 50; i++) await request(a!, 'rate:ip:3', 1000);
+  let admittedAtB = 0;
+  for (let i = 0; i < 1000; i++) if ((await request(b!, 'rate:ip:3', 1000)).admitted) admittedAtB++;
+  const unused = 1000 - 50 - admittedAtB;
+  t.ok(unused > 0 && unused <= Math.floor((1000 - 63) / 16), `the hits left leased at A, ${unused}, at most a sixteenth of the room when leased`);
+  t.equal((await request(a!, 'rate:ip:3', 1000)).admitted, true, 'A still admits them');
+});
+
+t.test('leases: a window "known to be over its limit is refused here until it ends", with no round trip; then counted anew', async (t) => {
+  let now = 1_000_000;
+  const { instances: [a], request, exchanges } = leasingInstances(1, () => now);
+  for (let i = 0; i < 4; i++) t.equal((await request(a!, 'rate:ip:4', 4)).admitted, true);
+  const refused = await request(a!, 'rate:ip:4', 4);
+  t.strictSame({ admitted: refused.admitted, count: refused.count }, { admitted: false, count: 5 }, 'the fifth over the limit of 4');
+  const before = exchanges();
+  now += 30_000;
+  const again = await request(a!, 'rate:ip:4', 4);
+  t.strictSame({ admitted: again.admitted, resetInMs: again.resetInMs }, { admitted: false, resetInMs: 30_000 }, 'refused again, with the time its window has left');
+  t.equal(exchanges(), before, 'without a round trip');
+  now += 30_000;
+  const next = await request(a!, 'rate:ip:4', 4);
+  t.strictSame({ admitted: next.admitted, count: next.count }, { admitted: true, count: 1 }, 'its window ended: counted anew, in the store');
+  t.equal(exchanges(), before + 1);
+});
+
+t.test('leases: an instance keeps those of at most MAX_LEASES callers, the longest unused going first', async (t) => {
+  const leases = new WindowLeases(() => 0, 3);
+  const hit = (key: string) => ({ key, windowMs: 60_000, max: 1000, lease: 4 });
+  for (const key of ['a', 'b', 'c', 'd']) leases.keep(hit(key), { count: 1, resetInMs: 60_000, leased: 3 });
+  t.equal(leases.size, 3);
+  t.equal(leases.take(hit('a')), undefined, 'the first caller\'s lease gone');
+  t.strictSame(leases.take(hit('d')), { count: 2, resetInMs: 60_000 }, 'the newest held');
+  t.equal(MAX_LEASES, 10_000);
 });

@@ -202,6 +202,37 @@ t.test('two instances "agree on rate limits": "a caller\'s window is counted acr
 });
 
 // ---------------------------------------------------------------------------------------------
+t.test('keyless windows leased on Redis: a caller\'s cached quotes at an instance cost a round trip only per lease (1, 2, 4 ... 64 hits), and two instances sharing its window still admit exactly its limit', redisSkip(redis), async (t) => {
+  t.test('100 cached keyless quotes from one IP at one instance: 7 round trips', async (t) => {
+    const redisUrl = nextRedisUrl();
+    const app = await testApp({ env: { REDIS_URL: redisUrl, LIVENESS_PROBE_INTERVAL_MS: '3600000', USAGE_FLUSH_MS: '600000', RATE_LIMIT_KEYLESS_PER_MINUTE: '100000' } });
+    t.teardown(app.close);
+    const url = `${QUOTE}&amount=3`;
+    t.equal((await app.server.inject(url)).statusCode, 200, 'the quote computed, and held at the instance');
+    await app.core.quotes.settled();
+    const count = await roundTripCounter(t, redisUrl);
+    const answers: number[] = [];
+    const counted = await count(async () => {
+      let last = await app.server.inject(url);
+      answers.push(last.statusCode);
+      for (let i = 1; i < 100; i++) answers.push((last = await app.server.inject(url)).statusCode);
+      return last;
+    });
+    t.ok(answers.every((status) => status === 200), '100 answered');
+    t.equal(counted.trips, 7, `leases of 1, 2, 4, 8, 16, 32 and 64 hits (sent: ${counted.commands})`);
+  });
+
+  t.test('limit 40, a caller alternating between two instances: 40 answered, then 429 on either', async (t) => {
+    const [a, b] = await twoInstances(t, nextRedisUrl(), { RATE_LIMIT_KEYLESS_PER_MINUTE: '40', RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '40' });
+    const url = `${QUOTE}&amount=4`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 44; i++) statuses.push((await get(i % 2 === 0 ? a : b, url)).status);
+    t.strictSame(statuses, [...Array<number>(40).fill(200), 429, 429, 429, 429], 'exactly its limit admitted');
+    assertRateLimited(t, await get(a, url), 40, 'and the next on A');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
 t.test('the keyless fresh-quote budget is one per IP "counted across all" instances', redisSkip(redis), async (t) => {
   const [a, b] = await twoInstances(t, nextRedisUrl(), { RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '3' });
   // Each amount is a combination neither instance holds, so each draws on the budget.

@@ -481,6 +481,31 @@ for (const adapter of adapters) {
     t.equal((await state.exchange({ hits: [{ key: 'window', windowMs: minute }] })).version, null, 'none asked: null');
   });
 
+  t.test(name('a leasing hit: "count up to this many hits at once ... only while the window has room for LEASE_SHARE times as many; never past max"'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    const minute = 60_000;
+    const leasing = (lease: number, max = 200) => ({ key: 'window', windowMs: minute, max, lease });
+    const first = (await state.exchange({ hits: [leasing(8)] })).hits[0]!;
+    t.strictSame({ count: first.count, leased: first.leased }, { count: 1, leased: 7 }, 'room for 200: the hit is the window\'s first, the 7 after it leased');
+    t.ok(first.resetInMs > 0 && first.resetInMs <= minute, 'with the time its window has left');
+    t.equal((await state.peek('window'))?.count, 8, 'all 8 counted in the window');
+    const capped = (await state.exchange({ hits: [leasing(64)] })).hits[0]!;
+    t.strictSame({ count: capped.count, leased: capped.leased }, { count: 9, leased: 11 }, '192 left: a sixteenth of the room, 12 hits, its own and 11 after it');
+    t.equal((await state.exchange({ hits: [{ key: 'window', windowMs: minute, max: 200 }] })).hits[0]?.leased, undefined, 'a hit asking no lease counts one, as ever');
+
+    const near = { key: 'near', windowMs: minute, max: 20 };
+    const counted = [];
+    for (let i = 0; i < 21; i++) counted.push((await state.exchange({ hits: [{ ...near, lease: 64 }] })).hits[0]!);
+    t.ok(counted.every((c) => c.leased === undefined), 'room for fewer than 32 hits: one hit each, every count its own');
+    t.strictSame(counted.map((c) => c.count), Array.from({ length: 21 }, (_, i) => i + 1), 'so the 21st is over the max of 20, as without leases');
+    t.equal((await state.peek('near'))?.count, 21);
+
+    const noMax = (await state.exchange({ hits: [{ key: 'unlimited', windowMs: minute, lease: 64 }] })).hits[0]!;
+    t.strictSame({ count: noMax.count, leased: noMax.leased }, { count: 1, leased: undefined }, 'a window with no max leases nothing');
+    const onMiss = await state.exchange({ reads: ['none'], hitsOnMiss: [{ key: 'budget', windowMs: minute, max: 1000, lease: 64 }] });
+    t.strictSame(onMiss.hitsOnMiss?.map((c) => [c.count, c.leased]), [[1, 61]], 'a hit on a miss leases as a hit does: a sixteenth of 1000, 62 hits, its own and 61 after it');
+  });
+
   t.test(name('exchange: "a request refused by one window spends nothing in the others": a count over its max stops the windows after it'), adapter.skip, async (t) => {
     const state = open(t, adapter);
     const minute = 60_000;

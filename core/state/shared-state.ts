@@ -336,7 +336,7 @@ export class InProcessSharedState implements SharedState {
     if (!values.every((value) => value === null) || counted.some((c, i) => overLimit(c, hits[i]!))) return { hits: counted, reads: values, hitsOnMiss: null, version, claimed: false };
     const onMiss: WindowCount[] = [];
     for (const hit of hitsOnMiss) {
-      const count = this.hitNow(hit.key, hit.windowMs);
+      const count = this.hitNow(hit.key, hit.windowMs, hit);
       onMiss.push(count);
       if (overLimit(count, hit)) break;
     }
