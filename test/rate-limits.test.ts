@@ -390,6 +390,18 @@ t.test('leases: "a window never admits more than its limit", and a caller whose 
   t.ok((await store.peek('rate:ip:2'))!.count >= 100, 'the window full in the store');
 });
 
+t.test('leases: concurrent requests that each ask for a lease keep every hit leased, so a caller is still admitted exactly its limit', async (t) => {
+  const now = 1_000_000;
+  const { instances: [a], request, exchanges } = leasingInstances(1, () => now);
+  const answers = [];
+  for (let batch = 0; batch < 250; batch++) answers.push(...(await Promise.all(Array.from({ length: 5 }, () => request(a!, 'rate:ip:5', 1000)))));
+  t.equal(answers.filter((r) => r.admitted).length, 1000, '1000 of 1250 admitted');
+  t.ok(answers.slice(0, 1000).every((r) => r.admitted), 'every one up to the limit');
+  const admittedCounts = answers.filter((r) => r.admitted).map((r) => r.count);
+  t.equal(new Set(admittedCounts).size, 1000, 'each admitted with a count of its own');
+  t.ok(exchanges() < 250, `fewer round trips than batches: ${exchanges()}`);
+});
+
 t.test('leases: a caller that leaves one instance for another is refused early by at most the hits leased to the first, a sixteenth of the room left when they were', async (t) => {
   const now = 1_000_000;
   const { instances: [a, b], request } = leasingInstances(2, () => now);

@@ -3,8 +3,8 @@
 // with no round trip to the shared state each time. The store grants a lease only while the
 // window has room for many times as many (core/state/shared-state.ts, leaseGrant), so a window
 // never admits more than its limit and, near it, every hit is counted in the store again. A
-// window known to be over its limit is refused here until it ends: a fixed window's count only
-// grows until then.
+// window known to be over its limit is refused here until it ends, once its leased hits are
+// spent: a fixed window's count only grows until then.
 import type { WindowCount, WindowHit } from './shared-state.js';
 
 /** The most hits one lease asks for: each lease asks twice as many as the caller's last here. */
@@ -14,15 +14,17 @@ export const MAX_LEASE = 64;
 export const MAX_LEASES = 10_000;
 
 interface Lease {
-  /** The count of the next hit leased; past `last`, none is left. */
-  next: number;
-  readonly last: number;
+  /**
+   * Counts leased and not yet taken, as [next, last] ranges, oldest first: requests that ask at
+   * once (concurrent ones) each bring a range, and every hit of each is taken in turn.
+   */
+  readonly ranges: Array<[number, number]>;
   /** When the window ends, on this instance's clock. */
-  readonly endsAt: number;
-  /** The hits the lease asked for. */
-  readonly asked: number;
-  /** The window was over its limit: refused here until it ends. */
-  readonly full: boolean;
+  endsAt: number;
+  /** The hits the last lease asked for. */
+  asked: number;
+  /** The window's count over its limit, once seen: refused here until it ends. */
+  full: number | null;
 }
 
 export class WindowLeases {
@@ -39,28 +41,42 @@ export class WindowLeases {
     if (lease === undefined) return undefined;
     const resetInMs = lease.endsAt - this.now();
     if (resetInMs <= 0) return undefined;
-    if (lease.full) return { count: lease.last, resetInMs };
-    if (lease.next > lease.last) return undefined;
-    return { count: lease.next++, resetInMs };
+    const range = lease.ranges[0];
+    if (range === undefined) return lease.full === null ? undefined : { count: lease.full, resetInMs };
+    const count = range[0]++;
+    if (range[0] > range[1]) lease.ranges.shift();
+    return { count, resetInMs };
   }
 
   /** `hit` asking for a lease: twice the hits of the caller's last lease in the window, up to MAX_LEASE; 1 in a new window. */
   asking(hit: WindowHit): WindowHit {
-    const lease = this.leases.get(hit.key);
-    const asked = lease !== undefined && lease.endsAt > this.now() ? Math.min(2 * lease.asked, MAX_LEASE) : 1;
-    return { ...hit, lease: asked };
+    const lease = this.live(hit.key);
+    return { ...hit, lease: lease === undefined ? 1 : Math.min(2 * lease.asked, MAX_LEASE) };
   }
 
   /** Keeps what the store counted for `hit` (asking's): the hits leased after its own, or, over its limit, the window as full. */
   keep(hit: WindowHit, { count, resetInMs, leased = 0 }: WindowCount): void {
+    let lease = this.live(hit.key);
     this.leases.delete(hit.key);
-    if (this.leases.size >= this.maxLeases) this.leases.delete(this.leases.keys().next().value!);
-    const full = hit.max !== undefined && count > hit.max;
-    this.leases.set(hit.key, { next: count + 1, last: full ? count : count + leased, endsAt: this.now() + resetInMs, asked: hit.lease ?? 1, full });
+    if (lease === undefined) {
+      if (this.leases.size >= this.maxLeases) this.leases.delete(this.leases.keys().next().value!);
+      lease = { ranges: [], endsAt: this.now() + resetInMs, asked: 1, full: null };
+    }
+    // Map order is use order: the caller goes last, the longest unused first.
+    this.leases.set(hit.key, lease);
+    lease.asked = Math.max(lease.asked, hit.lease ?? 1);
+    if (hit.max !== undefined && count > hit.max) lease.full = Math.max(lease.full ?? 0, count);
+    else if (leased > 0) lease.ranges.push([count + 1, count + leased]);
   }
 
   /** The callers whose leases are held. */
   get size(): number {
     return this.leases.size;
+  }
+
+  /** `key`'s lease in a window that has not ended. */
+  private live(key: string): Lease | undefined {
+    const lease = this.leases.get(key);
+    return lease !== undefined && lease.endsAt > this.now() ? lease : undefined;
   }
 }
