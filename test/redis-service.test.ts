@@ -220,6 +220,21 @@ t.test('keyless windows leased on Redis: a caller\'s cached quotes at an instanc
     });
     t.ok(answers.every((status) => status === 200), '100 answered');
     t.equal(counted.trips, 7, `leases of 1, 2, 4, 8, 16, 32 and 64 hits (sent: ${counted.commands})`);
+
+    // A keyed window is never leased: its count is in every answer's X-RateLimit-Remaining.
+    const { key } = await issueKey(app.core.keyStore, { name: 'never-leased' });
+    const keyed = () => app.server.inject({ url, headers: { 'x-api-key': key } });
+    t.equal((await count(keyed)).status, 200, 'a keyed quote, its key read at its first use');
+    const remaining: Array<string | undefined> = [];
+    const keyedTrips = await count(async () => {
+      let last = await keyed();
+      remaining.push(last.headers['x-ratelimit-remaining'] as string | undefined);
+      for (let i = 1; i < 5; i++) remaining.push((last = await keyed()).headers['x-ratelimit-remaining'] as string | undefined);
+      return last;
+    });
+    t.equal(keyedTrips.trips, 5, `5 keyed cached quotes: 5 round trips (sent: ${keyedTrips.commands})`);
+    const first = Number(remaining[0]);
+    t.strictSame(remaining.map(Number), [first, first - 1, first - 2, first - 3, first - 4], 'each counted as it comes: X-RateLimit-Remaining one less each time');
   });
 
   t.test('limit 40, a caller alternating between two instances: 40 answered, then 429 on either', async (t) => {
