@@ -114,10 +114,12 @@ export class QuoteService {
     const key = keyed.cacheKey;
     const here = this.cache.has(key) || !sharedCache;
     const version = counts.key?.versionKey;
-    // A quote held here, for a caller this instance leased hits of its window to: no round trip.
-    if (here && version === undefined && windows.countLeased(counts.window)) return this.local(keyed);
+    // A quote held here, its window counted without a version to read: its caller's lease, when
+    // this instance holds one, answers it with no round trip; else the round trip asks for one.
+    const leasing = here && version === undefined;
+    if (leasing && windows.countLeased(counts.window)) return this.local(keyed);
     const claim = here ? undefined : this.newClaim(key);
-    const hit = here && version === undefined ? windows.leasing(counts.window) : counts.window.hit;
+    const hit = leasing ? windows.leasing(counts.window) : counts.window.hit;
     const exchanged = await windows.exchange(
       claim ? { hits: [hit], reads: [claim.key], hitsOnMiss: [counts.fresh.hit], claimOnMiss: claim, version } : { hits: [hit], version },
     );

@@ -235,7 +235,7 @@ export class RedisSharedState implements SharedState {
     const versions = version === undefined ? [] : [version];
     const claims = claimOnMiss === undefined ? [] : [claimOnMiss];
     const keys = [...hits, ...reads, ...versions, ...hitsOnMiss, ...claims].map((item) => this.key(typeof item === 'string' ? item : item.key));
-    const windows = [...hits, ...hitsOnMiss].flatMap(({ windowMs, max, lease }) => [windowMs, max ?? -1, max === undefined ? 1 : (lease ?? 1)]);
+    const windows = [...hits, ...hitsOnMiss].flatMap(({ windowMs, max, lease }) => [windowMs, max ?? -1, lease ?? 1]);
     const out = await this.batched('x', keys, [hits.length, reads.length, versions.length, claims.length, ...windows, ...claims.flatMap(({ value, ttlMs }) => [value, ttlMs])]);
     const count = (i: number): WindowCount => {
       const leased = Number(out[i + 2]);
