@@ -388,7 +388,8 @@ t.test('a new plan on Redis reads its idempotency record in one round trip (this
  * MULTI ... EXEC, which ioredis writes together, are one. The shared state's periodic work (the
  * state marker's check, usage flushes: keys `bestex:state`, `bestex:usage:`) is no request's and
  * is left out. Every command a request makes is awaited before it is answered, so an ECHO the
- * test sends after the answer marks where the request's commands end.
+ * test sends after the answer marks where the request's commands end, and one sent before it
+ * where they begin.
  */
 async function roundTripCounter(
   t: Test,
@@ -408,14 +409,20 @@ async function roundTripCounter(
   });
   const periodic = (args: readonly string[]) => args.some((arg) => arg.startsWith('bestex:state') || arg.startsWith('bestex:usage:'));
   let markers = 0;
-  return async (request, settled) => {
-    lines = [];
-    const { statusCode, body } = await request();
-    await settled?.();
-    const text = `end-of-request-${++markers}`;
+  /** Resolves once MONITOR has shown every command sent before it: its stream lags the replies. */
+  const drained = async () => {
+    const text = `marker-${++markers}`;
     const seen = new Promise<void>((resolve) => (marker = { text, seen: resolve }));
     await client.echo(text);
     await seen;
+  };
+  return async (request, settled) => {
+    // Commands of what came before (a key revoked just now) may still be on their way to MONITOR.
+    await drained();
+    lines = [];
+    const { statusCode, body } = await request();
+    await settled?.();
+    await drained();
     let trips = 0;
     const commands: string[] = [];
     const sent: string[][] = [];
