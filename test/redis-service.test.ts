@@ -369,12 +369,17 @@ t.test('a new plan on Redis reads its idempotency record in one round trip (this
   });
   const seen: string[][] = [];
   const scripted: string[][] = [];
+  let ended: () => void = () => {};
+  const end = new Promise<void>((resolve) => (ended = resolve));
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (args.some((arg) => arg.startsWith('bestex:idem:'))) (source === 'lua' ? scripted : seen).push(args);
+    if (args[0]?.toLowerCase() === 'echo' && args[1] === 'end-of-plans') ended();
+    else if (args.some((arg) => arg.startsWith('bestex:idem:'))) (source === 'lua' ? scripted : seen).push(args);
   });
   t.equal((await plan('counted')).statusCode, 200, 'a new plan');
   t.equal((await plan('counted')).statusCode, 200, 'and its replay');
-  await sleep(200);
+  // MONITOR's stream lags the replies: everything sent before this ECHO has been shown once it is.
+  await client.echo('end-of-plans');
+  await end;
   const commands = seen.map((args) => `${args[0]!.toLowerCase()} ${args.filter((arg) => arg.startsWith('bestex:idem:')).length}`);
   t.strictSame(commands, ['evalsha 2', 'evalsha 1', 'evalsha 2'], 'the new plan: one script reading both records and one storing it; its replay: one script');
   const sets = scripted.filter((args) => args[0]!.toLowerCase() === 'set');
