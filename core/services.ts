@@ -155,7 +155,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       probeTimeoutMs: config.venueTimeoutMs,
       onProbeError: (venueId, err) => log.warn({ venueId, err }, 'venue probe failed'),
     });
-    const rateWindows = new RateWindows(sharedState, inProcess);
+    const rateWindows = new RateWindows(sharedState, inProcess, Date.now, () => marker === null || marker.confirmedRecently());
     const quotes = new QuoteService({
       venues,
       venueTimeoutMs: config.venueTimeoutMs,

@@ -179,7 +179,8 @@ export class IdempotencyRecords {
       return await pending;
     } catch (err) {
       if (!(err instanceof SharedStateUnavailable)) throw err;
-      throw new DomainError('at_capacity', `plans cannot be made right now: the shared state is unreachable; nothing was created; retry in ${UNREACHABLE_RETRY_SECONDS} seconds`, UNREACHABLE_RETRY_SECONDS);
+      const why = err.reason === 'lost' ? 'lost its data' : 'is unreachable';
+      throw new DomainError('at_capacity', `plans cannot be made right now: the shared state ${why}; nothing was created; retry in ${UNREACHABLE_RETRY_SECONDS} seconds`, UNREACHABLE_RETRY_SECONDS);
     }
   }
 }

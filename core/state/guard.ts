@@ -3,7 +3,7 @@
 // would wait that long for its rate-limit window, and again for the quote cache. While the state
 // is down, calls fail at once, except one call per retry interval, which probes it.
 import type { ComponentHealth } from '../health/component-health.js';
-import { SharedStateUnavailable, type Exchange, type Exchanged, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
+import { SharedStateUnavailable, type Exchange, type Exchanged, type MapIncrement, type MarkerWatch, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
 
 export class GuardedSharedState implements SharedState {
   readonly shared: boolean;
@@ -39,6 +39,10 @@ export class GuardedSharedState implements SharedState {
       }
       throw err;
     }
+  }
+
+  watchMarker(map: string, field: string, watch: MarkerWatch): void {
+    this.inner.watchMarker?.(map, field, watch);
   }
 
   hit(key: string, windowMs: number): Promise<WindowCount> {

@@ -29,11 +29,17 @@ export class RateWindows {
   private readonly local: InProcessSharedState;
   private readonly leases: WindowLeases;
 
-  /** `fallback`: where windows are counted while a shared state is unreachable (bounded, in the service). `now`: the leases' clock. */
+  /**
+   * `fallback`: where windows are counted while a shared state is unreachable (bounded, in the
+   * service). `now`: the leases' clock. `leasesTrusted`: whether the shared state was recently
+   * seen to hold its data (core/state/state-marker.ts): a leased count reaches no store, so while
+   * it was not, the request goes to the store, which shows it.
+   */
   constructor(
     private readonly state: SharedState,
     fallback: InProcessSharedState = new InProcessSharedState(),
     now: () => number = Date.now,
+    private readonly leasesTrusted: () => boolean = () => true,
   ) {
     this.local = state instanceof InProcessSharedState ? state : fallback;
     this.leases = new WindowLeases(now);
@@ -84,10 +90,11 @@ export class RateWindows {
 
   /**
    * `pending` counted and judged from its lease on this instance, with no round trip: true when it
-   * was (judge may have thrown its refusal). False when it is not leasable or no leased hit is left.
+   * was (judge may have thrown its refusal). False when it is not leasable, no leased hit is left,
+   * or the leases are not trusted now.
    */
   countLeased(pending: PendingCount): boolean {
-    if (!pending.leasable || this.isLocal) return false;
+    if (!pending.leasable || this.isLocal || !this.leasesTrusted()) return false;
     const count = this.leases.take(pending.hit);
     if (count === undefined) return false;
     pending.judge(count);

@@ -4,7 +4,7 @@
 // failure is a SharedStateUnavailable.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { LEASE_SHARE, SharedStateUnavailable, type Exchange, type Exchanged, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
+import { LEASE_SHARE, SharedStateUnavailable, type Exchange, type MarkerWatch, type Exchanged, type MapIncrement, type SharedState, type StoredValue, type WindowCount } from './shared-state.js';
 
 export interface RedisSharedStateOptions {
   /** Prepended to every key, so several services can share one Redis (default 'bestex:'). */
@@ -35,9 +35,13 @@ return {count, ttl}
 // per plan). Each call still runs whole and in order, as it would alone: a script runs atomically,
 // so no other client's command falls between them or inside one.
 //
-// KEYS: each call's keys, call after call. ARGV[1]: how many calls; then each call's kind, its
-// number of keys, its number of arguments, and those arguments. A call that fails (a key of the
-// wrong type, say) is answered {'ERR', why} and the calls after it run as they would alone.
+// KEYS: the state marker's map (core/state/state-marker.ts), then each call's keys, call after
+// call. ARGV[1]: how many calls; ARGV[2]: the marker's field ('': none is watched); then each
+// call's kind, its number of keys, its number of arguments, and those arguments. A call that fails
+// (a key of the wrong type, say) is answered {'ERR', why} and the calls after it run as they would
+// alone. After the calls' answers, the marker's value (false: none) when one is watched: read in
+// the same script, so a store that lost its data is noticed by the first request that reaches it,
+// at no round trip of its own.
 // Kinds:
 // - 'x', an Exchange (core/state/shared-state.ts): keys are the hits', the reads', the version's
 //   (when asked), the hits-on-miss', then the claim's (when asked); arguments: how many hits,
@@ -117,7 +121,7 @@ local function replaceIf(k, a, keys, args)
 end
 local kinds = {x = exchange, s = setIfAbsent, r = replaceIf}
 local out = {}
-local k, a = 0, 2
+local k, a = 1, 3
 for call = 1, tonumber(ARGV[1]) do
   local keys, args = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
   local ok, answer = pcall(kinds[ARGV[a]], k, a + 2, keys, args)
@@ -128,6 +132,7 @@ for call = 1, tonumber(ARGV[1]) do
   end
   k, a = k + keys, a + 3 + args
 end
+if ARGV[2] ~= '' then out[#out + 1] = redis.call('HGET', KEYS[1], ARGV[2]) end
 return out
 `;
 
@@ -148,6 +153,13 @@ interface WithScripts {
   batch(keyCount: number, ...keysAndArgs: Array<string | number>): Promise<Array<Array<number | string | null>>>;
 }
 
+/** The state marker a script reads with its calls, and who judges it (SharedState.watchMarker). */
+interface WatchedMarker {
+  readonly key: string;
+  readonly field: string;
+  readonly watch: MarkerWatch;
+}
+
 /** Reconnect delays: quick at first, then every 2 s for as long as Redis stays away. */
 const retryDelay = (attempt: number): number => Math.min(50 * 2 ** attempt, 2000);
 
@@ -164,6 +176,8 @@ export class RedisSharedState implements SharedState {
   private closing: Promise<void> | undefined;
   /** Calls issued in this turn of the event loop, sent together once it ends (`flush`). */
   private queued: BatchCall[] = [];
+  /** The state marker read with every request's work (watchMarker); null until one is watched. */
+  private marker: WatchedMarker | null = null;
 
   constructor(url: string, options: RedisSharedStateOptions = {}) {
     this.prefix = options.keyPrefix ?? 'bestex:';
@@ -205,6 +219,16 @@ export class RedisSharedState implements SharedState {
       this.link = 'down';
       report(false, this.lastError);
     });
+  }
+
+  watchMarker(map: string, field: string, watch: MarkerWatch): void {
+    this.marker = { key: this.key(map), field, watch };
+  }
+
+  /** Whether `marker`, read with a request's work as `value`, says the store lost its data: that work's answers are then refused. */
+  private lost(marker: WatchedMarker | null, value: unknown): SharedStateUnavailable | null {
+    if (marker === null || marker.watch(value === null || value === undefined ? null : String(value))) return null;
+    return new SharedStateUnavailable(`Redis at ${this.where} lost its data: the state marker is gone or another instance's`, 'lost');
   }
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
@@ -285,8 +309,11 @@ export class RedisSharedState implements SharedState {
   };
 
   private async send(calls: readonly BatchCall[]): Promise<void> {
-    const keys: string[] = [];
-    const args: Array<string | number> = [calls.length];
+    // The marker as the script is built: one watched from a later turn on was not read by it.
+    const marker = this.marker;
+    // With no marker watched, the script's first key is only a place holder: it is not read.
+    const keys: string[] = [marker?.key ?? this.prefix];
+    const args: Array<string | number> = [calls.length, marker?.field ?? ''];
     for (const call of calls) {
       keys.push(...call.keys);
       args.push(call.kind, call.keys.length, call.args.length, ...call.args);
@@ -296,6 +323,11 @@ export class RedisSharedState implements SharedState {
       answers = await this.run(() => this.client.batch(keys.length, ...keys, ...args));
     } catch (err) {
       for (const call of calls) call.reject(err);
+      return;
+    }
+    const lost = this.lost(marker, answers[calls.length]);
+    if (lost) {
+      for (const call of calls) call.reject(lost);
       return;
     }
     calls.forEach((call, i) => {
@@ -310,7 +342,13 @@ export class RedisSharedState implements SharedState {
   }
 
   async mapFields(map: string, fields: readonly string[], version: string): Promise<{ readonly values: ReadonlyArray<string | null>; readonly version: string | null }> {
-    const [values, read] = await this.transaction((t) => t.hmget(this.key(map), ...fields).get(this.key(version)));
+    const marker = this.marker;
+    const [values, read, markerValue] = await this.transaction((t) => {
+      const reads = t.hmget(this.key(map), ...fields).get(this.key(version));
+      return marker ? reads.hget(marker.key, marker.field) : reads;
+    });
+    const lost = this.lost(marker, markerValue);
+    if (lost) throw lost;
     return { values: values as Array<string | null>, version: read as string | null };
   }
 

@@ -97,9 +97,23 @@ export interface MapIncrement {
   readonly ttlMs: number;
 }
 
+/**
+ * Judges the state marker (core/state/state-marker.ts) a store read along with a request's work:
+ * true when it is the one known, so the work's answers stand; false when the store lost its data
+ * since, and they must not be used.
+ */
+export type MarkerWatch = (value: string | null) => boolean;
+
 export interface SharedState {
   /** Whether other instances see the same state (false for the in-process adapter). */
   readonly shared: boolean;
+  /**
+   * From now on, reads the marker `field` of `map` in the same round trip as each request's work
+   * (an Exchange, a key's lookup) and gives it to `watch`; when `watch` answers false, that work
+   * rejects with SharedStateUnavailable (`lost`). Absent where the store cannot lose its data
+   * while this process runs (this process's own memory).
+   */
+  watchMarker?(map: string, field: string, watch: MarkerWatch): void;
   /**
    * Counts one hit in `key`'s fixed window: the window starts with its first hit and lasts
    * `windowMs`; the count starts over with the first hit after it ends.
@@ -143,11 +157,13 @@ export class SharedStateUnavailable extends Error {
 
   /**
    * `unreachable`: the store did not answer (down, or too slow); `refused`: it answered, refusing
-   * this one command (out of memory, say), so the store as a whole is not down.
+   * this one command (out of memory, say), so the store as a whole is not down; `lost`: it
+   * answered, but no longer holds the data it held (MarkerWatch), so what it answered this time
+   * says nothing true of the windows, keys and records.
    */
   constructor(
     message: string,
-    readonly reason: 'unreachable' | 'refused' = 'unreachable',
+    readonly reason: 'unreachable' | 'refused' | 'lost' = 'unreachable',
   ) {
     super(message);
   }
