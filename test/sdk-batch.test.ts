@@ -438,6 +438,50 @@ t.test('without the package, and a wallet that will not ask the participant: the
   t.equal(offersBy(sandbox, taker), 1);
 });
 
+for (const wallet of ['sandboxProvider', 'walletSdkProvider'] as const) {
+  t.test(`"the swap also goes fee-less when the taker's holdings cannot cover the fee legs", through ${wallet}: USDCx enough for the first fee leg but not both goes fee-less, the deposit alone, no fee leg charged, the note saying what is short`, async (t) => {
+    const swap = await partnerSwap(t, {}, { usdcx: false });
+    const { sandbox, taker, plan, recipient } = swap;
+    t.strictSame(plan.steps.map((s) => s.kind), ['venue-deposit', 'fee-escrow-lock', 'fee-transfer'], 'a deposit and two fee legs');
+    const [deposit, escrow, integrator] = plan.steps as [PlanStep, PlanStep, PlanStep];
+    // One unit short of both legs together: enough for either leg alone, so only a check of their sum sees it.
+    const both = new Decimal(escrow.amount).plus(integrator.amount);
+    const held = both.minus('0.0000000001');
+    t.ok(held.gte(escrow.amount) && held.gte(integrator.amount), 'the holding covers each fee leg alone');
+    await swap.fund('USDCx', held.toFixed());
+    const sdk = wallet === 'walletSdkProvider' ? await SDK.create({ auth: { method: 'static', token: sandbox.ledgerToken }, ledgerClientUrl: sandbox.manifest.ledger, logAdapter: new CustomLogAdapter(() => {}) }) : null;
+    const inner = sdk ? walletSdkProvider({ sdk, party: taker }) : swap.provider;
+    const submitted: string[] = [];
+    const provider: CantonProvider = {
+      request: (args) => {
+        if (args.method === 'prepareExecuteAndWait' || args.method === 'prepareExecute') submitted.push(...(args.params as { commands: Array<Record<string, unknown>> }).commands.map((c) => Object.keys(c)[0]!));
+        return inner.request(args);
+      },
+      on: (event, listener) => inner.on(event, listener),
+      removeListener: (event, listener) => inner.removeListener(event, listener),
+    };
+    const rec = recorder();
+    const result = await execute(plan, { provider, registries: swap.registries, client: swap.client, hooks: rec.hooks });
+    const short = `the fee-escrow-lock and fee-transfer legs need ${both.toFixed()} USDCx together and the party holds ${held.toFixed()} USDCx spendable, 0.0000000001 short: the deposit goes alone, fee-less`;
+    t.match(result, { status: 'COMPLETED', fees: { included: false, released: null, note: short }, outcome: { agrees: true }, error: null }, 'COMPLETED, fee-less, with the reason');
+    t.strictSame(rec.statuses.map((s) => s.status), ['SUBMITTING', 'INITIATED', 'COMPLETED'], 'never SUBMIT_FAILED');
+    t.strictSame(rec.statuses[0], { status: 'SUBMITTING', note: short }, 'the hooks say so before anything is signed');
+    t.equal(rec.statuses.at(-1)!.note, short, 'and again at the end');
+    t.strictSame(rec.statesOf(0), ['pending', 'submitted', 'accepted'], 'the deposit, swapped');
+    for (const index of [1, 2]) t.strictSame(rec.statesOf(index), ['skipped'], `${plan.steps[index]!.kind}: skipped`);
+    t.strictSame(submitted, ['ExerciseCommand'], 'one submission, no batch: the deposit alone');
+    const transfers = sandbox.ledger.transactions(0, sandbox.ledger.ledgerEnd).flatMap((tx) => tx.events).flatMap((e) => {
+      const transfer = e.kind === 'created' && e.templateId.endsWith(':TransferInstruction') ? (e.createArgument as { transfer: { sender: string; receiver: string; amount: string; instrumentId: { id: string } } }).transfer : null;
+      return transfer?.sender === taker ? [[transfer.receiver, transfer.instrumentId.id, new Decimal(transfer.amount).toFixed()]] : [];
+    });
+    t.strictSame(transfers, [[deposit.target, deposit.instrument, deposit.amount]], 'the ledger holds one transfer by the taker: the deposit');
+    t.equal(spendableOf(sandbox, taker, 'USDCx').toFixed(), held.plus(result.received ?? 0).toFixed(), 'USDCx: its holding untouched, plus the payout');
+    t.equal(spendableOf(sandbox, taker, 'Amulet').toFixed(), new Decimal(1000).minus(deposit.amount).toFixed(), 'CC: less the deposit');
+    t.equal(spendableOf(sandbox, escrow.target, 'USDCx').toFixed(), '0', 'no service fee');
+    t.equal(spendableOf(sandbox, recipient, 'USDCx').toFixed(), '0', 'no integrator fee');
+  });
+}
+
 for (const failing of ['the first fee leg', 'the second fee leg'] as const) {
   t.test(`with the package, an action the ledger refuses (the USDCx holding too small for ${failing}): SUBMIT_FAILED with the ledger's reason, every holding as it was`, async (t) => {
     const swap = await partnerSwap(t, {}, { usdcx: false });
