@@ -94,4 +94,4 @@ export function addRejections(runs: readonly LoadResult[]): Record<string, numbe
   return total;
 }
 
-export const verdict = (pass: boolean): string => (pass ? 'PASS' : 'FAIL');
+export const verdict = (pass: boolean): 'PASS' | 'FAIL' => (pass ? 'PASS' : 'FAIL');
