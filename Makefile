@@ -75,7 +75,10 @@ lint: install ## Lint the specs with Redocly's recommended rules and Spectral's 
 	npx redocly lint openapi/v1.yaml openapi/portal.yaml
 	npx spectral lint --fail-severity error openapi/v1.yaml openapi/portal.yaml
 
-bench: build ## Benchmark quotes and plans against bare baselines, and a hung venue (REDIS_URL: two instances too)
+# The bench's own exit status says 0 (every gate passed), 1 (a gate failed or a run was invalid) or
+# 3 (no gate failed, but one cannot be judged: the machine too busy); make reports it as "Error 1"
+# or "Error 3" and exits 2 for either (docs/performance.md).
+bench: build ## Benchmark quotes and plans against bare baselines, and a hung venue (REDIS_URL: two instances too); exit 1 a gate failed, 3 one cannot be judged
 	node dist/bench/bench.js
 
 soak: build ## Soak the service (not in make test): 10 minutes at 50 connections of mixed load; RSS every 30 s, answers by status, worst event-loop delay (SOAK_SECONDS, SOAK_CONNECTIONS)
