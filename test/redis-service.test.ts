@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { parsePlanRequest } from '../core/plans/params.js';
 import { RedisSharedState } from '../core/state/redis.js';
 import type { SharedState } from '../core/state/shared-state.js';
-import { listen, testApp, type TestApp } from './helpers/app.js';
+import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
 import { assertRecordsPrivate, redisEntries } from './helpers/stored.js';
@@ -98,6 +98,9 @@ const planBody = (idempotencyKey: string, amount = '100') => ({
   takerParty: `alice::1220${'b'.repeat(64)}`,
   idempotencyKey,
 });
+
+/** The sandbox's tradecraft pool party for CC/USDCx: a plan's deposit goes there. */
+const POOL_USDCX = `tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`;
 
 /** Polls `check` every 100 ms until it holds or `ms` pass; returns whether it held. */
 async function within(ms: number, check: () => boolean | Promise<boolean>): Promise<boolean> {
@@ -662,6 +665,91 @@ t.test('plans on two instances: "Records live in the shared-state port, so repla
     const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => send(i % 2 ? a : b, planBody(`${route}-2`))));
     t.strictSame([...new Set(racing.map((r) => r.status))], [200], `${route}: all answered`);
     t.equal(new Set(racing.map((r) => r.text)).size, 1, `${route}: concurrent identical requests on both instances get one plan`);
+  }
+});
+
+t.test('keyed plans on two instances: X-RateLimit-Remaining falls by exactly one for each new plan (and for a refused one, as for any 4xx) and not at all for a replay, which carries no rate-limit headers', redisSkip(redis), async (t) => {
+  const [a, b] = await twoInstances(t, nextRedisUrl(), { RATE_LIMIT_KEYED_PER_MINUTE: '20' }, { patient: true });
+  const { key } = await issueKey(a.app.core.keyStore, { name: 'plan-window' });
+  const made = new Map<string, string>();
+  const seen: string[] = [];
+  const steps: Array<[Instance, 'new' | 'replay' | 'conflict', string]> = [
+    [a, 'new', 'window-1'],
+    [b, 'replay', 'window-1'],
+    [b, 'new', 'window-2'],
+    [a, 'replay', 'window-2'],
+    [a, 'replay', 'window-1'],
+    [a, 'new', 'window-3'],
+    [b, 'conflict', 'window-1'],
+    [b, 'replay', 'window-3'],
+    [b, 'new', 'window-4'],
+    [a, 'replay', 'window-4'],
+    [a, 'new', 'window-5'],
+  ];
+  for (const [instance, what, idempotencyKey] of steps) {
+    const res = await post(instance, '/api/execute/plan', planBody(idempotencyKey, what === 'conflict' ? '5' : '100'), key);
+    if (what === 'new') made.set(idempotencyKey, res.text);
+    if (what === 'replay') t.equal(res.text, made.get(idempotencyKey), `${idempotencyKey} replayed on ${instance.name}, byte for byte`);
+    seen.push(`${what} ${idempotencyKey} on ${instance.name}: ${res.status}, limit ${res.headers.get('x-ratelimit-limit')}, remaining ${res.headers.get('x-ratelimit-remaining')}`);
+  }
+  t.strictSame(seen, [
+    'new window-1 on A: 200, limit 20, remaining 19',
+    'replay window-1 on B: 200, limit null, remaining null',
+    'new window-2 on B: 200, limit 20, remaining 18',
+    'replay window-2 on A: 200, limit null, remaining null',
+    'replay window-1 on A: 200, limit null, remaining null',
+    'new window-3 on A: 200, limit 20, remaining 17',
+    'conflict window-1 on B: 409, limit 20, remaining 16',
+    'replay window-3 on B: 200, limit null, remaining null',
+    'new window-4 on B: 200, limit 20, remaining 15',
+    'replay window-4 on A: 200, limit null, remaining null',
+    'new window-5 on A: 200, limit 20, remaining 14',
+  ], 'one window across both instances: one less per new or refused plan, the same after any number of replays');
+});
+
+t.test('the plan-record share on two instances: plans refused before a record is made (400 and 409, past the share as many as sent) spend none of it, nor do replays; made plans spend it, and past it a new plan is 429 rate_limited', redisSkip(redis), async (t) => {
+  const share = { PLAN_RECORDS_PER_IP: '2', PLAN_RECORDS_PER_KEY: '2' };
+  const [a, b] = await twoInstances(t, nextRedisUrl(), { ...COLLECTING, TRADECRAFT_POOL_PARTIES: `CC/USDCx=${POOL_USDCX}`, ...share }, { patient: true });
+  // Its schema caps the integrator fee at 0 bps: any feeBps is over this key's cap.
+  const { key } = await issueKey(a.app.core.keyStore, { name: 'share', schemaId: 'b2c-default' });
+  const routes = [
+    { route: '/api/app/plan', apiKey: undefined, caller: 'address', feeRefusal: 'bad_request', takerRefusal: 'bad_request', feeParty: FEE_PARTIES.B2C_FEE_PARTY },
+    { route: '/api/execute/plan', apiKey: key, caller: 'key', feeRefusal: 'bad_fee_params', takerRefusal: 'bad_party', feeParty: FEE_PARTIES.SERVICE_FEE_PARTY },
+  ] as const;
+  for (const { route, apiKey, caller, feeRefusal, takerRefusal, feeParty } of routes) {
+    const send = (instance: Instance, body: Record<string, unknown>) => post(instance, route, body, apiKey);
+    const refusals: Array<[string, Record<string, unknown>, number, string]> = [
+      ['slippageBps out of range', { slippageBps: 5001 }, 400, 'bad_request'],
+      ['an unknown venue', { venueId: 'nope' }, 400, 'bad_request'],
+      ['a venue not executable in v1', { venueId: 'cantex' }, 409, 'venue_unavailable'],
+      ['a pair without a CC leg', { from: 'USDCx', to: 'CBTC' }, 409, 'unsupported_pair'],
+      ['a pair without a pool party', { to: 'CBTC' }, 400, 'no_pool'],
+      ['the taker is the pool', { takerParty: POOL_USDCX }, 400, takerRefusal],
+      ['the taker is a fee party', { takerParty: feeParty }, 400, takerRefusal],
+      ['fee params (keyless: none taken; keyed: over the key\'s cap of 0 bps)', { feeBps: 5, feeRecipient: `wallet-co::1220${'a'.repeat(64)}` }, 400, feeRefusal],
+    ];
+    for (const [i, [what, change, status, code]] of refusals.entries()) {
+      const instance = i % 2 === 0 ? a : b;
+      const res = await send(instance, { ...planBody(`${route}-refused-${i}`), ...change });
+      t.equal(res.status, status, `${route}, ${what}, on ${instance.name}: ${status}`);
+      t.match(res.body, { code }, `${route}, ${what}: ${code}`);
+    }
+    const first = await send(a, planBody(`${route}-share-1`));
+    t.equal(first.status, 200, `${route}: after ${refusals.length} refused plans, the first new plan is made, on A (${first.status === 200 ? 'a plan' : first.text})`);
+    for (const instance of [b, a, b]) {
+      const conflict = await send(instance, planBody(`${route}-share-1`, '5'));
+      t.equal(conflict.status, 409, `${route}: another request under the first plan's key, on ${instance.name}: 409`);
+      t.match(conflict.body, { code: 'idempotency_conflict' }, `${route}: idempotency_conflict`);
+      t.equal((await send(instance, planBody(`${route}-share-1`))).text, first.text, `${route}: the first plan replayed on ${instance.name}`);
+    }
+    const second = await send(b, planBody(`${route}-share-2`));
+    t.equal(second.status, 200, `${route}: the second new plan is made, on B: the share is 2 (${second.status === 200 ? 'a plan' : second.text})`);
+    const over = await send(a, planBody(`${route}-share-3`));
+    t.equal(over.status, 429, `${route}: the third new plan, on A, is past the share: 429`);
+    t.match(over.body, { code: 'rate_limited', error: new RegExp(`^this ${caller} has made 2 plans in the last 5 minutes`) }, `${route}: rate_limited, the share named`);
+    const retryAfter = Number(over.headers.get('retry-after'));
+    t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 300, `${route}: Retry-After within the 5-minute window (${over.headers.get('retry-after')})`);
+    t.equal((await send(b, planBody(`${route}-share-2`))).text, second.text, `${route}: past the share, a made plan still replays`);
   }
 });
 

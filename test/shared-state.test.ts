@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { StateCapacity } from '../core/state/capacity.js';
-import { InProcessSharedState, SharedStateFull, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState, SharedStateFull, SharedStateUnavailable, type SharedState, type WindowCount } from '../core/state/shared-state.js';
 import { RedisSharedState } from '../core/state/redis.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
 
@@ -506,6 +506,33 @@ for (const adapter of adapters) {
     t.strictSame(onMiss.hitsOnMiss?.map((c) => [c.count, c.leased]), [[1, 61]], 'a hit on a miss leases as a hit does: a sixteenth of 1000, 62 hits, its own and 61 after it');
   });
 
+  t.test(name('a lease asked near the limit is granted from the room left, not from the limit: a sixteenth of max - count hits, at least 1; at the limit and past it, one hit, over it'), adapter.skip, async (t) => {
+    const state = open(t, adapter);
+    const window = { key: 'near', windowMs: MINUTE, max: 100 };
+    // Plain hits, which lease nothing, one at a time: `key`'s count moves by exactly `n`.
+    const fill = async (n: number, key = window.key) => {
+      for (let i = 0; i < n; i++) await state.exchange({ hits: [{ ...window, key }] });
+    };
+    const leasing = async (lease: number) => {
+      const { count, leased } = (await state.exchange({ hits: [{ ...window, lease }] })).hits[0]!;
+      return { count, leased, window: (await state.peek('near'))?.count };
+    };
+    await fill(52);
+    t.strictSame(await leasing(64), { count: 53, leased: 2, window: 55 }, '52 counted, 48 left: 3 hits (48 / 16), its own and 2 after it; a sixteenth of the max would be 6');
+    t.strictSame(await leasing(4), { count: 56, leased: 1, window: 57 }, '55 counted, 45 left: 2 hits of the 4 asked');
+    await fill(33);
+    t.strictSame(await leasing(64), { count: 91, leased: undefined, window: 91 }, '90 counted, 10 left: room for less than 16, so the hit alone');
+    await fill(9);
+    t.strictSame(await leasing(64), { count: 101, leased: undefined, window: 101 }, 'at the limit (100 counted, none left): the hit alone, over the max');
+    t.strictSame(await leasing(64), { count: 102, leased: undefined, window: 102 }, 'past the limit: the hit alone, over it again');
+
+    const budget = { key: 'budget', windowMs: MINUTE, max: 100 };
+    await fill(90, budget.key);
+    const onMiss = await state.exchange({ reads: ['none'], hitsOnMiss: [{ ...budget, lease: 64 }] });
+    t.strictSame(onMiss.hitsOnMiss?.map(({ count, leased }) => ({ count, leased })), [{ count: 91, leased: undefined }], 'a hit on a miss with 10 left: the hit alone');
+    t.equal((await state.peek('budget'))?.count, 91, 'the budget counted that one hit');
+  });
+
   t.test(name('exchange: "a request refused by one window spends nothing in the others": a count over its max stops the windows after it'), adapter.skip, async (t) => {
     const state = open(t, adapter);
     const minute = 60_000;
@@ -573,6 +600,41 @@ for (const adapter of adapters) {
   });
 }
 
+t.test('redis: a leasing hit counts as the in-process adapter counts it, for every count around a limit and every lease asked: the same count, hits leased and window after', redisSkip(redis), async (t) => {
+  const prefix = uniquePrefix();
+  const state = new RedisSharedState(redis!.url, { keyPrefix: prefix, commandTimeoutMs: AN_HOUR });
+  t.teardown(() => state.close());
+  const raw = new Redis(redis!.url);
+  t.teardown(() => raw.disconnect());
+  const local = new InProcessSharedState();
+  const cases: Array<{ readonly key: string; readonly max: number; readonly before: number; readonly lease: number }> = [];
+  for (const max of [1, 15, 16, 17, 31, 32, 33, 100, 1000]) {
+    const befores = new Set([0, 1, max - 33, max - 32, max - 31, max - 17, max - 16, max - 15, max - 1, max, max + 1].filter((n) => n >= 0));
+    for (const before of befores) for (const lease of [1, 2, 3, 16, 33, 64]) cases.push({ key: `grid-${max}-${before}-${lease}`, max, before, lease });
+  }
+  // Each window starts with `before` hits: set so in Redis, counted so in process.
+  const setUp = raw.pipeline();
+  for (const { key, before } of cases) {
+    if (before === 0) continue;
+    setUp.set(prefix + key, String(before), 'PX', MINUTE);
+    for (let i = 0; i < before; i++) local.hitNow(key, MINUTE);
+  }
+  await setUp.exec();
+  const hit = ({ key, max, lease }: (typeof cases)[number]) => ({ key, windowMs: MINUTE, max, lease });
+  // 32 calls a turn: each turn's calls fit one script (more than one carries is a test of its own).
+  const counted = async (store: SharedState) => {
+    const counts: WindowCount[] = [];
+    for (let i = 0; i < cases.length; i += 32) counts.push(...(await Promise.all(cases.slice(i, i + 32).map(async (c) => (await store.exchange({ hits: [hit(c)] })).hits[0]!))));
+    return counts;
+  };
+  const fromRedis = await counted(state);
+  const fromProcess = await counted(local);
+  const redisWindows = await raw.mget(cases.map(({ key }) => prefix + key));
+  const described = (counts: readonly WindowCount[], windows: ReadonlyArray<number | undefined>) =>
+    cases.map(({ key }, i) => `${key}: count ${counts[i]!.count}, leased ${counts[i]!.leased ?? 'none'}, window ${windows[i]}`);
+  t.strictSame(described(fromRedis, redisWindows.map(Number)), described(fromProcess, cases.map(({ key }) => local.peekNow(key)?.count)), `${cases.length} windows (max, count before, lease asked): Redis answers and counts as the in-process adapter`);
+});
+
 t.test('redis: calls issued in one turn of the event loop go as one script, each answered as it would be alone, in order', redisSkip(redis), async (t) => {
   const prefix = uniquePrefix();
   const state = new RedisSharedState(redis!.url, { keyPrefix: prefix, commandTimeoutMs: AN_HOUR });
@@ -612,6 +674,87 @@ t.test('redis: calls issued in one turn of the event loop go as one script, each
   await end;
   t.strictSame(sent, ['evalsha'], 'the five calls: one command, one script');
   t.equal((await state.get('q'))?.value, 'a body', 'the body in place of the claim');
+});
+
+t.test('redis: a turn with more calls than one script carries (64) sends them as ceil(n / 64) scripts of at most 64, and every call is answered with its own answer, in the order made', redisSkip(redis), async (t) => {
+  const prefix = uniquePrefix();
+  const state = new RedisSharedState(redis!.url, { keyPrefix: prefix, commandTimeoutMs: AN_HOUR });
+  t.teardown(() => state.close());
+  const raw = new Redis(redis!.url);
+  t.teardown(() => raw.disconnect());
+  // Its script loaded: a first call meets NOSCRIPT and is sent again as EVAL.
+  await state.exchange({ hits: [{ key: 'warm', windowMs: MINUTE }] });
+  const n = 150;
+  // Exchanges at even places, so the first call of every script is one: a call sent twice, or
+  // scripts sent out of order, change the counts of the window every exchange shares.
+  const kind = (i: number) => (i % 2 === 0 ? 'x' : i % 4 === 1 ? 's' : 'r');
+  // What each call finds makes its right answer its own: window i holds i hits and value i its
+  // own text; half the keys to set hold a value already, and half those to replace the one expected.
+  const setUp = raw.pipeline();
+  for (let i = 0; i < n; i++) {
+    if (kind(i) === 'x') setUp.set(`${prefix}call-w${i}`, String(i), 'PX', MINUTE).set(`${prefix}call-v${i}`, `value ${i}`, 'PX', MINUTE);
+    else if (kind(i) === 's' && i % 8 === 1) setUp.set(`${prefix}call-s${i}`, `held ${i}`, 'PX', MINUTE);
+    else if (kind(i) === 'r') setUp.set(`${prefix}call-r${i}`, i % 8 === 3 ? `expected ${i}` : `other ${i}`, 'PX', MINUTE);
+  }
+  await setUp.exec();
+
+  const client = new Redis(redis!.url);
+  const monitor = await client.monitor();
+  t.teardown(() => {
+    monitor.disconnect();
+    client.disconnect();
+  });
+  const scripts: number[] = [];
+  let ended: () => void = () => {};
+  const end = new Promise<void>((resolve) => (ended = resolve));
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (args[0]?.toLowerCase() === 'echo' && args[1] === `${prefix}end`) ended();
+    // EVALSHA sha numkeys key... ARGV...: BATCH's first argument is its number of calls.
+    else if (source !== 'lua' && args[0]?.toLowerCase() === 'evalsha' && args.some((arg) => arg.startsWith(`${prefix}call-`))) scripts.push(Number(args[3 + Number(args[2])]));
+  });
+
+  const answered: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const call =
+      kind(i) === 'x'
+        ? state
+            .exchange({ hits: [{ key: `call-w${i}`, windowMs: MINUTE }, { key: 'call-turn', windowMs: MINUTE }], reads: [`call-v${i}`] })
+            .then(({ hits, reads }) => `count ${hits[0]?.count}, turn ${hits[1]?.count}, read ${reads[0]?.value}`)
+        : kind(i) === 's'
+          ? state.setIfAbsent(`call-s${i}`, `set ${i}`, MINUTE)
+          : state.replaceIf(`call-r${i}`, `expected ${i}`, `replaced ${i}`, MINUTE);
+    call.then(
+      (answer) => (answered[i] = `${i} ${kind(i)}: ${String(answer)}`),
+      (err: unknown) => (answered[i] = `${i} ${kind(i)}: failed, ${String(err)}`),
+    );
+  }
+  // A call of a later turn goes after that turn's scripts on the one connection, so it is
+  // answered after them: once it is, every call of the turn has its answer, or never gets one.
+  await new Promise((resolve) => setImmediate(resolve));
+  await state.exchange({ hits: [{ key: 'later', windowMs: MINUTE }] });
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(answered.filter((answer) => answer !== undefined).length, n, `all ${n} calls answered`);
+  t.strictSame(
+    Array.from({ length: n }, (_, i) => answered[i] ?? `${i} ${kind(i)}: no answer`),
+    Array.from({ length: n }, (_, i) =>
+      kind(i) === 'x' ? `${i} x: count ${i + 1}, turn ${i / 2 + 1}, read value ${i}` : kind(i) === 's' ? `${i} s: ${i % 8 !== 1}` : `${i} r: ${i % 8 === 3}`,
+    ),
+    'each with its own answer, the shared window counted in the order the calls were made',
+  );
+
+  const windows = await raw.mget(Array.from({ length: n }, (_, i) => `${prefix}call-w${i}`));
+  const values = await raw.mget(Array.from({ length: n }, (_, i) => `${prefix}call-${kind(i)}${i}`));
+  t.strictSame(
+    Array.from({ length: n }, (_, i) => (kind(i) === 'x' ? `${i}: window ${windows[i]}` : `${i}: ${values[i]}`)),
+    Array.from({ length: n }, (_, i) =>
+      kind(i) === 'x' ? `${i}: window ${i + 1}` : kind(i) === 's' ? `${i}: ${i % 8 === 1 ? 'held' : 'set'} ${i}` : `${i}: ${i % 8 === 3 ? 'replaced' : 'other'} ${i}`,
+    ),
+    'each call ran once: every window counted once, every value set or replaced as its answer says',
+  );
+  t.equal(await raw.get(`${prefix}call-turn`), String(n / 2), 'the shared window counted once per exchange');
+  await client.echo(`${prefix}end`);
+  await end;
+  t.strictSame(scripts, [64, 64, 22], `${n} calls: ceil(${n} / 64) = 3 scripts, of 64, 64 and 22 calls`);
 });
 
 t.test('redis: a call of a turn that fails (a key of another type) fails alone, as "refused"; the others of its turn are answered', redisSkip(redis), async (t) => {
