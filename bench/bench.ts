@@ -201,7 +201,7 @@ interface RedisCounters {
  * once: what is left of INFO commandstats' calls are the commands clients sent, one round trip
  * each (an EVALSHA or EVAL, a MULTI).
  */
-const NOT_A_ROUND_TRIP = new Set(['incr', 'incrby', 'pttl', 'pexpire', 'get', 'set', 'del', 'hget', 'exec']);
+const NOT_A_ROUND_TRIP = new Set(['incr', 'incrby', 'decr', 'pttl', 'pexpire', 'get', 'set', 'del', 'hget', 'exec']);
 
 async function redisCounters(redis: Redis): Promise<RedisCounters> {
   const info = await redis.info('all');

@@ -630,7 +630,7 @@ t.test('shared-state store: a store that lost its data (a Redis restarted withou
 
 t.test('shared-state store: "Any SharedStateUnavailable from the port becomes KeyStoreUnavailable"', async (t) => {
   const down = (): Promise<never> => Promise.reject(new SharedStateUnavailable('Redis at 127.0.0.1:6379 is unreachable'));
-  const state: SharedState = { shared: true, hit: down, get: down, exchange: down, getValues: down, setIfAbsent: down, replaceIf: down, mapGet: down, mapFields: down, mapSet: down, mapSetIfAbsent: down, mapEntries: down, peek: down, mapDelete: down, incrementMaps: down, close: async () => {} };
+  const state: SharedState = { shared: true, hit: down, unhit: down, get: down, exchange: down, getValues: down, setIfAbsent: down, replaceIf: down, mapGet: down, mapFields: down, mapSet: down, mapSetIfAbsent: down, mapEntries: down, peek: down, mapDelete: down, incrementMaps: down, close: async () => {} };
   const store = new SharedStateKeyStore(state);
   const { record } = issue('Acme');
   await t.rejects(store.findByHash(record.hash), KeyStoreUnavailable, 'findByHash');

@@ -224,6 +224,7 @@ t.test('RateWindows: "rate limiting degrades to per-instance counting, and says 
   const flaky: SharedState = {
     shared: true,
     hit: (key, windowMs) => (reachable ? shared.hit(key, windowMs) : Promise.reject(new SharedStateUnavailable('Redis at db:6379 is unreachable'))),
+    unhit: (key) => shared.unhit(key),
     peek: (key) => shared.peek(key),
     get: (key) => shared.get(key),
     exchange: (exchange) => shared.exchange(exchange),

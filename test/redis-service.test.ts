@@ -707,9 +707,12 @@ t.test('keyed plans on two instances: X-RateLimit-Remaining falls by exactly one
   ], 'one window across both instances: one less per new or refused plan, the same after any number of replays');
 });
 
-t.test('the plan-record share on two instances: plans refused before a record is made (400 and 409, past the share as many as sent) spend none of it, nor do replays; made plans spend it, and past it a new plan is 429 rate_limited', redisSkip(redis), async (t) => {
+t.test('the plan-record share on two instances: plans refused before a record is made (400 and 409, past the share as many as sent, the venue\'s refusal at quote time too) spend none of it, nor do replays; made plans spend it, and past it a new plan is 429 rate_limited, which spends none either', redisSkip(redis), async (t) => {
   const share = { PLAN_RECORDS_PER_IP: '2', PLAN_RECORDS_PER_KEY: '2' };
-  const [a, b] = await twoInstances(t, nextRedisUrl(), { ...COLLECTING, TRADECRAFT_POOL_PARTIES: `CC/USDCx=${POOL_USDCX}`, ...share }, { patient: true });
+  const redisUrl = nextRedisUrl();
+  const [a, b] = await twoInstances(t, redisUrl, { ...COLLECTING, TRADECRAFT_POOL_PARTIES: `CC/USDCx=${POOL_USDCX}`, ...share }, { patient: true });
+  const reader = new Redis(redisUrl);
+  t.teardown(() => reader.disconnect());
   // Its schema caps the integrator fee at 0 bps: any feeBps is over this key's cap.
   const { key } = await issueKey(a.app.core.keyStore, { name: 'share', schemaId: 'b2c-default' });
   const routes = [
@@ -727,6 +730,8 @@ t.test('the plan-record share on two instances: plans refused before a record is
       ['the taker is the pool', { takerParty: POOL_USDCX }, 400, takerRefusal],
       ['the taker is a fee party', { takerParty: feeParty }, 400, takerRefusal],
       ['fee params (keyless: none taken; keyed: over the key\'s cap of 0 bps)', { feeBps: 5, feeRecipient: `wallet-co::1220${'a'.repeat(64)}` }, 400, feeRefusal],
+      // Counted before the venue is asked, then taken back.
+      ['an amount the venue does not quote, refused at quote time', { amount: '0.0000000001' }, 409, 'venue_unavailable'],
     ];
     for (const [i, [what, change, status, code]] of refusals.entries()) {
       const instance = i % 2 === 0 ? a : b;
@@ -746,6 +751,9 @@ t.test('the plan-record share on two instances: plans refused before a record is
     t.equal(second.status, 200, `${route}: the second new plan is made, on B: the share is 2 (${second.status === 200 ? 'a plan' : second.text})`);
     const over = await send(a, planBody(`${route}-share-3`));
     t.equal(over.status, 429, `${route}: the third new plan, on A, is past the share: 429`);
+    t.equal((await send(b, planBody(`${route}-share-4`))).status, 429, `${route}: and the fourth, on B`);
+    const windowKey = route === '/api/app/plan' ? 'bestex:rate:plans:ip:127.0.0.1' : (await reader.keys('bestex:rate:plans:key:*'))[0]!;
+    t.equal(await reader.get(windowKey), '2', `${route}: the share's window counts the two plans made, nothing refused`);
     t.match(over.body, { code: 'rate_limited', error: new RegExp(`^this ${caller} has made 2 plans in the last 5 minutes`) }, `${route}: rate_limited, the share named`);
     const retryAfter = Number(over.headers.get('retry-after'));
     t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 300, `${route}: Retry-After within the 5-minute window (${over.headers.get('retry-after')})`);

@@ -121,6 +121,24 @@ for (const adapter of adapters) {
     t.ok(again.resetInMs > 0 && again.resetInMs <= window);
   });
 
+  t.test(name('unhit takes one hit back while the window runs, never below none, and starts no window that ended or never ran'), adapter.skip, async (t) => {
+    const { state, pass } = clocked(t, adapter);
+    await state.hit('u', MINUTE);
+    await state.hit('u', MINUTE);
+    await state.unhit('u');
+    t.equal((await state.peek('u'))?.count, 1, 'one taken back');
+    await state.unhit('u');
+    await state.unhit('u');
+    t.equal((await state.peek('u'))?.count ?? 0, 0, 'never below none');
+    t.equal((await state.hit('u', MINUTE)).count, 1, 'the next hit counts from there');
+    await pass(MINUTE);
+    await state.unhit('u');
+    t.equal(await state.peek('u'), null, 'a window that ended is not started again');
+    await state.unhit('never');
+    t.equal(await state.peek('never'), null, 'nor one that never ran');
+    t.equal((await state.hit('never', MINUTE)).count, 1, 'its first hit counts one');
+  });
+
   t.test(name('concurrent hits are each counted exactly once'), adapter.skip, async (t) => {
     const state = open(t, adapter);
     const counts = (await Promise.all(Array.from({ length: 50 }, () => state.hit('burst', 10_000)))).map((w) => w.count);
@@ -329,6 +347,7 @@ t.test('redis: calls made before the first connection completes wait for it', re
 function everyMethod(state: SharedState): Array<[string, () => Promise<unknown>]> {
   return [
     ['hit', () => state.hit('w', 10_000)],
+    ['unhit', () => state.unhit('w')],
     ['get', () => state.get('v')],
     ['getValues', () => state.getValues(['v', 'w'])],
     ['setIfAbsent', () => state.setIfAbsent('v', 'x', 10_000)],

@@ -79,6 +79,7 @@ function flakyState(now: () => number): SharedState & { reachable: boolean; inne
     mapSetIfAbsent: (map: string, field: string, value: string, version?: string) => inner.mapSetIfAbsent(map, field, value, version),
     mapDelete: (map: string, field: string, version?: string) => inner.mapDelete(map, field, version),
     peek: (key: string) => inner.peek(key),
+    unhit: (key: string) => inner.unhit(key),
     mapEntries: (map: string) => (state.reachable ? inner.mapEntries(map) : Promise.reject(new SharedStateUnavailable('Redis at db:6379 is unreachable'))),
     incrementMaps: (increments: Parameters<SharedState['incrementMaps']>[0]) =>
       state.reachable ? inner.incrementMaps(increments) : Promise.reject(new SharedStateUnavailable('Redis at db:6379 is unreachable')),

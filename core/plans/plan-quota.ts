@@ -3,7 +3,9 @@
 // one caller holds at most twice that many records at any moment and cannot fill the instance's
 // (or Redis's) room for everyone's. Counted in the shared state, every instance together. A
 // replayed plan makes no record and is not counted; a caller over its share is refused 429
-// rate_limited with the seconds until its window ends, before any venue is asked.
+// rate_limited with the seconds until its window ends, before any venue is asked. Only plans made
+// spend the share: a request counted and then not made (refused by its venue or the guardrail, over
+// its share, or beaten to its record by an identical one) has its count taken back.
 import { RateLimitedError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { RateWindows } from '../state/rate-windows.js';
@@ -30,6 +32,11 @@ export class PlanQuota {
     return caller.route === 'partner'
       ? { key: `rate:plans:key:${caller.partner.id}`, windowMs: this.settings.windowMs, max: this.settings.perKey }
       : { key: `rate:plans:ip:${caller.ip}`, windowMs: this.settings.windowMs, max: this.settings.perIp };
+  }
+
+  /** Takes back the count of a new plan `caller` was counted for and did not make. */
+  async giveBack(caller: QuotaCaller): Promise<void> {
+    await this.windows.unhit(this.window(caller).key);
   }
 
   /**

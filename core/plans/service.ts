@@ -4,8 +4,8 @@
 import { checkIntegratorCap } from '../quotes/client-fees.js';
 import { dec, type Decimal } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
-import type { FeeSchemas } from '../quotes/fee-schemas.js';
-import { IdempotencyRecords, type IdempotencyRecord, type PlanRequestKey } from './idempotency.js';
+import type { FeeSchemas, FeeTerms } from '../quotes/fee-schemas.js';
+import { IdempotencyRecords, type IdempotencyRecord, type PlanRequestDigests, type PlanRequestKey } from './idempotency.js';
 import type { KeyCheck, Partner } from '../keys/partner-keys.js';
 import { assemblePlan, type PlanInputs, type PlanParties } from './assembly.js';
 import { planViolations } from './guardrail.js';
@@ -59,6 +59,15 @@ export interface MadePlan {
   readonly json: string;
   /** False when this request made the plan. */
   readonly replayed: boolean;
+}
+
+/** What create() settled of a new plan before it is made. */
+interface NewPlan {
+  readonly request: PlanRequestKey;
+  readonly digests: PlanRequestDigests;
+  readonly terms: FeeTerms;
+  /** The venue's pool party. */
+  readonly pool: string;
 }
 
 const callerId = (caller: PlanCaller): string => (caller.route === 'partner' ? `partner:${caller.partner.id}` : `app:${caller.ip}`);
@@ -152,9 +161,34 @@ export class PlanService {
     if (held !== null) return { json: this.sameRequest(held, params, digests, route), replayed: true };
 
     const pool = this.checkExecutable(params, caller);
+    const { quota } = options;
+    if (!quota) return this.make(params, caller, { request, digests, terms, pool });
+    // The caller's share is spent only by a request that would make a new record, and before any
+    // venue is asked; a request then not made has its count taken back, so only plans made spend it.
+    let made = false;
+    try {
+      await quota.admit(caller, quotaCount);
+      const plan = await this.make(params, caller, { request, digests, terms, pool });
+      made = !plan.replayed;
+      return plan;
+    } finally {
+      if (!made) await this.giveBack(quota, caller);
+    }
+  }
 
-    // The caller's share is spent only by a request that would make a new record, and before any venue is asked.
-    await options.quota?.admit(caller, quotaCount);
+  /** Takes back a share's count; a store that cannot be reached keeps it (the caller's share is then the smaller, never the larger). */
+  private async giveBack(quota: PlanQuota, caller: PlanCaller): Promise<void> {
+    try {
+      await quota.giveBack(caller);
+    } catch (err) {
+      this.options.log.warn({ err }, "a plan not made could not give back its count of the caller's share");
+    }
+  }
+
+  /** A new plan, its record kept; replayed when an identical request's record was kept first. */
+  private async make(params: PlanParams, caller: PlanCaller, { request, digests, terms, pool }: NewPlan): Promise<MadePlan> {
+    const { options } = this;
+    const { route } = caller;
     const { net, asOf } = await this.venueQuote(params, route);
     const inputs: PlanInputs = {
       route,

@@ -49,6 +49,10 @@ export class GuardedSharedState implements SharedState {
     return this.guarded(() => this.inner.hit(key, windowMs));
   }
 
+  unhit(key: string): Promise<void> {
+    return this.guarded(() => this.inner.unhit(key));
+  }
+
   peek(key: string): Promise<WindowCount | null> {
     return this.guarded(() => this.inner.peek(key));
   }

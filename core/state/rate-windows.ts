@@ -63,6 +63,20 @@ export class RateWindows {
     return this.isLocal ? this.local.hitNow(key, windowMs) : this.sharedHit(key, windowMs);
   }
 
+  /**
+   * Takes one hit back from `key`'s window (a count made for work that was then not done). While the
+   * shared state is unreachable, from this process's count, where the hit was then counted.
+   */
+  async unhit(key: string): Promise<void> {
+    if (this.isLocal) return this.local.unhitNow(key);
+    try {
+      await this.state.unhit(key);
+    } catch (err) {
+      if (!(err instanceof SharedStateUnavailable)) throw err;
+      this.local.unhitNow(key);
+    }
+  }
+
   /** `key`'s window as it stands, without counting; null when none is running. Falls back to this process's count like `hit`. */
   async peek(key: string): Promise<WindowCount | null> {
     if (this.isLocal) return this.local.peekNow(key);

@@ -56,6 +56,8 @@ return {count, ttl}
 // - 's', set if absent: one key; arguments: the value and its time to live. Answers 1 when stored.
 // - 'r', replace if: one key; arguments: the value it must hold, then the new value and its time
 //   to live (none: the key is deleted). Answers 1 when it held that value.
+// - 'u', a hit taken back: one key, a window; no arguments. Its count falls by one while the window
+//   runs and counts more than none; a window that ended is not started again. Answers 1.
 const BATCH = `
 local LEASE_SHARE = ${LEASE_SHARE}
 local function exchange(k, a, keys)
@@ -119,7 +121,11 @@ local function replaceIf(k, a, keys, args)
   end
   return {1}
 end
-local kinds = {x = exchange, s = setIfAbsent, r = replaceIf}
+local function unhit(k)
+  if redis.call('PTTL', KEYS[k + 1]) > 0 and tonumber(redis.call('GET', KEYS[k + 1]) or '0') > 0 then redis.call('DECR', KEYS[k + 1]) end
+  return {1}
+end
+local kinds = {x = exchange, s = setIfAbsent, r = replaceIf, u = unhit}
 local out = {}
 local k, a = 1, 3
 for call = 1, tonumber(ARGV[1]) do
@@ -141,7 +147,7 @@ const MAX_BATCH = 64;
 
 /** A call waiting for its turn's script (BATCH). */
 interface BatchCall {
-  readonly kind: 'x' | 's' | 'r';
+  readonly kind: 'x' | 's' | 'r' | 'u';
   readonly keys: readonly string[];
   readonly args: ReadonlyArray<string | number>;
   readonly resolve: (answer: ReadonlyArray<number | string | null>) => void;
@@ -234,6 +240,10 @@ export class RedisSharedState implements SharedState {
   async hit(key: string, windowMs: number): Promise<WindowCount> {
     const [count, resetInMs] = await this.run(() => this.client.fixedWindowHit(this.key(key), windowMs));
     return { count, resetInMs };
+  }
+
+  async unhit(key: string): Promise<void> {
+    await this.batched('u', [this.key(key)], []);
   }
 
   async peek(key: string): Promise<WindowCount | null> {

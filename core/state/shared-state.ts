@@ -119,6 +119,8 @@ export interface SharedState {
    * `windowMs`; the count starts over with the first hit after it ends.
    */
   hit(key: string, windowMs: number): Promise<WindowCount>;
+  /** Takes one hit back from `key`'s window while it runs (a count made for work that was then not done); nothing once it has ended. */
+  unhit(key: string): Promise<void>;
   /** `key`'s window as it stands, without counting a hit; null when it has none running. */
   peek(key: string): Promise<WindowCount | null>;
   get(key: string): Promise<StoredValue | null>;
@@ -313,6 +315,16 @@ export class InProcessSharedState implements SharedState {
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
     return this.hitNow(key, windowMs);
+  }
+
+  /** Synchronous, like hitNow. */
+  unhitNow(key: string): void {
+    const window = this.windows.get(key);
+    if (window && window.expiresAt > this.now() && window.value > 0) window.value -= 1;
+  }
+
+  async unhit(key: string): Promise<void> {
+    this.unhitNow(key);
   }
 
   /** Synchronous, like hitNow. */
