@@ -15,7 +15,7 @@ import { createAppPlan } from '../generated/body-validators.js';
 import { IdempotencyRecords, IDEMPOTENCY_RETENTION_MS } from '../core/plans/idempotency.js';
 import { parsePlanRequest } from '../core/plans/params.js';
 import { StateCapacity } from '../core/state/capacity.js';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
 import type { AppPlan, PlanRequest } from '../core/wire.js';
 import { bareFastify, required, serveUntilParentGoes } from './baseline-server.js';
 
