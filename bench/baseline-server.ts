@@ -1,6 +1,7 @@
 // What the bench's baselines (bench/baseline.ts, fan-out-baseline.ts, plan-baseline.ts, plan-floor.ts) share:
-// their settings from the environment bench.ts sets, and listening until bench.ts goes. Each is a
-// bare fastify server, logger off: the ceiling the service is measured against, not a copy of it.
+// their settings from the environment bench/start-baselines.ts sets, and listening until the bench
+// goes. Each is a bare fastify server, logger off: the ceiling the service is measured against, not
+// a copy of it.
 import Fastify, { type FastifyInstance } from 'fastify';
 
 export function required(name: string): string {

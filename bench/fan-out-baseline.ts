@@ -1,12 +1,12 @@
-// The fresh quote's baseline, the "bare fan-out" (see bench/bench.ts): bare fastify answering GET
+// The fresh quote's baseline, the "bare fan-out" (docs/performance.md): bare fastify answering GET
 // /api/quote?amount=<a> by sending exactly the five venue requests a fresh quote of <a> CC for
 // USDCx makes (bench/fan-out-requests.ts) to the same sandbox process, with the HTTP client the
 // service uses (undici, one kept-alive Pool per venue), reading each answer's body as text
 // and JSON.parse-ing it, then answering a small JSON body once all five are in. No deadline, no
 // pricing, no ranking: the venue round trips are the floor of a fresh quote's cost.
 //
-// Started by bench.ts only, with BENCH_BASELINE_PORT and BENCH_SANDBOX_MANIFEST (the sandbox's
-// announced line).
+// Started by bench/start-baselines.ts only, with BENCH_BASELINE_PORT and BENCH_SANDBOX_MANIFEST
+// (the sandbox's announced line).
 import { Pool } from 'undici';
 import { bareFastify, required, serveUntilParentGoes } from './baseline-server.js';
 import { decimalText, fanOutRequests, type FanOutManifest, type VenueRequest } from './fan-out-requests.js';

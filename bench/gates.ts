@@ -95,6 +95,11 @@ export interface Outcome {
   invalid: boolean;
 }
 
+/** Records `gate`'s verdict in `outcome`. */
+export function record(outcome: Outcome, gate: string, verdict: Verdict): void {
+  outcome.verdicts.push({ gate, verdict });
+}
+
 /** A failed gate or an invalid run: 1; else a gate that cannot be judged: 3; else 0. */
 export function exitStatus(outcome: Outcome): number {
   const any = (v: Verdict): boolean => outcome.verdicts.some((g) => g.verdict === v);

@@ -1,4 +1,4 @@
-// The keyless plan's floor (see bench/bench.ts): bare fastify answering POST /api/app/plan with
+// The keyless plan's floor (docs/performance.md): bare fastify answering POST /api/app/plan with
 // only the work no plan can do without, done by the service's own code: the body validated by the
 // spec's generated validator and parsed as the service parses it (its fingerprint), the caller's
 // and the request's keyed digests, the record's key and the plan id (IdempotencyRecords' HMACs),
@@ -6,8 +6,8 @@
 // this request's id and idempotencyKey), and the record kept in an in-process state, with the
 // service's retention and bound. No venue, no quote cache, no rate limit, no access log.
 //
-// Started by bench.ts only, with BENCH_BASELINE_PORT, BENCH_BASELINE_BODY_FILE (a plan the service
-// answered), BENCH_BASELINE_HEADERS and BENCH_BASELINE_MAX_RECORDS (the service's
+// Started by bench/start-baselines.ts only, with BENCH_BASELINE_PORT, BENCH_BASELINE_BODY_FILE (a
+// plan the service answered), BENCH_BASELINE_HEADERS and BENCH_BASELINE_MAX_RECORDS (the service's
 // STATE_MAX_PLAN_RECORDS).
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { createAppPlan } from '../generated/body-validators.js';
 import { IdempotencyRecords, IDEMPOTENCY_RETENTION_MS } from '../core/plans/idempotency.js';
 import { parsePlanRequest } from '../core/plans/params.js';
 import { StateCapacity } from '../core/state/capacity.js';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
 import type { AppPlan, PlanRequest } from '../core/wire.js';
 import { bareFastify, required, serveUntilParentGoes } from './baseline-server.js';
 

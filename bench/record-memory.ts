@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { IdempotencyRecords } from '../core/plans/idempotency.js';
 import { StateCapacity } from '../core/state/capacity.js';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
 
 const collect = (globalThis as { gc?: () => void }).gc;
 if (!collect) throw new Error('run with node --expose-gc');

@@ -10,7 +10,7 @@ export interface Measured extends LoadResult {
   readonly serverCpuUs: number;
   /** Redis commands per response over warm-up and run; NaN when not counted. */
   readonly redisPerRequest: number;
-  /** Round trips to Redis per response (bench.ts says how they are read from INFO); NaN when not counted. */
+  /** Round trips to Redis per response (bench/measure.ts says how they are read from INFO); NaN when not counted. */
   readonly redisTripsPerRequest: number;
   /** Redis's own CPU time per response (INFO cpu, system and user), in µs; NaN when not counted. */
   readonly redisCpuUs: number;

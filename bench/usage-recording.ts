@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import type { Document } from 'openapi-backend';
 import { parse } from 'yaml';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
 import { UsageCounter } from '../core/usage/usage-counter.js';
 import { repoRoot } from '../handlers/app.js';
 import { usageCounting } from '../handlers/http/usage-counting.js';

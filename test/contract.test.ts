@@ -9,7 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import { keysFile } from '../core/keys/open-store.js';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
 import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
 import type { CoreOverrides } from '../core/services.js';
 import { listOperations, type OpenApiDocument, type ParameterObject } from '../codegen/request-schemas.js';

@@ -14,7 +14,8 @@ import { SharedStateKeyStore } from '../core/keys/shared-store.js';
 import { keysFile, openKeyStore } from '../core/keys/open-store.js';
 import { KeyStoreUnavailable, newKey, parseKeyRecord, parseOrigin, PartnerKeys, validKeyRecord, type KeyRecord, type KeyStore } from '../core/keys/partner-keys.js';
 import type { ComponentHealth } from '../core/health/component-health.js';
-import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
+import { SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
 import { BASE62, independentChecksum, issueKey, runKeysCli } from './helpers/keys.js';
 import { testApp } from './helpers/app.js';
 

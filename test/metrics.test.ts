@@ -11,7 +11,7 @@ import { parsePlanRequest } from '../core/plans/params.js';
 import { PlanService } from '../core/plans/service.js';
 import { loadFeeSchemas } from '../core/quotes/fee-schemas.js';
 import { QuoteService } from '../core/quotes/service.js';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
 import { loadConfig } from '../core/config.js';
 import { MetricsListener } from '../handlers/http/metrics-listener.js';
 import { PrometheusMetrics } from '../handlers/http/prometheus-metrics.js';

@@ -8,7 +8,7 @@ import { dec } from '../core/decimal.js';
 import { FileKeyStore } from '../core/keys/file-store.js';
 import { keysFile } from '../core/keys/open-store.js';
 import { KeyStoreUnavailable, type KeyStore } from '../core/keys/partner-keys.js';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
 import { SharedStateKeyStore } from '../core/keys/shared-store.js';
 import type { QuoteResponse } from '../core/wire.js';
 import { COLLECTING, testApp, type TestApp } from './helpers/app.js';

@@ -18,7 +18,8 @@ import { QuoteService } from '../core/quotes/service.js';
 import { minReceive } from '../core/quotes/math.js';
 import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
 import { testSandbox } from './helpers/sandbox.js';
-import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
+import { SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
 import type { AppPlan, PlanRequest, PlanStep } from '../core/wire.js';
 
 const party = (hint: string, digit: string): string => `${hint}::1220${digit.repeat(64)}`;

@@ -3,7 +3,7 @@
 // tested on their own in plan-core.test.ts.
 import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
 import type { Venue } from '../core/venues/venue.js';
 import type { AppPlan, QuoteResponse } from '../core/wire.js';
 import { COLLECTING, FEE_PARTIES, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';

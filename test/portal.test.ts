@@ -7,7 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { isWellFormedKey } from '../core/keys/api-key.js';
 import { KeyStoreUnavailable, type KeyStore } from '../core/keys/partner-keys.js';
 import { SharedStateKeyStore } from '../core/keys/shared-store.js';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
 import { RateWindows } from '../core/state/rate-windows.js';
 import { CreationLimits } from '../core/portal/creation-limits.js';
 import { DomainError } from '../core/errors.js';

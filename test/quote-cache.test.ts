@@ -8,7 +8,8 @@ import t from 'tap';
 import { parseQuoteParams } from '../core/quotes/params.js';
 import { QuoteService, type QuoteCounts } from '../core/quotes/service.js';
 import { RateWindows, type PendingCount } from '../core/state/rate-windows.js';
-import { InProcessSharedState, SharedStateUnavailable, type SharedState, type WindowCount } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
+import { SharedStateUnavailable, type SharedState, type WindowCount } from '../core/state/shared-state.js';
 import type { Venue } from '../core/venues/venue.js';
 
 const MINUTE = 60_000;

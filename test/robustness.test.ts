@@ -21,7 +21,7 @@ import t from 'tap';
 import { FileKeyStore } from '../core/keys/file-store.js';
 import { newKey } from '../core/keys/partner-keys.js';
 import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
-import { InProcessSharedState } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
 import { testApp } from './helpers/app.js';
 import type { Answer } from './helpers/contract-answers.js';
 import { FAULT_MARKER, Faults } from './helpers/faults.js';

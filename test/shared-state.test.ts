@@ -5,7 +5,8 @@ import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { StateCapacity } from '../core/state/capacity.js';
-import { InProcessSharedState, SharedStateFull, SharedStateUnavailable, type SharedState, type WindowCount } from '../core/state/shared-state.js';
+import { InProcessSharedState } from '../core/state/in-process.js';
+import { SharedStateFull, SharedStateUnavailable, type SharedState, type WindowCount } from '../core/state/shared-state.js';
 import { RedisSharedState } from '../core/state/redis.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
 

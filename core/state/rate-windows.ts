@@ -3,7 +3,8 @@
 // is back, so limits still hold per instance and no request fails for want of a counter. The
 // shared state's health (core/state/guard.ts) logs each change and feeds the status.
 import { WindowLeases } from './window-leases.js';
-import { InProcessSharedState, SharedStateUnavailable, type Exchange, type Exchanged, type SharedState, type WindowCount, type WindowHit } from './shared-state.js';
+import { InProcessSharedState } from './in-process.js';
+import { SharedStateUnavailable, type Exchange, type Exchanged, type SharedState, type WindowCount, type WindowHit } from './shared-state.js';
 
 /** The window a partner key's requests are counted in (handlers/http/rate-limits.ts names it so: `rate:` + kind + caller). */
 export const keyedWindowKey = (partnerId: string): string => `rate:key:${partnerId}`;

@@ -4,7 +4,7 @@
 // means to store, in the in-process store and in Redis alike.
 import { Redis } from 'ioredis';
 import type { Test } from 'tap';
-import type { InProcessSharedState } from '../../core/state/shared-state.js';
+import type { InProcessSharedState } from '../../core/state/in-process.js';
 
 export interface StoredEntry {
   /** The key as the store holds it (with Redis's prefix); a map's field is `map` + ' ' + field. */
