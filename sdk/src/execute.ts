@@ -27,7 +27,7 @@ import type { AbortSignalLike, Fetch } from './platform.js';
 import { readRefusal } from './refusals.js';
 import { ledgerApi, type CantonProvider, type DisclosedContract, type LedgerCommand, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
 import { memoryStorage, type ExecutionStorage } from './storage.js';
-import { CHOICES, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from './token-standard.js';
+import { CHOICES, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from './generated/token-standard.js';
 import { feesReleased, START, track, type DepositTarget, type Tracked } from './tracking.js';
 
 export interface ExecuteOptions {
@@ -224,7 +224,7 @@ async function transfersOf(options: ExecuteOptions, plan: Plan, party: string, l
 async function depositCommand(options: ExecuteOptions, plan: Plan, party: string, inputs: readonly OwnHolding[]) {
   const { transfers, disclosed } = await transfersOf(options, plan, party, [{ step: plan.steps[0]!, admin: inputs[0]!.admin, inputs: inputs.map((h) => h.contractId) }]);
   const commands: LedgerCommand[] = transfers.map(({ factoryId, argument }) => ({
-    ExerciseCommand: { templateId: TRANSFER_FACTORY.id, contractId: factoryId, choice: CHOICES.transfer, choiceArgument: argument },
+    ExerciseCommand: { templateId: TRANSFER_FACTORY.filterId, contractId: factoryId, choice: CHOICES.transfer, choiceArgument: argument },
   }));
   return { commands, disclosed };
 }
@@ -613,7 +613,7 @@ class Execution {
     const context = await registry<Factory['choiceContext']>(this.options, offer.transfer.instrumentId.admin, `/registry/transfer-instruction/v1/${encodeURIComponent(offerCid)}/choice-contexts/withdraw`, { meta: {}, excludeDebugFields: true });
     const command: LedgerCommand = {
       ExerciseCommand: {
-        templateId: TRANSFER_INSTRUCTION.id,
+        templateId: TRANSFER_INSTRUCTION.filterId,
         contractId: offerCid,
         choice: CHOICES.withdraw,
         choiceArgument: { extraArgs: { context: context.choiceContextData ?? { values: {} }, meta: { values: {} } } },
