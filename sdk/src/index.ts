@@ -18,7 +18,7 @@ export {
   type QuoteResponse,
   type StatusSummary,
 } from './client.js';
-export { execute, resume, withdraw, type ExecuteOptions } from './execute.js';
+export { execute, resume, withdraw, type ExecuteOptions } from './execution/entry-points.js';
 export {
   isTerminal,
   TERMINAL_STATUSES,
@@ -31,7 +31,7 @@ export {
   type StatusDetail,
   type StepState,
   type StepUpdate,
-} from './execution.js';
+} from './execution/types.js';
 export { checkPlan, type CheckedPlan, type Plan } from './plan.js';
 export { readRefusal, DAPP_SDK_ERRORS, type Refusal } from './refusals.js';
 export {

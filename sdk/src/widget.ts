@@ -18,7 +18,7 @@
 import { createClient, type AppPlan, type BestexClient, type ExecutionPlan, type QuoteResponse } from './client.js';
 import { fromUnits, toUnits } from './decimal.js';
 import { BestexError } from './errors.js';
-import type { ExecutionHooks, ExecutionStatus } from './execution.js';
+import type { ExecutionHooks, ExecutionStatus } from './execution/types.js';
 
 /** The venue v1 plans execute on; the others are shown with why they cannot be planned yet. */
 const PLANNABLE_VENUE = 'tradecraft';
