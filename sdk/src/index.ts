@@ -48,5 +48,5 @@ export {
   type WalletAccount,
 } from './provider.js';
 export type { AbortSignalLike, Fetch } from './platform.js';
-export { localStorageStorage, memoryStorage, type ExecutionStorage, type WebStorage } from './storage.js';
+export { localStorageStorage, memoryStorage, type ExecutionStorage, type WebStorage } from './execution/storage.js';
 export type { components, paths } from './generated/types.js';

@@ -7,7 +7,7 @@ import { BestexError } from '../errors.js';
 import { holdingsOf, ledgerEnd, openOffersOf, transactionsOf, type OwnHolding } from '../ledger-view.js';
 import { checkPlan, type Plan } from '../plan.js';
 import { ledgerApi, type TxChangedEvent } from '../provider.js';
-import type { ExecutionStorage } from '../storage.js';
+import type { ExecutionStorage } from './storage.js';
 import { feesReleased, START, track, type DepositTarget, type Tracked } from '../tracking.js';
 import { batchedCommand, depositCommand, withdrawCommand } from './commands.js';
 import { crossCheck } from './cross-check.js';

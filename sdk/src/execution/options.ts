@@ -3,7 +3,7 @@
 import type { BestexClient } from '../client.js';
 import type { AbortSignalLike, Fetch } from '../platform.js';
 import type { CantonProvider } from '../provider.js';
-import { memoryStorage, type ExecutionStorage } from '../storage.js';
+import { memoryStorage, type ExecutionStorage } from './storage.js';
 import type { ExecutionHooks } from './types.js';
 
 export interface ExecuteOptions {
