@@ -17,15 +17,15 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 install: node_modules/.package-lock.json ## Install dependencies (npm ci)
 
-generate: install ## Regenerate generated/ and sdk/src/generated/ from openapi/v1.yaml, openapi/portal.yaml and sdk/openrpc/openrpc-dapp-api.json
+generate: install ## Regenerate generated/ and sdk/src/generated/ from openapi/v1.yaml, openapi/portal.yaml, sdk/openrpc/openrpc-dapp-api.json and core/ledger/token-standard.ts
 	npx tsx scripts/generate.ts
 
-check-generated: install ## Fail when generated/ or sdk/src/generated/ is stale against the specs
+check-generated: install ## Fail when generated/ or sdk/src/generated/ is stale against the specs (and the SDK's token-standard copy against core's)
 	npx tsx scripts/generate.ts --check
 
 # Regenerates generated/ when the spec or the generator changed since the last build, so `make run`
 # on an edited spec never serves stale validators (CI still fails on an uncommitted difference).
-dist/.generated: node_modules/.package-lock.json openapi/v1.yaml openapi/portal.yaml sdk/openrpc/openrpc-dapp-api.json scripts/generate.ts $(wildcard codegen/*.ts)
+dist/.generated: node_modules/.package-lock.json openapi/v1.yaml openapi/portal.yaml sdk/openrpc/openrpc-dapp-api.json core/ledger/token-standard.ts scripts/generate.ts $(wildcard codegen/*.ts)
 	npx tsx scripts/generate.ts
 	@mkdir -p dist && touch $@
 

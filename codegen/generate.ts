@@ -2,7 +2,8 @@
 // the service (generated/) and the SDK (sdk/src/generated/), and ajv validators compiled ahead of
 // time (ajv standalone), so the server never compiles a schema at start-up and no wire type is
 // written by hand. The SDK's wallet types come from the dApp API's OpenRPC document the same way
-// (generateDappApi). scripts/generate.ts writes or checks them; the codegen test compares them
+// (generateDappApi), and its copy of the token standard's vocabulary from core's one module
+// (generateTokenStandard). scripts/generate.ts writes or checks them; the codegen test compares them
 // with what is committed.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -63,4 +64,13 @@ export async function generateDappApi(specText: string): Promise<Map<string, str
   const banner = bannerFor(DAPP_API_TARGET.spec, specText, 'Re-pin the document (see sdk/openrpc/SOURCE.md)');
   const types = await openRpcTypes(JSON.parse(specText) as OpenRpcDocument, path.posix.basename(DAPP_API_TARGET.spec));
   return new Map([[DAPP_API_TARGET.out, banner('dApp API types') + '\n' + types]]);
+}
+
+/** The token standard's vocabulary: core's module is the one source, and the SDK carries a copy, as it imports no server code. */
+export const TOKEN_STANDARD_TARGET = { source: 'core/ledger/token-standard.ts', out: 'sdk/src/generated/token-standard.ts' } as const;
+
+/** The SDK's copy of the token standard's vocabulary, by path from the repository root: the source, under a do-not-edit header. */
+export function generateTokenStandard(sourceText: string): Map<string, string> {
+  const banner = bannerFor(TOKEN_STANDARD_TARGET.source, sourceText, `Change ${TOKEN_STANDARD_TARGET.source}`);
+  return new Map([[TOKEN_STANDARD_TARGET.out, banner("the token standard's vocabulary") + '\n' + sourceText]]);
 }

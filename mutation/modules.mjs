@@ -9,8 +9,7 @@
 const NOT_PLAN_SERVICE = '^(?!PlanService:)';
 // The SDK's money paths are reached through sdk-execute.test.ts, whose other tests run swaps that
 // never reach them (a minute of sandbox time a mutant): each module keeps the tests that check
-// its figures. `mutate` narrows a file to the lines of the module where it holds more (Stryker's
-// `file:from-to`): in execute.ts, the realised figures.
+// its figures; the realised figures have a file of their own (sdk/src/execution/realised.ts).
 const SDK_REALISED = '^(quote -> plan -> execute|realised figures)';
 const SDK_CHECKS = '^("the SDK re-checks|"a client refuses an expired|a tampered service fee)';
 const SDK_AMOUNTS = '^(the SDK\'s amounts|quote -> plan -> execute|realised figures|"the SDK re-checks)';
@@ -23,7 +22,7 @@ export const MODULES = {
   guardrail: { files: ['core/plans/guardrail.ts'], tests: ['plan-core'], grep: NOT_PLAN_SERVICE },
   idempotency: { files: ['core/plans/idempotency.ts'], tests: ['plan-core'], grep: NOT_PLAN_SERVICE },
   outcomes: { files: ['core/outcomes/outcomes.ts'], tests: ['outcome-core'] },
-  'sdk-realised': { files: ['sdk/src/execute.ts'], mutate: ['sdk/src/execute.ts:249-259'], tests: ['sdk-execute'], grep: SDK_REALISED },
+  'sdk-realised': { files: ['sdk/src/execution/realised.ts'], tests: ['sdk-execute'], grep: SDK_REALISED },
   'sdk-plan-checks': { files: ['sdk/src/plan.ts'], tests: ['sdk-execute'], grep: SDK_CHECKS },
   'sdk-decimal': { files: ['sdk/src/decimal.ts'], tests: ['sdk-execute'], grep: SDK_AMOUNTS },
   'key-checks': { files: ['core/keys/api-key.ts', 'core/keys/partner-keys.ts'], tests: ['keys', 'key-format'], grep: '^(key format|PartnerKeys|parseKeyRecord|parseOrigin|newKey|issuerOf|withOrigins):' },

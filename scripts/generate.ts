@@ -1,13 +1,14 @@
 // Turns each spec into its generated files (codegen/generate.ts): openapi/v1.yaml into generated/
 // for the service and sdk/src/generated/ for the SDK, openapi/portal.yaml into generated/portal/,
-// and the pinned dApp API document (sdk/openrpc/) into sdk/src/generated/dapp-api.ts.
+// the pinned dApp API document (sdk/openrpc/) into sdk/src/generated/dapp-api.ts, and
+// core/ledger/token-standard.ts into the SDK's copy, sdk/src/generated/token-standard.ts.
 //
 //   tsx scripts/generate.ts          rewrite them
 //   tsx scripts/generate.ts --check  exit 1 when any differs from what the spec produces
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { DAPP_API_TARGET, generate, generateDappApi, TARGETS } from '../codegen/generate.js';
+import { DAPP_API_TARGET, generate, generateDappApi, generateTokenStandard, TARGETS, TOKEN_STANDARD_TARGET } from '../codegen/generate.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
     for (const [name, content] of await generate(await readFile(path.join(root, target.spec), 'utf8'), target)) files.set(name, content);
   }
   for (const [name, content] of await generateDappApi(await readFile(path.join(root, DAPP_API_TARGET.spec), 'utf8'))) files.set(name, content);
+  for (const [name, content] of generateTokenStandard(await readFile(path.join(root, TOKEN_STANDARD_TARGET.source), 'utf8'))) files.set(name, content);
   const changed: string[] = [];
   for (const [name, content] of files) {
     const target = path.join(root, name);
@@ -29,7 +31,7 @@ async function main(): Promise<void> {
       await writeFile(target, content);
     }
   }
-  const specs = [...TARGETS.map((t) => t.spec), DAPP_API_TARGET.spec].join(', ');
+  const specs = [...TARGETS.map((t) => t.spec), DAPP_API_TARGET.spec, TOKEN_STANDARD_TARGET.source].join(', ');
   if (check && changed.length > 0) {
     console.error(`generated code is stale: ${changed.join(', ')}. Run 'make generate' and commit the result.`);
     process.exit(1);

@@ -151,7 +151,7 @@ t.test('"one composition root is the only file that knows every folder": core\'s
 });
 
 t.test('each folder\'s README.md says what it owns and what it must not import, and that holds', async (t) => {
-  const folders = [...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`), 'sandbox', 'portal', 'bench'];
+  const folders = [...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`), 'sandbox', 'portal', 'bench', 'sdk/src/execution', 'sdk/src/widget'];
   for (const folder of folders) {
     const readme = readFileSync(path.join(ROOT, folder, 'README.md'), 'utf8');
     const line = /^Must not import: (.+)$/m.exec(readme)?.[1];
@@ -161,4 +161,10 @@ t.test('each folder\'s README.md says what it owns and what it must not import, 
     for (const target of forbidden) t.ok(files.some((f) => f.startsWith(target) || f === target), `${folder}: \`${target}\` names a place that exists`);
     t.strictSame(crossing((f) => f.startsWith(`${folder}/`), forbidden).map(show), [], `${folder} imports none of ${forbidden.join(', ')}`);
   }
+});
+
+t.test('the widget\'s rules need no DOM: sdk/src/widget/rules.ts imports nothing of the widget\'s rendering, style or element', async (t) => {
+  const wrong = imports.filter((i) => i.from === 'sdk/src/widget/rules.ts' && (i.to.startsWith('sdk/src/widget/') || i.to === 'sdk/src/widget.ts'));
+  t.strictSame(wrong.map(show), []);
+  t.ok(imports.some((i) => i.from === 'sdk/src/widget/element.ts' && i.to === 'sdk/src/widget/rules.ts'), 'the element applies them');
 });

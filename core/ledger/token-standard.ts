@@ -1,10 +1,15 @@
-// The Canton Network Token Standard (CIP-0056) as this service reads it off the ledger: the
-// interfaces, choices and result tags of a two-step transfer, and where a transfer's memo rides.
-// Events name an interface by package id (`<hash>:Module:Entity`); filters may name it by package
-// name (`#<package-name>:Module:Entity`). Both end in the same `Module:Entity`, which is what
-// events are matched on.
+// The Canton Network Token Standard (CIP-0056) as bestex reads it off the ledger and exercises it:
+// the interfaces, choices and result tags of a two-step transfer, and where a transfer's memo rides.
+// Events name an interface by package id (`<hash>:Module:Entity`); filters and commands may name it
+// by package name (`#<package-name>:Module:Entity`). Both end in the same `Module:Entity`, which is
+// what events are matched on. The one source of this vocabulary: `make generate` copies it into the
+// SDK (sdk/src/generated/token-standard.ts), which imports no server code, and `make
+// check-generated` fails when that copy is stale.
 
-/** An interface of the standard: its filter id (by package name) and the `Module:Entity` events are matched on. */
+/**
+ * An interface of the standard: its id by package name, as a filter's `interfaceId` or a command's
+ * `templateId` takes it (`filterId`), and the `Module:Entity` events are matched on.
+ */
 const iface = (packageName: string, entity: string) => ({ filterId: `#${packageName}:${entity}`, entity }) as const;
 
 export const TRANSFER_INSTRUCTION = iface('splice-api-token-transfer-instruction-v1', 'Splice.Api.Token.TransferInstructionV1:TransferInstruction');

@@ -18,7 +18,7 @@ export {
   type QuoteResponse,
   type StatusSummary,
 } from './client.js';
-export { execute, resume, withdraw, type ExecuteOptions } from './execute.js';
+export { execute, resume, withdraw, type ExecuteOptions } from './execution/entry-points.js';
 export {
   isTerminal,
   TERMINAL_STATUSES,
@@ -31,7 +31,7 @@ export {
   type StatusDetail,
   type StepState,
   type StepUpdate,
-} from './execution.js';
+} from './execution/types.js';
 export { checkPlan, type CheckedPlan, type Plan } from './plan.js';
 export { readRefusal, DAPP_SDK_ERRORS, type Refusal } from './refusals.js';
 export {
@@ -48,5 +48,5 @@ export {
   type WalletAccount,
 } from './provider.js';
 export type { AbortSignalLike, Fetch } from './platform.js';
-export { localStorageStorage, memoryStorage, type ExecutionStorage, type WebStorage } from './storage.js';
+export { localStorageStorage, memoryStorage, type ExecutionStorage, type WebStorage } from './execution/storage.js';
 export type { components, paths } from './generated/types.js';

@@ -2,7 +2,7 @@
 // auth: the party's holdings and open offers (active contracts), and the transactions it saw.
 import { toUnits } from './decimal.js';
 import { ledgerApi, type CantonProvider } from './provider.js';
-import { HOLDING, namesEntity, TRANSFER_INSTRUCTION } from './token-standard.js';
+import { HOLDING, namesEntity, TRANSFER_INSTRUCTION } from './generated/token-standard.js';
 
 export interface HoldingView {
   readonly owner: string;
@@ -52,7 +52,7 @@ interface JsExercised {
 const filterFor = (party: string) => ({
   filtersByParty: {
     [party]: {
-      cumulative: [HOLDING, TRANSFER_INSTRUCTION].map((i) => ({ identifierFilter: { InterfaceFilter: { value: { interfaceId: i.id, includeInterfaceView: true, includeCreatedEventBlob: false } } } })),
+      cumulative: [HOLDING, TRANSFER_INSTRUCTION].map((i) => ({ identifierFilter: { InterfaceFilter: { value: { interfaceId: i.filterId, includeInterfaceView: true, includeCreatedEventBlob: false } } } })),
     },
   },
   verbose: false,

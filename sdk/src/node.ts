@@ -3,7 +3,7 @@
 // renamed over the old one) and readable by its owner only.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { readRecord, type ExecutionStorage } from './storage.js';
+import { readRecord, type ExecutionStorage } from './execution/storage.js';
 
 export function fileStorage(directory: string): ExecutionStorage {
   const fileOf = (planId: string) => path.join(directory, `${encodeURIComponent(planId)}.json`);

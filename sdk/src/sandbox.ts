@@ -3,12 +3,11 @@
 // faked: `listAccounts`, `getPrimaryAccount`, `ledgerApi` (JSON Ledger API calls, with the
 // sandbox's bearer token), `prepareExecute` (progress as `txChanged` events) and
 // `prepareExecuteAndWait`. It signs nothing: the sandbox ledger lets its token act as any party.
-import type { ConnectResult, StatusEvent } from './generated/dapp-api.js';
 import type { Fetch } from './platform.js';
-import { PROVIDER_ERRORS, type CantonProvider, type PrepareExecuteParams, type ProviderRequest, type TxChangedExecutedEvent, type WalletAccount } from './provider.js';
+import { PROVIDER_ERRORS, type CantonProvider, type PrepareExecuteParams } from './provider.js';
+import { accountOf, providerShell, ProviderRpcError } from './provider-shell.js';
 
-/** The wallet is reached and so is its network, as the dApp API's ConnectResult says it. */
-const CONNECTED = { isConnected: true, isNetworkConnected: true } as const satisfies ConnectResult;
+export { ProviderRpcError };
 
 export interface SandboxProviderOptions {
   /** The sandbox ledger's URL (its `ledger`, as `make sandbox` prints it, or DATA_DIR/sandbox.json says). */
@@ -20,43 +19,11 @@ export interface SandboxProviderOptions {
   readonly fetch?: Fetch | undefined;
 }
 
-/** An error as a provider answers one: an EIP-1193 code, the ledger's own code in `data`. */
-export class ProviderRpcError extends Error {
-  override readonly name = 'ProviderRpcError';
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: { readonly ledgerCode?: string },
-  ) {
-    super(message);
-  }
-}
-
 const USER_ID = 'bestex-sandbox-wallet';
 
 export function sandboxProvider(options: SandboxProviderOptions): CantonProvider {
   const base = options.ledgerUrl.replace(/\/+$/, '');
   const fetcher = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
-  const listeners = new Map<string, Set<(payload: never) => void>>();
-  const emit = (event: string, payload: unknown) => {
-    for (const listener of listeners.get(event) ?? []) {
-      try {
-        (listener as (p: unknown) => void)(payload);
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
-  };
-  const account: WalletAccount = {
-    primary: true,
-    partyId: options.party,
-    status: 'allocated',
-    hint: options.party.split('::')[0]!,
-    publicKey: '',
-    namespace: options.party.split('::')[1]!,
-    networkId: 'bestex-sandbox',
-    signingProviderId: 'bestex-sandbox',
-  };
 
   async function call(requestMethod: string, resource: string, body?: unknown, query?: Record<string, string>): Promise<unknown> {
     const search = query && Object.keys(query).length > 0 ? `${resource.includes('?') ? '&' : '?'}${new URLSearchParams(query).toString()}` : '';
@@ -85,59 +52,31 @@ export function sandboxProvider(options: SandboxProviderOptions): CantonProvider
     return parsed;
   }
 
-  async function execute(params: PrepareExecuteParams): Promise<TxChangedExecutedEvent> {
-    // The dApp API leaves the commandId to the wallet when the dApp names none.
-    const commandId = params.commandId ?? crypto.randomUUID();
-    emit('txChanged', { status: 'pending', commandId });
-    try {
-      const { transaction } = (await call('post', '/v2/commands/submit-and-wait-for-transaction', {
-        commands: { commands: params.commands, commandId, actAs: params.actAs, readAs: params.readAs ?? [], userId: USER_ID, disclosedContracts: params.disclosedContracts ?? [] },
-      })) as { transaction: { updateId: string; offset: number } };
-      const executed = { status: 'executed' as const, commandId, payload: { updateId: transaction.updateId, completionOffset: transaction.offset } };
-      emit('txChanged', executed);
-      return executed;
-    } catch (err) {
-      emit('txChanged', { status: 'failed', commandId });
-      throw err;
-    }
-  }
-
-  return {
-    async request({ method, params }: ProviderRequest): Promise<unknown> {
-      switch (method) {
-        case 'status':
-          return { provider: { id: 'bestex-sandbox', providerType: 'browser' }, connection: CONNECTED, network: { networkId: 'bestex-sandbox', ledgerApi: base } } satisfies StatusEvent;
-        case 'connect':
-        case 'isConnected':
-          return CONNECTED;
-        case 'listAccounts':
-          return [account];
-        case 'getPrimaryAccount':
-          return account;
-        case 'ledgerApi': {
-          const p = (params ?? {}) as { requestMethod?: string; resource?: string; body?: unknown; query?: Record<string, string> };
-          if (typeof p.resource !== 'string' || !p.resource.startsWith('/')) throw new ProviderRpcError(-32602, 'ledgerApi needs a resource path');
-          return call(p.requestMethod ?? 'get', p.resource, p.body, p.query);
-        }
-        case 'prepareExecute':
-          await execute(params as PrepareExecuteParams);
-          return null;
-        case 'prepareExecuteAndWait':
-          return { tx: await execute(params as PrepareExecuteParams) };
-        default:
-          throw new ProviderRpcError(PROVIDER_ERRORS.methodNotFound, `the sandbox wallet does not answer ${method}`);
-      }
+  return providerShell({
+    name: 'the sandbox wallet',
+    provider: { id: 'bestex-sandbox', providerType: 'browser' },
+    network: { networkId: 'bestex-sandbox', ledgerApi: base },
+    account: accountOf(options.party, { publicKey: '', networkId: 'bestex-sandbox', signingProviderId: 'bestex-sandbox' }),
+    ledgerApi(params) {
+      const p = (params ?? {}) as { requestMethod?: string; resource?: string; body?: unknown; query?: Record<string, string> };
+      if (typeof p.resource !== 'string' || !p.resource.startsWith('/')) throw new ProviderRpcError(-32602, 'ledgerApi needs a resource path');
+      return call(p.requestMethod ?? 'get', p.resource, p.body, p.query);
     },
-    on(event, listener) {
-      if (!listeners.has(event)) listeners.set(event, new Set());
-      listeners.get(event)!.add(listener);
-      return this;
+    submission(params) {
+      const submitted = params as PrepareExecuteParams;
+      // The dApp API leaves the commandId to the wallet when the dApp names none.
+      const commandId = submitted.commandId ?? crypto.randomUUID();
+      return {
+        commandId,
+        async run() {
+          const { transaction } = (await call('post', '/v2/commands/submit-and-wait-for-transaction', {
+            commands: { commands: submitted.commands, commandId, actAs: submitted.actAs, readAs: submitted.readAs ?? [], userId: USER_ID, disclosedContracts: submitted.disclosedContracts ?? [] },
+          })) as { transaction: { updateId: string; offset: number } };
+          return { updateId: transaction.updateId, completionOffset: transaction.offset };
+        },
+      };
     },
-    removeListener(event, listener) {
-      listeners.get(event)?.delete(listener);
-      return this;
-    },
-  };
+  });
 }
 
 /**

@@ -5,7 +5,7 @@
 // back. Pure: it is fed transactions in ledger order and says where things stand.
 import { toUnits } from './decimal.js';
 import type { LedgerTransaction, TransferView } from './ledger-view.js';
-import { CHOICES, REASON_KEY } from './token-standard.js';
+import { CHOICES, REASON_KEY } from './generated/token-standard.js';
 
 export type DepositOutcome = 'COMPLETED' | 'SLIPPAGE_FAILED' | 'EXPIRED' | 'WITHDRAWN';
 

@@ -7,12 +7,8 @@
 // wallet-sdk is an optional peer dependency: only its types are imported, so this entry loads
 // nothing of it, and the main entry never imports this one.
 import type { SDKContext, SDKInterface, SDKPlugin } from '@canton-network/wallet-sdk';
-import type { ConnectResult, StatusEvent } from './generated/dapp-api.js';
-import { PROVIDER_ERRORS, type CantonProvider, type DisclosedContract, type LedgerCommand, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
-import { ProviderRpcError } from './sandbox.js';
-
-/** The wallet is reached and so is its network, as the dApp API's ConnectResult says it. */
-const CONNECTED = { isConnected: true, isNetworkConnected: true } as const satisfies ConnectResult;
+import { PROVIDER_ERRORS, type CantonProvider, type DisclosedContract, type LedgerCommand } from './provider.js';
+import { accountOf, providerShell, ProviderRpcError, type Emit } from './provider-shell.js';
 
 export { ProviderRpcError };
 
@@ -166,8 +162,6 @@ interface Submission {
   readonly disclosedContracts: readonly DisclosedContract[];
 }
 
-type Executed = TxChangedEvent & { status: 'executed' };
-
 export function walletSdkProvider(options: WalletSdkProviderOptions): CantonProvider {
   const { sdk, party } = options;
   if (typeof party !== 'string' || !party.includes('::')) throw new TypeError('walletSdkProvider needs the party it acts for, as <hint>::<namespace>');
@@ -178,29 +172,8 @@ export function walletSdkProvider(options: WalletSdkProviderOptions): CantonProv
   }
   const key = given !== undefined && typeof given !== 'function' ? keySigner(given.privateKey) : null;
   const signer = typeof given === 'function' ? given : key ? (hash: string) => key.sign(hash) : null;
-  const [hint, namespace] = party.split('::') as [string, string];
+  const namespace = party.split('::')[1]!;
   const networkId = options.networkId ?? ctx.defaultSynchronizerId;
-  const account: WalletAccount = {
-    primary: true,
-    partyId: party,
-    status: 'allocated',
-    hint,
-    publicKey: key?.publicKey ?? '',
-    namespace,
-    networkId,
-    signingProviderId: signer ? 'wallet-sdk' : 'participant',
-  };
-
-  const listeners = new Map<string, Set<(payload: never) => void>>();
-  const emit = (event: string, payload: unknown) => {
-    for (const listener of listeners.get(event) ?? []) {
-      try {
-        (listener as (p: unknown) => void)(payload);
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
-  };
 
   async function ledgerApi(params: unknown): Promise<unknown> {
     const p = (params ?? {}) as { requestMethod?: unknown; resource?: unknown; body?: unknown; query?: unknown };
@@ -242,7 +215,7 @@ export function walletSdkProvider(options: WalletSdkProviderOptions): CantonProv
   }
 
   /** Prepared on the participant, signed by the signer, executed and waited for. */
-  async function external(submission: Submission, sign: (hash: string, request: SigningRequest) => Promise<string>): Promise<{ updateId: string; completionOffset: number }> {
+  async function external(submission: Submission, sign: (hash: string, request: SigningRequest) => Promise<string>, emit: Emit): Promise<{ updateId: string; completionOffset: number }> {
     const { commandId } = submission;
     type PrepareArgs = Parameters<WalletSdk['ledger']['internal']['prepare']>[0];
     let prepared: Awaited<ReturnType<WalletSdk['ledger']['internal']['prepare']>>;
@@ -275,53 +248,15 @@ export function walletSdkProvider(options: WalletSdkProviderOptions): CantonProv
     }
   }
 
-  async function execute(params: unknown): Promise<Executed> {
-    const submission = submissionOf(params);
-    const { commandId } = submission;
-    emit('txChanged', { status: 'pending', commandId });
-    try {
-      const { updateId, completionOffset } = signer ? await external(submission, signer) : await internal(submission);
-      const executed: Executed = { status: 'executed', commandId, payload: { updateId, completionOffset } };
-      emit('txChanged', executed);
-      return executed;
-    } catch (err) {
-      emit('txChanged', { status: 'failed', commandId });
-      throw err;
-    }
-  }
-
-  return {
-    async request({ method, params }: ProviderRequest): Promise<unknown> {
-      switch (method) {
-        case 'status':
-          return { provider: { id: 'wallet-sdk', providerType: 'remote' }, connection: CONNECTED, network: { networkId } } satisfies StatusEvent;
-        case 'connect':
-        case 'isConnected':
-          return CONNECTED;
-        case 'listAccounts':
-          return [account];
-        case 'getPrimaryAccount':
-          return account;
-        case 'ledgerApi':
-          return ledgerApi(params);
-        // Answered once the ledger has answered, so a refusal reaches the caller as well as the txChanged listeners.
-        case 'prepareExecute':
-          await execute(params);
-          return null;
-        case 'prepareExecuteAndWait':
-          return { tx: await execute(params) };
-        default:
-          throw new ProviderRpcError(PROVIDER_ERRORS.methodNotFound, `the wallet-sdk provider does not answer ${method}`);
-      }
+  return providerShell({
+    name: 'the wallet-sdk provider',
+    provider: { id: 'wallet-sdk', providerType: 'remote' },
+    network: { networkId },
+    account: accountOf(party, { publicKey: key?.publicKey ?? '', networkId, signingProviderId: signer ? 'wallet-sdk' : 'participant' }),
+    ledgerApi,
+    submission(params) {
+      const submission = submissionOf(params);
+      return { commandId: submission.commandId, run: (emit) => (signer ? external(submission, signer, emit) : internal(submission)) };
     },
-    on(event, listener) {
-      if (!listeners.has(event)) listeners.set(event, new Set());
-      listeners.get(event)!.add(listener);
-      return this;
-    },
-    removeListener(event, listener) {
-      listeners.get(event)?.delete(listener);
-      return this;
-    },
-  };
+  });
 }

@@ -1,7 +1,7 @@
 // Where an execution's record is kept, so that `resume` can continue it after a reload or a
 // crash without submitting again: in memory by default, in the browser's localStorage, or (from
 // '@bestex/sdk/node') in a file. A record is versioned JSON; a reader skips a version it does not know.
-import { RECORD_VERSION, type ExecutionRecord } from './execution.js';
+import { RECORD_VERSION, type ExecutionRecord } from './types.js';
 
 export interface ExecutionStorage {
   get(planId: string): Promise<ExecutionRecord | null>;

@@ -1,8 +1,8 @@
 // What an execution is and ends as: its states, a step's progress, the hooks' payloads, the
-// result, and the record storage keeps for `resume` (src/execute.ts documents the states).
-import type { Outcome, PlanStep } from './client.js';
-import type { BestexError } from './errors.js';
-import type { Plan } from './plan.js';
+// result, and the record storage keeps for `resume` (./entry-points.ts documents the states).
+import type { Outcome, PlanStep } from '../client.js';
+import type { BestexError } from '../errors.js';
+import type { Plan } from '../plan.js';
 
 /** The version of the record this SDK writes. */
 export const RECORD_VERSION = 1;

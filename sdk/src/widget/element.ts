@@ -1,0 +1,436 @@
+// <bestex-swap>'s behaviour: the custom element's state (the quote, the selected venue, the plan,
+// refusals' waits and the person's errors), its lifecycle, its requests to the service and when it
+// redraws. What it draws comes from render.ts, the rules it applies from rules.ts. Importing it
+// touches no DOM: a browser's HTMLElement is read where there is one, and defining it is the
+// caller's (defineBestexSwap).
+import { createClient, type AppPlan, type BestexClient, type ExecutionPlan, type QuoteResponse } from '../client.js';
+import { fromUnits } from '../decimal.js';
+import { BestexError } from '../errors.js';
+import type { ExecutionHooks, ExecutionStatus } from '../execution/types.js';
+import { bestLine, el, layout, venueTable, type TokenView } from './render.js';
+import { AMOUNT, AMOUNT_RULE, fieldOf, MAX_BACKOFF_S, MAX_SLIPPAGE_BPS, ON_LEDGER, percent, PLANNABLE_VENUE, priceImpactBps, quoteProblem, REASONS, REFERENCE_DIVISOR, units, warningBps, type ActionError, type Reference } from './rules.js';
+
+const DEBOUNCE_MS = 300;
+/** The service's quote cache window: a refresh sooner would get the same bytes. */
+const REFRESH_MS = 10_000;
+
+/** The widget's attributes; each is also a property, camel-cased. */
+const ATTRIBUTES = ['api-base', 'api-key', 'from', 'to', 'amount', 'slippage-bps', 'party', 'price-impact-warning-bps'] as const;
+/** The fields a quote depends on: a change of another field asks for no quote. */
+const QUOTED_FIELDS = ['from', 'to', 'amount'];
+
+const Base = ((globalThis as { HTMLElement?: typeof HTMLElement }).HTMLElement ?? class {}) as typeof HTMLElement;
+
+export class BestexSwapElement extends Base {
+  static get observedAttributes(): string[] {
+    return [...ATTRIBUTES];
+  }
+
+  private root: ShadowRoot | null = null;
+  private client: BestexClient | null = null;
+  private quote: QuoteResponse | null = null;
+  private reference: Reference | null = null;
+  private selected = PLANNABLE_VENUE;
+  private debounce: ReturnType<typeof setTimeout> | undefined;
+  private refresh: ReturnType<typeof setInterval> | undefined;
+  /** The plan's validity, counting down. */
+  private planTimer: ReturnType<typeof setInterval> | undefined;
+  /** The plan line's countdown, stopped once the plan is on the ledger. */
+  private planLeft: HTMLElement | undefined;
+  /** The symbol of the plan's want instrument, for its status. */
+  private planWant = '';
+  /** A refusal's wait (429, 503), counting down or waiting to retry. */
+  private waitTimer: ReturnType<typeof setInterval> | undefined;
+  private creating = false;
+  private lastBest = '';
+  private lastImpact = '';
+  private lastWarning = '';
+  private waitUntil = 0;
+  private requestSeq = 0;
+  /** Retries after a 503 in a row: each waits twice the one before. */
+  private busyRetries = 0;
+  /** What the person must act on: it stays through refreshes until they do. */
+  private actionError: ActionError | null = null;
+  /** Registry names (Amulet) by the symbols the person chose (CC), as the quotes resolve them. */
+  private readonly names = new Map<string, string>();
+  private readonly parts: Record<string, HTMLElement> = {};
+  private readonly view: TokenView = { token: (nameOrSymbol) => this.token(nameOrSymbol), symbol: (nameOrSymbol) => this.symbol(nameOrSymbol) };
+
+  /** The plan the widget made last, if any. */
+  plan: AppPlan | ExecutionPlan | null = null;
+
+  // Each attribute as a property of the same meaning (apiBase is api-base), reflected to it;
+  // defined from ATTRIBUTES below the class.
+  declare apiBase: string | null;
+  declare apiKey: string | null;
+  declare from: string | null;
+  declare to: string | null;
+  declare amount: string | null;
+  declare slippageBps: string | null;
+  declare party: string | null;
+  declare priceImpactWarningBps: string | null;
+
+  connectedCallback(): void {
+    if (!this.root) this.build();
+    this.client = null;
+    this.requote(0);
+    this.refresh = setInterval(() => {
+      if (document.visibilityState === 'visible' && Date.now() >= this.waitUntil) this.requote(0);
+    }, REFRESH_MS);
+  }
+
+  disconnectedCallback(): void {
+    clearInterval(this.refresh);
+    clearInterval(this.planTimer);
+    clearInterval(this.waitTimer);
+    clearTimeout(this.debounce);
+  }
+
+  attributeChangedCallback(name: string, previous: string | null, value: string | null): void {
+    if (previous === value || !this.root) return;
+    if (name === 'price-impact-warning-bps') {
+      this.renderImpact();
+      return;
+    }
+    if (name === 'api-base' || name === 'api-key') this.client = null;
+    const input = this.parts[name];
+    if (input instanceof HTMLInputElement || input instanceof HTMLSelectElement) input.value = value ?? '';
+    this.requote(DEBOUNCE_MS);
+    this.showKeyNote();
+  }
+
+  /** Hooks for the SDK's execute: the widget shows the execution's status as it goes. */
+  executionHooks(): ExecutionHooks {
+    return {
+      onStatus: (status: ExecutionStatus, detail) => {
+        // Once on the ledger the plan's validity no longer counts: its countdown stops and says so.
+        if (ON_LEDGER.includes(status) && this.planLeft) {
+          clearInterval(this.planTimer);
+          this.planLeft.textContent = 'sent to the ledger';
+        }
+        const line = this.parts.status!;
+        line.replaceChildren(status);
+        if (status === 'COMPLETED' && detail.received) line.append(`: received ${detail.received} `, this.token(this.planWant));
+        if (detail.updateId) line.append(` (update ${detail.updateId})`);
+        if (detail.note) line.append(`: ${detail.note}`);
+        line.dataset.status = status;
+      },
+    };
+  }
+
+  private setting(name: string, fallback: string): string {
+    return this.getAttribute(name)?.trim() || fallback;
+  }
+
+  private api(): BestexClient {
+    const key = this.getAttribute('api-key')?.trim();
+    this.client ??= createClient({ baseUrl: this.setting('api-base', globalThis.location?.origin ?? ''), ...(key ? { apiKey: key } : {}) });
+    return this.client;
+  }
+
+  /** A token as the person chose it (CC), its registry name (Amulet) in its title where that differs. */
+  private token(nameOrSymbol: string): Node {
+    const symbol = [...this.names].find(([, name]) => name === nameOrSymbol)?.[0] ?? nameOrSymbol;
+    const name = this.names.get(symbol);
+    return name && name !== symbol ? el('span', { title: `${name}, the registry's name for ${symbol}` }, symbol) : document.createTextNode(symbol);
+  }
+
+  private symbol(nameOrSymbol: string): string {
+    return this.token(nameOrSymbol).textContent ?? nameOrSymbol;
+  }
+
+  private build(): void {
+    this.root = this.attachShadow({ mode: 'open' });
+    const { form, dismiss, nodes } = layout(this.parts, (name, fallback) => this.setting(name, fallback));
+    form.addEventListener('input', (event) => {
+      const name = (event.target as HTMLInputElement).name;
+      if (this.actionError && (this.actionError.field === null || this.actionError.field === name)) this.showActionError(null);
+      if (QUOTED_FIELDS.includes(name)) this.requote(DEBOUNCE_MS);
+    });
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void this.createPlan();
+    });
+    dismiss.addEventListener('click', () => {
+      const field = this.actionError?.field;
+      this.showActionError(null);
+      (this.parts[field ?? 'create'] ?? this.parts.create!).focus();
+    });
+    this.root.append(...nodes);
+    this.showKeyNote();
+  }
+
+  private value(name: string): string {
+    return (this.parts[name] as HTMLInputElement | HTMLSelectElement).value.trim();
+  }
+
+  private showKeyNote(): void {
+    const keyed = Boolean(this.getAttribute('api-key')?.trim());
+    // aria-disabled, not disabled: a disabled button drops the focus to the page.
+    this.parts.create!.setAttribute('aria-disabled', String(!keyed || this.creating));
+    this.parts.keyNote!.textContent = keyed ? '' : 'Quotes only: creating a plan needs a partner key (api-key).';
+  }
+
+  /** Sets one of the two lines of the error part; `ticking` keeps a countdown's every second unsaid. */
+  private say(line: 'actionText' | 'quoteText', text: string, ticking = false): void {
+    this.parts.error!.setAttribute('aria-live', ticking ? 'off' : 'polite');
+    const node = this.parts[line]!;
+    node.textContent = text;
+    node.hidden = text === '';
+  }
+
+  private showActionError(error: ActionError | null, focus = false): void {
+    this.actionError = error;
+    this.say('actionText', error?.text ?? '');
+    this.parts.dismiss!.hidden = error === null;
+    if (focus && error?.field) this.parts[error.field]?.focus();
+  }
+
+  private requote(delayMs: number): void {
+    clearTimeout(this.debounce);
+    // While a refusal's wait runs, its own retry asks again.
+    if (Date.now() < this.waitUntil) return;
+    this.debounce = setTimeout(() => void this.loadQuote(), delayMs);
+  }
+
+  private async loadQuote(): Promise<void> {
+    const seq = ++this.requestSeq;
+    const problem = quoteProblem(this.value('amount'), this.value('from'), this.value('to'));
+    if (problem) {
+      // No request, and no table of another amount's quote left on screen.
+      this.quote = null;
+      this.reference = null;
+      this.keepingFocus(() => this.parts.venues!.replaceChildren());
+      for (const part of ['best', 'best-note']) this.parts[part]!.replaceChildren();
+      this.lastBest = '';
+      this.renderImpact();
+      this.say('quoteText', problem);
+      return;
+    }
+    const from = this.value('from');
+    const to = this.value('to');
+    const amount = this.value('amount');
+    const small = fromUnits(units(amount) / REFERENCE_DIVISOR);
+    try {
+      const [quote, reference] = await Promise.all([this.api().quote({ from, to, amount }), this.referenceQuote(from, to, small)]);
+      if (seq !== this.requestSeq) return;
+      this.names.set(from, quote.pair.give);
+      this.names.set(to, quote.pair.want);
+      this.quote = quote;
+      this.reference = reference;
+      this.busyRetries = 0;
+      this.say('quoteText', '');
+      this.renderQuote(quote);
+    } catch (err) {
+      if (seq === this.requestSeq) this.showError(err, () => void this.loadQuote());
+    }
+  }
+
+  /** The selected venue's gross for `small`, or why it has none: the impact line says so, the quote stands. */
+  private async referenceQuote(from: string, to: string, small: string): Promise<Reference> {
+    if (small === '0') return { unknown: 'the amount is too small to measure against a smaller one' };
+    try {
+      const quote = await this.api().quote({ from, to, amount: small });
+      const venue = quote.venues.find((v) => v.venueId === this.selected);
+      if (venue?.available && venue.gross) return { amount: small, gross: venue.gross };
+      return { unknown: `${this.selected} does not quote ${small}: ${REASONS[venue?.rejectionCode ?? ''] ?? 'no quote'}` };
+    } catch (err) {
+      return { unknown: `no quote for ${small}: ${err instanceof Error ? err.message : 'the request failed'}` };
+    }
+  }
+
+  /** Runs `redraw`; a focus it took away from the venue table goes back to the same venue's choice. */
+  private keepingFocus(redraw: () => void): void {
+    const active = this.root!.activeElement;
+    const inVenues = active !== null && this.parts.venues!.contains(active);
+    const venueId = active instanceof HTMLInputElement ? active.value : null;
+    redraw();
+    if (!inVenues) return;
+    const same = Array.from(this.parts.venues!.querySelectorAll<HTMLInputElement>('input[name=venue]')).find((choice) => choice.value === venueId && !choice.disabled);
+    (same ?? this.parts.amount!).focus();
+  }
+
+  private renderQuote(quote: QuoteResponse): void {
+    const table = venueTable(quote, this.selected, this.view, (venueId) => (this.selected = venueId));
+    const edge = quote.edgeBps === null ? 'no second venue to compare' : `best beats the next by ${quote.edgeBps} bps`;
+    this.keepingFocus(() => this.parts.venues!.replaceChildren(table, el('p', { class: 'note', part: 'edge' }, `${edge}; as of ${quote.asOf}`)));
+    this.renderBest(quote);
+    this.renderImpact();
+  }
+
+  /** The best quote beside the best the person can execute now, and why they differ when they do. */
+  private renderBest(quote: QuoteResponse): void {
+    const { line, note } = bestLine(quote, this.view);
+    const text = line.map((part) => (typeof part === 'string' ? part : part.textContent)).join('');
+    // Rewritten only when it changes: the live line is said once per change, not at every refresh.
+    if (text !== this.lastBest) {
+      this.parts.best!.replaceChildren(...line);
+      this.parts['best-note']!.textContent = note;
+    }
+    this.lastBest = text;
+  }
+
+  /** The selected venue's price impact for this amount, and a warning above the host's threshold. */
+  private renderImpact(): void {
+    const venue = this.quote?.venues.find((v) => v.venueId === this.selected);
+    const reference = this.reference;
+    const line: Array<Node | string> = [];
+    let warning = '';
+    if (this.quote && reference && venue?.available && venue.gross) {
+      if ('unknown' in reference) line.push(`Price impact on ${venue.venueId}: not known (${reference.unknown}).`);
+      else {
+        const bps = priceImpactBps(this.quote.amount, venue.gross, reference.amount, reference.gross);
+        line.push(`Price impact on ${venue.venueId}: ${percent(bps)}, this amount's price against that of ${reference.amount} `, this.token(this.quote.pair.give), ', before fees.');
+        const threshold = BigInt(warningBps(this.getAttribute('price-impact-warning-bps')));
+        if (bps > threshold) warning = `Warning: a price impact of ${percent(bps)} is above ${percent(threshold)}. This amount moves the price against you; a smaller amount gets a better price.`;
+      }
+    }
+    const text = line.map((part) => (typeof part === 'string' ? part : part.textContent)).join('');
+    // Redrawn only when it changes: an alert redrawn at every refresh would be said at every refresh.
+    if (text === this.lastImpact && warning === this.lastWarning) return;
+    this.lastImpact = text;
+    this.lastWarning = warning;
+    this.parts.impact!.replaceChildren(...line);
+    this.parts.impactWarning!.replaceChildren(...(warning ? [el('p', { part: 'impact-warning', role: 'alert' }, warning)] : []));
+  }
+
+  private async createPlan(): Promise<void> {
+    // One plan per press: a second Enter while the first is asked would make a second plan.
+    if (!this.getAttribute('api-key')?.trim() || this.creating) return;
+    // Each press answers for itself: what an earlier one found gives way to what this one finds.
+    this.showActionError(null);
+    const party = this.value('party');
+    const amount = this.value('amount');
+    if (amount === '' || !AMOUNT.test(amount) || /^[0.]*$/.test(amount)) {
+      this.showActionError({ text: amount === '' ? 'Enter an amount to create a plan.' : AMOUNT_RULE, field: 'amount' }, true);
+      return;
+    }
+    if (!party) {
+      this.showActionError({ text: 'Your party is required to create a plan.', field: 'party' }, true);
+      return;
+    }
+    // An empty field is the service's default (50 bps), never 0: Number('') would set the floor at the quoted net.
+    const slippageText = this.value('slippage-bps');
+    if (slippageText !== '' && !(/^[0-9]{1,4}$/.test(slippageText) && Number(slippageText) <= MAX_SLIPPAGE_BPS)) {
+      this.showActionError({ text: `Slippage is a whole number of bps from 0 to ${MAX_SLIPPAGE_BPS}; leave it empty for the default (50).`, field: 'slippage-bps' }, true);
+      return;
+    }
+    this.creating = true;
+    this.showKeyNote();
+    try {
+      const plan = await this.api().plan({
+        from: this.value('from'),
+        to: this.value('to'),
+        amount,
+        venueId: this.selected,
+        takerParty: party,
+        ...(slippageText === '' ? {} : { slippageBps: Number(slippageText) }),
+        idempotencyKey: `widget-${globalThis.crypto.randomUUID()}`,
+      });
+      this.plan = plan;
+      this.showPlan(plan);
+      this.dispatchEvent(new CustomEvent('bestex:plan', { detail: { plan, quote: this.quote }, bubbles: true, composed: true }));
+    } catch (err) {
+      // A refused plan is not retried by itself: the person presses again when told.
+      this.showError(err, null);
+    } finally {
+      this.creating = false;
+      this.showKeyNote();
+    }
+  }
+
+  private showPlan(plan: AppPlan | ExecutionPlan): void {
+    clearInterval(this.planTimer);
+    const left = el('span');
+    this.planLeft = left;
+    this.planWant = plan.quoteRef.pair.want;
+    const tick = () => {
+      const seconds = Math.max(0, Math.ceil((Date.parse(plan.expiry) - Date.now()) / 1000));
+      left.textContent = seconds > 0 ? `valid for ${seconds} s` : 'expired: create a new plan';
+      if (seconds === 0) clearInterval(this.planTimer);
+    };
+    tick();
+    this.planTimer = setInterval(tick, 1000);
+    const deposit = plan.steps[0]!;
+    this.parts.plan!.replaceChildren(
+      el('p', {}, `Plan ${plan.planId}: deposit ${deposit.amount} `, this.token(deposit.instrument), `, receive at least ${plan.quoteRef.minReceive} `, this.token(plan.quoteRef.pair.want), ', ', left),
+    );
+    this.parts.status!.replaceChildren();
+    delete this.parts.status!.dataset.status;
+    this.parts.plan!.focus();
+  }
+
+  /**
+   * Every documented error as a state a person understands. `retry` asks again once a wait is
+   * over (a quote, whose words go with the next quote); without it (a plan) the person is told when
+   * to press again, and the words stay until they act.
+   */
+  private showError(err: unknown, retry: (() => void) | null): void {
+    clearInterval(this.waitTimer);
+    const show = (text: string, ticking = false) => {
+      if (retry) this.say('quoteText', text, ticking);
+      else if (ticking) this.say('actionText', text, true);
+      else this.showActionError({ text, field: err instanceof BestexError ? fieldOf(err) : null }, true);
+    };
+    if (!(err instanceof BestexError)) {
+      show('Something went wrong.');
+      return;
+    }
+    const wait = (seconds: number, what: string) => {
+      this.waitUntil = Date.now() + seconds * 1000;
+      let left = seconds;
+      show(`${what}: ${retry ? 'retrying' : 'try again'} in ${left} s.`);
+      left -= 1;
+      this.waitTimer = setInterval(() => {
+        // A plan's wait ends with its words: the person dismissed them or acted.
+        if (!retry && this.actionError === null) {
+          clearInterval(this.waitTimer);
+          return;
+        }
+        if (left > 0) {
+          show(`${what}: ${retry ? 'retrying' : 'try again'} in ${left--} s.`, true);
+          return;
+        }
+        clearInterval(this.waitTimer);
+        if (retry) {
+          show('');
+          retry();
+        } else show(`${what}: try again now.`);
+      }, 1000);
+    };
+    if (err.status === 429) {
+      wait(err.retryAfterSeconds ?? 60, 'Too many requests');
+      return;
+    }
+    if (err.status === 503) {
+      const seconds = Math.min(MAX_BACKOFF_S, (err.retryAfterSeconds ?? 5) * 2 ** this.busyRetries);
+      this.busyRetries += 1;
+      wait(seconds, 'The service is busy');
+      return;
+    }
+    if (err.code === 'venue_unavailable') {
+      show('That venue cannot be planned right now: quoting again.');
+      this.requote(0);
+      return;
+    }
+    show(err.message);
+  }
+}
+
+for (const attribute of ATTRIBUTES) {
+  Object.defineProperty(BestexSwapElement.prototype, attribute.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()), {
+    get(this: HTMLElement) {
+      return this.getAttribute(attribute);
+    },
+    set(this: HTMLElement, value: string | null) {
+      if (value === null) this.removeAttribute(attribute);
+      else this.setAttribute(attribute, value);
+    },
+  });
+}
+
+/** Defines <bestex-swap> (or `tag`) where a browser can: nowhere else, and once. */
+export function defineBestexSwap(tag = 'bestex-swap'): void {
+  const registry = (globalThis as { customElements?: CustomElementRegistry }).customElements;
+  if (registry && !registry.get(tag)) registry.define(tag, BestexSwapElement);
+}

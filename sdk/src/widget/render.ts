@@ -1,0 +1,124 @@
+// The widget's DOM, built from text only (nothing the service or the person says is parsed as
+// markup): the shadow root's layout with the parts the element updates, the quote's venue table and
+// its headline. It holds no state and touches no document until called: the element does both.
+import type { QuoteResponse } from '../client.js';
+import { PLANNABLE_VENUE, REASONS, TOKENS } from './rules.js';
+import { STYLE } from './style.js';
+
+/** An element, with text content only: nothing the service or the user says is parsed as markup. */
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  for (const child of children) node.append(child);
+  return node;
+}
+
+/** How a token is shown: as the person chose it (CC), with its registry name (Amulet) where that differs. */
+export interface TokenView {
+  token(nameOrSymbol: string): Node;
+  symbol(nameOrSymbol: string): string;
+}
+
+/**
+ * The shadow root's content, in focus order, each part the element updates named in `parts`; the
+ * form and the dismiss button are returned for the element's listeners.
+ */
+export function layout(parts: Record<string, HTMLElement>, setting: (name: string, fallback: string) => string): { form: HTMLFormElement; dismiss: HTMLButtonElement; nodes: Node[] } {
+  const style = el('style');
+  style.textContent = STYLE;
+  const select = (name: string, label: string, value: string) => {
+    const node = el('select', { name, 'aria-label': label });
+    for (const token of TOKENS) node.append(el('option', { value: token }, token));
+    node.value = value;
+    parts[name] = node;
+    return el('label', {}, label, node);
+  };
+  const input = (name: string, label: string, value: string, attributes: Record<string, string> = {}) => {
+    const node = el('input', { name, value, ...attributes });
+    parts[name] = node;
+    return el('label', {}, label, node);
+  };
+  // The headline is the one live line of the quote: said when it changes, not at every refresh.
+  parts.best = el('p', { part: 'best', 'aria-live': 'polite' });
+  parts['best-note'] = el('p', { part: 'best-note' });
+  parts.venues = el('div', { part: 'venues' });
+  parts.impact = el('p', { part: 'impact' });
+  parts.impactWarning = el('div');
+  const quote = el('div', { class: 'quote' }, parts.best, parts['best-note'], parts.venues, parts.impact, parts.impactWarning);
+  const button = el('button', { type: 'submit', part: 'create' }, 'Create plan');
+  parts.create = button;
+  // DOM order is focus order: what to swap, where, how much slippage, who, then Create plan.
+  const form = el(
+    'form',
+    { part: 'form', 'aria-label': 'Swap' },
+    select('from', 'Sell', setting('from', 'CC')),
+    select('to', 'Buy', setting('to', 'USDCx')),
+    input('amount', 'Amount', setting('amount', '100'), { inputmode: 'decimal', autocomplete: 'off' }),
+    quote,
+    input('slippage-bps', 'Slippage (bps)', setting('slippage-bps', '50'), { inputmode: 'numeric', autocomplete: 'off' }),
+    input('party', 'Your party', setting('party', ''), { autocomplete: 'off', spellcheck: 'false' }),
+    button,
+  );
+  parts.keyNote = el('p', { class: 'note' });
+  // Polite, and quiet while a wait counts down: a countdown would otherwise be read out every second.
+  parts.actionText = el('span', { hidden: '' });
+  parts.quoteText = el('span', { hidden: '' });
+  parts.error = el('p', { part: 'error', 'aria-live': 'polite' }, parts.actionText, parts.quoteText);
+  const dismiss = el('button', { type: 'button', part: 'dismiss', hidden: '' }, 'Dismiss');
+  parts.dismiss = dismiss;
+  // Focused when a plan is made, so the focus leaves the button for what it made, never for the page.
+  parts.plan = el('div', { part: 'plan', role: 'region', 'aria-label': 'Your plan', tabindex: '-1' });
+  parts.status = el('p', { part: 'status', role: 'status' });
+  return { form, dismiss, nodes: [style, form, parts.keyNote, parts.error, dismiss, parts.plan, parts.status] };
+}
+
+/** The quote's venues, best net first: the plannable venue offered as a choice, the others with why not. */
+export function venueTable(quote: QuoteResponse, selected: string, view: TokenView, onChoose: (venueId: string) => void): HTMLTableElement {
+  const want = view.symbol(quote.pair.want);
+  const table = el('table', { 'aria-label': `Venues for ${quote.amount} ${view.symbol(quote.pair.give)}, best net first` });
+  table.append(el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Venue'), el('th', { scope: 'col' }, `You receive (${want})`), el('th', { scope: 'col' }, 'Fees'))));
+  const body = el('tbody');
+  for (const venue of quote.venues) {
+    const plannable = venue.available && venue.venueId === PLANNABLE_VENUE;
+    const choice = el('input', { type: 'radio', name: 'venue', value: venue.venueId, 'aria-label': `Plan on ${venue.venueId}` });
+    choice.disabled = !plannable;
+    choice.checked = plannable && selected === venue.venueId;
+    choice.addEventListener('change', () => onChoose(venue.venueId));
+    const name = el('td', {}, el('label', {}, choice, ` ${venue.venueId}`));
+    if (!venue.available) {
+      body.append(el('tr', { part: 'venue', class: 'unavailable' }, name, el('td', {}, 'unavailable'), el('td', {}, REASONS[venue.rejectionCode ?? ''] ?? String(venue.rejectionCode))));
+      continue;
+    }
+    const fees = el('td');
+    if (venue.fee) {
+      const where = venue.fee.appliedTo === 'on_top' ? 'on top of what you give' : venue.fee.appliedTo === 'deducted_from_give' ? 'taken from what you give' : 'taken from what you receive';
+      fees.append(el('div', {}, `venue fee ${venue.fee.amount} `, view.token(venue.fee.asset), `, ${where} (${venue.feeBps} bps)`));
+    } else fees.append(el('div', {}, 'no venue fee'));
+    if (venue.clientFees) {
+      fees.append(el('div', {}, `service ${venue.clientFees.service.amount} (${venue.clientFees.service.bps} bps)`));
+      if (venue.clientFees.integrator) fees.append(el('div', {}, `integrator ${venue.clientFees.integrator.amount} (${venue.clientFees.integrator.bps} bps)`));
+      fees.append(el('div', {}, `you receive ${venue.clientFees.userReceives}`));
+    }
+    if (!plannable) fees.append(el('div', { class: 'note' }, `cannot be planned yet: v1 executes on ${PLANNABLE_VENUE}`));
+    body.append(el('tr', { part: 'venue' }, name, el('td', {}, venue.net ?? ''), fees));
+  }
+  table.append(body);
+  return table;
+}
+
+/** The best quote beside the best the person can execute now, and why they differ when they do. */
+export function bestLine(quote: QuoteResponse, view: TokenView): { line: Array<Node | string>; note: string } {
+  const want = quote.pair.want;
+  const executable = quote.venues.find((v) => v.venueId === PLANNABLE_VENUE);
+  const line: Array<Node | string> = [];
+  let note = '';
+  if (!quote.best) line.push('No venue can quote this now');
+  else {
+    line.push(`Best quote: ${quote.best.venueId} ${quote.best.net} `, view.token(want), ' · Best you can execute now: ');
+    if (executable?.available) line.push(`${PLANNABLE_VENUE} ${executable.net} `, view.token(want));
+    else line.push('none');
+    if (!executable?.available) note = `Plans are made on ${PLANNABLE_VENUE} only for now, and it cannot quote this: ${REASONS[executable?.rejectionCode ?? ''] ?? 'it is not quoting'}.`;
+    else if (quote.best.venueId !== PLANNABLE_VENUE) note = `Plans are made on ${PLANNABLE_VENUE} only for now: ${quote.best.venueId} quotes more but cannot be executed through this widget yet.`;
+  }
+  return { line, note };
+}

@@ -1,0 +1,98 @@
+// The widget's rules that need no DOM: what it may plan, the contract's bounds on what a person
+// types and the words for what is wrong, the reasons a venue gives in words, and the price-impact
+// arithmetic. Tested without a browser.
+import type { BestexError } from '../errors.js';
+import { toUnits } from '../decimal.js';
+import type { ExecutionStatus } from '../execution/types.js';
+
+/** The venue v1 plans execute on; the others are shown with why they cannot be planned yet. */
+export const PLANNABLE_VENUE = 'tradecraft';
+export const TOKENS = ['CC', 'USDCx', 'CBTC'] as const;
+/** The states in which the plan's deposit is on the ledger. */
+export const ON_LEDGER: readonly ExecutionStatus[] = ['INITIATED', 'COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN'];
+/** The longest a retry after a 503 waits. */
+export const MAX_BACKOFF_S = 60;
+
+/** The contract's bound on slippageBps. */
+export const MAX_SLIPPAGE_BPS = 5000;
+
+/** The contract's Amount: positive, at most 1,000,000,000, at most 10 fractional digits. */
+export const AMOUNT = /^(([0-9]{1,9}|0[0-9]{9})(\.[0-9]{1,10})?|1000000000(\.0{1,10})?)$/;
+export const AMOUNT_RULE = 'Amount is a number above 0 and at most 1000000000, with at most 10 decimal places.';
+
+/**
+ * The price impact is measured against a quote for this fraction of the amount: small enough that
+ * its own impact is negligible on any pool deep enough to quote the amount, large enough to stay
+ * clear of a Decimal's 10 fractional digits.
+ */
+export const REFERENCE_DIVISOR = 1000n;
+/** Above this impact (1 %), unless the host sets price-impact-warning-bps, the widget warns. */
+export const DEFAULT_IMPACT_WARNING_BPS = 100;
+export const MAX_IMPACT_WARNING_BPS = 10_000;
+
+export const REASONS: Readonly<Record<string, string>> = {
+  no_pool: 'no pool for this pair',
+  below_minimum: 'below the venue\'s minimum size',
+  above_maximum: 'above the venue\'s maximum size',
+  insufficient_liquidity: 'not enough liquidity for this amount',
+  timeout: 'the venue did not answer in time',
+  venue_error: 'the venue answered with an error',
+  maintenance: 'the venue is in maintenance',
+  venue_down: 'the venue is down',
+};
+
+/** The service names a field in its words ('takerParty'); the widget's field for it. */
+const FIELDS_NAMED: ReadonlyArray<readonly [RegExp, string]> = [
+  [/'takerParty'/, 'party'],
+  [/'slippageBps'/, 'slippage-bps'],
+  [/'amount'/, 'amount'],
+  [/'from'/, 'from'],
+  [/'to'/, 'to'],
+];
+
+/** An amount in 1e-10 units; the contract's Amount may carry leading zeros, a Decimal may not. */
+export const units = (text: string): bigint => toUnits(text.replace(/^0+(?=[0-9])/, ''));
+
+/** bps as a percentage with two decimals: 7143 is "71.43 %". */
+export const percent = (bps: bigint): string => `${bps / 100n}.${String(bps % 100n).padStart(2, '0')} %`;
+
+/**
+ * How much worse, in bps, `amount` is paid (`gross`) than `small` is (`smallGross`), rounded up:
+ * the reference price is taken at the top of its last digit's rounding, so the impact shown is
+ * never less than the pool's. Never negative.
+ */
+export function priceImpactBps(amount: string, gross: string, small: string, smallGross: string): bigint {
+  const [a, g, s, r] = [units(amount), units(gross), units(small), units(smallGross) + 1n];
+  const whole = a * r;
+  const lost = whole - g * s;
+  return lost <= 0n ? 0n : (lost * 10_000n + whole - 1n) / whole;
+}
+
+/** What an attribute sets the warning at: a whole number of bps up to 10,000, else the default. */
+export function warningBps(text: string | null): number {
+  const trimmed = text?.trim() ?? '';
+  return /^[0-9]{1,5}$/.test(trimmed) && Number(trimmed) <= MAX_IMPACT_WARNING_BPS ? Number(trimmed) : DEFAULT_IMPACT_WARNING_BPS;
+}
+
+/** A problem the person has to act on, and the field it concerns (null: the plan as a whole). */
+export interface ActionError {
+  readonly text: string;
+  readonly field: string | null;
+}
+
+/** The execution venue's quote for a small part of the amount, or why there is none. */
+export type Reference = { readonly amount: string; readonly gross: string } | { readonly unknown: string };
+
+/** Why the form cannot be quoted as it is, in words; null when it can. */
+export function quoteProblem(amount: string, from: string, to: string): string | null {
+  if (amount === '') return 'Enter an amount to quote.';
+  if (!AMOUNT.test(amount) || /^[0.]*$/.test(amount)) return AMOUNT_RULE;
+  if (from === to) return 'Sell and Buy are the same token: choose another to quote.';
+  return null;
+}
+
+/** The widget's field a refusal of the service concerns, as its message names it. */
+export function fieldOf(err: BestexError): string | null {
+  if (err.code === 'bad_party') return 'party';
+  return FIELDS_NAMED.find(([pattern]) => pattern.test(err.message))?.[1] ?? null;
+}
