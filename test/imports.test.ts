@@ -1,7 +1,8 @@
 // The house's shape, read from the TypeScript sources' own imports: "no import circle anywhere;
 // nothing in core/ imports handlers/, scripts/ or the sandbox; nothing in handlers/ imports the
-// sandbox; scripts/ holds entry points, not libraries that other code imports", and each folder's
-// README.md "Must not import" line holds. Every failure names the offending import.
+// sandbox; scripts/ holds entry points, not libraries that other code imports; no operation imports
+// another", and each folder's README.md "Must not import" line holds. Every failure names the
+// offending import.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -151,7 +152,15 @@ t.test('"one composition root is the only file that knows every folder": core\'s
 });
 
 t.test('each folder\'s README.md says what it owns and what it must not import, and that holds', async (t) => {
-  const folders = [...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`), 'sandbox', 'portal'];
+  const folders = [
+    ...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`),
+    'sandbox',
+    'portal',
+    'handlers',
+    'handlers/http',
+    'handlers/operations',
+    'handlers/pages',
+  ];
   for (const folder of folders) {
     const readme = readFileSync(path.join(ROOT, folder, 'README.md'), 'utf8');
     const line = /^Must not import: (.+)$/m.exec(readme)?.[1];
@@ -160,5 +169,20 @@ t.test('each folder\'s README.md says what it owns and what it must not import, 
     t.ok(forbidden.length > 0, `${folder} names what it must not import`);
     for (const target of forbidden) t.ok(files.some((f) => f.startsWith(target) || f === target), `${folder}: \`${target}\` names a place that exists`);
     t.strictSame(crossing((f) => f.startsWith(`${folder}/`), forbidden).map(show), [], `${folder} imports none of ${forbidden.join(', ')}`);
+  }
+});
+
+t.test('"no operation imports another, and no contract\'s folder imports another\'s": an operation map\'s handlers share only modules that are no operation', async (t) => {
+  const contracts = readdirSync(path.join(ROOT, 'handlers', 'operations')).filter((name) => statSync(path.join(ROOT, 'handlers', 'operations', name)).isDirectory());
+  t.ok(contracts.includes('v1') && contracts.includes('portal'), `each contract has its folder (${contracts.join(', ')})`);
+  for (const contract of contracts) {
+    const folder = `handlers/operations/${contract}/`;
+    const others = contracts.filter((c) => c !== contract).map((c) => `handlers/operations/${c}/`);
+    t.strictSame(crossing((f) => f.startsWith(folder), others).map(show), [], `${folder} imports no other contract's folder`);
+    const map = `${folder}operation-map.ts`;
+    t.ok(files.includes(map), `${map} maps the contract's operations`);
+    const operations = imports.filter((i) => i.from === map && i.to.startsWith(folder)).map((i) => i.to);
+    t.strictSame(crossing((f) => operations.includes(f), operations).map(show), [], `the operations of ${folder} import none of each other`);
+    t.strictSame(crossing((f) => f.startsWith(folder), [map]).map(show), [], `nothing in ${folder} imports its operation map`);
   }
 });

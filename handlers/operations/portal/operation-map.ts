@@ -2,10 +2,10 @@
 // call to the portal (core/portal/portal.ts) and shapes the answer. A key appears in the answers
 // to creation and rotation only; every answer is no-store, and the access line names the key's
 // id and what was done to it.
-import type { KeyRecord } from '../core/keys/partner-keys.js';
-import type { IssuedKey, KeyPortal } from '../core/portal/portal.js';
-import type { components } from '../generated/portal/types.js';
-import type { HandlerMap, OperationContext, OperationHandler, OperationResult } from './operation.js';
+import type { KeyRecord } from '../../../core/keys/partner-keys.js';
+import type { IssuedKey, KeyPortal } from '../../../core/portal/portal.js';
+import type { components } from '../../../generated/portal/types.js';
+import type { HandlerMap, OperationContext, OperationHandler, OperationResult } from '../../http/operation.js';
 
 type Schemas = components['schemas'];
 
@@ -27,7 +27,7 @@ function issued({ key, record }: IssuedKey, base: string): Schemas['IssuedKey'] 
 
 const originsOf = (record: KeyRecord): string[] | null => (record.origins ? [...record.origins] : null);
 
-export function portalHandlers(portal: KeyPortal, fallbackBase: string): HandlerMap {
+export function portalOperationMap(portal: KeyPortal, fallbackBase: string): HandlerMap {
   const baseOf = (context: OperationContext<unknown, unknown>): string => {
     const base = context.baseUrl();
     return SHOWABLE_BASE.test(base) ? base : fallbackBase;
