@@ -19,7 +19,7 @@ import { minReceive } from '../core/quotes/math.js';
 import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
 import { testSandbox } from './helpers/sandbox.js';
 import { InProcessSharedState, SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
-import type { AppPlan, PlanRequest, PlanStep } from '../core/wire.js';
+import type { AppPlan, PlanRequest, PlanStep } from '../core/contract/v1.js';
 
 const party = (hint: string, digit: string): string => `${hint}::1220${digit.repeat(64)}`;
 const TAKER = party('taker', 'a');

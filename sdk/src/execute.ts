@@ -16,7 +16,8 @@
 // A plan is submitted under `commandId = planId`, so the ledger runs it at most once whoever
 // retries; executing a plan that is executing returns the same promise; `resume` continues a
 // stored execution without submitting again.
-import type { BestexClient, Outcome, PlanStep } from './client.js';
+import type { BestexClient } from './client.js';
+import type { Outcome, PlanStep } from './contract/v1.js';
 import { isTerminal, NOTHING_SUBMITTED, RECORD_VERSION, type ExecutionHooks, type ExecutionRecord, type ExecutionResult, type ExecutionStatus, type Realised, type StatusDetail, type StepState } from './execution.js';
 import { divide, fromUnits, toUnits } from './decimal.js';
 import { BestexError } from './errors.js';

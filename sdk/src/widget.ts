@@ -15,7 +15,8 @@
 // --bestex-muted, --bestex-surface, --bestex-radius) and ::part(form), ::part(best),
 // ::part(best-note), ::part(venues), ::part(venue), ::part(edge), ::part(impact),
 // ::part(impact-warning), ::part(create), ::part(error), ::part(dismiss), ::part(plan), ::part(status).
-import { createClient, type AppPlan, type BestexClient, type ExecutionPlan, type QuoteResponse } from './client.js';
+import { createClient, type BestexClient } from './client.js';
+import type { AppPlan, ExecutionPlan, QuoteResponse } from './contract/v1.js';
 import { fromUnits, toUnits } from './decimal.js';
 import { BestexError } from './errors.js';
 import type { ExecutionHooks, ExecutionStatus } from './execution.js';

@@ -1,7 +1,7 @@
 // GET /api/liveness and GET /api/status: the venues' liveness and the service's status, read from
 // the core's health.
 import { statusSummary, venueLiveness, type HealthOptions } from '../../../core/health/status.js';
-import type { GetLivenessQuery } from '../../../core/wire.js';
+import type { GetLivenessQuery } from '../../../core/contract/v1.js';
 import { json, type OperationHandler } from '../../http/operation.js';
 
 export const livenessHandler = (health: HealthOptions): OperationHandler<GetLivenessQuery> => ({

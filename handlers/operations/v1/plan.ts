@@ -4,7 +4,7 @@
 import type { FieldCodes } from '../../http/validation-error.js';
 import { parsePlanRequest, refuseFeeParams, type PlanParams } from '../../../core/plans/params.js';
 import type { HeldPlan, PlanCaller, PlanService } from '../../../core/plans/service.js';
-import type { PlanRequest } from '../../../core/wire.js';
+import type { PlanRequest } from '../../../core/contract/v1.js';
 import { FEE_FIELD_CODES } from './fee-field-codes.js';
 import { JSON_TEXT, type OperationContext, type OperationHandler, type OperationResult } from '../../http/operation.js';
 

@@ -3,7 +3,7 @@
 import type { PartnerQuotes } from '../../../core/quotes/partner-quotes.js';
 import { checkFeeParams, memoizedQuoteParams } from '../../../core/quotes/params.js';
 import type { BaseQuote, QuoteService } from '../../../core/quotes/service.js';
-import type { GetQuoteQuery } from '../../../core/wire.js';
+import type { GetQuoteQuery } from '../../../core/contract/v1.js';
 import { JSON_TEXT, type OperationHandler, type OperationResult } from '../../http/operation.js';
 import { FEE_FIELD_CODES } from './fee-field-codes.js';
 
