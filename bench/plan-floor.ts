@@ -16,7 +16,7 @@ import { IdempotencyRecords, IDEMPOTENCY_RETENTION_MS } from '../core/plans/idem
 import { parsePlanRequest } from '../core/plans/params.js';
 import { StateCapacity } from '../core/state/capacity.js';
 import { InProcessSharedState } from '../core/state/in-process.js';
-import type { AppPlan, PlanRequest } from '../core/wire.js';
+import type { AppPlan, PlanRequest } from '../core/contract/v1.js';
 import { bareFastify, required, serveUntilParentGoes } from './baseline-server.js';
 
 const sample = JSON.parse(readFileSync(required('BENCH_BASELINE_BODY_FILE'), 'utf8')) as AppPlan;

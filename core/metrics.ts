@@ -2,7 +2,7 @@
 // what happened and knows nothing of how it is exposed (the Prometheus adapter is at the edge,
 // handlers/http/prometheus-metrics.ts). Every argument is from a closed set (a venue id from the
 // configuration, a code from the spec's enums): nothing a caller sends, never a party or a key.
-import type { OutcomeStatus, RejectionCode } from './wire.js';
+import type { OutcomeStatus, RejectionCode } from './contract/v1.js';
 
 /** Which rate limit refused a request with 429 (the names the access line's `rateLimit` uses). */
 export type RateLimitName = 'keyless-window' | 'keyed-window' | 'fresh-quote-budget' | 'keyed-fresh-quote-budget' | 'plan-records';

@@ -14,22 +14,23 @@ import { MetricsListener } from './http/metrics-listener.js';
 import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
 import { answerCors } from './http/cors.js';
-import { registerDemo } from './demo.js';
-import { registerDocs, serveSpec } from './docs.js';
 import { isPortalUrl, setPortalHeaders } from './http/portal-headers.js';
-import { portalHandlers } from './portal.js';
-import * as portalBodyValidators from '../generated/portal/body-validators.js';
-import * as portalQueryValidators from '../generated/portal/query-validators.js';
-import { registerPortalPage } from './portal-page.js';
 import { registerJsonBody } from './http/json-body.js';
 import { registerRateLimits } from './http/rate-limits.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id.js';
 import { unroutedAnswers } from './http/unrouted-errors.js';
 import { drainBody } from './http/body-drain.js';
 import { usageCounting } from './http/usage-counting.js';
-import { createHandlers } from './index.js';
-import { createLogger } from './logger.js';
-import { registerOperations } from './routes.js';
+import { createLogger } from './http/logger.js';
+import { registerOperations } from './http/operation-routes.js';
+import { v1OperationMap } from './operations/v1/operation-map.js';
+import { portalOperationMap } from './operations/portal/operation-map.js';
+import * as portalBodyValidators from '../generated/portal/body-validators.js';
+import * as portalQueryValidators from '../generated/portal/query-validators.js';
+import { registerDemo } from './pages/demo.js';
+import { registerDocs, serveSpec } from './pages/docs.js';
+import { registerPortalPage } from './pages/portal-page.js';
+import { registerSdkBundles } from './pages/sdk-bundles.js';
 
 export const API_VERSION = '1';
 
@@ -76,7 +77,7 @@ async function registerPortal(server: FastifyInstance, core: CoreServices): Prom
   await registerOperations(
     server,
     definition,
-    portalHandlers(core.portal, `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
+    portalOperationMap(core.portal, `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
     { keys: core.keys, limits: null, metrics: core.metrics, keyUse: 'portal' },
     { query: portalQueryValidators, body: portalBodyValidators },
   );
@@ -168,16 +169,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     });
 
     await registerDocs(server, specText, definition, { portal: config.portalEnabled });
-    // The SDK's browser scripts, as make build bundled them: a host embeds the widget with one tag.
-    for (const name of ['widget', 'sdk']) {
-      const file = path.join(repoRoot(), 'sdk', 'dist', 'bundle', `${name}.js`);
-      const script = existsSync(file) ? readFileSync(file) : null;
-      server.get(`/sdk/${name}.js`, async (request, reply) =>
-        script === null
-          ? sendError(reply, errorReply('not_found', `no such path: ${request.method} /sdk/${name}.js (the SDK is not built: make build)`))
-          : reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(script),
-      );
-    }
+    registerSdkBundles(server, path.join(repoRoot(), 'sdk', 'dist', 'bundle'));
     registerDemo(server, core);
     registerPortalPage(server, config.portalEnabled, path.join(repoRoot(), 'dist', 'portal'));
     const limits = await registerRateLimits(
@@ -191,7 +183,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       },
       core.metrics,
     );
-    await registerOperations(server, definition, createHandlers(core), { keys: core.keys, limits, metrics: core.metrics });
+    await registerOperations(server, definition, v1OperationMap(core), { keys: core.keys, limits, metrics: core.metrics });
     if (config.portalEnabled) await registerPortal(server, core);
 
     // Not awaited by start-up, which a slow store must not hold; closing waits for it.

@@ -7,7 +7,7 @@ import { DomainError } from '../core/errors.js';
 import { PARTY_ID } from '../core/party.js';
 import { MAX_AMOUNT, parseAmount, parseIntegratorFee, parseQuoteParams } from '../core/quotes/params.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
-import type { GetQuoteQuery } from '../core/wire.js';
+import type { GetQuoteQuery } from '../core/contract/v1.js';
 import { readManifest, withSandbox } from '../core/sandbox-link/manifest.js';
 import { repoRoot } from '../handlers/app.js';
 import { testSandbox } from './helpers/sandbox.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import t from 'tap';
 import { parse } from 'yaml';
 import { repoRoot } from '../handlers/app.js';
-import { DOCS_SPECS, DOCS_TITLE } from '../handlers/docs.js';
+import { DOCS_SPECS, DOCS_TITLE } from '../handlers/pages/docs.js';
 import { listen, testApp } from './helpers/app.js';
 import { chromiumSkip, launchChromium } from './helpers/chromium.js';
 import { PORTAL_SPEC_PATH, SPEC_PATH } from './helpers/spec.js';

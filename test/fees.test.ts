@@ -10,7 +10,7 @@ import { ConfigError } from '../core/config.js';
 import { dec } from '../core/decimal.js';
 import { DEFAULT_FEE_SCHEMAS, FeeSchemas, loadFeeSchemas, type FeeTerms } from '../core/quotes/fee-schemas.js';
 import { withClientFees } from '../core/quotes/partner-quotes.js';
-import type { QuoteResponse } from '../core/wire.js';
+import type { QuoteResponse } from '../core/contract/v1.js';
 
 const RECIPIENT = 'wallet-co::1220aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const TERMS: FeeTerms = { schemaId: 'partner-default', overrideId: null, serviceBps: 5, integratorCapBps: 10 };

@@ -1,7 +1,7 @@
 // GET /api/liveness and GET /api/status over the background venue probes.
 import t from 'tap';
 import type { Venue } from '../core/venues/venue.js';
-import type { QuoteResponse } from '../core/wire.js';
+import type { QuoteResponse } from '../core/contract/v1.js';
 import { testApp } from './helpers/app.js';
 
 const deadProbe = (venue: Venue): Venue => ({

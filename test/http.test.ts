@@ -13,8 +13,8 @@ import { getQuote } from '../generated/query-validators.js';
 import { MAX_BODY_DEPTH, MAX_BODY_KEYS, structureProblem } from '../handlers/http/json-limits.js';
 import { newRequestId } from '../handlers/http/request-id.js';
 import { ValidatedQueries } from '../handlers/http/validated-queries.js';
-import { NOT_IMPLEMENTED, type HandlerMap, type OperationHandler } from '../handlers/operation.js';
-import { registerOperations } from '../handlers/routes.js';
+import { NOT_IMPLEMENTED, type HandlerMap, type OperationHandler } from '../handlers/http/operation.js';
+import { registerOperations } from '../handlers/http/operation-routes.js';
 import { listen, testApp } from './helpers/app.js';
 import { SPEC_PATH } from './helpers/spec.js';
 

@@ -1,7 +1,8 @@
 // The house's shape, read from the TypeScript sources' own imports: "no import circle anywhere;
 // nothing in core/ imports handlers/, scripts/ or the sandbox; nothing in handlers/ imports the
-// sandbox; scripts/ holds entry points, not libraries that other code imports", and each folder's
-// README.md "Must not import" line holds. Every failure names the offending import.
+// sandbox; scripts/ holds entry points, not libraries that other code imports; no operation imports
+// another", and each folder's README.md "Must not import" line holds. Every failure names the
+// offending import.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -142,7 +143,8 @@ t.test('the portal page (a browser\'s) imports nothing of the server but its gen
 });
 
 t.test('"one composition root is the only file that knows every folder": core\'s root modules import no capability folder, but core/services.ts (and core/config.ts the live venues\' settings)', async (t) => {
-  const folders = readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory());
+  // core/contract/ is no capability: the contracts' types, which any module may name.
+  const folders = readdirSync(path.join(ROOT, 'core')).filter((name) => name !== 'contract' && statSync(path.join(ROOT, 'core', name)).isDirectory());
   const rootModule = (f: string) => /^core\/[^/]+\.ts$/.test(f) && f !== 'core/services.ts';
   const wrong = crossing(rootModule, folders.map((name) => `core/${name}/`)).filter((i) => !(i.from === 'core/config.ts' && i.to === 'core/venues/live-venues.ts'));
   t.strictSame(wrong.map(show), []);
@@ -151,7 +153,18 @@ t.test('"one composition root is the only file that knows every folder": core\'s
 });
 
 t.test('each folder\'s README.md says what it owns and what it must not import, and that holds', async (t) => {
-  const folders = [...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`), 'sandbox', 'portal', 'bench', 'sdk/src/execution', 'sdk/src/widget'];
+  const folders = [
+    ...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`),
+    'sandbox',
+    'portal',
+    'handlers',
+    'handlers/http',
+    'handlers/operations',
+    'handlers/pages',
+    'bench',
+    'sdk/src/execution',
+    'sdk/src/widget',
+  ];
   for (const folder of folders) {
     const readme = readFileSync(path.join(ROOT, folder, 'README.md'), 'utf8');
     const line = /^Must not import: (.+)$/m.exec(readme)?.[1];
@@ -167,4 +180,45 @@ t.test('the widget\'s rules need no DOM: sdk/src/widget/rules.ts imports nothing
   const wrong = imports.filter((i) => i.from === 'sdk/src/widget/rules.ts' && (i.to.startsWith('sdk/src/widget/') || i.to === 'sdk/src/widget.ts'));
   t.strictSame(wrong.map(show), []);
   t.ok(imports.some((i) => i.from === 'sdk/src/widget/element.ts' && i.to === 'sdk/src/widget/rules.ts'), 'the element applies them');
+});
+
+t.test('"no operation imports another, and no contract\'s folder imports another\'s": an operation map\'s handlers share only modules that are no operation', async (t) => {
+  const contracts = readdirSync(path.join(ROOT, 'handlers', 'operations')).filter((name) => statSync(path.join(ROOT, 'handlers', 'operations', name)).isDirectory());
+  t.ok(contracts.includes('v1') && contracts.includes('portal'), `each contract has its folder (${contracts.join(', ')})`);
+  for (const contract of contracts) {
+    const folder = `handlers/operations/${contract}/`;
+    const others = contracts.filter((c) => c !== contract).map((c) => `handlers/operations/${c}/`);
+    t.strictSame(crossing((f) => f.startsWith(folder), others).map(show), [], `${folder} imports no other contract's folder`);
+    const map = `${folder}operation-map.ts`;
+    t.ok(files.includes(map), `${map} maps the contract's operations`);
+    const operations = imports.filter((i) => i.from === map && i.to.startsWith(folder)).map((i) => i.to);
+    t.strictSame(crossing((f) => operations.includes(f), operations).map(show), [], `the operations of ${folder} import none of each other`);
+    t.strictSame(crossing((f) => f.startsWith(folder), [map]).map(show), [], `nothing in ${folder} imports its operation map`);
+  }
+});
+
+t.test('"one naming scheme for the contracts\' types": every contract/ module names each type by the spec, and a name means the same wherever it stands', async (t) => {
+  const modules = files.filter((f) => /^(core|sdk\/src|portal\/src)\/contract\/[^/]+\.ts$/.test(f));
+  t.ok(['core/contract/v1.ts', 'core/contract/portal.ts', 'sdk/src/contract/v1.ts', 'portal/src/contract/portal.ts'].every((m) => modules.includes(m)), `the contract modules are read (${modules.join(', ')})`);
+  const capital = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+  /** Why `name = definition` breaks the scheme, or null. */
+  const offScheme = (name: string, definition: string): string | null => {
+    if (definition === `Schemas['${name}']`) return null;
+    const query = /operations\['(\w+)'\]\['parameters'\]\['query'\]/.exec(definition);
+    if (query) return name === `${capital(query[1]!)}Query` ? null : `an operation's query is <OperationId>Query: ${capital(query[1]!)}Query`;
+    const field = /^(\w+)\['(\w+)'\]$/.exec(definition);
+    if (field && field[1] !== 'Schemas') return name === `${field[1]}${capital(field[2]!)}` ? null : `a field's type is <Schema><Field>: ${field[1]}${capital(field[2]!)}`;
+    return 'a schema keeps its spec name';
+  };
+  const seen = new Map<string, { definition: string; module: string }>();
+  for (const module of modules) {
+    const spec = path.posix.basename(module, '.ts');
+    for (const [, name, definition] of readFileSync(path.join(ROOT, module), 'utf8').matchAll(/^export type (\w+) = (.+);$/gm)) {
+      t.equal(offScheme(name!, definition!), null, `${module}: ${name}`);
+      const key = `${spec}:${name}`;
+      const before = seen.get(key);
+      if (before) t.equal(definition, before.definition, `${name} means in ${module} what it means in ${before.module}`);
+      else seen.set(key, { definition: definition!, module });
+    }
+  }
 });

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { dec, Decimal } from '../core/decimal.js';
-import type { QuoteResponse } from '../core/wire.js';
+import type { QuoteResponse } from '../core/contract/v1.js';
 import { testApp } from './helpers/app.js';
 
 const POOLS = '{"pools":[{"token1":"CC","token2":"USDCx","lp_token_name":"TC CC/USDCx LP","token1_holdings":20000000,"token2_holdings":3000000,"total_lp_tokens":1,"lp_fee_percent":0.25,"operator_fee_percent":0.05}]}';

@@ -5,7 +5,7 @@ import type { InjectOptions } from 'fastify';
 import pino from 'pino';
 import t from 'tap';
 import { directLineWriter, jsonString, latencyText, REQUEST_COMPLETED } from '../handlers/http/access-log.js';
-import { createLogger, LineBatch } from '../handlers/logger.js';
+import { createLogger, LineBatch } from '../handlers/http/logger.js';
 import { testApp } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
 

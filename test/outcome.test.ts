@@ -9,7 +9,7 @@ import t from 'tap';
 import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
 import { Decimal } from '../core/decimal.js';
 import type { SandboxTransaction } from '../sandbox/ledger/sandbox-ledger.js';
-import type { AppPlan, Outcome, QuoteResponse } from '../core/wire.js';
+import type { AppPlan, Outcome, QuoteResponse } from '../core/contract/v1.js';
 import { testApp, type TestApp } from './helpers/app.js';
 import { spendable } from './helpers/ledger.js';
 import { sandboxCli } from './helpers/sandbox-cli.js';

@@ -10,7 +10,7 @@ import { keysFile } from '../core/keys/open-store.js';
 import { KeyStoreUnavailable, type KeyStore } from '../core/keys/partner-keys.js';
 import { InProcessSharedState } from '../core/state/in-process.js';
 import { SharedStateKeyStore } from '../core/keys/shared-store.js';
-import type { QuoteResponse } from '../core/wire.js';
+import type { QuoteResponse } from '../core/contract/v1.js';
 import { COLLECTING, testApp, type TestApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
 

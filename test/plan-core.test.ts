@@ -20,7 +20,7 @@ import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
 import { testSandbox } from './helpers/sandbox.js';
 import { InProcessSharedState } from '../core/state/in-process.js';
 import { SharedStateUnavailable, type SharedState } from '../core/state/shared-state.js';
-import type { AppPlan, PlanRequest, PlanStep } from '../core/wire.js';
+import type { AppPlan, PlanRequest, PlanStep } from '../core/contract/v1.js';
 
 const party = (hint: string, digit: string): string => `${hint}::1220${digit.repeat(64)}`;
 const TAKER = party('taker', 'a');

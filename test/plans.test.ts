@@ -5,7 +5,7 @@ import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { InProcessSharedState } from '../core/state/in-process.js';
 import type { Venue } from '../core/venues/venue.js';
-import type { AppPlan, QuoteResponse } from '../core/wire.js';
+import type { AppPlan, QuoteResponse } from '../core/contract/v1.js';
 import { COLLECTING, FEE_PARTIES, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
 import { assertRecordsPrivate, inProcessEntries } from './helpers/stored.js';

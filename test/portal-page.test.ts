@@ -1,4 +1,4 @@
-// The key portal's page as the service serves it (handlers/portal-page.ts): "the portal's answers
+// The key portal's page as the service serves it (handlers/pages/portal-page.ts): "the portal's answers
 // carry strict security headers (CSP allowing only its own assets, no framing, no-store)", only
 // when PORTAL_ENABLED, linked from /docs; and the page's usage table (portal/src/usage.ts): the
 // last 7 UTC days, today last, a day without traffic as zeros; and the page's own checks of what a
@@ -9,7 +9,7 @@ import t from 'tap';
 import { parse } from 'yaml';
 import { parseOrigin } from '../core/keys/partner-keys.js';
 import { repoRoot } from '../handlers/app.js';
-import { PORTAL_CSP } from '../handlers/portal-page.js';
+import { PORTAL_CSP } from '../handlers/pages/portal-page.js';
 import { NAME_MAX_CHARACTERS, nameProblem, ORIGIN_MAX_LENGTH, originOf, ORIGINS_MAX, readOrigins, waitInWords } from '../portal/src/checks.js';
 import { usageTable } from '../portal/src/usage.js';
 import { testApp } from './helpers/app.js';

@@ -11,7 +11,7 @@ import { edgeBps, feeCostBps, netAfterFee, toQuoteVenue } from '../core/quotes/m
 import { walkBook, type BookLevel } from '../core/venues/venue-math.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import type { VenueFeeQuote, VenueQuote } from '../core/venues/venue.js';
-import type { QuoteVenue } from '../core/wire.js';
+import type { QuoteVenue } from '../core/contract/v1.js';
 
 // ---------------------------------------------------------------------------------------------
 // An independent oracle: its own decimal.js clone, far more precision than any input needs.

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { dec, type Decimal } from '../core/decimal.js';
 import type { Venue, VenueQuote, VenueQuoteRequest } from '../core/venues/venue.js';
-import type { QuoteResponse } from '../core/wire.js';
+import type { QuoteResponse } from '../core/contract/v1.js';
 import { memoizedQuoteParams } from '../core/quotes/params.js';
 import { testApp } from './helpers/app.js';
 import { testSandbox } from './helpers/sandbox.js';

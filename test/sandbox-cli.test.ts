@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
-import type { AppPlan } from '../core/wire.js';
+import type { AppPlan } from '../core/contract/v1.js';
 import type { SandboxExercisedEvent } from '../sandbox/ledger/sandbox-ledger.js';
 import { COLLECTING, testApp, type TestApp } from './helpers/app.js';
 import { sandboxCli } from './helpers/sandbox-cli.js';

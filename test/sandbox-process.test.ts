@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import type { QuoteResponse } from '../core/wire.js';
+import type { QuoteResponse } from '../core/contract/v1.js';
 import { sandboxCli } from './helpers/sandbox-cli.js';
 import { alive, logLines, MAIN, run, service, until } from './helpers/service-process.js';
 

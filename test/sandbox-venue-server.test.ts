@@ -12,7 +12,7 @@ import { NightlyVenue } from '../core/venues/nightly.js';
 import { OneSwapVenue } from '../core/venues/oneswap.js';
 import { TempleVenue } from '../core/venues/temple.js';
 import { TradecraftVenue } from '../core/venues/tradecraft.js';
-import type { QuoteResponse } from '../core/wire.js';
+import type { QuoteResponse } from '../core/contract/v1.js';
 import { readManifest } from '../core/sandbox-link/manifest.js';
 import { testApp } from './helpers/app.js';
 import { testSandbox } from './helpers/sandbox.js';

@@ -1,7 +1,7 @@
 // Background liveness probes, one per venue: `unverified` until a venue's first probe completes,
 // then `live` or `dead` from its latest probe.
 import type { Venue } from '../venues/venue.js';
-import type { LivenessState } from '../wire.js';
+import type { LivenessState } from '../contract/v1.js';
 
 export interface LivenessOptions {
   readonly intervalMs: number;

@@ -2,7 +2,7 @@
 import { badRequest } from '../errors.js';
 import type { LivenessMonitor } from './liveness.js';
 import { pairKey, resolvePair } from '../tokens.js';
-import type { GetLivenessQuery, Liveness, StatusSummary } from '../wire.js';
+import type { GetLivenessQuery, Liveness, StatusSummary } from '../contract/v1.js';
 
 export interface HealthOptions {
   readonly monitor: LivenessMonitor;

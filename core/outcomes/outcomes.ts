@@ -9,7 +9,7 @@ import type { ComponentHealth } from '../health/component-health.js';
 import type { Metrics } from '../metrics.js';
 import { CHOICES, HOLDING, namesEntity, REASON_KEY, RESULTS, TRANSFER_INSTRUCTION } from '../ledger/token-standard.js';
 import { resolveToken, type Token } from '../tokens.js';
-import type { GetOutcomeQuery, Outcome, OutcomeStatus } from '../wire.js';
+import type { GetOutcomeQuery, Outcome, OutcomeStatus } from '../contract/v1.js';
 
 /** The longest window a query may span: a plan lives 90 seconds, and a wider window only costs reading more. */
 export const MAX_WINDOW_MS = 24 * 60 * 60 * 1000;

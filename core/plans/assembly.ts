@@ -7,7 +7,7 @@ import type { FeeTerms } from '../quotes/fee-schemas.js';
 import type { PlanParams, PlanRoute } from './params.js';
 import { minReceive } from '../quotes/math.js';
 import { CC } from '../tokens.js';
-import type { AppPlan, B2cFee, PlanStep } from '../wire.js';
+import type { AppPlan, B2cFee, PlanStep } from '../contract/v1.js';
 
 /** How long a plan, and its deposit offer, stays valid. */
 export const PLAN_VALIDITY_MS = 90_000;

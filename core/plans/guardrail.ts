@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { toWire } from '../decimal.js';
 import { planFigures, type PlanInputs } from './assembly.js';
-import type { AppPlan } from '../wire.js';
+import type { AppPlan } from '../contract/v1.js';
 
 /** Fee-leg kinds each route may carry, and whose fee each pays. */
 const FEE_LEGS = {

@@ -8,7 +8,7 @@ import { isPartyId } from '../party.js';
 import { DEFAULT_SLIPPAGE_BPS, parseAmount, parseIntegratorFee, type IntegratorFeeParams } from '../quotes/params.js';
 import { quoteCacheKey, type KeyedQuoteRequest } from '../quotes/service.js';
 import { resolvePair } from '../tokens.js';
-import type { PlanRequest } from '../wire.js';
+import type { PlanRequest } from '../contract/v1.js';
 
 /** `app`: the keyless first-party route; `partner`: the keyed route. */
 export type PlanRoute = 'app' | 'partner';

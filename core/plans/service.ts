@@ -17,7 +17,7 @@ import { SharedStateFull, type WindowCount } from '../state/shared-state.js';
 import type { PendingCount } from '../state/rate-windows.js';
 import type { PlanQuota } from './plan-quota.js';
 import { CC, pairKey } from '../tokens.js';
-import type { AppPlan, QuoteResponse } from '../wire.js';
+import type { AppPlan, QuoteResponse } from '../contract/v1.js';
 
 /** Who asks for a plan: a partner (keyed route), or a keyless caller known by its IP. */
 export type PlanCaller = { readonly route: 'partner'; readonly partner: Partner } | { readonly route: 'app'; readonly ip: string };

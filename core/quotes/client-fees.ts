@@ -6,7 +6,7 @@ import { BPS, floor10, toWire, ZERO, type Decimal } from '../decimal.js';
 import { DomainError } from '../errors.js';
 import type { FeeTerms } from './fee-schemas.js';
 import type { IntegratorFeeParams } from './params.js';
-import type { ClientFees } from '../wire.js';
+import type { ClientFees } from '../contract/v1.js';
 
 const feeOf = (net: Decimal, bps: number): Decimal => (bps === 0 ? ZERO : floor10(net.times(bps).times(BPS)));
 

@@ -5,7 +5,7 @@ import { edgeBps, toQuoteVenue } from './math.js';
 import type { Metrics } from '../metrics.js';
 import type { Token } from '../tokens.js';
 import { unavailable, type Deadline, type Venue, type VenueQuote } from '../venues/venue.js';
-import type { QuoteResponse, QuoteVenue } from '../wire.js';
+import type { QuoteResponse, QuoteVenue } from '../contract/v1.js';
 
 export interface QuoteRequest {
   readonly give: Token;

@@ -3,7 +3,7 @@
 import { BPS, Decimal, ZERO, ceil10, divFloor10, floor10, smallQuotient, toWire } from '../decimal.js';
 import type { Token } from '../tokens.js';
 import type { VenueFeeQuote, VenueQuote } from '../venues/venue.js';
-import type { QuoteVenue } from '../wire.js';
+import type { QuoteVenue } from '../contract/v1.js';
 
 const TEN_THOUSAND = new Decimal(10_000);
 const TWENTY_THOUSAND = new Decimal(20_000);

@@ -4,7 +4,7 @@ import { Decimal, type Decimal as D } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
 import { quoteCacheKey, type KeyedQuoteRequest } from './service.js';
 import { resolvePair } from '../tokens.js';
-import type { GetQuoteQuery } from '../wire.js';
+import type { GetQuoteQuery } from '../contract/v1.js';
 
 export const MAX_AMOUNT = new Decimal(1_000_000_000);
 export const DEFAULT_SLIPPAGE_BPS = 50;

@@ -8,7 +8,7 @@ import type { FeeSchemas, FeeTerms } from './fee-schemas.js';
 import type { Partner } from '../keys/partner-keys.js';
 import type { QuoteParams } from './params.js';
 import type { QuoteCounts, QuoteService } from './service.js';
-import type { QuoteResponse } from '../wire.js';
+import type { QuoteResponse } from '../contract/v1.js';
 
 export interface PartnerQuote {
   readonly body: QuoteResponse;

@@ -1,7 +1,7 @@
 // The venue port: every integrated venue, sandbox or real, quotes through this interface.
 import type { Decimal } from '../decimal.js';
 import type { Token } from '../tokens.js';
-import type { RejectionCode } from '../wire.js';
+import type { RejectionCode } from '../contract/v1.js';
 
 export interface VenueQuoteRequest {
   readonly give: Token;

@@ -4,7 +4,7 @@
 // URL (its query may hold a party id) and never headers (they may hold a key).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
-import type { OutcomeStatus } from '../../core/wire.js';
+import type { OutcomeStatus } from '../../core/contract/v1.js';
 import type { RateLimitName } from '../../core/metrics.js';
 import type { ErrorCode } from './error-catalogue.js';
 import type { RequestMetrics } from './prometheus-metrics.js';

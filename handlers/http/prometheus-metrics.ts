@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyVerificationResult, Metrics, PlanResult, RateLimitName } from '../../core/metrics.js';
 import type { PlanRoute } from '../../core/plans/params.js';
 import { statusSummary, type HealthOptions } from '../../core/health/status.js';
-import type { OutcomeStatus, RejectionCode } from '../../core/wire.js';
+import type { OutcomeStatus, RejectionCode } from '../../core/contract/v1.js';
 import { CellHistogram } from './cell-histogram.js';
 
 /** The operation label of a request no operation answered (a 404, the spec, the SDK's scripts, a 405). */

@@ -26,7 +26,7 @@ export function usageCounting(recorder: UsageRecorder, definition: Document): (r
   const counted = keyedOperations(definition);
   return (request) => {
     const fields = request.logFields;
-    // Set only once the key was verified (handlers/routes.ts): never for a keyless or refused key.
+    // Set only once the key was verified (handlers/http/operation-routes.ts): never for a keyless or refused key.
     const keyId = fields?.partnerId;
     if (keyId === undefined) return;
     const operationId = request.operationId;

@@ -1,13 +1,6 @@
 // The portal's operations (openapi/portal.yaml), called from the page's own origin. The key travels
 // only as the x-api-key header of a request, never in a URL; answers are never cached.
-import type { components } from '../../generated/portal/types.js';
-
-type Schemas = components['schemas'];
-export type IssuedKey = Schemas['IssuedKey'];
-export type KeyView = Schemas['KeyView'];
-export type KeyOrigins = Schemas['KeyOrigins'];
-export type RevokedKey = Schemas['RevokedKey'];
-export type UsageDay = Schemas['UsageDay'];
+import type * as Portal from './contract/portal.js';
 
 /** An answer that is not 2xx, as the contract's `{error, code, action?}` says it, with its Retry-After when it has one. */
 export class PortalError extends Error {
@@ -39,7 +32,7 @@ async function call<T>(method: 'GET' | 'POST', path: string, key: string | null,
   }
   const answer: unknown = await response.json().catch(() => null);
   if (response.ok && answer !== null) return answer as T;
-  const error = answer as Partial<Schemas['Error']> | null;
+  const error = answer as Partial<Portal.Error> | null;
   throw new PortalError(
     response.status,
     error?.code ?? 'internal',
@@ -50,8 +43,8 @@ async function call<T>(method: 'GET' | 'POST', path: string, key: string | null,
 }
 
 export const createKey = (name: string, origins: string[]) =>
-  call<IssuedKey>('POST', '/portal/api/keys', null, origins.length > 0 ? { name, origins } : { name });
-export const readKey = (key: string) => call<KeyView>('GET', '/portal/api/key', key);
-export const rotateKey = (key: string) => call<IssuedKey>('POST', '/portal/api/key/rotate', key);
-export const revokeKey = (key: string) => call<RevokedKey>('POST', '/portal/api/key/revoke', key);
-export const setOrigins = (key: string, origins: string[]) => call<KeyOrigins>('POST', '/portal/api/key/origins', key, { origins });
+  call<Portal.IssuedKey>('POST', '/portal/api/keys', null, origins.length > 0 ? { name, origins } : { name });
+export const readKey = (key: string) => call<Portal.KeyView>('GET', '/portal/api/key', key);
+export const rotateKey = (key: string) => call<Portal.IssuedKey>('POST', '/portal/api/key/rotate', key);
+export const revokeKey = (key: string) => call<Portal.RevokedKey>('POST', '/portal/api/key/revoke', key);
+export const setOrigins = (key: string, origins: string[]) => call<Portal.KeyOrigins>('POST', '/portal/api/key/origins', key, { origins });

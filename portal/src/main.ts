@@ -1,7 +1,8 @@
 // The key portal page: get a key, sign in with one, see its usage, rotate, revoke, edit origins.
 // The signed-in key lives in `signedIn` only: never in a cookie, storage or the URL, so reloading
 // or closing the page forgets it, and signing out drops it.
-import { createKey, PortalError, readKey, revokeKey, rotateKey, setOrigins, type KeyView } from './api.js';
+import { createKey, PortalError, readKey, revokeKey, rotateKey, setOrigins } from './api.js';
+import type { KeyView } from './contract/portal.js';
 import { nameProblem, readOrigins, waitInWords, type Problem } from './checks.js';
 import { byId, el } from './dom.js';
 import { details, issuedKey, usage } from './views.js';

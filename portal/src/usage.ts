@@ -1,6 +1,6 @@
 // The usage table's rows: the contract lists only days with traffic, the page shows all 7 UTC days
 // (today last), a quiet day as zeros, so a partner reads a week at a glance.
-import type { UsageDay } from './api.js';
+import type { UsageDay } from './contract/portal.js';
 
 /** The operations a key is used for, always shown as columns even at zero. */
 export const OPERATIONS = ['getQuote', 'createExecutePlan'] as const;

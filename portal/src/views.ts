@@ -1,7 +1,7 @@
 // What the page shows: an issued key (once, with its copy button and curl), a key's details, and
 // its usage as a table (the data) and a bar per day (decoration: hidden from assistive technology,
 // the table says the same).
-import type { IssuedKey, KeyView } from './api.js';
+import type { IssuedKey, KeyView } from './contract/portal.js';
 import { el } from './dom.js';
 import { usageTable } from './usage.js';
 

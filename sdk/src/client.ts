@@ -1,24 +1,12 @@
-// The API client, typed from the spec (src/generated/types.ts, written by `make generate`) over
-// openapi-fetch. Every answer outside 2xx becomes one BestexError; every answer must say
-// `x-service-api-version: 1`, as the spec tells clients to check; nothing is retried, so a 4xx is
-// never sent twice and a 429's Retry-After is the caller's to honour.
+// The API client, typed from the spec (src/generated/types.ts, written by `make generate`, named in
+// contract/v1.ts) over openapi-fetch. Every answer outside 2xx becomes one BestexError; every
+// answer must say `x-service-api-version: 1`, as the spec tells clients to check; nothing is
+// retried, so a 4xx is never sent twice and a 429's Retry-After is the caller's to honour.
 import createFetchClient from 'openapi-fetch';
 import { BestexError } from './errors.js';
 import type { Fetch } from './platform.js';
-import type { components, operations, paths } from './generated/types.js';
-
-type Schemas = components['schemas'];
-export type QuoteQuery = operations['getQuote']['parameters']['query'];
-export type QuoteResponse = Schemas['QuoteResponse'];
-export type PlanRequest = Schemas['PlanRequest'];
-export type AppPlan = Schemas['AppPlan'];
-export type ExecutionPlan = Schemas['ExecutionPlan'];
-export type PlanStep = Schemas['PlanStep'];
-export type OutcomeQuery = operations['getOutcome']['parameters']['query'];
-export type Outcome = Schemas['Outcome'];
-export type LivenessQuery = NonNullable<operations['getLiveness']['parameters']['query']>;
-export type Liveness = Schemas['Liveness'];
-export type StatusSummary = Schemas['StatusSummary'];
+import type { paths } from './generated/types.js';
+import type { AppPlan, ExecutionPlan, GetLivenessQuery, GetOutcomeQuery, GetQuoteQuery, Liveness, Outcome, PlanRequest, QuoteResponse, StatusSummary } from './contract/v1.js';
 
 /** The API version this SDK speaks. */
 export const API_VERSION = '1';
@@ -33,11 +21,11 @@ export interface ClientOptions {
 }
 
 export interface BestexClient {
-  quote(query: QuoteQuery): Promise<QuoteResponse>;
+  quote(query: GetQuoteQuery): Promise<QuoteResponse>;
   /** A plan: keyless (POST /api/app/plan) without an apiKey, a partner plan (POST /api/execute/plan) with one. */
   plan(request: PlanRequest): Promise<AppPlan | ExecutionPlan>;
-  outcome(query: OutcomeQuery): Promise<Outcome>;
-  liveness(query?: LivenessQuery): Promise<Liveness>;
+  outcome(query: GetOutcomeQuery): Promise<Outcome>;
+  liveness(query?: GetLivenessQuery): Promise<Liveness>;
   status(): Promise<StatusSummary>;
 }
 

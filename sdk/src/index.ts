@@ -1,23 +1,21 @@
 // @bestex/sdk: the bestex API client and the execution client. Importing it touches no window,
 // document or storage: safe under server-side rendering.
 export { BestexError, type BestexErrorDetails, type SdkErrorCode } from './errors.js';
-export {
-  API_VERSION,
-  createClient,
-  type AppPlan,
-  type BestexClient,
-  type ClientOptions,
-  type ExecutionPlan,
-  type Liveness,
-  type LivenessQuery,
-  type Outcome,
-  type OutcomeQuery,
-  type PlanRequest,
-  type PlanStep,
-  type QuoteQuery,
-  type QuoteResponse,
-  type StatusSummary,
-} from './client.js';
+export { API_VERSION, createClient, type BestexClient, type ClientOptions } from './client.js';
+// The contract's types; its queries under the names this package has published them by.
+export type {
+  AppPlan,
+  ExecutionPlan,
+  GetLivenessQuery as LivenessQuery,
+  GetOutcomeQuery as OutcomeQuery,
+  GetQuoteQuery as QuoteQuery,
+  Liveness,
+  Outcome,
+  PlanRequest,
+  PlanStep,
+  QuoteResponse,
+  StatusSummary,
+} from './contract/v1.js';
 export { execute, resume, withdraw, type ExecuteOptions } from './execution/entry-points.js';
 export {
   isTerminal,

@@ -5,7 +5,7 @@
 // PLAN_CHECKS, in the order they run, so a test can hold one tampered plan against each.
 import { isDecimal, toUnits } from './decimal.js';
 import { BestexError } from './errors.js';
-import type { AppPlan, ExecutionPlan, PlanStep } from './client.js';
+import type { AppPlan, ExecutionPlan, PlanStep } from './contract/v1.js';
 
 export type Plan = AppPlan | ExecutionPlan;
 

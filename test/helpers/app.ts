@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig, parsePoolParties, type Config } from '../../core/config.js';
 import type { CoreOverrides } from '../../core/services.js';
 import { buildApp, type App } from '../../handlers/app.js';
-import { createLogger } from '../../handlers/logger.js';
+import { createLogger } from '../../handlers/http/logger.js';
 import type { SandboxOptions } from '../../sandbox/sandbox.js';
 import { testSandbox, type TestSandbox } from './sandbox.js';
 

@@ -3,7 +3,7 @@
 import { batchCommand, distinctDisclosures, type BatchTransfer } from '../batching.js';
 import type { OwnHolding } from '../ledger-view.js';
 import type { Plan } from '../plan.js';
-import type { PlanStep } from '../client.js';
+import type { PlanStep } from '../contract/v1.js';
 import type { DisclosedContract, LedgerCommand } from '../provider.js';
 import { CHOICES, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from '../generated/token-standard.js';
 import type { ExecuteOptions } from './options.js';

@@ -1,6 +1,7 @@
 // The service's reading of the same swap (GET /api/outcome), asked once the execution ends and
 // compared with the wallet's: a cross-check, so it holds the result back a few seconds at most.
-import type { BestexClient, Outcome } from '../client.js';
+import type { BestexClient } from '../client.js';
+import type { Outcome } from '../contract/v1.js';
 import type { Plan } from '../plan.js';
 import type { AbortSignalLike } from '../platform.js';
 import { PLAN_VALIDITY_MS, sleep } from './timing.js';

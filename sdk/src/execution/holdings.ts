@@ -1,6 +1,6 @@
 // Which of the taker's holdings a plan spends: the deposit's cover, and the inputs a batch with
 // the fee legs starts from, or what the taker lacks for it, in words.
-import type { PlanStep } from '../client.js';
+import type { PlanStep } from '../contract/v1.js';
 import { fromUnits, toUnits } from '../decimal.js';
 import type { OwnHolding } from '../ledger-view.js';
 

@@ -1,6 +1,6 @@
 // What an execution is and ends as: its states, a step's progress, the hooks' payloads, the
 // result, and the record storage keeps for `resume` (./entry-points.ts documents the states).
-import type { Outcome, PlanStep } from '../client.js';
+import type { Outcome, PlanStep } from '../contract/v1.js';
 import type { BestexError } from '../errors.js';
 import type { Plan } from '../plan.js';
 

@@ -3,7 +3,8 @@
 // redraws. What it draws comes from render.ts, the rules it applies from rules.ts. Importing it
 // touches no DOM: a browser's HTMLElement is read where there is one, and defining it is the
 // caller's (defineBestexSwap).
-import { createClient, type AppPlan, type BestexClient, type ExecutionPlan, type QuoteResponse } from '../client.js';
+import { createClient, type BestexClient } from '../client.js';
+import type { AppPlan, ExecutionPlan, QuoteResponse } from '../contract/v1.js';
 import { fromUnits } from '../decimal.js';
 import { BestexError } from '../errors.js';
 import type { ExecutionHooks, ExecutionStatus } from '../execution/types.js';

@@ -1,7 +1,7 @@
 // The widget's DOM, built from text only (nothing the service or the person says is parsed as
 // markup): the shadow root's layout with the parts the element updates, the quote's venue table and
 // its headline. It holds no state and touches no document until called: the element does both.
-import type { QuoteResponse } from '../client.js';
+import type { QuoteResponse } from '../contract/v1.js';
 import { PLANNABLE_VENUE, REASONS, TOKENS } from './rules.js';
 import { STYLE } from './style.js';
 

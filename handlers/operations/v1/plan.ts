@@ -1,12 +1,12 @@
 // The two plan routes, over one core (core/plans/service.ts): the keyless first-party route, known by its
 // caller's IP, and the keyed partner route. A replay of a plan already made is answered before
-// the request is counted in a rate-limit window (handlers/routes.ts).
-import type { FieldCodes } from './http/validation-error.js';
-import { parsePlanRequest, refuseFeeParams, type PlanParams } from '../core/plans/params.js';
-import type { HeldPlan, PlanCaller, PlanService } from '../core/plans/service.js';
-import type { PlanRequest } from '../core/wire.js';
-import { FEE_FIELD_CODES } from './quote.js';
-import { JSON_TEXT, type OperationContext, type OperationHandler, type OperationResult } from './operation.js';
+// the request is counted in a rate-limit window (handlers/http/operation-routes.ts).
+import type { FieldCodes } from '../../http/validation-error.js';
+import { parsePlanRequest, refuseFeeParams, type PlanParams } from '../../../core/plans/params.js';
+import type { HeldPlan, PlanCaller, PlanService } from '../../../core/plans/service.js';
+import type { PlanRequest } from '../../../core/contract/v1.js';
+import { FEE_FIELD_CODES } from './fee-field-codes.js';
+import { JSON_TEXT, type OperationContext, type OperationHandler, type OperationResult } from '../../http/operation.js';
 
 // A plan is one caller's: no shared cache may keep it.
 const PLAN_HEADERS = Object.freeze({ 'cache-control': 'no-store', 'content-type': JSON_TEXT });

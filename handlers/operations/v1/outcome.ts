@@ -1,8 +1,8 @@
 // GET /api/outcome: what became of a swap, read from the ledger. The query holds the taker's
 // party, so it is never remembered by URL (rememberQueries stays off) and never logged.
-import { parseOutcomeQuery, type OutcomeService } from '../core/outcomes/outcomes.js';
-import type { GetOutcomeQuery } from '../core/wire.js';
-import { json, type OperationHandler } from './operation.js';
+import { parseOutcomeQuery, type OutcomeService } from '../../../core/outcomes/outcomes.js';
+import type { GetOutcomeQuery } from '../../../core/contract/v1.js';
+import { json, type OperationHandler } from '../../http/operation.js';
 
 export const outcomeHandler = (outcomes: OutcomeService): OperationHandler<GetOutcomeQuery> => ({
   async handle({ query, annotate }) {

@@ -1,9 +1,11 @@
-import type { PartnerQuotes } from '../core/quotes/partner-quotes.js';
-import { checkFeeParams, memoizedQuoteParams } from '../core/quotes/params.js';
-import type { BaseQuote, QuoteService } from '../core/quotes/service.js';
-import type { GetQuoteQuery } from '../core/wire.js';
-import type { FieldCodes } from './http/validation-error.js';
-import { JSON_TEXT, type OperationHandler, type OperationResult } from './operation.js';
+// GET /api/quote: every venue's quote for a pair, ranked. A keyless answer may be kept by a shared
+// cache; a keyed one carries one partner's fee lines, so none may keep it.
+import type { PartnerQuotes } from '../../../core/quotes/partner-quotes.js';
+import { checkFeeParams, memoizedQuoteParams } from '../../../core/quotes/params.js';
+import type { BaseQuote, QuoteService } from '../../../core/quotes/service.js';
+import type { GetQuoteQuery } from '../../../core/contract/v1.js';
+import { JSON_TEXT, type OperationHandler, type OperationResult } from '../../http/operation.js';
+import { FEE_FIELD_CODES } from './fee-field-codes.js';
 
 // A shared cache keeps keyless bodies by URL; a keyed request for the same URL must not be
 // answered from it (no fee lines, and never metered), so the key headers are part of its key.
@@ -12,12 +14,6 @@ const VARY = 'x-api-key, authorization';
 const KEYLESS_HEADERS = Object.freeze({ 'cache-control': 'public, s-maxage=10', vary: VARY, 'content-type': JSON_TEXT });
 // A keyed body holds one partner's fee lines: no shared cache may keep it.
 const KEYED_HEADERS = Object.freeze({ 'cache-control': 'private, no-store', vary: VARY });
-
-/** The integrator's fee parameters answer bad_fee_params when malformed, on quotes and partner plans. */
-export const FEE_FIELD_CODES: FieldCodes = new Map([
-  ['feeBps', 'bad_fee_params'],
-  ['feeRecipient', 'bad_fee_params'],
-]);
 
 export function quoteHandler(quotes: QuoteService, partnerQuotes: PartnerQuotes): OperationHandler<GetQuoteQuery> {
   const parseParams = memoizedQuoteParams();

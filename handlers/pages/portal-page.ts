@@ -6,8 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { errorReply, sendError } from './http/error-reply.js';
-import { PORTAL_PREFIX } from './http/portal-headers.js';
+import { errorReply, sendError } from '../http/error-reply.js';
+import { PORTAL_PREFIX } from '../http/portal-headers.js';
 
 export const PORTAL_CSP = [
   "default-src 'none'",

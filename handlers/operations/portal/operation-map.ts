@@ -2,12 +2,10 @@
 // call to the portal (core/portal/portal.ts) and shapes the answer. A key appears in the answers
 // to creation and rotation only; every answer is no-store, and the access line names the key's
 // id and what was done to it.
-import type { KeyRecord } from '../core/keys/partner-keys.js';
-import type { IssuedKey, KeyPortal } from '../core/portal/portal.js';
-import type { components } from '../generated/portal/types.js';
-import type { HandlerMap, OperationContext, OperationHandler, OperationResult } from './operation.js';
-
-type Schemas = components['schemas'];
+import type { KeyRecord } from '../../../core/keys/partner-keys.js';
+import type { IssuedKey, KeyPortal } from '../../../core/portal/portal.js';
+import type * as Portal from '../../../core/contract/portal.js';
+import type { HandlerMap, OperationContext, OperationHandler, OperationResult } from '../../http/operation.js';
 
 const NO_STORE = Object.freeze({ 'cache-control': 'no-store' });
 
@@ -21,18 +19,18 @@ function curlOf(key: string, base: string): string {
   return `curl -H 'x-api-key: ${key}' '${base}/api/quote?from=CC&to=USDCx&amount=100'`;
 }
 
-function issued({ key, record }: IssuedKey, base: string): Schemas['IssuedKey'] {
+function issued({ key, record }: IssuedKey, base: string): Portal.IssuedKey {
   return { id: record.id, key, name: record.name, createdAt: record.createdAt, schemaId: record.schemaId, origins: originsOf(record), curl: curlOf(key, base) };
 }
 
 const originsOf = (record: KeyRecord): string[] | null => (record.origins ? [...record.origins] : null);
 
-export function portalHandlers(portal: KeyPortal, fallbackBase: string): HandlerMap {
+export function portalOperationMap(portal: KeyPortal, fallbackBase: string): HandlerMap {
   const baseOf = (context: OperationContext<unknown, unknown>): string => {
     const base = context.baseUrl();
     return SHOWABLE_BASE.test(base) ? base : fallbackBase;
   };
-  const createPortalKey: OperationHandler<unknown, Schemas['NewKeyRequest']> = {
+  const createPortalKey: OperationHandler<unknown, Portal.NewKeyRequest> = {
     async handle(context) {
       const created = await portal.create(context.body, context.clientIp());
       context.annotate({ keyId: created.record.id, portalAction: 'created' });
@@ -44,7 +42,7 @@ export function portalHandlers(portal: KeyPortal, fallbackBase: string): Handler
       const view = await portal.view(partner!);
       annotate({ portalAction: 'viewed' });
       const { record, feeTerms } = view;
-      const body: Schemas['KeyView'] = {
+      const body: Portal.KeyView = {
         id: record.id,
         name: record.name,
         createdAt: record.createdAt,
@@ -69,15 +67,15 @@ export function portalHandlers(portal: KeyPortal, fallbackBase: string): Handler
     async handle({ partner, annotate }) {
       const record = await portal.revoke(partner!);
       annotate({ portalAction: 'revoked' });
-      const body: Schemas['RevokedKey'] = { id: record.id, status: 'revoked', revokedAt: record.revokedAt! };
+      const body: Portal.RevokedKey = { id: record.id, status: 'revoked', revokedAt: record.revokedAt! };
       return answer(200, body);
     },
   };
-  const setPortalKeyOrigins: OperationHandler<unknown, Schemas['OriginsRequest']> = {
+  const setPortalKeyOrigins: OperationHandler<unknown, Portal.OriginsRequest> = {
     async handle({ partner, body, annotate }) {
       const record = await portal.setOrigins(partner!, body.origins);
       annotate({ portalAction: 'origins-set' });
-      const answered: Schemas['KeyOrigins'] = { id: record.id, origins: originsOf(record) };
+      const answered: Portal.KeyOrigins = { id: record.id, origins: originsOf(record) };
       return answer(200, answered);
     },
   };

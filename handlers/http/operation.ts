@@ -1,8 +1,8 @@
 // What a handler is: read the validated request, call one core function, shape the response.
-import type { Partner } from '../core/keys/partner-keys.js';
-import type { QuoteCounts } from '../core/quotes/service.js';
-import type { AccessLogFields } from './http/access-log.js';
-import type { FieldCodes } from './http/validation-error.js';
+import type { Partner } from '../../core/keys/partner-keys.js';
+import type { QuoteCounts } from '../../core/quotes/service.js';
+import type { AccessLogFields } from './access-log.js';
+import type { FieldCodes } from './validation-error.js';
 
 export interface OperationContext<Query = unknown, Body = unknown> {
   /** Schema-valid once `handle` runs; raw in `guard`. */

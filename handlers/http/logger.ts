@@ -4,7 +4,7 @@
 // party. Paths are explicit: wildcard paths cost ~10 µs on every line, including each access-log
 // line, which is a third of a cached quote's budget.
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import type { LogLevel } from '../core/config.js';
+import type { LogLevel } from '../../core/config.js';
 
 export const REDACTED_PATHS = [
   'authorization',

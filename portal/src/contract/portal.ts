@@ -1,0 +1,11 @@
+// The key portal's contract (openapi/portal.yaml), as the page names it: the same names as the
+// service's core/contract/portal.ts, each schema under its spec name, over the generated types.
+import type { components } from '../../../generated/portal/types.js';
+
+type Schemas = components['schemas'];
+export type IssuedKey = Schemas['IssuedKey'];
+export type KeyView = Schemas['KeyView'];
+export type KeyOrigins = Schemas['KeyOrigins'];
+export type RevokedKey = Schemas['RevokedKey'];
+export type UsageDay = Schemas['UsageDay'];
+export type Error = Schemas['Error'];
