@@ -8,11 +8,11 @@ import { startSandboxLedgerServer, SYNCHRONIZER_ID } from './ledger/ledger-serve
 import { startSandboxGatewayServer } from './gateway/gateway-server.js';
 import { startSandboxRegistryServer } from './registry/registry-server.js';
 import type { SandboxManifest } from './manifest.js';
-import { createSandboxVenues, SANDBOX_POOL_PARTIES } from './market.js';
-import type { SandboxVenue } from './sandbox-venue.js';
-import { SANDBOX_NIGHTLY_RECIPIENT, startSandboxVenueServer } from './venue-server.js';
-import { SANDBOX_VENUES } from './wire/venues.js';
-import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY } from './wire/wire.js';
+import { createSandboxVenues, SANDBOX_POOL_PARTIES } from './venues/market.js';
+import type { SandboxVenue } from './venues/sandbox-venue.js';
+import { SANDBOX_NIGHTLY_RECIPIENT, startSandboxVenueServer } from './venues/venue-server.js';
+import { SANDBOX_VENUES } from './venues/venues.js';
+import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY } from './venues/wire.js';
 
 /** What the wallet gateway's faucet gives a user who signs in. */
 const GATEWAY_WELCOME = { token: 'CC', amount: '1000' };

@@ -9,9 +9,9 @@ import { holdingMapFromTransferV1, mergeHoldingMaps, takeHoldings, type HoldingM
 import { createdEventBlob } from '../sandbox/ledger/event-format.js';
 import { decodePrepared } from '../sandbox/ledger/prepared-transaction.js';
 import { SYNCHRONIZER_ID } from '../sandbox/ledger/ledger-server.js';
-import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
+import { SANDBOX_POOL_PARTIES } from '../sandbox/venues/market.js';
 import { startSandbox, type Sandbox } from '../sandbox/sandbox.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from '../sandbox/wire/wire.js';
+import { SANDBOX_INSTRUMENT_ADMINS } from '../sandbox/venues/wire.js';
 import { spendable } from './helpers/ledger.js';
 import { loadOfficialOpenApi, validateAnswer } from './helpers/official-openapi.js';
 

@@ -31,8 +31,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Decimal, toWire } from '../../core/decimal.js';
 import { CHOICES, REASON_KEY, RESULTS } from '../../core/ledger/token-standard.js';
 import { TOKENS, type Token } from '../../core/tokens.js';
-import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
-import { poolUserGets } from '../wire/tradecraft.js';
+import type { AmmPool, SandboxVenueSpec } from '../venues/sandbox-venue.js';
+import { poolUserGets } from '../venues/tradecraft.js';
 import {
   basicAccount, BATCHING_TYPES, BATCHING_UTILITY_PACKAGE, BATCHING_UTILITY_TEMPLATE, EXECUTE_BATCH, holdingMapFromTransferV1, mergeHoldingMaps, takeHoldings,
   transferResult, TRANSFER_V1, type BatchCommand, type HoldingMap, type TransferCall,
