@@ -30,7 +30,7 @@ import { parsePoolParties, sandboxLedgerUrl } from '../core/config.js';
 import { ListenError } from './loopback-server.js';
 import { ANNOUNCEMENT_FILE, type SandboxAnnouncement } from './manifest.js';
 import { startSandbox, type Sandbox } from './sandbox.js';
-import { sandboxLedgerToken } from './ledger/sandbox-ledger.js';
+import { sandboxLedgerToken } from './ledger/ledger-token.js';
 
 class SettingError extends Error {}
 

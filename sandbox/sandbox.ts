@@ -3,16 +3,19 @@
 // quote), the instrument admins' token registries and a wallet gateway for dApps, each on loopback. The program (sandbox/main.ts) runs it in a process of its own; the sandbox's
 // own tests may run it in theirs. Either way the service reaches it only over HTTP.
 import { resolveToken, CC } from '../core/tokens.js';
-import { SANDBOX_LEDGER_TOKEN, SandboxLedger, type SandboxPool } from './ledger/sandbox-ledger.js';
-import { startSandboxLedgerServer, SYNCHRONIZER_ID } from './ledger/ledger-server.js';
+import { SANDBOX_LEDGER_TOKEN } from './ledger/ledger-token.js';
+import type { SandboxPool } from './ledger/pool-operator.js';
+import { SandboxLedger } from './ledger/sandbox-ledger.js';
+import { startSandboxLedgerServer } from './ledger/ledger-server.js';
+import { SYNCHRONIZER_ID } from './ledger/routes/context.js';
 import { startSandboxGatewayServer } from './gateway/gateway-server.js';
 import { startSandboxRegistryServer } from './registry/registry-server.js';
 import type { SandboxManifest } from './manifest.js';
-import { createSandboxVenues, SANDBOX_POOL_PARTIES } from './market.js';
-import type { SandboxVenue } from './sandbox-venue.js';
-import { SANDBOX_NIGHTLY_RECIPIENT, startSandboxVenueServer } from './venue-server.js';
-import { SANDBOX_VENUES } from './wire/venues.js';
-import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY } from './wire/wire.js';
+import { createSandboxVenues, SANDBOX_POOL_PARTIES } from './venues/market.js';
+import type { SandboxVenue } from './venues/sandbox-venue.js';
+import { SANDBOX_NIGHTLY_RECIPIENT, startSandboxVenueServer } from './venues/venue-server.js';
+import { SANDBOX_VENUES } from './venues/venues.js';
+import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY } from './venues/wire.js';
 
 /** What the wallet gateway's faucet gives a user who signs in. */
 const GATEWAY_WELCOME = { token: 'CC', amount: '1000' };

@@ -13,9 +13,9 @@ import { sandboxProvider, sandboxRegistries } from '@bestex/sdk/sandbox';
 import { chosenCommand, runCli, UsageError } from '../core/cli.js';
 import { Decimal } from '../core/decimal.js';
 import { CHOICES, HOLDING, TRANSFER_INSTRUCTION, namesEntity } from '../core/ledger/token-standard.js';
-import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
+import { PLAN_VALIDITY_MS } from '../core/plan-validity.js';
 import { isPartyId } from '../core/party.js';
-import { SANDBOX_LEDGER_TOKEN } from './ledger/sandbox-ledger.js';
+import { SANDBOX_LEDGER_TOKEN } from './ledger/ledger-token.js';
 import { ANNOUNCEMENT_FILE, type SandboxAnnouncement } from './manifest.js';
 import { resolveToken, TOKENS, type Token } from '../core/tokens.js';
 

@@ -12,7 +12,7 @@ import { readManifest, withSandbox } from '../core/sandbox-link/manifest.js';
 import { repoRoot } from '../handlers/app.js';
 import { testSandbox } from './helpers/sandbox.js';
 
-/** The sandbox's own pools (sandbox/market.ts), as its manifest names them. */
+/** The sandbox's own pools (sandbox/venues/market.ts), as its manifest names them. */
 const SANDBOX_POOLS: Readonly<Record<string, string>> = {
   'CC/USDCx': `tradecraft-pool-cc-usdcx::1220${'c'.repeat(64)}`,
   'CC/CBTC': `tradecraft-pool-cc-cbtc::1220${'d'.repeat(64)}`,

@@ -3,7 +3,7 @@
 // sandbox; scripts/ holds entry points, not libraries that other code imports; no operation imports
 // another", and each folder's README.md "Must not import" line holds. Every failure names the
 // offending import.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { repoRoot } from '../handlers/app.js';
@@ -152,10 +152,18 @@ t.test('"one composition root is the only file that knows every folder": core\'s
   t.strictSame(folders.filter((name) => !knows.has(name)), [], 'the composition root wires every folder');
 });
 
+/** The folders under `dir`, at any depth, that open with a README.md of their own. */
+function foldersWithReadme(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir))
+    .filter((name) => statSync(path.join(ROOT, dir, name)).isDirectory())
+    .flatMap((name) => [...(existsSync(path.join(ROOT, dir, name, 'README.md')) ? [`${dir}/${name}`] : []), ...foldersWithReadme(`${dir}/${name}`)]);
+}
+
 t.test('each folder\'s README.md says what it owns and what it must not import, and that holds', async (t) => {
   const folders = [
     ...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`),
     'sandbox',
+    ...foldersWithReadme('sandbox'),
     'portal',
     'handlers',
     'handlers/http',
@@ -165,6 +173,7 @@ t.test('each folder\'s README.md says what it owns and what it must not import, 
     'sdk/src/execution',
     'sdk/src/widget',
   ];
+  t.ok(folders.includes('sandbox/venues') && folders.includes('sandbox/ledger/routes'), 'the sandbox\'s folders with a README of their own are held too');
   for (const folder of folders) {
     const readme = readFileSync(path.join(ROOT, folder, 'README.md'), 'utf8');
     const line = /^Must not import: (.+)$/m.exec(readme)?.[1];

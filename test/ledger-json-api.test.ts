@@ -8,7 +8,7 @@ import { Decimal } from '../core/decimal.js';
 import { JsonApiLedger } from '../core/ledger/json-api-ledger.js';
 import { LedgerFailure, type LedgerTransaction } from '../core/ledger/ledger.js';
 import { OutcomeTracker, poolTokens } from '../core/outcomes/outcomes.js';
-import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
+import { SANDBOX_POOL_PARTIES } from '../sandbox/venues/market.js';
 import type { HttpFetch } from '../core/http-client.js';
 import { sandboxLedger } from './helpers/ledger.js';
 

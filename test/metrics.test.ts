@@ -15,7 +15,7 @@ import { InProcessSharedState } from '../core/state/in-process.js';
 import { loadConfig } from '../core/config.js';
 import { MetricsListener } from '../handlers/http/metrics-listener.js';
 import { PrometheusMetrics } from '../handlers/http/prometheus-metrics.js';
-import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
+import { SANDBOX_POOL_PARTIES } from '../sandbox/venues/market.js';
 import { listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
 import { testSandbox } from './helpers/sandbox.js';

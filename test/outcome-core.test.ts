@@ -7,7 +7,7 @@ import { Decimal } from '../core/decimal.js';
 import { DomainError } from '../core/errors.js';
 import { LedgerFailure, type Ledger, type LedgerEvent, type LedgerTransaction } from '../core/ledger/ledger.js';
 import { findStart, OffsetTimeIndex, OutcomeService, OutcomeTracker, parseOutcomeQuery, poolTokens, type OutcomeQuery } from '../core/outcomes/outcomes.js';
-import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
+import { SANDBOX_POOL_PARTIES } from '../sandbox/venues/market.js';
 import { CBTC, CC, USDCX } from '../core/tokens.js';
 
 const POOL = SANDBOX_POOL_PARTIES['CC/USDCx']!;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getHeapSnapshot } from 'node:v8';
 import t from 'tap';
-import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
+import { PLAN_VALIDITY_MS } from '../core/plan-validity.js';
 import { Decimal } from '../core/decimal.js';
 import type { SandboxTransaction } from '../sandbox/ledger/sandbox-ledger.js';
 import type { AppPlan, Outcome, QuoteResponse } from '../core/contract/v1.js';

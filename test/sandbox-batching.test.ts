@@ -8,10 +8,10 @@ import { REASON_KEY } from '../core/ledger/token-standard.js';
 import { holdingMapFromTransferV1, mergeHoldingMaps, takeHoldings, type HoldingMap } from '../sandbox/ledger/batching-utility.js';
 import { createdEventBlob } from '../sandbox/ledger/event-format.js';
 import { decodePrepared } from '../sandbox/ledger/prepared-transaction.js';
-import { SYNCHRONIZER_ID } from '../sandbox/ledger/ledger-server.js';
-import { SANDBOX_POOL_PARTIES } from '../sandbox/market.js';
+import { SYNCHRONIZER_ID } from '../sandbox/ledger/routes/context.js';
+import { SANDBOX_POOL_PARTIES } from '../sandbox/venues/market.js';
 import { startSandbox, type Sandbox } from '../sandbox/sandbox.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from '../sandbox/wire/wire.js';
+import { SANDBOX_INSTRUMENT_ADMINS } from '../sandbox/venues/wire.js';
 import { spendable } from './helpers/ledger.js';
 import { loadOfficialOpenApi, validateAnswer } from './helpers/official-openapi.js';
 

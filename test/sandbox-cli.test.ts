@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { PLAN_VALIDITY_MS } from '../core/plans/assembly.js';
+import { PLAN_VALIDITY_MS } from '../core/plan-validity.js';
 import type { AppPlan } from '../core/contract/v1.js';
 import type { SandboxExercisedEvent } from '../sandbox/ledger/sandbox-ledger.js';
 import { COLLECTING, testApp, type TestApp } from './helpers/app.js';

@@ -3,10 +3,11 @@
 import t from 'tap';
 import { Decimal } from '../core/decimal.js';
 import { REASON_KEY } from '../core/ledger/token-standard.js';
-import { LedgerRejection, type SandboxExercisedEvent } from '../sandbox/ledger/sandbox-ledger.js';
-import { poolUserGets } from '../sandbox/wire/tradecraft.js';
+import { LedgerRejection } from '../sandbox/ledger/command-arguments.js';
+import type { SandboxExercisedEvent } from '../sandbox/ledger/sandbox-ledger.js';
+import { poolUserGets } from '../sandbox/venues/tradecraft.js';
 import { CC, USDCX } from '../core/tokens.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from '../sandbox/wire/wire.js';
+import { SANDBOX_INSTRUMENT_ADMINS } from '../sandbox/venues/wire.js';
 import { POOL_USDCX, sandboxLedger, spendable } from './helpers/ledger.js';
 
 const ALICE = `alice::1220${'b'.repeat(64)}`;

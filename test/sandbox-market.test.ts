@@ -1,12 +1,12 @@
-// The embedded sandbox market (sandbox/market.ts over sandbox/sandbox-venue.ts): each
+// The embedded sandbox market (sandbox/venues/market.ts over sandbox/venues/sandbox-venue.ts): each
 // venue's pricing and fee mechanics, recomputed here from the seeds with an independent
 // decimal.js instance.
 import { Decimal as DecimalJs } from 'decimal.js';
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { toQuoteVenue } from '../core/quotes/math.js';
-import { createSandboxVenues } from '../sandbox/market.js';
-import type { SandboxVenue } from '../sandbox/sandbox-venue.js';
+import { createSandboxVenues } from '../sandbox/venues/market.js';
+import type { SandboxVenue } from '../sandbox/venues/sandbox-venue.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import type { Venue, VenueQuote } from '../core/venues/venue.js';
 

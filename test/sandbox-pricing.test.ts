@@ -11,7 +11,7 @@ import { dec, type Decimal } from '../core/decimal.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import type { Venue } from '../core/venues/venue.js';
 import { payoutAfterGiveFee, payoutFeeInside, poolPayout } from '../sandbox/pricing/constant-product.js';
-import type { SandboxVenue } from '../sandbox/sandbox-venue.js';
+import type { SandboxVenue } from '../sandbox/venues/sandbox-venue.js';
 import { floor10, s, x } from './helpers/exact.js';
 import { testSandbox } from './helpers/sandbox.js';
 import { noDeadline, plainQuote } from './helpers/venue-fetch.js';

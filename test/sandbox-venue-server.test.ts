@@ -1,11 +1,11 @@
-// The sandbox venues on loopback (sandbox/venue-server.ts): "the sandbox serves each venue's
+// The sandbox venues on loopback (sandbox/venues/venue-server.ts): "the sandbox serves each venue's
 // documented wire shape on loopback, backed by the sandbox market, and the embedded default
 // routes every quote through the real adapters". Each venue's wire is tested on its own in
 // sandbox-wire-<venue>.test.ts; this is the server, and the wiring.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
-import { createSandboxVenues } from '../sandbox/market.js';
-import { startSandboxVenueServer } from '../sandbox/venue-server.js';
+import { createSandboxVenues } from '../sandbox/venues/market.js';
+import { startSandboxVenueServer } from '../sandbox/venues/venue-server.js';
 import { CC, USDCX } from '../core/tokens.js';
 import { CantexVenue } from '../core/venues/cantex.js';
 import { NightlyVenue } from '../core/venues/nightly.js';

@@ -1,14 +1,14 @@
-// The sandbox's Cantex wire (sandbox/wire/cantex.ts): its answers checked directly, every
+// The sandbox's Cantex wire (sandbox/venues/cantex.ts): its answers checked directly, every
 // figure recomputed from the pool reserves with an independent decimal.js instance, and the real
 // adapter (core/venues/cantex.ts) run against it through wireFetch, next to the in-process
 // sandbox venue it must be economically the same as.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { toQuoteVenue } from '../core/quotes/math.js';
-import { createSandboxVenues } from '../sandbox/market.js';
-import type { AmmPool, SandboxVenue, SandboxVenueSpec } from '../sandbox/sandbox-venue.js';
-import { cantexWire } from '../sandbox/wire/cantex.js';
-import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type WireHandler, type WireResponse } from '../sandbox/wire/wire.js';
+import { createSandboxVenues } from '../sandbox/venues/market.js';
+import type { AmmPool, SandboxVenue, SandboxVenueSpec } from '../sandbox/venues/sandbox-venue.js';
+import { cantexWire } from '../sandbox/venues/cantex.js';
+import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type WireHandler, type WireResponse } from '../sandbox/venues/wire.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { CANTEX_BASE_URL, CantexVenue } from '../core/venues/cantex.js';
 import { VenueHttpError } from '../core/venues/venue-http.js';

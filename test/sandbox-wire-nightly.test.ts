@@ -1,14 +1,14 @@
-// Nightly CantonSwap's sandbox market and wire (sandbox/wire/nightly.ts): its answers to GET
+// Nightly CantonSwap's sandbox market and wire (sandbox/venues/nightly.ts): its answers to GET
 // /nswap/tokens and POST /nswap/quote read directly, and the real Nightly adapter
 // (core/venues/nightly.ts) quoting through it, with every figure recomputed from the spec's pools
 // by an independent decimal.js instance.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { toQuoteVenue } from '../core/quotes/math.js';
-import { createSandboxVenues } from '../sandbox/market.js';
-import { type AmmPool, SandboxVenue, type SandboxVenueSpec } from '../sandbox/sandbox-venue.js';
-import { createNightlySpec, NIGHTLY_MAX_SWAP_USD, NIGHTLY_SWAP_ADDRESS, nightlyWire } from '../sandbox/wire/nightly.js';
-import type { WireHandler } from '../sandbox/wire/wire.js';
+import { createSandboxVenues } from '../sandbox/venues/market.js';
+import { type AmmPool, SandboxVenue, type SandboxVenueSpec } from '../sandbox/venues/sandbox-venue.js';
+import { createNightlySpec, NIGHTLY_MAX_SWAP_USD, NIGHTLY_SWAP_ADDRESS, nightlyWire } from '../sandbox/venues/nightly.js';
+import type { WireHandler } from '../sandbox/venues/wire.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { NightlyVenue } from '../core/venues/nightly.js';
 import { VenueHttpError } from '../core/venues/venue-http.js';

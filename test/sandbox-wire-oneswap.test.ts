@@ -1,4 +1,4 @@
-// OneSwap's sandbox wire (sandbox/wire/oneswap.ts): its answers to GET /api/v1/quote read
+// OneSwap's sandbox wire (sandbox/venues/oneswap.ts): its answers to GET /api/v1/quote read
 // directly, and the real OneSwap adapter (core/venues/oneswap.ts) quoting through it, with every
 // figure recomputed from the pool's reserves by an independent decimal.js instance. The traffic
 // fees (0.5 CC, 0.075 USDCx) and the 0.30 % pool fee are the README's, written out here; the
@@ -6,10 +6,10 @@
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { toQuoteVenue } from '../core/quotes/math.js';
-import { createSandboxVenues } from '../sandbox/market.js';
-import type { AmmPool, SandboxVenue, SandboxVenueSpec } from '../sandbox/sandbox-venue.js';
-import { oneswapWire } from '../sandbox/wire/oneswap.js';
-import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type WireHandler, type WireRequest } from '../sandbox/wire/wire.js';
+import { createSandboxVenues } from '../sandbox/venues/market.js';
+import type { AmmPool, SandboxVenue, SandboxVenueSpec } from '../sandbox/venues/sandbox-venue.js';
+import { oneswapWire } from '../sandbox/venues/oneswap.js';
+import { SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type WireHandler, type WireRequest } from '../sandbox/venues/wire.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { OneSwapVenue } from '../core/venues/oneswap.js';
 import { VenueHttpError } from '../core/venues/venue-http.js';

@@ -1,14 +1,14 @@
-// Temple's sandbox wire (sandbox/wire/temple.ts): its answers to GET /api/v1/market/orderbook
+// Temple's sandbox wire (sandbox/venues/temple.ts): its answers to GET /api/v1/market/orderbook
 // read directly, and the real Temple adapter (core/venues/temple.ts) quoting through it, with every
 // figure recomputed from the spec's books by an independent decimal.js instance.
 import t from 'tap';
 import { dec, type Decimal } from '../core/decimal.js';
 import { netAfterFee } from '../core/quotes/math.js';
 import { type BookLevel } from '../core/venues/venue-math.js';
-import { createSandboxVenues } from '../sandbox/market.js';
-import type { OrderBook, SandboxVenue, SandboxVenueSpec } from '../sandbox/sandbox-venue.js';
-import { templeWire } from '../sandbox/wire/temple.js';
-import { SANDBOX_VENUE_KEY, type WireHandler, type WireRequest } from '../sandbox/wire/wire.js';
+import { createSandboxVenues } from '../sandbox/venues/market.js';
+import type { OrderBook, SandboxVenue, SandboxVenueSpec } from '../sandbox/venues/sandbox-venue.js';
+import { templeWire } from '../sandbox/venues/temple.js';
+import { SANDBOX_VENUE_KEY, type WireHandler, type WireRequest } from '../sandbox/venues/wire.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { TempleVenue } from '../core/venues/temple.js';
 import { VenueHttpError } from '../core/venues/venue-http.js';

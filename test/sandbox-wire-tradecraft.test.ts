@@ -1,12 +1,12 @@
-// The sandbox's Tradecraft wire (sandbox/wire/tradecraft.ts): its answers recomputed from the
+// The sandbox's Tradecraft wire (sandbox/venues/tradecraft.ts): its answers recomputed from the
 // pool reserves with an independent decimal.js instance, and the real adapter
 // (core/venues/tradecraft.ts) quoting through it as it quotes the real venue.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
-import { createSandboxVenues } from '../sandbox/market.js';
-import type { AmmPool, SandboxVenue, SandboxVenueSpec } from '../sandbox/sandbox-venue.js';
-import { tradecraftWire } from '../sandbox/wire/tradecraft.js';
-import type { WireHandler, WireResponse } from '../sandbox/wire/wire.js';
+import { createSandboxVenues } from '../sandbox/venues/market.js';
+import type { AmmPool, SandboxVenue, SandboxVenueSpec } from '../sandbox/venues/sandbox-venue.js';
+import { tradecraftWire } from '../sandbox/venues/tradecraft.js';
+import type { WireHandler, WireResponse } from '../sandbox/venues/wire.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { TRADECRAFT_BASE_URL, TradecraftVenue } from '../core/venues/tradecraft.js';
 import { parseJsonKeepingNumbers } from '../core/json-numbers.js';

@@ -12,7 +12,7 @@ import { fileStorage } from '@bestex/sdk/node';
 import { sandboxProvider } from '@bestex/sdk/sandbox';
 import { Decimal } from '../core/decimal.js';
 import { CC, USDCX } from '../core/tokens.js';
-import { poolUserGets } from '../sandbox/wire/tradecraft.js';
+import { poolUserGets } from '../sandbox/venues/tradecraft.js';
 import { COLLECTING, listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { spendable } from './helpers/ledger.js';
 

@@ -1,11 +1,11 @@
 // The Temple adapter (core/venues/temple.ts) against order-book fixtures of the third-party SDK's
 // shape (GET /api/v1/market/orderbook?symbol=Amulet/USDCx&levels=N -> bids/asks [{price,
-// quantity}]), served by a fake fetch; and against the sandbox's temple (sandbox/market.ts)
+// quantity}]), served by a fake fetch; and against the sandbox's temple (sandbox/venues/market.ts)
 // over the same book, which must agree on every figure.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
-import { createSandboxVenues } from '../sandbox/market.js';
-import type { OrderBook } from '../sandbox/sandbox-venue.js';
+import { createSandboxVenues } from '../sandbox/venues/market.js';
+import type { OrderBook } from '../sandbox/venues/sandbox-venue.js';
 import { CBTC, CC, USDCX, type Token } from '../core/tokens.js';
 import { TempleVenue } from '../core/venues/temple.js';
 import { VenueHttpError, VenueUnreadable } from '../core/venues/venue-http.js';

@@ -5,12 +5,10 @@ import { clientFees } from '../quotes/client-fees.js';
 import { BPS, floor10, toWire, type Decimal } from '../decimal.js';
 import type { FeeTerms } from '../quotes/fee-schemas.js';
 import type { PlanParams, PlanRoute } from './params.js';
+import { PLAN_VALIDITY_MS } from '../plan-validity.js';
 import { minReceive } from '../quotes/math.js';
 import { CC } from '../tokens.js';
 import type { AppPlan, B2cFee, PlanStep } from '../contract/v1.js';
-
-/** How long a plan, and its deposit offer, stays valid. */
-export const PLAN_VALIDITY_MS = 90_000;
 
 /** Where a plan may send funds: the venue's pool for the pair, and the fee parties. */
 export interface PlanParties {

@@ -4,7 +4,7 @@
 // the choice threads from one action into the next, written from the module's source
 // (hyperledger-labs/splice, commit 0085938849c8477078c31f283cab2705ebe45c5d): getHoldingsForInstrument,
 // holdingMapFromTransferV1 and the map's merge, so that a batch's outputHoldingMap is the one
-// Daml computes. The ledger model runs the actions (sandbox-ledger.ts).
+// Daml computes. The ledger's staging runs the actions (staging.ts).
 import { RESULTS } from '../../core/ledger/token-standard.js';
 import { checkValue, compareValues, T, type DamlType } from './daml-types.js';
 

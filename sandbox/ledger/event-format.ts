@@ -6,7 +6,7 @@
 // its interface views and implemented interfaces where an Interface filter matched, and its
 // created-event blob where a matching filter asked for it.
 import type { v3_4 } from '@canton-network/core-ledger-client-types';
-import { PACKAGES } from './sandbox-ledger.js';
+import { PACKAGES } from './packages.js';
 import type { SandboxCreatedEvent, SandboxEvent, SandboxTransaction } from './sandbox-ledger.js';
 
 type Api = v3_4.components['schemas'];

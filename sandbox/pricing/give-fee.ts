@@ -6,7 +6,7 @@
 // Rounding, where neither venue says: up, to the ledger's 10 fractional digits, so the venue never
 // collects less than its rate.
 import { ceil10, type Decimal } from '../../core/decimal.js';
-import type { SandboxFeeQuote, SandboxQuoteRequest } from '../sandbox-venue.js';
+import type { SandboxFeeQuote, SandboxQuoteRequest } from './quote-shapes.js';
 
 const BPS_PER_WHOLE = 10_000;
 

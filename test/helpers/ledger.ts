@@ -2,11 +2,13 @@
 // pool parties, served on an ephemeral loopback port, and a deposit sent the way a wallet sends it.
 import { randomUUID } from 'node:crypto';
 import { Decimal } from '../../core/decimal.js';
-import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../../sandbox/market.js';
-import { SandboxLedger, SANDBOX_LEDGER_TOKEN } from '../../sandbox/ledger/sandbox-ledger.js';
-import { startSandboxLedgerServer, SYNCHRONIZER_ID } from '../../sandbox/ledger/ledger-server.js';
+import { createSandboxVenues, SANDBOX_POOL_PARTIES } from '../../sandbox/venues/market.js';
+import { SANDBOX_LEDGER_TOKEN } from '../../sandbox/ledger/ledger-token.js';
+import { SandboxLedger } from '../../sandbox/ledger/sandbox-ledger.js';
+import { startSandboxLedgerServer } from '../../sandbox/ledger/ledger-server.js';
+import { SYNCHRONIZER_ID } from '../../sandbox/ledger/routes/context.js';
 import { createdEventBlob } from '../../sandbox/ledger/event-format.js';
-import { SANDBOX_INSTRUMENT_ADMINS } from '../../sandbox/wire/wire.js';
+import { SANDBOX_INSTRUMENT_ADMINS } from '../../sandbox/venues/wire.js';
 import { CBTC, CC, USDCX } from '../../core/tokens.js';
 import { CHOICES, REASON_KEY, TRANSFER_FACTORY } from '../../core/ledger/token-standard.js';
 

@@ -1,7 +1,7 @@
-// A `fetch` that answers from a sandbox venue's wire handler (sandbox/wire/), without a
+// A `fetch` that answers from a sandbox venue's wire handler (sandbox/venues/), without a
 // socket: for testing a real adapter against its sandbox venue's wire shape in-process. The
 // venue server itself (real loopback HTTP) is tested in sandbox-venue-server.test.ts.
-import type { WireHandler } from '../../sandbox/wire/wire.js';
+import type { WireHandler } from '../../sandbox/venues/wire.js';
 
 /** `base` is the adapter's base URL; requests outside it are a test error. */
 export function wireFetch(handler: WireHandler, base: string): typeof fetch {

@@ -1,11 +1,11 @@
 // The sandbox venues' wire: each real venue's documented HTTP API, answered from the sandbox
 // market's pools and books, so the embedded default quotes through the same adapters
 // (core/venues/) a deployment against the real venues runs. One handler per venue; the venue
-// server (sandbox/venue-server.ts) serves them all on loopback, each under its own prefix.
+// server (sandbox/venues/venue-server.ts) serves them all on loopback, each under its own prefix.
 import type { IncomingHttpHeaders } from 'node:http';
 import { toWire, type Decimal } from '../../core/decimal.js';
 import type { Token } from '../../core/tokens.js';
-import type { SandboxVenueSpec } from '../sandbox-venue.js';
+import type { SandboxVenueSpec } from './sandbox-venue.js';
 
 export interface WireRequest {
   readonly method: string;
@@ -29,7 +29,7 @@ export type WireHandler = (request: WireRequest) => WireResponse;
 /**
  * One sandbox venue, whole: its market (seeded, the same on every start) and its documented API
  * answering from it, served under its own prefix. A venue is added to the sandbox with its module
- * in this folder and one line in SANDBOX_VENUES (sandbox/wire/venues.ts).
+ * in this folder and one line in SANDBOX_VENUES (sandbox/venues/venues.ts).
  */
 export interface SandboxVenueDefinition {
   readonly id: string;

@@ -26,7 +26,8 @@ import { createHash } from 'node:crypto';
 import { BPS, ceil10, dec, divFloor10, floor10, toWire, type Decimal } from '../../core/decimal.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
 import { payoutFeeInside, poolPayout } from '../pricing/constant-product.js';
-import type { AmmPool, PricedTrade, SandboxFeeQuote, SandboxQuoteRequest, SandboxVenueSpec } from '../sandbox-venue.js';
+import type { SandboxFeeQuote, SandboxQuoteRequest } from '../pricing/quote-shapes.js';
+import type { AmmPool, PricedTrade, SandboxVenueSpec } from './sandbox-venue.js';
 import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireRequest, type WireResponse } from './wire.js';
 
 type Admins = Readonly<Record<Token['instrument'], string>>;

@@ -23,7 +23,7 @@ import { Decimal, ZERO, dec, floor10 } from '../../core/decimal.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
 import { payoutAfterGiveFee, poolPayout } from '../pricing/constant-product.js';
 import { giveSideFee } from '../pricing/give-fee.js';
-import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
+import type { AmmPool, SandboxVenueSpec } from './sandbox-venue.js';
 import { jsonNumber, jsonReply, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 const QUOTE_PATH = /^\/quoteForFixedInput\/([^/]+)\/([^/]+)$/;

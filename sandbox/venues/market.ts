@@ -1,9 +1,9 @@
 // The sandbox market: five venues with distinct mechanics over seeded, plausible CC-paired
 // liquidity (CC ~ 0.15 USDCx, CBTC ~ 100,000 USDCx), each venue's seeds in its own module of
-// sandbox/wire/. Deterministic on every start, so the spec's examples are reproducible. The
+// sandbox/venues/. Deterministic on every start, so the spec's examples are reproducible. The
 // README's "Sandbox market" section mirrors these seeds.
 import { SandboxVenue } from './sandbox-venue.js';
-import { SANDBOX_VENUES } from './wire/venues.js';
+import { SANDBOX_VENUES } from './venues.js';
 
 /**
  * The sandbox tradecraft pools' parties, by pair: where a sandbox plan's deposit goes (the

@@ -40,7 +40,8 @@
 import { BPS, ceil10, dec, divFloor10, ZERO, type Decimal } from '../../core/decimal.js';
 import { CC, USDCX, type Token } from '../../core/tokens.js';
 import { payoutFeeInside, poolPayout } from '../pricing/constant-product.js';
-import type { AmmPool, SandboxFeeQuote, SandboxQuoteRequest, SandboxVenueSpec } from '../sandbox-venue.js';
+import type { SandboxFeeQuote, SandboxQuoteRequest } from '../pricing/quote-shapes.js';
+import type { AmmPool, SandboxVenueSpec } from './sandbox-venue.js';
 import { jsonNumber, jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 const QUOTE_PATH = '/api/v1/quote';

@@ -2,27 +2,14 @@
 // mechanics are its own, priced by the sandbox's own implementation of each venue's documented
 // formula (pricing/), never by the service's adapters' code (core/venues/): the sandbox is the
 // other side the adapters are checked against, so it must not share their arithmetic.
-import type { Decimal } from '../core/decimal.js';
-import { CC, pairKey, type Token } from '../core/tokens.js';
-import { payoutFeeInside } from './pricing/constant-product.js';
-import { buyFromAsks, sellIntoBids, type BookLevel } from './pricing/order-book.js';
+import type { Decimal } from '../../core/decimal.js';
+import { CC, pairKey, type Token } from '../../core/tokens.js';
+import { payoutFeeInside } from '../pricing/constant-product.js';
+import { buyFromAsks, sellIntoBids, type BookLevel } from '../pricing/order-book.js';
+import type { SandboxFeeQuote, SandboxQuoteRequest } from '../pricing/quote-shapes.js';
 
-// The venue port's shapes (core/venues/venue.ts), restated so the sandbox quotes as a venue
-// without importing the service's venue code; test/sandbox-market.test.ts holds a SandboxVenue
-// assignable to the port's Venue.
-
-export interface SandboxQuoteRequest {
-  readonly give: Token;
-  readonly want: Token;
-  readonly amount: Decimal;
-}
-
-export interface SandboxFeeQuote {
-  readonly amount: Decimal;
-  /** The give or the want token. */
-  readonly asset: Token;
-  readonly appliedTo: 'on_top' | 'deducted_from_give';
-}
+// The rest of the venue port's shapes (core/venues/venue.ts), restated beside the request and fee
+// that pricing owns (pricing/quote-shapes.ts), for the same reason.
 
 /** The refusals a sandbox venue gives, each one of the contract's rejection codes. */
 export type SandboxRejection = 'no_pool' | 'insufficient_liquidity' | 'below_minimum';

@@ -45,7 +45,7 @@ import { isPartyId } from '../../core/party.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
 import { parseJsonKeepingNumbers } from '../../core/json-numbers.js';
 import { poolPayout } from '../pricing/constant-product.js';
-import type { AmmPool, SandboxVenueSpec } from '../sandbox-venue.js';
+import type { AmmPool, SandboxVenueSpec } from './sandbox-venue.js';
 import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 /** Nightly's cap on what is given, in USD at the give token's listed price. */

@@ -5,11 +5,11 @@
 // prefixes, credentials included, so `make run` runs the code a deployment against the real
 // venues runs.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { BodyTooLarge, closeServer, listen, readBody } from './loopback-server.js';
-import type { SandboxManifest } from './manifest.js';
+import { BodyTooLarge, closeServer, listen, readBody } from '../loopback-server.js';
+import type { SandboxManifest } from '../manifest.js';
 import type { SandboxVenue } from './sandbox-venue.js';
-import { SANDBOX_VENUES } from './wire/venues.js';
-import type { WireHandler } from './wire/wire.js';
+import { SANDBOX_VENUES } from './venues.js';
+import type { WireHandler } from './wire.js';
 
 /** The party Nightly is told quotes are for, before there is a taker. */
 export const SANDBOX_NIGHTLY_RECIPIENT = `bestex-quotes::1220${'0'.repeat(64)}`;

@@ -22,7 +22,7 @@ import { ceil10, dec, floor10 } from '../../core/decimal.js';
 import { CBTC, CC, USDCX } from '../../core/tokens.js';
 import { giveSideFee } from '../pricing/give-fee.js';
 import type { BookLevel } from '../pricing/order-book.js';
-import type { OrderBook, SandboxVenueSpec } from '../sandbox-venue.js';
+import type { OrderBook, SandboxVenueSpec } from './sandbox-venue.js';
 import { jsonReply, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 const BOOK_PATH = '/api/v1/market/orderbook';
