@@ -1,6 +1,5 @@
 // Partner keys over HTTP and the keyed quote: the spec's Authentication and keyed-quote rules.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { generateKey, hashKey } from '../core/keys/api-key.js';
@@ -13,6 +12,7 @@ import { SharedStateKeyStore } from '../core/keys/shared-store.js';
 import type { QuoteResponse } from '../core/contract/v1.js';
 import { COLLECTING, testApp, type TestApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
+import { tempDir } from './helpers/temp.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
 const RECIPIENT = 'wallet-co::1220aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
@@ -44,8 +44,7 @@ function countingStore(): { store: KeyStore; lookups: () => number } {
  * 5 seconds on that clock, whatever the machine's speed. `later()` moves it 5 seconds on.
  */
 async function fileStoreApp(test: { teardown(fn: () => unknown): void }): Promise<{ app: TestApp; later: () => void }> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-partner-keys-'));
-  test.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const dataDir = tempDir(test, 'bestex-partner-keys-');
   let clock = 0;
   const app = await testApp({ env: { DATA_DIR: dataDir }, overrides: { keyStore: new FileKeyStore(keysFile({ dataDir }), { now: () => clock }) } });
   test.teardown(app.close);
@@ -233,7 +232,7 @@ t.test('"FEE_COLLECTION_ENABLED (default false): while false, disclosed fee line
 });
 
 t.test('"per-partner negotiated overrides (a different service bps, a lower integrator cap) recorded in appliedSchema.overrideId"', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-schemas-'));
+  const dir = tempDir(t, 'bestex-schemas-');
   const file = path.join(dir, 'fees.json');
   writeFileSync(
     file,
