@@ -1,5 +1,6 @@
 // GET /api/outcome over HTTP, end to end on the embedded sandbox: quote -> plan -> the sandbox
-// wallet executes it -> the outcome read from the sandbox ledger through the JSON Ledger API.
+// wallet executes it -> the outcome read from the sandbox ledger through the JSON Ledger API. The
+// derivation's rules are tested without HTTP in outcome-core.test.ts.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
