@@ -6,8 +6,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +20,7 @@ import { decimalText, fanOutRequests } from '../bench/fan-out-requests.js';
 import { conclusion, EXIT_STATUS, exitStatus, HUNG_SLACK_MS, judge, judgeShare, MAX_P99_FACTOR, MIN_RATIO, MIN_SHARE_OF_ONE, SPREAD_BOUND, spreadOf, type Outcome, type Verdict } from '../bench/gates.js';
 import { repoRoot } from '../handlers/app.js';
 import { testSandbox } from './helpers/sandbox.js';
+import { tempDir } from './helpers/temp.js';
 
 interface Recorded {
   readonly origin: string;
@@ -102,7 +102,7 @@ t.test('"a request whose path starts with one of SANDBOX_HANG_PATHS is accepted 
   const child = spawn(process.execPath, [program], {
     env: {
       PATH: process.env.PATH,
-      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'bestex-bench-test-')),
+      DATA_DIR: tempDir(t, 'bestex-bench-test-'),
       SANDBOX_VENUES_PORT: '0',
       LEDGER_URL: 'http://127.0.0.1:0',
       LEDGER_TOKEN: 'bench-test-token',
@@ -135,7 +135,7 @@ t.test('"a request whose path starts with one of SANDBOX_HANG_PATHS is accepted 
 t.test('SANDBOX_HANG_PATHS that are not paths stop the sandbox program with its name', async (t) => {
   const program = fileURLToPath(new URL('../sandbox/main.js', import.meta.url));
   const child = spawn(process.execPath, [program], {
-    env: { PATH: process.env.PATH, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'bestex-bench-test-')), SANDBOX_VENUES_PORT: '0', SANDBOX_HANG_PATHS: 'nightly/nswap/quote' },
+    env: { PATH: process.env.PATH, DATA_DIR: tempDir(t, 'bestex-bench-test-'), SANDBOX_VENUES_PORT: '0', SANDBOX_HANG_PATHS: 'nightly/nswap/quote' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -1,8 +1,6 @@
 // Browsers: CORS (a preflight answered, every answer readable by a page, the headers a client needs
 // exposed) and partner keys kept to browser origins, "so a key copied out of a page is useless
 // elsewhere", while server-to-server keys keep working as before.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { FileKeyStore } from '../core/keys/file-store.js';
@@ -11,6 +9,7 @@ import { newKey, parseKeyRecord, parseOrigin } from '../core/keys/partner-keys.j
 import { listen, testApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
 import { rawExchange } from './helpers/raw-http.js';
+import { tempDir } from './helpers/temp.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
 const WALLET = 'https://wallet.example';
@@ -78,7 +77,7 @@ t.test('"keyed requests only from origins allowed for that key": another origin,
 });
 
 t.test('key records: origins are kept by the store; records written before origins existed still read, as server-to-server keys', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-origins-'));
+  const dir = tempDir(t, 'bestex-origins-');
   const store = new FileKeyStore(path.join(dir, 'keys.json'), { refreshIntervalMs: 0 });
   const { key, record } = newKey('web', 'partner-default', new Date(), [WALLET]);
   await store.add(record);
@@ -93,7 +92,7 @@ t.test('key records: origins are kept by the store; records written before origi
 });
 
 t.test('CLI: "keys create --origin https://wallet.example ..." issues a key for web pages; a malformed origin is a usage error', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-origins-cli-'));
+  const dir = tempDir(t, 'bestex-origins-cli-');
   const created = await runKeysCli(['create', '--name', 'Web', '--origin', WALLET, '--origin', 'http://localhost:3000'], { DATA_DIR: dir });
   t.equal(created.code, 0, created.stderr);
   t.match(created.stderr, /only from https:\/\/wallet\.example, http:\/\/localhost:3000/);

@@ -4,8 +4,7 @@
 // dApp API document they come from. A client generated from the spec types what may be absent as
 // optional.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import ts from 'typescript';
@@ -14,6 +13,7 @@ import { parse } from 'yaml';
 import { repoRoot } from '../handlers/app.js';
 import { DAPP_API_TARGET, generate, generateDappApi, generateTokenStandard, PORTAL_TARGET, TOKEN_STANDARD_TARGET } from '../codegen/generate.js';
 import { SPEC_PATH } from './helpers/spec.js';
+import { tempDir } from './helpers/temp.js';
 
 const specText = readFileSync(SPEC_PATH, 'utf8');
 const files = await generate(specText);
@@ -82,7 +82,7 @@ t.test('`scripts/generate.ts --check` passes on the committed files and fails, n
   t.match(current.stdout, /generated code is up to date with .*sdk\/openrpc\/openrpc-dapp-api\.json/);
 
   // A copy of what the generator reads and writes, so the stale file is never the repository's own.
-  const copy = mkdtempSync(path.join(tmpdir(), 'bestex-generate-'));
+  const copy = tempDir(t, 'bestex-generate-');
   for (const entry of ['package.json', 'scripts', 'codegen', 'openapi', 'generated', 'sdk/openrpc', 'sdk/src/generated', TOKEN_STANDARD_TARGET.source]) cpSync(path.join(root, entry), path.join(copy, entry), { recursive: true });
   symlinkSync(path.join(root, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
   writeFileSync(path.join(copy, DAPP_API_TARGET.out), readFileSync(path.join(root, DAPP_API_TARGET.out), 'utf8').replace('disabled?: boolean;', 'disabled: boolean;'));
@@ -113,7 +113,7 @@ t.test('"headers absent on some answers are not marked required": a client gener
   t.ok(optional.some((h) => h.path === '/api/execute/plan' && h.status === '200' && h.name === 'X-RateLimit-Remaining'), 'a replayed partner plan has no counts');
   t.ok(headers.some((h) => h.status === '429' && h.name === 'X-RateLimit-Limit' && h.required), 'a 429 always carries them');
 
-  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-client-'));
+  const dir = tempDir(t, 'bestex-client-');
   writeFileSync(path.join(dir, 'types.ts'), astToString(await openapiTS(document as never)));
   const lines = [`import type { paths } from './types.js';`, 'type IsOptional<T, K extends keyof T> = {} extends Pick<T, K> ? true : false;'];
   headers.forEach((h, i) => {

@@ -1,7 +1,6 @@
 // Disclosed fees (core/quotes/client-fees.ts), fee schemas (core/quotes/fee-schemas.ts) and the keyed quote body
 // (core/quotes/partner-quotes.ts): every figure recomputes from the others.
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
@@ -11,6 +10,7 @@ import { dec } from '../core/decimal.js';
 import { DEFAULT_FEE_SCHEMAS, FeeSchemas, loadFeeSchemas, type FeeTerms } from '../core/quotes/fee-schemas.js';
 import { withClientFees } from '../core/quotes/partner-quotes.js';
 import type { QuoteResponse } from '../core/contract/v1.js';
+import { tempDir } from './helpers/temp.js';
 
 const RECIPIENT = 'wallet-co::1220aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const TERMS: FeeTerms = { schemaId: 'partner-default', overrideId: null, serviceBps: 5, integratorCapBps: 10 };
@@ -136,7 +136,7 @@ t.test('fee schemas: bad schema data stops start-up with every problem named', a
 });
 
 t.test('loadFeeSchemas: "schemas are config an operator can change without a code change" (FEE_SCHEMAS_FILE)', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-fees-'));
+  const dir = tempDir(t, 'bestex-fees-');
   const file = path.join(dir, 'fees.json');
   writeFileSync(file, JSON.stringify({ defaultSchemaId: 'std', schemas: [{ id: 'std', serviceBps: 3, integratorCapBps: 8 }] }));
   t.equal(loadFeeSchemas({ feeSchemasFile: file }).termsOf('std')?.serviceBps, 3);

@@ -1,5 +1,5 @@
 // Outcome derivation (core/outcomes/outcomes.ts): the query's rules, and each status from the transactions
-// a pool party sees.
+// a pool party sees. GET /api/outcome over HTTP, end to end: outcome-http.test.ts.
 import fc from 'fast-check';
 import t from 'tap';
 import { ComponentHealth } from '../core/health/component-health.js';

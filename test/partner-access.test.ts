@@ -1,6 +1,5 @@
 // Partner keys over HTTP and the keyed quote: the spec's Authentication and keyed-quote rules.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { generateKey, hashKey } from '../core/keys/api-key.js';
@@ -13,6 +12,7 @@ import { SharedStateKeyStore } from '../core/keys/shared-store.js';
 import type { QuoteResponse } from '../core/contract/v1.js';
 import { COLLECTING, testApp, type TestApp } from './helpers/app.js';
 import { issueKey, runKeysCli } from './helpers/keys.js';
+import { tempDir } from './helpers/temp.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
 const RECIPIENT = 'wallet-co::1220aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
@@ -44,8 +44,7 @@ function countingStore(): { store: KeyStore; lookups: () => number } {
  * 5 seconds on that clock, whatever the machine's speed. `later()` moves it 5 seconds on.
  */
 async function fileStoreApp(test: { teardown(fn: () => unknown): void }): Promise<{ app: TestApp; later: () => void }> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-partner-keys-'));
-  test.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const dataDir = tempDir(test, 'bestex-partner-keys-');
   let clock = 0;
   const app = await testApp({ env: { DATA_DIR: dataDir }, overrides: { keyStore: new FileKeyStore(keysFile({ dataDir }), { now: () => clock }) } });
   test.teardown(app.close);
@@ -233,7 +232,7 @@ t.test('"FEE_COLLECTION_ENABLED (default false): while false, disclosed fee line
 });
 
 t.test('"per-partner negotiated overrides (a different service bps, a lower integrator cap) recorded in appliedSchema.overrideId"', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-schemas-'));
+  const dir = tempDir(t, 'bestex-schemas-');
   const file = path.join(dir, 'fees.json');
   writeFileSync(
     file,
@@ -339,4 +338,31 @@ t.test('keyed traffic is attributed in the access log by key id, never by the ke
   t.notOk('partnerId' in lines[1]! || 'billable' in lines[1]!, 'a refused key attributes nothing');
   t.notMatch(app.rawLogs(), key, 'the key is never logged');
   t.notMatch(app.rawLogs(), hashKey(key), 'nor its hash');
+});
+
+t.test('"A key naming a fee schema that does not exist": at start one warning line per such key id (never the key), and its quotes answer 503 key_verification_unavailable with Retry-After, within the quote\'s contract, never a quote under other terms', async (t) => {
+  // Keys issued under schemas a FEE_SCHEMAS_FILE defined, then the service started without them.
+  const dir = tempDir(t, 'bestex-keys-');
+  const store = new FileKeyStore(path.join(dir, 'keys.json'), { refreshIntervalMs: 0 });
+  const retired = await issueKey(store, { name: 'retired', schemaId: 'retired-2025' });
+  const alsoRetired = await issueKey(store, { name: 'also-retired', schemaId: 'gone' });
+  const fine = await issueKey(store, { name: 'fine' });
+  const app = await testApp({ env: { DATA_DIR: dir } });
+  t.teardown(app.close);
+  const warnings = () => app.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('key names a fee schema that is not configured'));
+  for (let i = 0; i < 100 && warnings().length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.strictSame(warnings().map((l) => l.keyId).sort(), [retired.record.id, alsoRetired.record.id].sort(), 'one line per key id naming a missing schema');
+
+  for (let i = 0; i < 3; i++) {
+    const res = await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=100', headers: { 'x-api-key': retired.key } });
+    t.equal(res.statusCode, 503, `quote ${i + 1}: 503, a status the quote documents`);
+    t.match(res.json(), { code: 'key_verification_unavailable', action: 'retry after Retry-After', error: /fee terms are not configured/ });
+    t.equal(res.headers['retry-after'], '60');
+    t.notMatch(res.body, /retired-2025|appliedSchema|venues/, 'names no schema, and quotes nothing');
+  }
+  t.equal(warnings().length, 2, 'its requests add no line: it was named at start');
+  t.equal((await app.server.inject({ url: '/api/quote?from=CC&to=USDCx&amount=100', headers: { 'x-api-key': fine.key } })).statusCode, 200, 'a key under a configured schema is served');
+  const text = app.rawLogs();
+  for (const { key } of [retired, alsoRetired, fine]) t.notOk(text.includes(key), 'no key is ever logged');
+  t.notOk(app.logs().some((l) => l.msg === 'unexpected error'), 'not an unexpected error');
 });

@@ -1,7 +1,8 @@
 // The plan core without HTTP: the floor (core/quotes/math.ts), the pure assembler
 // (core/plans/assembly.ts), the party-isolation guardrail (core/plans/guardrail.ts), the plan service
 // stopping a tampered plan (core/plans/service.ts) and the request fingerprint (core/plans/params.ts),
-// against the rules openapi/v1.yaml states for PlanStep, B2cFee and the two plan operations.
+// against the rules openapi/v1.yaml states for PlanStep, B2cFee and the two plan operations; the
+// routes over HTTP are plan-http.test.ts.
 // Expected figures are written out by hand or computed independently in integer arithmetic.
 import fc from 'fast-check';
 import t from 'tap';

@@ -4,9 +4,6 @@
 // balancer behave as one: a key revoked on one is revoked on all; a caller's window is counted
 // across all", and "Redis going away mid-run must not crash the process or lose a key".
 import { hash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { parsePlanRequest } from '../core/plans/params.js';
@@ -16,6 +13,7 @@ import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from './helper
 import { issueKey, runKeysCli } from './helpers/keys.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
 import { assertRecordsPrivate, redisEntries } from './helpers/stored.js';
+import { tempDir } from './helpers/temp.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx';
 
@@ -144,8 +142,7 @@ t.test(
   async (t) => {
     const redisUrl = nextRedisUrl();
     const [a, b] = await twoInstances(t, redisUrl, {}, { patient: true });
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-cli-'));
-    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+    const dataDir = tempDir(t, 'bestex-cli-');
     const env = { REDIS_URL: redisUrl, DATA_DIR: dataDir };
 
     const created = await runKeysCli(['create', '--name', 'x'], env);

@@ -13,8 +13,6 @@
 //
 // The seed is FUZZ_SEED when set, else taken from the clock, so each run explores other requests;
 // it is in every test's name, so a failure anywhere (CI included) replays with FUZZ_SEED=<seed>.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
@@ -28,6 +26,7 @@ import { FAULT_MARKER, Faults } from './helpers/faults.js';
 import { ContractFuzz, Findings, fuzzSeed, type RequestParts } from './helpers/fuzz.js';
 import type { FuzzRequest } from './helpers/request-arbitraries.js';
 import { loadSpec } from './helpers/spec.js';
+import { tempDir } from './helpers/temp.js';
 
 const SEED = fuzzSeed();
 /** Valid requests generated per operation. */
@@ -183,8 +182,7 @@ t.test(`"No answer, however malformed the request, leaves the contract" (FUZZ_SE
 
 t.test(`"unexpected server error; nothing was created": ports failing as a bug would answer 500 internal in the error envelope, never a stack or the failure's message (FUZZ_SEED=${SEED})`, async (t) => {
   const faults = new Faults(SEED, FAULT_RATE);
-  const keysDir = mkdtempSync(path.join(tmpdir(), 'bestex-faults-'));
-  t.teardown(() => rmSync(keysDir, { recursive: true, force: true }));
+  const keysDir = tempDir(t, 'bestex-faults-');
   const app = await testApp({
     overrides: (sandbox) => ({
       sharedState: faults.wrap(new InProcessSharedState(), 'sharedState'),

@@ -3,9 +3,6 @@
 // ('@bestex/sdk/sandbox') -> tracked on the taker's own ledger view, cross-checked with GET
 // /api/outcome. Each test quotes the rule it checks.
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import t from 'tap';
 import { createClient, execute, localStorageStorage, memoryStorage, resume, withdraw, type AppPlan, type CantonProvider, type ExecutionHooks, type ExecutionResult, type ExecutionStatus, type PlanStep, type StepUpdate } from '@bestex/sdk';
 import { fileStorage } from '@bestex/sdk/node';
@@ -15,6 +12,7 @@ import { CC, USDCX } from '../core/tokens.js';
 import { poolUserGets } from '../sandbox/venues/tradecraft.js';
 import { COLLECTING, listen, testApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { spendable } from './helpers/ledger.js';
+import { tempDir } from './helpers/temp.js';
 
 let takers = 0;
 const newTaker = () => `sdk-exec-${++takers}::1220${'6'.repeat(64)}`;
@@ -321,7 +319,7 @@ t.test('"resume after a new process -> the same result and no second submission"
   await w.fund('CC', '1000');
   await w.control('/sandbox/v1/operator', { paused: true });
   const plan = await w.plan();
-  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-sdk-records-'));
+  const dir = tempDir(t, 'bestex-sdk-records-');
   const stop = new AbortController();
   // This process submits, then stops waiting once the deposit is on the ledger, as a closed tab would.
   const first = await execute(plan, { provider: w.provider, registries: w.registries, storage: fileStorage(dir), signal: stop.signal, hooks: { onStatus: (s) => s === 'INITIATED' && stop.abort() } });
@@ -620,7 +618,7 @@ t.test('"a reload while the wallet was asked to sign": executing again in a new 
   const w = await world(t);
   await w.fund('CC', '1000');
   const plan = await w.plan();
-  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-sdk-signing-'));
+  const dir = tempDir(t, 'bestex-sdk-signing-');
   // The wallet never answers: the page is closed while the user looks at the signing prompt.
   const stuck = wrap(w.provider, { prepareExecuteAndWait: () => new Promise(() => {}) });
   const statuses: ExecutionStatus[] = [];

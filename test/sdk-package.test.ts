@@ -4,13 +4,13 @@
 // downloaded), compiled with the repository's TypeScript under each module resolution a partner's
 // project may use, then imported by Node from there.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { TERMINAL_STATUSES } from '@bestex/sdk';
 import { repoRoot } from '../handlers/app.js';
+import { tempDir } from './helpers/temp.js';
 
 // A dozen tsc runs over the SDK's declarations, some over wallet-sdk's too: longer than the default
 // file timeout on a machine that builds other things meanwhile.
@@ -101,8 +101,7 @@ export function run(plan: ExecutionPlan, ledgerUrl: string, token: string, party
 
 /** A consumer project in a temporary directory with the packed SDK in its node_modules, as `npm install <tarball>` lays it out. */
 function consumerProject(t: Test): { project: string; packed: Packed } {
-  const work = mkdtempSync(path.join(tmpdir(), 'bestex-consumer-'));
-  t.teardown(() => rmSync(work, { recursive: true, force: true }));
+  const work = tempDir(t, 'bestex-consumer-');
   const packed = pack('--pack-destination', work);
   const project = path.join(work, 'consumer');
   const modules = path.join(project, 'node_modules');

@@ -4,11 +4,11 @@
 // REQUIRE_CHROMIUM unset) and without Redis, and reads the closing line.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
+import { tempDir } from './helpers/temp.js';
 
 const DIST = fileURLToPath(new URL('..', import.meta.url));
 const REPO = path.dirname(DIST);
@@ -21,8 +21,7 @@ type Test = Parameters<Parameters<typeof t.test>[0]>[0];
  * its configuration: tap keeps each run's results under the project's .tap/.
  */
 function project(t: Test, files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'bestex-summary-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(t, 'bestex-summary-');
   const { tap } = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { tap: unknown };
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', tap }));
   symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'));

@@ -25,6 +25,9 @@ export interface IssuedKey {
   readonly record: KeyRecord;
 }
 
+/** A new key and the record the CLI would store for it, stored nowhere yet. */
+export const newPartnerKey = (name: string, createdAt = new Date()): IssuedKey => newKey(name, 'partner-default', createdAt);
+
 export async function issueKey(store: KeyStore, options: { name?: string; schemaId?: string } = {}): Promise<IssuedKey> {
   const issued = newKey(options.name ?? 'test-partner', options.schemaId ?? 'partner-default');
   await store.add(issued.record);
@@ -39,6 +42,9 @@ export interface Run {
 
 /** The built keys CLI (scripts/keys.ts). */
 export const KEYS_CLI = path.join(repoRoot(), 'dist', 'scripts', 'keys.js');
+
+/** The CLI prints a new key alone on its last line of stdout. */
+export const lastLine = (text: string): string => text.trimEnd().split('\n').at(-1) ?? '';
 
 /** Runs the keys CLI as operators do, with only PATH and `env` in its environment. */
 export function runKeysCli(args: readonly string[], env: Record<string, string>): Promise<Run> {

@@ -1,6 +1,6 @@
 // The plan routes over HTTP: POST /api/app/plan (keyless) and POST /api/execute/plan (keyed), as
-// the spec and the plans issue state them. The arithmetic, the assembly and the guardrail are
-// tested on their own in plan-core.test.ts.
+// openapi/v1.yaml states them. The arithmetic, the assembly and the guardrail are tested without
+// HTTP in plan-core.test.ts.
 import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { InProcessSharedState } from '../core/state/in-process.js';

@@ -1,8 +1,8 @@
 // GET /api/outcome over HTTP, end to end on the embedded sandbox: quote -> plan -> the sandbox
-// wallet executes it -> the outcome read from the sandbox ledger through the JSON Ledger API.
+// wallet executes it -> the outcome read from the sandbox ledger through the JSON Ledger API. The
+// derivation's rules are tested without HTTP in outcome-core.test.ts.
 import { randomBytes } from 'node:crypto';
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { getHeapSnapshot } from 'node:v8';
 import t from 'tap';
@@ -13,12 +13,13 @@ import type { AppPlan, Outcome, QuoteResponse } from '../core/contract/v1.js';
 import { testApp, type TestApp } from './helpers/app.js';
 import { spendable } from './helpers/ledger.js';
 import { sandboxCli } from './helpers/sandbox-cli.js';
+import { tempDir } from './helpers/temp.js';
 
 const FINGERPRINT = `1220${'9e'.repeat(32)}`;
 let takers = 0;
 /** A taker of its own per test, all sharing one fingerprint that no log may show. */
 const newTaker = () => `taker-${++takers}::${FINGERPRINT}`;
-const dir = mkdtempSync(path.join(tmpdir(), 'bestex-outcome-'));
+const dir = tempDir(t, 'bestex-outcome-');
 
 interface Flow {
   readonly app: TestApp;
