@@ -10,13 +10,16 @@ import { repoRoot } from '../handlers/app.js';
 
 const ROOT = repoRoot();
 const SOURCE_DIRS = ['core', 'handlers', 'sandbox', 'scripts', 'codegen', 'bench', 'generated', 'sdk/src', 'portal/src', 'test'];
+/** Folders of plain JavaScript, read too so that their README's "Must not import" line is held. */
+const SCRIPT_DIRS = ['examples', 'mutation'];
 
-/** Every .ts file under `dir`, as a repo-relative path with forward slashes. */
-function sources(dir: string): string[] {
+/** Every .ts file under `dir` (or, with `script`, every .js and .mjs file), as a repo-relative path with forward slashes. */
+function sources(dir: string, script = false): string[] {
   const absolute = path.join(ROOT, dir);
   return readdirSync(absolute).flatMap((name) => {
     const child = `${dir}/${name}`;
-    if (statSync(path.join(ROOT, child)).isDirectory()) return sources(child);
+    if (statSync(path.join(ROOT, child)).isDirectory()) return sources(child, script);
+    if (script) return /\.m?js$/.test(name) ? [child] : [];
     return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [child] : [];
   });
 }
@@ -42,7 +45,7 @@ function importsOf(file: string, text: string): Import[] {
   return found;
 }
 
-const files = SOURCE_DIRS.flatMap(sources);
+const files = [...SOURCE_DIRS.flatMap((dir) => sources(dir)), ...SCRIPT_DIRS.flatMap((dir) => sources(dir, true))];
 const imports = files.flatMap((file) => importsOf(file, readFileSync(path.join(ROOT, file), 'utf8')));
 const show = (i: Import) => `${i.from} imports '${i.specifier}' (${i.to})`;
 
@@ -154,15 +157,31 @@ t.test('"one composition root is the only file that knows every folder": core\'s
 
 t.test('each folder\'s README.md says what it owns and what it must not import, and that holds', async (t) => {
   const folders = [
+    'core',
     ...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`),
     'sandbox',
     'portal',
+    'portal/src',
+    'portal/src/contract',
     'handlers',
     'handlers/http',
     'handlers/operations',
+    'handlers/operations/v1',
+    'handlers/operations/portal',
     'handlers/pages',
     'bench',
+    'codegen',
+    'generated',
+    'generated/portal',
+    'scripts',
+    'examples',
+    'examples/dapp',
+    'mutation',
+    'sdk/src',
+    'sdk/src/browser',
+    'sdk/src/contract',
     'sdk/src/execution',
+    'sdk/src/generated',
     'sdk/src/widget',
   ];
   for (const folder of folders) {
