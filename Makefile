@@ -59,7 +59,7 @@ sdk-pack: sdk/dist/.built ## Pack the SDK into dist/bestex-sdk-<version>.tgz and
 	@mkdir -p dist
 	@cd sdk && tarball=$$(npm pack --ignore-scripts --silent --pack-destination ../dist) && echo "dist/$$tarball"
 
-run: build ## Run the service; it starts the sandbox as a child process (HOST, PORT, see README)
+run: build ## Run the service; it starts the sandbox as a child process (HOST, PORT, see docs/operations.md)
 	node dist/handlers/main.js
 
 sandbox: build ## Run the sandbox alone in the foreground; prints one JSON line with its URLs (SANDBOX_FLAGS=--without-batching-utility: a participant without Splice's batching utility)
