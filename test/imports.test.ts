@@ -1,9 +1,10 @@
-// The house's shape, read from the TypeScript sources' own imports: "no import circle anywhere;
-// nothing in core/ imports handlers/, scripts/ or the sandbox; nothing in handlers/ imports the
-// sandbox; scripts/ holds entry points, not libraries that other code imports; no operation imports
-// another", and each folder's README.md "Must not import" line holds. Every failure names the
+// The house's shape, read from the sources' own imports (the TypeScript, and the plain JavaScript
+// of examples/ and mutation/): "no import circle anywhere; nothing in core/ imports handlers/,
+// scripts/ or the sandbox; nothing in handlers/ imports the sandbox; scripts/ holds entry points,
+// not libraries that other code imports; no operation imports another", and every folder of
+// sources opens with a README.md whose "Must not import" line holds. Every failure names the
 // offending import.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { repoRoot } from '../handlers/app.js';
@@ -176,6 +177,7 @@ t.test('each folder\'s README.md says what it owns and what it must not import, 
     'scripts',
     'examples',
     'examples/dapp',
+    'examples/dapp/extension',
     'mutation',
     'sdk/src',
     'sdk/src/browser',
@@ -184,6 +186,12 @@ t.test('each folder\'s README.md says what it owns and what it must not import, 
     'sdk/src/generated',
     'sdk/src/widget',
   ];
+  // Every folder that holds sources opens with a README, and every README is held here. The
+  // sandbox's inner folders are described in sandbox/README.md.
+  const sourceFolders = [...new Set(files.filter((f) => !f.startsWith('test/')).map((f) => path.posix.dirname(f)))].sort();
+  const withoutReadme = sourceFolders.filter((folder) => !existsSync(path.join(ROOT, folder, 'README.md')) && !/^sandbox\/[^/]+$/.test(folder));
+  t.strictSame(withoutReadme, [], 'every folder of sources has its README.md');
+  t.strictSame(sourceFolders.filter((folder) => existsSync(path.join(ROOT, folder, 'README.md')) && !folders.includes(folder)), [], 'every folder\'s README.md is held below');
   for (const folder of folders) {
     const readme = readFileSync(path.join(ROOT, folder, 'README.md'), 'utf8');
     const line = /^Must not import: (.+)$/m.exec(readme)?.[1];
