@@ -194,6 +194,7 @@ t.test('each folder\'s README.md says what it owns and what it must not import, 
   t.strictSame(sourceFolders.filter((folder) => existsSync(path.join(ROOT, folder, 'README.md')) && !folders.includes(folder)), [], 'every folder\'s README.md is held below');
   for (const folder of folders) {
     const readme = readFileSync(path.join(ROOT, folder, 'README.md'), 'utf8');
+    t.match(readme, /^Imports: \S/m, `${folder}/README.md says what it imports`);
     const line = /^Must not import: (.+)$/m.exec(readme)?.[1];
     t.ok(line, `${folder}/README.md has a "Must not import:" line`);
     const forbidden = [...(line ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
