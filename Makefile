@@ -59,7 +59,7 @@ sdk-pack: sdk/dist/.built ## Pack the SDK into dist/bestex-sdk-<version>.tgz and
 	@mkdir -p dist
 	@cd sdk && tarball=$$(npm pack --ignore-scripts --silent --pack-destination ../dist) && echo "dist/$$tarball"
 
-run: build ## Run the service; it starts the sandbox as a child process (HOST, PORT, see README)
+run: build ## Run the service; it starts the sandbox as a child process (HOST, PORT, see docs/operations.md)
 	node dist/handlers/main.js
 
 sandbox: build ## Run the sandbox alone in the foreground; prints one JSON line with its URLs (SANDBOX_FLAGS=--without-batching-utility: a participant without Splice's batching utility)
@@ -68,7 +68,7 @@ sandbox: build ## Run the sandbox alone in the foreground; prints one JSON line 
 test: build ## Run every test; ends with "N passed, M failed, K skipped"
 	npx tap -R ./dist/scripts/tap-summary-reporter.js 'dist/test/**/*.test.js'
 
-docs-check: build ## Run the README's and docs/' runnable command blocks against a started service, and check every link (part of make test)
+docs-check: build ## Run the README's and docs/' runnable command blocks against a started service, and check every link and named path (part of make test)
 	npx tap -R ./dist/scripts/tap-summary-reporter.js dist/test/docs-check.test.js
 
 lint: install ## Lint the specs with Redocly's recommended rules and Spectral's OWASP API Security rules (.spectral.yaml)

@@ -1,6 +1,6 @@
 // The service's configuration: read once from the environment, validated, typed. Every variable
-// is listed in the README's configuration table; a bad value stops start-up with a message that
-// names it.
+// is listed in the configuration table of docs/operations.md; a bad value stops start-up with a
+// message that names it.
 import { isPartyId } from './party.js';
 import { CC, pairKey, resolveToken } from './tokens.js';
 import { DEFAULT_BASE_URLS, KEYED_VENUES, LIVE_VENUE_IDS, missingLiveVenueConfig, type LiveVenueConfig, type LiveVenueId, type LiveVenuesConfig } from './venues/live-venues.js';
@@ -54,7 +54,7 @@ export interface Config {
   readonly usageFlushMs: number;
   /** While false, every disclosed fee line reads zero and no plan collects a fee. */
   readonly feeCollectionEnabled: boolean;
-  /** A JSON file of fee schemas and partner overrides (README); null for the built-in default schema. */
+  /** A JSON file of fee schemas and partner overrides (docs/api.md, Fees); null for the built-in default schema. */
   readonly feeSchemasFile: string | null;
   readonly rateLimitKeylessPerMinute: number;
   readonly rateLimitKeyedPerMinute: number;

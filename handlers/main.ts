@@ -26,7 +26,7 @@ function buildStamp(): string {
  * cannot be started or reached, with its message.
  */
 function configFailure(err: unknown): never {
-  if (err instanceof ConfigError) console.error(`bestex: ${err.message}\nSee the configuration table in README.md.`);
+  if (err instanceof ConfigError) console.error(`bestex: ${err.message}\nSee the configuration table in docs/operations.md.`);
   else if (err instanceof SandboxUnavailable) console.error(`bestex: ${err.message}`);
   else throw err;
   process.exit(1);

@@ -1,22 +1,35 @@
 // The documentation a newcomer follows, checked as they would use it: "make docs-check runs every
 // command block of the README and docs that is marked runnable, against a started service, and
-// fails on a dead link". Links to other sites are not fetched (the tests run without the internet).
+// fails on a dead link", or on a path from the repository's root that a document names and that
+// is not there. Links to other sites are not fetched (the tests run without the internet).
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { repoRoot } from '../handlers/app.js';
-import { anchors, links, runnableBlocks } from './helpers/markdown.js';
+import { anchors, links, repoPaths, runnableBlocks } from './helpers/markdown.js';
 import { service } from './helpers/service-process.js';
 
 const REPO = repoRoot();
 
-/** The README, docs/, the SDK's package README and each folder's README. */
+/** The repository's own folders at its root: what a document names a path from. */
+const FOLDERS = ['bench', 'codegen', 'core', 'docs', 'examples', 'generated', 'handlers', 'mutation', 'openapi', 'portal', 'sandbox', 'scripts', 'sdk', 'test'];
+
+/** Every folder under `dir` at any depth, but what is installed, built or hidden. */
+function folders(dir: string): string[] {
+  return readdirSync(path.join(REPO, dir), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== 'node_modules' && entry.name !== 'dist')
+    .flatMap((entry) => {
+      const child = path.join(dir, entry.name);
+      return [child, ...folders(child)];
+    });
+}
+
+/** The README, docs/, the SDK's package README and each folder's README, at any depth. */
 function documents(): string[] {
-  const folderReadmes = readdirSync(REPO)
-    .filter((d) => !d.startsWith('.') && d !== 'node_modules' && d !== 'dist' && statSync(path.join(REPO, d)).isDirectory())
-    .flatMap((d) => [path.join(d, 'README.md'), ...readdirSync(path.join(REPO, d)).map((s) => path.join(d, s, 'README.md'))])
+  const folderReadmes = FOLDERS.flatMap((d) => [d, ...folders(d)])
+    .map((d) => path.join(d, 'README.md'))
     .filter((f) => existsSync(path.join(REPO, f)));
   const docs = readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => path.join('docs', f));
   return ['README.md', ...docs, ...folderReadmes];
@@ -60,12 +73,30 @@ t.test('the check reads Markdown as GitHub renders it', async (t) => {
     ['docs/a.md:5: other.md#nope (no such heading)', 'docs/a.md:5: missing.md (no such file)'],
     'a missing file and a missing heading are dead; another site and code are not read as links',
   );
+  const named = ['`core/config.ts` and `handlers/http/`, not `core/x.ts:12`, `npm run keys`, `node_modules/x/`,', '`sdk/dist/bundle/` or `core` alone', '```sh', 'cat core/inside-a-block.ts', '```'].join('\n');
+  t.strictSame(
+    repoPaths(named, ['core', 'handlers', 'sdk']),
+    [{ line: 1, path: 'core/config.ts' }, { line: 1, path: 'handlers/http/' }],
+    'a path is inline code naming a file or folder from the root: not a line number, a command, another folder, a build\'s output, a folder alone or a block',
+  );
 });
 
 t.test('"fails on a dead link": every relative link and #heading in the README and docs resolves', async (t) => {
   const files = documents();
   t.ok(files.includes('README.md') && files.some((f) => f.startsWith('docs/')) && files.includes('sdk/README.md'), files.join(', '));
   for (const file of files) t.strictSame(deadLinks(file), [], file);
+});
+
+t.test('"every path a document names is there": each path from the repository\'s root in inline code in the README, docs/ and the folders\' READMEs exists', async (t) => {
+  t.strictSame(FOLDERS.filter((d) => !existsSync(path.join(REPO, d))), [], 'the root folders the paths are read from exist');
+  const files = documents();
+  t.ok(files.includes('core/README.md') && files.includes('sdk/src/execution/README.md'), 'every folder\'s README is read, at any depth');
+  for (const file of files) {
+    const missing = repoPaths(readFileSync(path.join(REPO, file), 'utf8'), FOLDERS)
+      .filter((p) => !existsSync(path.join(REPO, p.path)))
+      .map((p) => `${file}:${p.line}: ${p.path} (no such file or folder)`);
+    t.strictSame(missing, [], file);
+  }
 });
 
 const missingTools = ['curl', 'jq', 'bash'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);

@@ -1,7 +1,8 @@
-// The house's shape, read from the TypeScript sources' own imports: "no import circle anywhere;
-// nothing in core/ imports handlers/, scripts/ or the sandbox; nothing in handlers/ imports the
-// sandbox; scripts/ holds entry points, not libraries that other code imports; no operation imports
-// another", and each folder's README.md "Must not import" line holds. Every failure names the
+// The house's shape, read from the sources' own imports (the TypeScript, and the plain JavaScript
+// of examples/ and mutation/): "no import circle anywhere; nothing in core/ imports handlers/,
+// scripts/ or the sandbox; nothing in handlers/ imports the sandbox; scripts/ holds entry points,
+// not libraries that other code imports; no operation imports another", and every folder of
+// sources opens with a README.md whose "Must not import" line holds. Every failure names the
 // offending import.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -10,13 +11,16 @@ import { repoRoot } from '../handlers/app.js';
 
 const ROOT = repoRoot();
 const SOURCE_DIRS = ['core', 'handlers', 'sandbox', 'scripts', 'codegen', 'bench', 'generated', 'sdk/src', 'portal/src', 'test'];
+/** Folders of plain JavaScript, read too so that their README's "Must not import" line is held. */
+const SCRIPT_DIRS = ['examples', 'mutation'];
 
-/** Every .ts file under `dir`, as a repo-relative path with forward slashes. */
-function sources(dir: string): string[] {
+/** Every .ts file under `dir` (or, with `script`, every .js and .mjs file), as a repo-relative path with forward slashes. */
+function sources(dir: string, script = false): string[] {
   const absolute = path.join(ROOT, dir);
   return readdirSync(absolute).flatMap((name) => {
     const child = `${dir}/${name}`;
-    if (statSync(path.join(ROOT, child)).isDirectory()) return sources(child);
+    if (statSync(path.join(ROOT, child)).isDirectory()) return sources(child, script);
+    if (script) return /\.m?js$/.test(name) ? [child] : [];
     return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [child] : [];
   });
 }
@@ -42,7 +46,7 @@ function importsOf(file: string, text: string): Import[] {
   return found;
 }
 
-const files = SOURCE_DIRS.flatMap(sources);
+const files = [...SOURCE_DIRS.flatMap((dir) => sources(dir)), ...SCRIPT_DIRS.flatMap((dir) => sources(dir, true))];
 const imports = files.flatMap((file) => importsOf(file, readFileSync(path.join(ROOT, file), 'utf8')));
 const show = (i: Import) => `${i.from} imports '${i.specifier}' (${i.to})`;
 
@@ -161,21 +165,45 @@ function foldersWithReadme(dir: string): string[] {
 
 t.test('each folder\'s README.md says what it owns and what it must not import, and that holds', async (t) => {
   const folders = [
+    'core',
     ...readdirSync(path.join(ROOT, 'core')).filter((name) => statSync(path.join(ROOT, 'core', name)).isDirectory()).map((name) => `core/${name}`),
     'sandbox',
     ...foldersWithReadme('sandbox'),
     'portal',
+    'portal/src',
+    'portal/src/contract',
     'handlers',
     'handlers/http',
     'handlers/operations',
+    'handlers/operations/v1',
+    'handlers/operations/portal',
     'handlers/pages',
     'bench',
+    'codegen',
+    'generated',
+    'generated/portal',
+    'scripts',
+    'examples',
+    'examples/dapp',
+    'examples/dapp/extension',
+    'mutation',
+    'sdk/src',
+    'sdk/src/browser',
+    'sdk/src/contract',
     'sdk/src/execution',
+    'sdk/src/generated',
     'sdk/src/widget',
   ];
   t.ok(folders.includes('sandbox/venues') && folders.includes('sandbox/ledger/routes'), 'the sandbox\'s folders with a README of their own are held too');
+  // Every folder that holds sources opens with a README, and every README is held here. The
+  // sandbox's inner folders are described in sandbox/README.md.
+  const sourceFolders = [...new Set(files.filter((f) => !f.startsWith('test/')).map((f) => path.posix.dirname(f)))].sort();
+  const withoutReadme = sourceFolders.filter((folder) => !existsSync(path.join(ROOT, folder, 'README.md')) && !/^sandbox\/[^/]+$/.test(folder));
+  t.strictSame(withoutReadme, [], 'every folder of sources has its README.md');
+  t.strictSame(sourceFolders.filter((folder) => existsSync(path.join(ROOT, folder, 'README.md')) && !folders.includes(folder)), [], 'every folder\'s README.md is held below');
   for (const folder of folders) {
     const readme = readFileSync(path.join(ROOT, folder, 'README.md'), 'utf8');
+    t.match(readme, /^Imports: \S/m, `${folder}/README.md says what it imports`);
     const line = /^Must not import: (.+)$/m.exec(readme)?.[1];
     t.ok(line, `${folder}/README.md has a "Must not import:" line`);
     const forbidden = [...(line ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!);

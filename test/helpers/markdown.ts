@@ -1,5 +1,6 @@
 // What the documentation check reads in a Markdown file: its runnable command blocks, its links,
-// and the anchors its headings make (as GitHub renders them, so a link's `#fragment` resolves there).
+// the anchors its headings make (as GitHub renders them, so a link's `#fragment` resolves there),
+// and the repository's paths it names in inline code.
 
 /** A fenced block whose info string is `sh runnable` or `bash runnable`: commands a reader runs as written. */
 export interface RunnableBlock {
@@ -54,6 +55,29 @@ export function links(markdown: string): Link[] {
     .split('\n')
     .forEach((text, i) => {
       for (const m of text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) found.push({ line: i + 1, target: m[1]! });
+    });
+  return found;
+}
+
+export interface NamedPath {
+  readonly line: number;
+  readonly path: string;
+}
+
+/**
+ * Every inline code span of the prose that is a path from the repository's root alone, such as
+ * `core/config.ts` or `handlers/http/`: its first folder one of `folders`, nothing but a path's
+ * characters in it. What a build writes (a `dist` folder) is no source, and is left out.
+ */
+export function repoPaths(markdown: string, folders: readonly string[]): NamedPath[] {
+  const found: NamedPath[] = [];
+  prose(markdown, true)
+    .split('\n')
+    .forEach((text, i) => {
+      for (const [, code] of text.matchAll(/`([^`]+)`/g)) {
+        const segments = code!.split('/');
+        if (/^[\w.-]+(\/[\w.-]+)*\/?$/.test(code!) && segments.length > 1 && folders.includes(segments[0]!) && !segments.includes('dist')) found.push({ line: i + 1, path: code! });
+      }
     });
   return found;
 }

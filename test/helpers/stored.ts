@@ -1,6 +1,6 @@
 // What a shared state holds, read raw, and the idempotency records' privacy rule checked over it:
 // "a record holds digests of the request and the caller and the plan's JSON: never the taker's
-// party, key or IP" (README, Plans). The rule is checked on what is stored, not on what the code
+// party, key or IP" (docs/api.md, Plans). The rule is checked on what is stored, not on what the code
 // means to store, in the in-process store and in Redis alike.
 import { Redis } from 'ioredis';
 import type { Test } from 'tap';
