@@ -1,7 +1,7 @@
 // The sandbox venues on loopback (sandbox/venues/venue-server.ts): "the sandbox serves each venue's
 // documented wire shape on loopback, backed by the sandbox market, and the embedded default
 // routes every quote through the real adapters". Each venue's wire is tested on its own in
-// sandbox-wire-<venue>.test.ts; this is the server, and the wiring.
+// sandbox-venue-<venue>.test.ts; this is the server, and the wiring.
 import t from 'tap';
 import { dec } from '../core/decimal.js';
 import { createSandboxVenues } from '../sandbox/venues/market.js';
