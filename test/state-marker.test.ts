@@ -13,6 +13,7 @@ import type { CoreLog } from '../core/log.js';
 import { testApp, type TestApp } from './helpers/app.js';
 import { issueKey } from './helpers/keys.js';
 import { redisSkip, startRedis } from './helpers/redis.js';
+import { roundTripCounter } from './helpers/round-trips.js';
 
 const redis = await startRedis();
 t.teardown(() => redis?.stop());
@@ -166,32 +167,13 @@ t.test('a request reads the marker in its own script or key lookup: no round tri
   const { key } = await issueKey(app.core.keyStore, { name: 'monitored' });
   // Warm: the scripts loaded, the quote cached here.
   t.equal((await keyedQuote(app, key)).statusCode, 200);
-  const client = new Redis(url);
-  const monitor = await client.monitor();
-  t.teardown(() => {
-    monitor.disconnect();
-    client.disconnect();
-  });
-  const lines: Array<{ readonly args: string[]; readonly source: string }> = [];
-  let end: (() => void) | null = null;
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (args[0]?.toLowerCase() === 'echo' && args[1] === 'end') end?.();
-    else lines.push({ args, source });
-  });
-  const ended = new Promise<void>((resolve) => (end = resolve));
-  t.equal((await keyedQuote(app, key)).statusCode, 200, 'a keyed quote, its key kept here');
-  // MONITOR's stream lags the replies: everything sent before this ECHO has been shown once it is.
-  await client.echo('end');
-  await ended;
-  const sent = lines.filter((l) => l.source !== 'lua');
-  t.strictSame(
-    sent.map((l) => l.args[0]!.toLowerCase()),
-    ['evalsha'],
-    'one command',
-  );
-  t.ok(sent[0]!.args.includes('bestex:state') && sent[0]!.args.includes('marker'), 'the script names the marker');
+  const count = await roundTripCounter(t, url);
+  const counted = await count(() => keyedQuote(app, key));
+  t.equal(counted.status, 200, 'a keyed quote, its key kept here');
+  t.equal(counted.commands, 'evalsha', 'one command');
+  t.ok(counted.sent[0]!.includes('bestex:state') && counted.sent[0]!.includes('marker'), 'the script names the marker');
   t.ok(
-    lines.some((l) => l.source === 'lua' && l.args[0]!.toLowerCase() === 'hget' && l.args[1] === 'bestex:state'),
+    counted.scripted.some((args) => args[0]!.toLowerCase() === 'hget' && args[1] === 'bestex:state'),
     'and reads it',
   );
 });

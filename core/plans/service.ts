@@ -176,7 +176,7 @@ export class PlanService {
     }
   }
 
-  /** Takes back a share's count; a store that cannot be reached keeps it (the caller's share is then the smaller, never the larger). */
+  /** Takes back a share's count (RateWindows.unhit: this process's count while the store is unreachable); a failure of its own is logged, never answered in place of the plan's. */
   private async giveBack(quota: PlanQuota, caller: PlanCaller): Promise<void> {
     try {
       await quota.giveBack(caller);
