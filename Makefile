@@ -69,7 +69,7 @@ test: build ## Run every test; ends with "N passed, M failed, K skipped"
 	npx tap -R ./dist/scripts/tap-summary-reporter.js 'dist/test/**/*.test.js'
 
 docs-check: build ## Run the README's and docs/' runnable command blocks against a started service, and check every link and named path (part of make test)
-	npx tap -R ./dist/scripts/tap-summary-reporter.js dist/test/docs-check.test.js
+	npx tap -R ./dist/scripts/tap-summary-reporter.js dist/test/repository/docs-check.test.js
 
 lint: install ## Lint the specs with Redocly's recommended rules and Spectral's OWASP API Security rules (.spectral.yaml)
 	npx redocly lint openapi/v1.yaml openapi/portal.yaml

@@ -1,7 +1,7 @@
 // The five venue requests one fresh keyless quote of CC -> USDCx makes, as the service's adapters
 // (core/venues/*.ts, built by createLiveVenues from the sandbox's manifest) send them: what the
 // bare fan-out baseline (bench/fan-out-baseline.ts) sends for each of its requests. Pure, so
-// test/bench.test.ts can check it against what the real adapters send.
+// test/bench/bench.test.ts can check it against what the real adapters send.
 import type { SandboxManifest } from '../sandbox/manifest.js';
 
 export type FanOutManifest = Pick<SandboxManifest, 'venues' | 'venueKeys' | 'instrumentAdmins' | 'nightlyRecipient'>;

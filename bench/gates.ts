@@ -2,7 +2,7 @@
 // judges the median of those per-round values. A gate whose rounds spread wider than its bound is
 // not judged: on a machine that busy the median lands either side of the level by chance, and a
 // verdict would report the machine, not the service. docs/performance.md states the same levels and
-// bounds (test/bench.test.ts holds them together).
+// bounds (test/bench/bench.test.ts holds them together).
 import { fmt, median } from './report.js';
 
 /** One instance, in-process state: the least CPU-capacity ratio against each pair's baseline. */

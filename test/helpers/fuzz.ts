@@ -1,9 +1,10 @@
-// The machinery of the seeded contract fuzz, shared by the swap API's (test/robustness.test.ts) and
-// the key portal's (test/portal-robustness.test.ts): the seed, requests sent through inject in
-// bounded batches or as raw bytes to a real port, every answer judged against the spec
-// (test/helpers/contract-answers.ts) and every violation collected by kind, and the requests each
-// phase is made of wherever they follow from the spec alone. What only a spec's own test knows
-// (its keys, its example bases, its neighbouring paths and odd targets) is given by that test.
+// The machinery of the seeded contract fuzz, shared by the swap API's
+// (test/contract/robustness.test.ts) and the key portal's (test/contract/portal-robustness.test.ts):
+// the seed, requests sent through inject in bounded batches or as raw bytes to a real port, every
+// answer judged against the spec (test/helpers/contract-answers.ts) and every violation collected
+// by kind, and the requests each phase is made of wherever they follow from the spec alone. What
+// only a spec's own test knows (its keys, its example bases, its neighbouring paths and odd
+// targets) is given by that test.
 import fc from 'fast-check';
 import { listen, type TestApp } from './app.js';
 import { contractJudge, type Answer, type Asked, type ContractJudge, type JudgeOptions } from './contract-answers.js';

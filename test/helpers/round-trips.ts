@@ -1,5 +1,6 @@
 // Round trips a request makes to Redis, counted from MONITOR, for the tests that hold how many
-// each kind of request makes (test/redis-service.test.ts) and what they carry (test/state-marker.test.ts).
+// each kind of request makes (test/core/state/redis-service.test.ts) and what they carry
+// (test/core/state/state-marker.test.ts).
 import { Redis } from 'ioredis';
 import type t from 'tap';
 

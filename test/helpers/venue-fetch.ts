@@ -1,4 +1,4 @@
-// A fake `fetch` for the venue adapters' tests (test/venue-*.test.ts), and the deadlines they
+// A fake `fetch` for the venue adapters' tests (test/core/venues/*.test.ts), and the deadlines they
 // quote under. Every adapter takes its fetch as an option (VenueHttpOptions.fetch), so a test can
 // serve fixture bodies of a venue's documented shapes, see exactly what the adapter sent, and make
 // a venue hang, all without a network. One fake for all venues, so that each behaves as a real

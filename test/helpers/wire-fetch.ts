@@ -1,6 +1,6 @@
 // A `fetch` that answers from a sandbox venue's wire handler (sandbox/venues/), without a
 // socket: for testing a real adapter against its sandbox venue's wire shape in-process. The
-// venue server itself (real loopback HTTP) is tested in sandbox-venue-server.test.ts.
+// venue server itself (real loopback HTTP) is tested in test/sandbox/venues/server.test.ts.
 import type { WireHandler } from '../../sandbox/venues/wire.js';
 
 /** `base` is the adapter's base URL; requests outside it are a test error. */

@@ -1,0 +1,48 @@
+// The widget's rules without a browser (sdk/src/widget/rules.ts, read from the package as built):
+// what the form may be quoted with, the price impact and its warning threshold, and the field a
+// refusal of the service concerns. The element that applies them is driven in Chromium by
+// test/sdk/widget/widget.test.ts.
+import t from 'tap';
+import { BestexError } from '@bestex/sdk';
+
+const rules = (await import(new URL('./widget/rules.js', import.meta.resolve('@bestex/sdk')).href)) as {
+  quoteProblem(amount: string, from: string, to: string): string | null;
+  priceImpactBps(amount: string, gross: string, small: string, smallGross: string): bigint;
+  percent(bps: bigint): string;
+  warningBps(text: string | null): number;
+  fieldOf(err: BestexError): string | null;
+  AMOUNT_RULE: string;
+};
+
+t.test('loading the rules needs no DOM: this process has no document', async (t) => {
+  t.equal((globalThis as { document?: unknown }).document, undefined);
+  t.type(rules.quoteProblem, 'function');
+});
+
+t.test('a form is quoted only with an amount of the contract and two different tokens', async (t) => {
+  t.equal(rules.quoteProblem('', 'CC', 'USDCx'), 'Enter an amount to quote.');
+  for (const amount of ['0', '0.000', 'abc', '1000000000.1', '1.12345678901']) t.equal(rules.quoteProblem(amount, 'CC', 'USDCx'), rules.AMOUNT_RULE, `${amount} is refused`);
+  t.equal(rules.quoteProblem('100', 'CC', 'CC'), 'Sell and Buy are the same token: choose another to quote.');
+  for (const amount of ['100', '0.0000000001', '1000000000', '0123456789.5']) t.equal(rules.quoteProblem(amount, 'CC', 'USDCx'), null, `${amount} is quoted`);
+});
+
+t.test('the price impact is rounded up against the reference, never negative, shown with two decimals', async (t) => {
+  t.equal(rules.priceImpactBps('100', '50', '0.1', '0.1'), 5001n, 'half the reference price: 50 %, and a bps more, the reference taken at the top of its last digit');
+  t.equal(rules.priceImpactBps('100', '200', '0.1', '0.1'), 0n, 'a better price is no impact');
+  t.equal(rules.percent(7143n), '71.43 %');
+  t.equal(rules.percent(5n), '0.05 %');
+});
+
+t.test('the warning threshold is a whole number of bps up to 10,000, else the default 100', async (t) => {
+  t.equal(rules.warningBps('250'), 250);
+  t.equal(rules.warningBps(' 10000 '), 10_000);
+  for (const text of [null, '', '10001', '1.5', '-1', 'lots']) t.equal(rules.warningBps(text), 100, `${String(text)} is the default`);
+});
+
+t.test('a refusal names the widget\'s field it concerns, or none', async (t) => {
+  const refusal = (code: string, message: string) => new BestexError(message, { status: 400, code });
+  t.equal(rules.fieldOf(refusal('bad_party', 'anything')), 'party');
+  t.equal(rules.fieldOf(refusal('bad_request', "'slippageBps' must be at most 5000")), 'slippage-bps');
+  t.equal(rules.fieldOf(refusal('bad_request', "'takerParty' is required")), 'party');
+  t.equal(rules.fieldOf(refusal('bad_request', 'the plan is refused')), null);
+});
