@@ -1,5 +1,5 @@
 // What the page checks before it sends anything: the contract's limits (openapi/portal.yaml's
-// KeyName, Origins and Origin, which test/handlers/pages/portal-page.test.ts holds these to), said in words a
+// KeyName, Origins and Origin, which test/portal/page.test.ts holds these to), said in words a
 // person can act on, naming the line they typed. The service checks the same again; these only
 // spare a round trip and say it better than a field path can.
 

@@ -1,17 +1,9 @@
 // The key portal's page as the service serves it (handlers/pages/portal-page.ts): "the portal's answers
 // carry strict security headers (CSP allowing only its own assets, no framing, no-store)", only
-// when PORTAL_ENABLED, linked from /docs; and the page's usage table (portal/src/usage.ts): the
-// last 7 UTC days, today last, a day without traffic as zeros; and the page's own checks of what a
-// person typed (portal/src/checks.ts), the contract's limits said in words before anything is sent.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+// when PORTAL_ENABLED, linked from /docs. The page's own code (portal/src/) is
+// test/portal/page.test.ts; the page in a browser, test/portal/browser.test.ts.
 import t from 'tap';
-import { parse } from 'yaml';
-import { parseOrigin } from '../../../core/keys/partner-keys.js';
-import { repoRoot } from '../../../handlers/app.js';
 import { PORTAL_CSP } from '../../../handlers/pages/portal-page.js';
-import { NAME_MAX_CHARACTERS, nameProblem, ORIGIN_MAX_LENGTH, originOf, ORIGINS_MAX, readOrigins, waitInWords } from '../../../portal/src/checks.js';
-import { usageTable } from '../../../portal/src/usage.js';
 import { testApp } from '../../helpers/app.js';
 
 const PAGE_URLS = ['/portal', '/portal/', '/portal/assets/portal.js', '/portal/assets/portal.css'];
@@ -68,118 +60,4 @@ t.test('"linked from /docs": the reference page loads a local script that puts a
   t.equal(res.statusCode, 200);
   t.match(res.body, /link\.href = '\/portal'/);
   t.match(String(res.headers['content-security-policy']), /script-src 'self'/, 'served under the docs page\'s own CSP');
-});
-
-t.test('"requests per day and per operation for the last 7 days": 7 UTC days ending today, days without traffic as zeros', async (t) => {
-  const table = usageTable(
-    [
-      { date: '2026-11-20', requests: { getQuote: 3 }, rateLimited: {} },
-      { date: '2026-11-26', requests: { getQuote: 5, createExecutePlan: 2 }, rateLimited: { 'keyed-window': 1 } },
-    ],
-    new Date('2026-11-26T23:59:59Z'),
-  );
-  t.strictSame(table.operations, ['getQuote', 'createExecutePlan']);
-  t.strictSame(table.limits, ['keyed-window']);
-  t.strictSame(
-    table.rows.map((r) => [r.date, ...r.requests, r.total, ...r.rateLimited]),
-    [
-      ['2026-11-20', 3, 0, 3, 0],
-      ['2026-11-21', 0, 0, 0, 0],
-      ['2026-11-22', 0, 0, 0, 0],
-      ['2026-11-23', 0, 0, 0, 0],
-      ['2026-11-24', 0, 0, 0, 0],
-      ['2026-11-25', 0, 0, 0, 0],
-      ['2026-11-26', 5, 2, 7, 1],
-    ],
-  );
-});
-
-t.test('a key without traffic still shows its 7 days and both operations at zero; across a month\'s end', async (t) => {
-  const table = usageTable([], new Date('2026-12-02T00:00:00Z'));
-  t.strictSame(table.rows.map((r) => r.date), ['2026-11-26', '2026-11-27', '2026-11-28', '2026-11-29', '2026-11-30', '2026-12-01', '2026-12-02']);
-  t.ok(table.rows.every((r) => r.total === 0 && r.requests.every((n) => n === 0)));
-  t.strictSame(table.operations, ['getQuote', 'createExecutePlan']);
-  t.strictSame(table.limits, []);
-});
-
-t.test('a browser clock a day behind the service\'s: today is the service\'s last counted day, so its traffic shows', async (t) => {
-  const table = usageTable([{ date: '2026-11-27', requests: { getQuote: 1, someNewOperation: 4 }, rateLimited: { 'keyed-window': 2, 'another-limit': 1 } }], new Date('2026-11-26T23:00:00Z'));
-  t.equal(table.rows.at(-1)!.date, '2026-11-27');
-  t.strictSame(table.operations, ['getQuote', 'createExecutePlan', 'someNewOperation'], 'an operation beyond the two known gets its column');
-  t.strictSame(table.limits, ['another-limit', 'keyed-window']);
-  t.strictSame(table.rows.at(-1)!.rateLimited, [1, 2]);
-  t.equal(table.rows.at(-1)!.total, 5);
-});
-
-t.test('the limits the page says are the contract\'s: a name\'s maxLength, the origins\' maxItems and an origin\'s maxLength in openapi/portal.yaml', async (t) => {
-  const spec = parse(readFileSync(path.join(repoRoot(), 'openapi', 'portal.yaml'), 'utf8')) as { components: { schemas: Record<string, { maxLength?: number; maxItems?: number }> } };
-  const { KeyName, Origins, Origin } = spec.components.schemas;
-  t.equal(NAME_MAX_CHARACTERS, KeyName!.maxLength);
-  t.equal(ORIGINS_MAX, Origins!.maxItems);
-  t.equal(ORIGIN_MAX_LENGTH, Origin!.maxLength);
-  const html = readFileSync(path.join(repoRoot(), 'portal', 'index.html'), 'utf8');
-  t.match(html, new RegExp(`id="create-name-hint"[^>]*>[^<]*at most ${NAME_MAX_CHARACTERS} characters`), 'the name field\'s hint says it');
-  t.match(html, new RegExp(`id="create-origins-hint"[^>]*>One per line, at most ${ORIGINS_MAX},`), 'and the origins\' fields theirs');
-  t.match(html, new RegExp(`id="origins-hint"[^>]*>At most ${ORIGINS_MAX}\\.`));
-});
-
-t.test('the page takes an origin exactly when the service does (core/keys parseOrigin), and stores the same origin', async (t) => {
-  const samples = [
-    'https://wallet.example', 'https://wallet.example/', 'http://localhost:5173', 'http://127.0.0.1:8080', 'http://[::1]:3000', 'https://xn--80ak6aa92e.example',
-    'https://wallet.example/app', 'https://Wallet.example', 'https://wallet.example:443', 'https://wallet.example?x=1', 'https://wallet.example#top',
-    'https://user@wallet.example', 'https://user:pw@wallet.example', 'htp://x', 'ftp://wallet.example', 'wallet.example', '//wallet.example', 'https://',
-    'https://wallet.example:99999', 'https://wallet .example', 'javascript:alert(1)', 'data:text/plain,x', 'https://wallet.example.', 'HTTPS://wallet.example', '',
-  ];
-  for (const sample of samples) t.equal(originOf(sample), parseOrigin(sample), JSON.stringify(sample));
-});
-
-t.test('"Line 2, `htp://x`: not an origin (scheme://host[:port])": each origin refused names its line as the person sees it, blank lines counted and skipped', async (t) => {
-  t.strictSame(readOrigins('https://wallet.example\nhtp://x\n'), {
-    origins: ['https://wallet.example'],
-    problems: [{ line: 2, value: 'htp://x', text: 'not an origin (scheme://host[:port], such as https://wallet.example)' }],
-  });
-  const near = readOrigins('\n  https://Wallet.example/app  \n\nhttps://user@wallet.example\nhttps://a.example\nhttps://a.example/\n' + `https://${'a'.repeat(260)}.example`);
-  t.strictSame(near.problems, [
-    { line: 2, value: 'https://Wallet.example/app', text: 'not an origin as a browser sends it; did you mean https://wallet.example?' },
-    { line: 4, value: 'https://user@wallet.example', text: 'not an origin as a browser sends it; did you mean https://wallet.example?' },
-    { line: 7, value: `https://${'a'.repeat(260)}.example`, text: 'longer than 255 characters' },
-  ]);
-  t.strictSame(near.origins, ['https://a.example'], 'an origin typed twice is sent once, as the service would store it');
-  t.strictSame(readOrigins(' \n\n'), { origins: [], problems: [] }, 'nothing typed: a server-to-server key');
-});
-
-t.test('"at most 10 origins; you entered 11": the count over the limit is said, with the limit', async (t) => {
-  const list = (n: number) => Array.from({ length: n }, (_, i) => `https://w${i}.example`).join('\n');
-  t.strictSame(readOrigins(list(10)).problems, [], 'ten: taken');
-  t.strictSame(readOrigins(`${list(10)}\nhttps://w0.example/`).problems, [], 'ten and one of them again: ten origins');
-  t.strictSame(readOrigins(list(11)).problems, [{ line: null, value: null, text: 'at most 10 origins; you entered 11' }]);
-});
-
-t.test('a name is refused in words when it is blank or over "at most 64 characters", counted as the contract counts them (characters, not UTF-16 units)', async (t) => {
-  t.equal(nameProblem('Example Wallet'), null);
-  t.equal(nameProblem('   '), 'A name is required: name the key, such as your app.');
-  t.equal(nameProblem('x'.repeat(64)), null);
-  t.equal(nameProblem('x'.repeat(70)), 'The name is 70 characters: at most 64. Shorten it by 6.');
-  t.equal(nameProblem('🦊'.repeat(64)), null, '64 characters outside the BMP (128 UTF-16 units) are 64 characters');
-  t.equal(nameProblem('tab\there'), 'The name has a control character (a tab or a line break, say): take it out.');
-});
-
-t.test('Retry-After in words: "try again in about 1 hour", "in 2 minutes"', async (t) => {
-  for (const [seconds, words] of [
-    [1, 'in 1 second'],
-    [45, 'in 45 seconds'],
-    [60, 'in 1 minute'],
-    [90, 'in about 2 minutes'],
-    [120, 'in 2 minutes'],
-    [3540, 'in 59 minutes'],
-    [3570, 'in about 1 hour'],
-    [3596, 'in about 1 hour'],
-    [3600, 'in about 1 hour'],
-    [5400, 'in about 2 hours'],
-    [82_800, 'in about 23 hours'],
-    [86_400, 'in about 24 hours'],
-    [3 * 86_400, 'in about 3 days'],
-  ] as const) {
-    t.equal(waitInWords(seconds), words, `${seconds} s`);
-  }
 });
