@@ -1,17 +1,16 @@
 // Builds the real app for a test: default config (overridable), logs captured in memory, and
 // either `inject` or a real listener on an ephemeral loopback port. In sandbox mode each app gets
 // a sandbox of its own (test/helpers/sandbox.ts), reached at SANDBOX_URL.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import t from 'tap';
 import { loadConfig, parsePoolParties, type Config } from '../../core/config.js';
 import type { CoreOverrides } from '../../core/services.js';
 import { buildApp, type App } from '../../handlers/app.js';
 import { createLogger } from '../../handlers/http/logger.js';
 import type { SandboxOptions } from '../../sandbox/sandbox.js';
 import { testSandbox, type TestSandbox } from './sandbox.js';
+import { tempDir } from './temp.js';
 
 export interface TestApp extends App {
   /** The configuration the app runs with (in sandbox mode, with the sandbox's settings). */
@@ -50,12 +49,13 @@ export const COLLECTING: Record<string, string> = { FEE_COLLECTION_ENABLED: 'tru
 /**
  * The default config, but with a private DATA_DIR, a started sandbox's ledger on any free port, and
  * rate limits no test reaches unless it sets them: tests from one loopback IP would otherwise share
- * one keyless window.
+ * one keyless window. The DATA_DIR made here is removed when the test file's tests end, not when
+ * its app closes: a test may start a second app on the first's (DATA_DIR: app.config.dataDir).
  */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
     LOG_LEVEL: 'info',
-    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'bestex-test-')),
+    DATA_DIR: env.DATA_DIR ?? tempDir(t, 'bestex-test-'),
     RATE_LIMIT_KEYLESS_PER_MINUTE: '1000000',
     RATE_LIMIT_KEYED_PER_MINUTE: '1000000',
     RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: '1000000',

@@ -2,10 +2,10 @@
 // directory and no persistence. Without redis-server the Redis tests are skipped, loudly, except
 // when REQUIRE_REDIS=1 (CI), where its absence fails the run instead of passing it quietly.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { tempDir } from './temp.js';
 
 export interface RedisServer {
   /** redis://127.0.0.1:<port> */
@@ -28,16 +28,15 @@ export function redisSkip(server: RedisServer | null): { skip?: string } {
 
 const STARTUP_MS = 10_000;
 const running = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
 let noticed = false;
 
 // Whatever ends the test process, no redis-server outlives it.
 process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 
-export async function startRedis(): Promise<RedisServer | null> {
+/** A redis-server of the test file's own, or null without one; its folder is removed when `t` (the file's root `t`) ends. */
+export async function startRedis(t: { teardown(fn: () => void): void }): Promise<RedisServer | null> {
   const binary = findRedisServer();
   if (!binary) {
     if (process.env.REQUIRE_REDIS === '1') {
@@ -52,8 +51,7 @@ export async function startRedis(): Promise<RedisServer | null> {
     }
     return null;
   }
-  const dir = mkdtempSync(join(tmpdir(), 'bestex-redis-'));
-  tempDirs.add(dir);
+  const dir = tempDir(t, 'bestex-redis-');
   // The free port can be taken between our probe and redis-server's bind; a new one then helps.
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -2,10 +2,8 @@
 // process and data directory: for the tests that use it from outside, as an operator or a
 // partner's example does.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from './temp.js';
 
 export const MAIN = fileURLToPath(new URL('../../handlers/main.js', import.meta.url));
 
@@ -16,8 +14,12 @@ export interface Run {
   stderr(): string;
 }
 
-export function run(program: string, env: Record<string, string>, args: string[] = []): Run {
-  const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+/** What a process's data folder hangs on: the test that runs it. */
+type Owner = { teardown(fn: () => void): void };
+
+/** `program` started with `env`; without a DATA_DIR in it, with one of its own, removed when `t` ends. */
+export function run(t: Owner, program: string, env: Record<string, string>, args: string[] = []): Run {
+  const dataDir = env.DATA_DIR ?? tempDir(t, 'bestex-process-');
   const { LEDGER_URL: _ledger, SANDBOX_URL: _sandbox, LEDGER_TOKEN: _token, ...inherited } = process.env;
   const child = spawn(process.execPath, [program, ...args], { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -39,8 +41,8 @@ export async function until<T>(read: () => T | undefined | null | false | Promis
 export const logLines = (r: Run) => r.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** The service, listening, and the sandbox it started. */
-export async function service(t: { teardown(fn: () => void): void }, env: Record<string, string> = {}) {
-  const r = run(MAIN, env);
+export async function service(t: Owner, env: Record<string, string> = {}) {
+  const r = run(t, MAIN, env);
   t.teardown(() => r.child.kill('SIGKILL'));
   const address = await until(() => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(r.stdout())?.[1], `the service to listen (stderr: ${r.stderr()})`);
   const line = logLines(r).find((l) => l.msg === 'sandbox started') as { sandboxPid: number; url: string; ledger: string } | undefined;

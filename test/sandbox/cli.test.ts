@@ -1,9 +1,8 @@
 // The sandbox wallet CLI (sandbox/wallet.ts): each command against a running service's sandbox
 // ledger, and every refusal a non-zero exit with a message that says what to do.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { PLAN_VALIDITY_MS } from '../../core/plan-validity.js';
@@ -11,8 +10,9 @@ import type { AppPlan } from '../../core/contract/v1.js';
 import type { SandboxExercisedEvent } from '../../sandbox/ledger/sandbox-ledger.js';
 import { COLLECTING, testApp, type TestApp } from '../helpers/app.js';
 import { sandboxCli } from '../helpers/sandbox-cli.js';
+import { tempDir } from '../helpers/temp.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'bestex-cli-'));
+const dir = tempDir(t, 'bestex-cli-');
 let takers = 0;
 const newTaker = () => `cli-taker-${++takers}::1220${'7'.repeat(64)}`;
 

@@ -3,15 +3,15 @@
 // HTTP; a service whose sandbox dies keeps answering and says so.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { QuoteResponse } from '../../../core/contract/v1.js';
 import { sandboxCli } from '../../helpers/sandbox-cli.js';
 import { alive, logLines, MAIN, run, service, until } from '../../helpers/service-process.js';
+import { tempDir } from '../../helpers/temp.js';
 
 const SANDBOX = fileURLToPath(new URL('../../../sandbox/main.js', import.meta.url));
 /** The README's first quote. */
@@ -46,7 +46,7 @@ t.test('make run: the service and the sandbox are two processes, on free ports, 
 });
 
 t.test('the sandbox says where it is in DATA_DIR/sandbox.json (its owner\'s only), and the wallet CLI finds it there', async (t) => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  const dataDir = tempDir(t, 'bestex-process-');
   // A world-readable file left from before: the token must not land in it.
   writeFileSync(path.join(dataDir, 'sandbox.json'), '{}', { mode: 0o644 });
   const s = await service(t, { DATA_DIR: dataDir });
@@ -56,17 +56,17 @@ t.test('the sandbox says where it is in DATA_DIR/sandbox.json (its owner\'s only
   const party = `wallet-finds::1220${'4'.repeat(64)}`;
   const funded = await sandboxCli(['fund', '--party', party, '--token', 'CC', '--amount', '7'], { DATA_DIR: s.dataDir, LEDGER_URL: '', LEDGER_TOKEN: '' });
   t.equal(funded.code, 0, funded.stderr);
-  const absent = await sandboxCli(['balance', '--party', party], { DATA_DIR: mkdtempSync(path.join(tmpdir(), 'bestex-empty-')), LEDGER_URL: '', LEDGER_TOKEN: '' });
+  const absent = await sandboxCli(['balance', '--party', party], { DATA_DIR: tempDir(t, 'bestex-empty-'), LEDGER_URL: '', LEDGER_TOKEN: '' });
   t.match(absent, { code: 1, stderr: /no running sandbox found .*sandbox\.json is absent.*make run.*make sandbox.*or set LEDGER_URL/ });
 });
 
 t.test('a second make run on a port already served "never disturbs a running instance": it stops before starting anything, in one line naming the port, and the first\'s sandbox.json, sandbox and answers are untouched', async (t) => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  const dataDir = tempDir(t, 'bestex-process-');
   const first = await service(t, { DATA_DIR: dataDir });
   const port = new URL(first.address).port;
   const file = path.join(dataDir, 'sandbox.json');
   const before = readFileSync(file, 'utf8');
-  const second = run(MAIN, { DATA_DIR: dataDir, PORT: port });
+  const second = run(t, MAIN, { DATA_DIR: dataDir, PORT: port });
   t.teardown(() => second.child.kill('SIGKILL'));
   const [code] = (await once(second.child, 'exit')) as [number];
   t.equal(code, 1, 'the second exits non-zero');
@@ -134,7 +134,7 @@ t.test('a sandbox that dies is restarted where it listened, with the same token,
 });
 
 t.test('Ctrl-C (SIGINT to the service\'s process group) stops the service first and its sandbox after, with no false "sandbox stopped" error', async (t) => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  const dataDir = tempDir(t, 'bestex-process-');
   const { LEDGER_URL: _l, SANDBOX_URL: _s, LEDGER_TOKEN: _t, ...inherited } = process.env;
   // Its own group, as a terminal gives it: the group's SIGINT is what Ctrl-C sends.
   const child = spawn(process.execPath, [MAIN], { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -157,7 +157,7 @@ t.test('SANDBOX_VENUES_PORT and LEDGER_URL choose where the started sandbox list
   const s = await service(t, { SANDBOX_VENUES_PORT: String(venues), LEDGER_URL: `http://127.0.0.1:${ledger}` });
   t.equal(s.sandbox.url, `http://127.0.0.1:${venues}`);
   t.equal(s.sandbox.ledger, `http://127.0.0.1:${ledger}`);
-  const taken = run(MAIN, { SANDBOX_VENUES_PORT: String(venues) });
+  const taken = run(t, MAIN, { SANDBOX_VENUES_PORT: String(venues) });
   const [code] = (await once(taken.child, 'exit')) as [number];
   t.equal(code, 1);
   t.equal(
@@ -165,24 +165,24 @@ t.test('SANDBOX_VENUES_PORT and LEDGER_URL choose where the started sandbox list
     `bestex: the sandbox did not start: the sandbox venues cannot listen on 127.0.0.1:${venues} (EADDRINUSE); set SANDBOX_VENUES_PORT to a free port, or 0 for any\n`,
     'one line, no stack',
   );
-  const ledgerTaken = run(MAIN, { LEDGER_URL: `http://127.0.0.1:${ledger}` });
+  const ledgerTaken = run(t, MAIN, { LEDGER_URL: `http://127.0.0.1:${ledger}` });
   await once(ledgerTaken.child, 'exit');
   t.match(ledgerTaken.stderr(), new RegExp(`^bestex: the sandbox did not start: the sandbox ledger cannot listen on 127\\.0\\.0\\.1:${ledger} \\(EADDRINUSE\\); set LEDGER_URL`));
 });
 
 t.test('make sandbox: one JSON line once it listens; a service with SANDBOX_URL and LEDGER_TOKEN uses it and leaves it running; SIGINT stops it', async (t) => {
-  const sandbox = run(SANDBOX, {});
+  const sandbox = run(t, SANDBOX, {});
   t.teardown(() => sandbox.child.kill('SIGKILL'));
   const line = await until(() => sandbox.stdout().split('\n')[0]?.endsWith('}') && sandbox.stdout().split('\n')[0], 'the sandbox line');
   const said = JSON.parse(line) as { sandbox: string; ledger: string; ledgerToken: string; pid: number };
   t.equal(said.pid, sandbox.child.pid);
   t.match(said.ledgerToken, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{32}$/, 'a token of its own, chosen at start, said once, shaped as the JWT Canton\'s clients require');
-  const chosen = run(SANDBOX, { LEDGER_TOKEN: 'operator-chosen-token' });
+  const chosen = run(t, SANDBOX, { LEDGER_TOKEN: 'operator-chosen-token' });
   t.teardown(() => chosen.child.kill('SIGKILL'));
   const chosenLine = await until(() => chosen.stdout().split('\n')[0]?.endsWith('}') && chosen.stdout().split('\n')[0], 'the second sandbox line');
   t.notMatch(chosenLine, /operator-chosen-token|ledgerToken/, 'a token set through LEDGER_TOKEN is not printed');
   chosen.child.kill('SIGTERM');
-  const s = run(MAIN, { SANDBOX_URL: said.sandbox, LEDGER_TOKEN: said.ledgerToken });
+  const s = run(t, MAIN, { SANDBOX_URL: said.sandbox, LEDGER_TOKEN: said.ledgerToken });
   t.teardown(() => s.child.kill('SIGKILL'));
   const address = await until(() => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(s.stdout())?.[1], 'the service');
   t.notOk(logLines(s).some((l) => l.msg === 'sandbox started'), 'it starts none of its own');
@@ -202,7 +202,7 @@ t.test('make sandbox: one JSON line once it listens; a service with SANDBOX_URL 
 });
 
 t.test('make sandbox SANDBOX_FLAGS=--without-batching-utility: its participant lacks the batching utility package and its line says so; an unknown argument stops it with one line', async (t) => {
-  const sandbox = run(SANDBOX, {}, ['--without-batching-utility']);
+  const sandbox = run(t, SANDBOX, {}, ['--without-batching-utility']);
   t.teardown(() => sandbox.child.kill('SIGKILL'));
   const line = await until(() => sandbox.stdout().split('\n')[0]?.endsWith('}') && sandbox.stdout().split('\n')[0], 'the sandbox line');
   const said = JSON.parse(line) as { ledger: string; ledgerToken: string; batchingUtility: boolean };
@@ -211,21 +211,21 @@ t.test('make sandbox SANDBOX_FLAGS=--without-batching-utility: its participant l
   t.match({ status: asked.status, body: await asked.json() }, { status: 404, body: { code: 'PACKAGE_NAMES_NOT_FOUND' } }, 'its participant answers that it has no such package');
   sandbox.child.kill('SIGTERM');
   await once(sandbox.child, 'exit');
-  const typo = run(SANDBOX, {}, ['--without-batching']);
+  const typo = run(t, SANDBOX, {}, ['--without-batching']);
   const [code] = (await once(typo.child, 'exit')) as [number];
   t.equal(code, 1);
   t.equal(typo.stderr(), 'sandbox: unknown argument --without-batching; the sandbox takes --exit-with-stdin and --without-batching-utility\n');
 });
 
 t.test('"a sandbox manifest file belongs to the process that wrote it": a second sandbox on the same DATA_DIR, once stopped, gives the running one its sandbox.json back; the last one stopped removes it', async (t) => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'bestex-process-'));
+  const dataDir = tempDir(t, 'bestex-process-');
   const file = path.join(dataDir, 'sandbox.json');
   const firstLine = (r: ReturnType<typeof run>, what: string) => until(() => r.stdout().split('\n')[0]?.endsWith('}') && r.stdout().split('\n')[0], what);
-  const first = run(SANDBOX, { DATA_DIR: dataDir });
+  const first = run(t, SANDBOX, { DATA_DIR: dataDir });
   t.teardown(() => first.child.kill('SIGKILL'));
   await firstLine(first, 'the first sandbox');
   const firstFile = readFileSync(file, 'utf8');
-  const second = run(SANDBOX, { DATA_DIR: dataDir });
+  const second = run(t, SANDBOX, { DATA_DIR: dataDir });
   t.teardown(() => second.child.kill('SIGKILL'));
   await firstLine(second, 'the second sandbox');
   t.match(JSON.parse(readFileSync(file, 'utf8')), { pid: second.child.pid }, 'the newest sandbox says where it is');
@@ -240,7 +240,7 @@ t.test('"a sandbox manifest file belongs to the process that wrote it": a second
 
 t.test('a SANDBOX_URL where no sandbox answers stops start-up with one clear line', async (t) => {
   const port = await freePort();
-  const s = run(MAIN, { SANDBOX_URL: `http://127.0.0.1:${port}`, LEDGER_TOKEN: 'x' });
+  const s = run(t, MAIN, { SANDBOX_URL: `http://127.0.0.1:${port}`, LEDGER_TOKEN: 'x' });
   const [code] = (await once(s.child, 'exit')) as [number];
   t.equal(code, 1);
   t.match(s.stderr(), new RegExp(`^bestex: no sandbox answers at SANDBOX_URL http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\): start one with make sandbox, or unset SANDBOX_URL to have the service start its own\\n$`));

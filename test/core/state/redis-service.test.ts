@@ -19,7 +19,7 @@ import { tempDir } from '../../helpers/temp.js';
 const QUOTE = '/api/quote?from=CC&to=USDCx';
 
 // Without redis-server these tests are skipped, loudly; with REQUIRE_REDIS=1 this throws instead.
-const redis = await startRedis();
+const redis = await startRedis(t);
 t.teardown(() => redis?.stop());
 
 /** A subtest's `t`. */

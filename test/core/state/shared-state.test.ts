@@ -10,7 +10,7 @@ import { SharedStateFull, SharedStateUnavailable, type SharedState, type WindowC
 import { RedisSharedState } from '../../../core/state/redis.js';
 import { redisSkip, startRedis } from '../../helpers/redis.js';
 
-const redis = await startRedis();
+const redis = await startRedis(t);
 t.teardown(() => redis?.stop());
 
 let prefixes = 0;

@@ -15,7 +15,7 @@ import { issueKey } from '../../helpers/keys.js';
 import { redisSkip, startRedis } from '../../helpers/redis.js';
 import { roundTripCounter } from '../../helpers/round-trips.js';
 
-const redis = await startRedis();
+const redis = await startRedis(t);
 t.teardown(() => redis?.stop());
 
 /** A subtest's `t`. */

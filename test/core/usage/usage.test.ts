@@ -24,7 +24,7 @@ import { issueKey } from '../../helpers/keys.js';
 import { redisSkip, startRedis } from '../../helpers/redis.js';
 import { inProcessEntries, redisEntries } from '../../helpers/stored.js';
 
-const redis = await startRedis();
+const redis = await startRedis(t);
 t.teardown(() => redis?.stop());
 
 let databases = 0;

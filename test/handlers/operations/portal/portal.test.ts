@@ -441,7 +441,7 @@ t.test('"the keys CLI can list and revoke portal-made keys like any other"', asy
   t.equal((await signedIn(app, key, 'GET', '/portal/api/key')).statusCode, 401);
 });
 
-const redis = await startRedis();
+const redis = await startRedis(t);
 t.teardown(() => redis?.stop());
 
 t.test('shared state: on two instances sharing Redis, a rotation or revocation at one is refused "at once" at the other, and creations count once for both', redisSkip(redis), async (t) => {
