@@ -1,6 +1,6 @@
 // The service on shared state in Redis (REDIS_URL), end to end: two real app instances, each on
 // its own loopback port, sharing one private redis-server, driven over HTTP with fetch, with keys
-// issued and revoked by the real keys CLI. What the issue promises: "N instances behind a load
+// issued and revoked by the real keys CLI. What it promises: "N instances behind a load
 // balancer behave as one: a key revoked on one is revoked on all; a caller's window is counted
 // across all", and "Redis going away mid-run must not crash the process or lose a key".
 import { hash } from 'node:crypto';
