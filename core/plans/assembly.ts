@@ -8,7 +8,7 @@ import type { PlanParams, PlanRoute } from './params.js';
 import { PLAN_VALIDITY_MS } from '../plan-validity.js';
 import { minReceive } from '../quotes/math.js';
 import { CC } from '../tokens.js';
-import type { AppPlan, B2cFee, PlanStep } from '../contract/v1.js';
+import type { AppPlan, B2cFee, ClientFees, PlanStep } from '../contract/v1.js';
 
 /** Where a plan may send funds: the venue's pool for the pair, and the fee parties. */
 export interface PlanParties {
@@ -33,7 +33,20 @@ export interface PlanInputs {
 }
 
 /** The plan's numbers, derived from its inputs alone; the assembler and the guardrail both use them. */
-export function planFigures({ route, params, net, terms, collecting, createdAt }: PlanInputs) {
+export interface PlanFigures {
+  readonly fees: ClientFees;
+  readonly minReceive: string;
+  readonly expiry: string;
+  /** The keyless plan's b2cFee block, when it collects. */
+  readonly b2cFee: B2cFee;
+}
+
+/**
+ * The plan's figures, computed once per plan and frozen: the assembler and the guardrail read the
+ * same numbers (computing them twice cost a plan as much as the guardrail's rules), and neither
+ * can change them for the other.
+ */
+export function planFigures({ route, params, net, terms, collecting, createdAt }: PlanInputs): PlanFigures {
   const fees = clientFees(net, terms, route === 'partner' ? params.integratorFee : null, collecting);
   const { give, amount } = params.request;
   const b2cFee: B2cFee = {
@@ -42,19 +55,24 @@ export function planFigures({ route, params, net, terms, collecting, createdAt }
     // The fee's size in CC: bps of the CC input, or, on the CC output, the leg itself.
     ccAmount: give === CC ? toWire(floor10(amount.times(fees.service.bps).times(BPS))) : fees.service.amount,
   };
-  return {
-    fees,
+  return Object.freeze({
+    fees: freezeFees(fees),
     minReceive: toWire(minReceive(net, params.slippageBps)),
     expiry: new Date(createdAt.getTime() + PLAN_VALIDITY_MS).toISOString(),
-    /** The keyless plan's b2cFee block, when it collects. */
-    b2cFee,
-  };
+    b2cFee: Object.freeze(b2cFee),
+  });
 }
 
-export function assemblePlan(inputs: PlanInputs): AppPlan {
+function freezeFees(fees: ClientFees): ClientFees {
+  Object.freeze(fees.service);
+  if (fees.integrator) Object.freeze(fees.integrator);
+  return Object.freeze(fees);
+}
+
+export function assemblePlan(inputs: PlanInputs, figures: PlanFigures = planFigures(inputs)): AppPlan {
   const { route, params, net, asOf, terms, parties, planId } = inputs;
   const { give, want, amount } = params.request;
-  const { fees, minReceive: floor, expiry, b2cFee } = planFigures(inputs);
+  const { fees, minReceive: floor, expiry, b2cFee } = figures;
   const deposit: PlanStep = { kind: 'venue-deposit', target: parties.pool, instrument: give.instrument, amount: toWire(amount), memo: floor, expiresAt: expiry };
   const leg = (kind: PlanStep['kind'], target: string | null, feeAmount: string, beneficiary?: PlanStep['beneficiary']): PlanStep[] => {
     // A zero fee moves nothing, so it has no leg; a fee with no party to receive it is a wiring fault.

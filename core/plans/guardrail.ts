@@ -5,7 +5,7 @@
 // the caller that asked (its record, core/plans/idempotency.ts). A violation names the rule, never a party.
 import { isDeepStrictEqual } from 'node:util';
 import { toWire } from '../decimal.js';
-import { planFigures, type PlanInputs } from './assembly.js';
+import { planFigures, type PlanFigures, type PlanInputs } from './assembly.js';
 import type { AppPlan } from '../contract/v1.js';
 
 /** Fee-leg kinds each route may carry, and whose fee each pays. */
@@ -19,10 +19,9 @@ const FEE_LEGS = {
  * returned. (Its binding to the caller is its record's: kept under the caller's digest and naming
  * it, checked on every read, core/plans/service.ts.)
  */
-export function planViolations(plan: AppPlan, inputs: PlanInputs): string[] {
+export function planViolations(plan: AppPlan, inputs: PlanInputs, figures: PlanFigures = planFigures(inputs)): string[] {
   const { route, params, parties, collecting } = inputs;
   const { give, want, amount } = params.request;
-  const figures = planFigures(inputs);
   const violations: string[] = [];
   const rule = (holds: boolean, violation: string) => {
     if (!holds) violations.push(violation);

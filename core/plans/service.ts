@@ -7,7 +7,7 @@ import { badRequest, DomainError } from '../errors.js';
 import type { FeeSchemas, FeeTerms } from '../quotes/fee-schemas.js';
 import { IdempotencyRecords, type IdempotencyRecord, type PlanRequestDigests, type PlanRequestKey } from './idempotency.js';
 import type { KeyCheck, Partner } from '../keys/partner-keys.js';
-import { assemblePlan, type PlanInputs, type PlanParties } from './assembly.js';
+import { assemblePlan, planFigures, type PlanFigures, type PlanInputs, type PlanParties } from './assembly.js';
 import { planViolations } from './guardrail.js';
 import type { PlanParams, PlanRoute } from './params.js';
 import type { QuoteService } from '../quotes/service.js';
@@ -40,8 +40,8 @@ export interface PlanServiceOptions {
   readonly now: () => Date;
   /** Hears each plan made, replayed or refused as a conflict, and each guardrail trip. */
   readonly metrics?: Metrics;
-  /** Assembles the plan the guardrail then checks (core/plans/assembly.ts). */
-  readonly assemble?: (inputs: PlanInputs) => AppPlan;
+  /** Assembles the plan the guardrail then checks (core/plans/assembly.ts), from its inputs and their figures. */
+  readonly assemble?: (inputs: PlanInputs, figures: PlanFigures) => AppPlan;
 }
 
 /** What a caller holds under a request's idempotencyKey, read once per request. */
@@ -201,8 +201,9 @@ export class PlanService {
       planId: options.records.planId(request),
       createdAt: options.now(),
     };
-    const plan = (options.assemble ?? assemblePlan)(inputs);
-    this.guard(planViolations(plan, inputs), route, params.venueId);
+    const figures = planFigures(inputs);
+    const plan = (options.assemble ?? assemblePlan)(inputs, figures);
+    this.guard(planViolations(plan, inputs, figures), route, params.venueId);
     const record: IdempotencyRecord = { ...digests, plan: JSON.stringify(plan) };
     const kept = await this.claim(request, record);
     if (kept !== record) return { json: this.sameRequest(kept, params, digests, route), replayed: true };

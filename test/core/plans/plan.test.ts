@@ -11,7 +11,7 @@ import { DomainError } from '../../../core/errors.js';
 import { DEFAULT_FEE_SCHEMAS, FeeSchemas } from '../../../core/quotes/fee-schemas.js';
 import { hash } from 'node:crypto';
 import { IdempotencyRecords, type PlanRequestKey } from '../../../core/plans/idempotency.js';
-import { assemblePlan, type PlanInputs } from '../../../core/plans/assembly.js';
+import { assemblePlan, planFigures, type PlanInputs } from '../../../core/plans/assembly.js';
 import { PLAN_VALIDITY_MS } from '../../../core/plan-validity.js';
 import { planViolations } from '../../../core/plans/guardrail.js';
 import { parsePlanRequest, type PlanRoute } from '../../../core/plans/params.js';
@@ -201,6 +201,28 @@ const HONEST: readonly Case[] = [
 
 t.test('planViolations: an honestly assembled plan "may be returned" (no violation) on every route and fee setting', async (t) => {
   for (const c of HONEST) t.strictSame(planViolations(assemblePlan(inputsFor(c)), inputsFor(c)), [], JSON.stringify(c));
+});
+
+t.test('planFigures: computed once per plan and frozen, so an assembler that changes them for the guardrail throws instead', async (t) => {
+  for (const c of HONEST) {
+    const inputs = inputsFor(c);
+    const figures = planFigures(inputs);
+    t.strictSame(planViolations(assemblePlan(inputs, figures), inputs, figures), [], JSON.stringify(c));
+    t.throws(() => {
+      (figures.fees.service as { amount: string }).amount = '0';
+    }, TypeError);
+    t.throws(() => {
+      (figures as { minReceive: string }).minReceive = '0';
+    }, TypeError);
+    t.throws(() => {
+      (figures.b2cFee as { bps: number }).bps = 0;
+    }, TypeError);
+    if (figures.fees.integrator) {
+      t.throws(() => {
+        (figures.fees.integrator as { amount: string }).amount = '0';
+      }, TypeError);
+    }
+  }
 });
 
 type Tamper = readonly [name: string, c: Case, change: (plan: AppPlan) => void, expected: RegExp];
