@@ -17,7 +17,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 install: node_modules/.package-lock.json ## Install dependencies (npm ci)
 
-generate: install ## Regenerate generated/ and sdk/src/generated/ from openapi/v1.yaml, openapi/portal.yaml, sdk/openrpc/openrpc-dapp-api.json and core/ledger/token-standard.ts
+generate: install ## Regenerate generated/ (v1/, v2/, portal/) and sdk/src/generated/ from openapi/v1.yaml, openapi/v2.yaml, openapi/portal.yaml, sdk/openrpc/openrpc-dapp-api.json and core/ledger/token-standard.ts
 	npx tsx scripts/generate.ts
 
 check-generated: install ## Fail when generated/ or sdk/src/generated/ is stale against the specs (and the SDK's token-standard copy against core's)
@@ -25,7 +25,7 @@ check-generated: install ## Fail when generated/ or sdk/src/generated/ is stale 
 
 # Regenerates generated/ when the spec or the generator changed since the last build, so `make run`
 # on an edited spec never serves stale validators (CI still fails on an uncommitted difference).
-dist/.generated: node_modules/.package-lock.json openapi/v1.yaml openapi/portal.yaml sdk/openrpc/openrpc-dapp-api.json core/ledger/token-standard.ts scripts/generate.ts $(wildcard codegen/*.ts)
+dist/.generated: node_modules/.package-lock.json openapi/v1.yaml openapi/v2.yaml openapi/portal.yaml sdk/openrpc/openrpc-dapp-api.json core/ledger/token-standard.ts scripts/generate.ts $(wildcard codegen/*.ts)
 	npx tsx scripts/generate.ts
 	@mkdir -p dist && touch $@
 
@@ -71,9 +71,9 @@ test: build ## Run every test; ends with "N passed, M failed, K skipped"
 docs-check: build ## Run the README's and docs/' runnable command blocks against a started service, and check every link and named path (part of make test)
 	npx tap -R ./dist/scripts/tap-summary-reporter.js dist/test/repository/docs-check.test.js
 
-lint: install ## Lint the specs with Redocly's recommended rules and Spectral's OWASP API Security rules (.spectral.yaml)
-	npx redocly lint openapi/v1.yaml openapi/portal.yaml
-	npx spectral lint --fail-severity error openapi/v1.yaml openapi/portal.yaml
+lint: install ## Lint the specs (v1, v2 and its served bundle, the portal's) with Redocly's recommended rules and Spectral's OWASP API Security rules (.spectral.yaml)
+	npx redocly lint openapi/v1.yaml openapi/v2.yaml generated/v2/openapi.yaml openapi/portal.yaml
+	npx spectral lint --fail-severity error openapi/v1.yaml generated/v2/openapi.yaml openapi/portal.yaml
 
 # The bench's own exit status says 0 (every gate passed), 1 (a gate failed or a run was invalid) or
 # 3 (no gate failed, but one cannot be judged: the machine too busy); make reports it as "Error 1"

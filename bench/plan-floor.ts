@@ -11,7 +11,7 @@
 // STATE_MAX_PLAN_RECORDS).
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createAppPlan } from '../generated/body-validators.js';
+import { createAppPlan } from '../generated/v1/body-validators.js';
 import { IdempotencyRecords, IDEMPOTENCY_RETENTION_MS } from '../core/plans/idempotency.js';
 import { parsePlanRequest } from '../core/plans/params.js';
 import { StateCapacity } from '../core/state/capacity.js';

@@ -46,7 +46,7 @@ async function nsPerCall(step: (i: number) => void, between: () => Promise<void>
 export async function measureUsageRecording(): Promise<RecordingCost> {
   const definition = parse(readFileSync(path.join(repoRoot(), 'openapi', 'v1.yaml'), 'utf8')) as Document;
   const usage = new UsageCounter({ state: new InProcessSharedState(), log: { info() {}, warn() {}, error() {} }, flushMs: null });
-  const count = usageCounting(usage, definition);
+  const count = usageCounting(usage, [definition]);
   const keyIds = Array.from({ length: KEYS }, (_, i) => `key_${String(i).padStart(22, '0')}`);
   const keyed = keyIds.flatMap((partnerId, i) => [
     { operationId: 'getQuote', logFields: { partnerId, quoteCache: 'hit' }, i },

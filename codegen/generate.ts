@@ -7,11 +7,12 @@
 // with what is committed.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { requestSchemas, type OpenApiDocument } from './request-schemas.js';
 import { compileValidators } from './compile-validators.js';
 import { openRpcTypes, type OpenRpcDocument } from './openrpc-types.js';
+import { bundleSpec } from './bundle.js';
 
 /** A spec and where its generated files go. */
 export interface GenerationTarget {
@@ -19,13 +20,27 @@ export interface GenerationTarget {
   readonly spec: string;
   /** The folder the service's files go to. */
   readonly dir: string;
-  /** Whether the SDK gets a copy of the types (the swap API's only: the SDK does not manage keys). */
+  /** Whether the SDK gets a copy of the types (the swap API's v1 only: the SDK does not manage keys). */
   readonly sdk: boolean;
+  /**
+   * The spec files it borrows components from, by the name its references give them, with their
+   * paths from the repository root: its files are generated from the bundle (codegen/bundle.ts),
+   * which is written too (`<dir>/openapi.yaml`), the document the service serves.
+   */
+  readonly borrows?: Readonly<Record<string, string>>;
 }
 
-export const V1_TARGET: GenerationTarget = { spec: 'openapi/v1.yaml', dir: 'generated', sdk: true };
+/** Each contract's generated files in a folder named for it, one naming scheme: generated/<contract>/. */
+export const V1_TARGET: GenerationTarget = { spec: 'openapi/v1.yaml', dir: 'generated/v1', sdk: true };
+export const V2_TARGET: GenerationTarget = { spec: 'openapi/v2.yaml', dir: 'generated/v2', sdk: false, borrows: { './v1.yaml': 'openapi/v1.yaml' } };
 export const PORTAL_TARGET: GenerationTarget = { spec: 'openapi/portal.yaml', dir: 'generated/portal', sdk: false };
-export const TARGETS: readonly GenerationTarget[] = [V1_TARGET, PORTAL_TARGET];
+export const TARGETS: readonly GenerationTarget[] = [V1_TARGET, V2_TARGET, PORTAL_TARGET];
+
+/** The bundled document of a spec that borrows from others (`borrowed`: their texts, by the names its references give them). */
+export function bundledDocument(specText: string, borrowed: Readonly<Record<string, string>>): Record<string, unknown> {
+  const others = Object.fromEntries(Object.entries(borrowed).map(([name, text]) => [name, parse(text) as Record<string, unknown>]));
+  return bundleSpec(parse(specText) as Record<string, unknown>, others);
+}
 
 /** The wallet's dApp API (CIP-0103), a pinned copy of the official document, and the SDK's types from it. */
 export const DAPP_API_TARGET = { spec: 'sdk/openrpc/openrpc-dapp-api.json', out: 'sdk/src/generated/dapp-api.ts' } as const;
@@ -39,11 +54,21 @@ function bannerFor(spec: string, specText: string, howToChange: string): (what: 
     `// ${howToChange} and run \`make generate\`; CI fails when this file is stale.\n`;
 }
 
-/** Every generated file's text, by its path from the repository root. */
-export async function generate(specText: string, target: GenerationTarget = V1_TARGET): Promise<Map<string, string>> {
-  const spec = parse(specText) as OpenApiDocument;
-  const banner = bannerFor(target.spec, specText, 'Change the spec');
+/** Every generated file's text, by its path from the repository root. `borrowed`: the texts of the specs the target borrows from (its `borrows`), by the names its references give them. */
+export async function generate(specText: string, target: GenerationTarget = V1_TARGET, borrowed: Readonly<Record<string, string>> = {}): Promise<Map<string, string>> {
+  const names = Object.keys(target.borrows ?? {});
+  const missing = names.filter((name) => borrowed[name] === undefined);
+  if (missing.length > 0) throw new Error(`${target.spec} borrows from ${missing.join(', ')}: give their texts`);
+  // The hash covers what the files come from: the spec and every spec it borrows from.
+  const sourceText = [specText, ...names.map((name) => borrowed[name]!)].join('\n');
+  const spec = (names.length > 0 ? bundledDocument(specText, borrowed) : parse(specText)) as OpenApiDocument;
+  const sources = [target.spec, ...names.map((name) => target.borrows![name]!)].join(' and ');
+  const banner = bannerFor(sources, sourceText, 'Change the spec');
   const files = new Map<string, string>();
+  if (names.length > 0) {
+    const yamlBanner = banner('the bundled document the service serves, without these lines').replaceAll('// ', '# ');
+    files.set(`${target.dir}/openapi.yaml`, yamlBanner + stringify(spec, { lineWidth: 0, aliasDuplicateObjects: false }));
+  }
 
   const ast = await openapiTS(spec as never, { alphabetize: true, immutable: false });
   const types = banner('wire types') + '\n' + astToString(ast);

@@ -88,6 +88,12 @@ export interface Config {
   /** The sandbox's token registries by instrument admin, once it is reached (its manifest); empty otherwise. */
   readonly sandboxRegistries: Readonly<Record<string, string>>;
   /**
+   * The real network's token registries by instrument admin party (TOKEN_REGISTRIES): the base URL
+   * of each admin's token-standard registry, which v2 plans and the token list name so a wallet
+   * needs no registry configuration of its own. Empty: none named (a v2 plan then names none).
+   */
+  readonly tokenRegistries: Readonly<Record<string, string>>;
+  /**
    * The execution venue's pool party per pair (by pairKey): where a plan's deposit goes. In sandbox
    * mode, empty unless set until the sandbox is reached: then the sandbox's.
    */
@@ -210,6 +216,19 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
   const b2cFeeParty = read<string | null>('B2C_FEE_PARTY', null, party, 'a ledger party id <hint>::1220<64 hex>');
   if (feeCollectionEnabled && serviceFeeParty === null) problems.push('SERVICE_FEE_PARTY is required with FEE_COLLECTION_ENABLED=true: partner plans pay the service fee to it');
   problems.push(...feePartyProblems({ serviceFeeParty, b2cFeeParty, poolParties: poolParties ?? {} }));
+  const tokenRegistries = read<Record<string, string>>(
+    'TOKEN_REGISTRIES',
+    {},
+    (raw) => {
+      const entries = raw.split(',').map((pair) => {
+        const at = pair.indexOf('=');
+        return at < 0 ? null : ([pair.slice(0, at).trim(), url(true)(pair.slice(at + 1).trim())] as const);
+      });
+      if (entries.some((e) => e === null || !isPartyId(e[0]) || e[1] === undefined)) return undefined;
+      return Object.fromEntries(entries as Array<readonly [string, string]>);
+    },
+    '"<instrument admin party>=<registry URL>,...": each a ledger party id and an http(s):// URL without credentials, query or fragment, https unless on this machine',
+  );
   const ledgerToken = read<string | null>('LEDGER_TOKEN', null, (raw) => (/^[\x21-\x7e]+$/.test(raw) ? raw : undefined), 'printable ASCII without spaces', true);
   // It is sent LEDGER_TOKEN's ledger's address: https unless on this machine, as any URL a token goes to.
   const sandboxUrl = read<string | null>('SANDBOX_URL', null, url(true), 'an http(s):// URL without credentials, query or fragment, https unless on this machine: a running sandbox\'s, as `make sandbox` prints it', true);
@@ -284,6 +303,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     liveVenues,
     sandboxUrl,
     sandboxRegistries: {},
+    tokenRegistries,
     sandboxVenuesPort: read('SANDBOX_VENUES_PORT', 0, int(0, 65535), 'an integer from 0 to 65535'),
     sandboxRestartWaitMs: read('SANDBOX_RESTART_WAIT_MS', 250, int(10, 600_000), 'an integer from 10 to 600000'),
     poolParties: poolParties ?? {},

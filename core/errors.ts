@@ -11,6 +11,7 @@ export const DOMAIN_ERROR_CODES = [
   'invalid_key',
   'unsupported_pair',
   'venue_unavailable',
+  'venue_not_executable',
   'idempotency_conflict',
   'rate_limited',
   'guardrail',

@@ -31,6 +31,10 @@ import { RedisSharedState } from './state/redis.js';
 import { KeyPortal } from './portal/portal.js';
 import type { Venue } from './venues/venue.js';
 import { UsageCounter } from './usage/usage-counter.js';
+import { V1_EXECUTION_VENUE_ID } from './execution/venues.js';
+import { InstrumentRegistries, tokenList } from './execution/tokens.js';
+import { V2Quotes } from './execution/quote.js';
+import type { TokenList } from './contract/v2.js';
 
 /**
  * How long a shared-state command may take before it counts as unanswered: Redis answers a
@@ -42,8 +46,8 @@ const SHARED_STATE_TIMEOUT_MS = 300;
 const UNCONFIGURED_SCHEMA_MESSAGE =
   'key names a fee schema that is not configured: its quotes answer 503 key_verification_unavailable and its plans 500 internal until FEE_SCHEMAS_FILE defines it';
 
-/** The v1 execution venue. */
-export const SUPPORTED_VENUE_ID = 'tradecraft';
+/** The venue v1 plans (core/execution/venues.ts, where every venue's execution is said). */
+export const SUPPORTED_VENUE_ID = V1_EXECUTION_VENUE_ID;
 
 export interface CoreOverrides {
   readonly venues?: readonly Venue[];
@@ -62,6 +66,12 @@ export interface CoreServices {
   readonly partnerQuotes: PartnerQuotes;
   readonly plans: PlanService;
   readonly outcomes: OutcomeService;
+  /** The v2 quote: the same quotes, with each venue's execution block. */
+  readonly v2Quotes: V2Quotes;
+  /** Each instrument's admin party and token registry, as configured (the sandbox's from its manifest). */
+  readonly registries: InstrumentRegistries;
+  /** The token list (GET /api/v2/tokens): every token, its registry and each venue's limits where known. */
+  tokenList(): TokenList;
   /**
    * The configuration the services run with: the one given, with the sandbox's venues, ledger,
    * parties and credentials in sandbox mode.
@@ -170,6 +180,11 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       metrics,
     });
     const venueIds = venues.map((v) => v.id);
+    // The sandbox's registries from its manifest; a real network's from TOKEN_REGISTRIES.
+    const registries = new InstrumentRegistries({
+      instrumentAdmins: config.liveVenues.cantexInstrumentAdmins,
+      registries: config.venuesMode === 'sandbox' ? config.sandboxRegistries : config.tokenRegistries,
+    });
     // Keys already named in a warning: each is named once, at start or at its first request.
     const unconfiguredKeys = new Set<string>();
     const plans = new PlanService({
@@ -178,6 +193,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       collecting: config.feeCollectionEnabled,
       supportedVenueId: SUPPORTED_VENUE_ID,
       venueIds,
+      registries,
       poolParties: config.poolParties,
       serviceFeeParty: config.serviceFeeParty,
       b2cFeeParty: config.b2cFeeParty,
@@ -233,15 +249,19 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       log,
       now,
     });
+    const partnerQuotes = new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled, (partner) => {
+      if (unconfiguredKeys.has(partner.id)) return;
+      unconfiguredKeys.add(partner.id);
+      log.warn({ keyId: partner.id, schemaId: partner.schemaId }, UNCONFIGURED_SCHEMA_MESSAGE);
+    });
     return {
       quotes,
-      partnerQuotes: new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled, (partner) => {
-        if (unconfiguredKeys.has(partner.id)) return;
-        unconfiguredKeys.add(partner.id);
-        log.warn({ keyId: partner.id, schemaId: partner.schemaId }, UNCONFIGURED_SCHEMA_MESSAGE);
-      }),
+      partnerQuotes,
+      v2Quotes: new V2Quotes(quotes, partnerQuotes, config.quoteCacheMaxEntries),
       plans,
       outcomes,
+      registries,
+      tokenList: () => tokenList(registries, venues),
       config,
       monitor,
       health,

@@ -23,16 +23,31 @@ import { drainBody } from './http/body-drain.js';
 import { usageCounting } from './http/usage-counting.js';
 import { createLogger } from './http/logger.js';
 import { registerOperations } from './http/operation-routes.js';
+import { apiVersionOf } from './http/api-version.js';
 import { v1OperationMap } from './operations/v1/operation-map.js';
+import { v2OperationMap } from './operations/v2/operation-map.js';
 import { portalOperationMap } from './operations/portal/operation-map.js';
 import * as portalBodyValidators from '../generated/portal/body-validators.js';
 import * as portalQueryValidators from '../generated/portal/query-validators.js';
+import * as v2BodyValidators from '../generated/v2/body-validators.js';
+import * as v2QueryValidators from '../generated/v2/query-validators.js';
 import { registerDemo } from './pages/demo.js';
 import { registerDocs, serveSpec } from './pages/docs.js';
 import { registerPortalPage } from './pages/portal-page.js';
 import { registerSdkBundles } from './pages/sdk-bundles.js';
 
+/** The `x-service-api-version` of every answer outside /api/v2/ (there: `2`, handlers/http/api-version.ts). */
 export const API_VERSION = '1';
+
+/**
+ * The swap API's v2 contract as served: the bundled document `make generate` writes from
+ * openapi/v2.yaml and the v1 shapes it borrows (generated/v2/openapi.yaml), one self-contained
+ * document a partner generates a client from, without its do-not-edit banner.
+ */
+export function servedV2Spec(root: string = repoRoot()): Buffer {
+  const text = readFileSync(path.join(root, 'generated', 'v2', 'openapi.yaml'), 'utf8');
+  return Buffer.from(text.replace(/^(#[^\n]*\n)+/, ''), 'utf8');
+}
 
 /** The repository root, found from this module whether it runs from handlers/ or dist/handlers/. */
 export function repoRoot(): string {
@@ -90,7 +105,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Counted only when they are served: without a listener, the core's events go nowhere.
   const prometheus = config.metricsPort === null ? null : new PrometheusMetrics();
   const definition = parse(specText.toString('utf8')) as Document;
-  const unrouted = unroutedAnswers(logger, { 'x-service-api-version': API_VERSION, 'x-service-build': config.serviceBuild });
+  const v2SpecText = servedV2Spec();
+  const v2Definition = parse(v2SpecText.toString('utf8')) as Document;
+  const versionHeaders = {
+    '1': Object.freeze({ 'x-service-api-version': '1', 'x-service-build': config.serviceBuild }),
+    '2': Object.freeze({ 'x-service-api-version': '2', 'x-service-build': config.serviceBuild }),
+  } as const;
+  const unrouted = unroutedAnswers(logger, (target) => versionHeaders[apiVersionOf(target)]);
   // Before the server: its access log counts each keyed request's usage as it logs the request.
   const core = await createServices(config, logger, { ...options.overrides, metrics: options.overrides?.metrics ?? prometheus ?? undefined });
 
@@ -127,11 +148,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
     prometheus?.watchHealth(core.health);
     metrics = prometheus && new MetricsListener(prometheus.registry);
 
-    const accessLog = new AccessLog(logger, prometheus, usageCounting(core.usage, definition));
+    const accessLog = new AccessLog(logger, prometheus, usageCounting(core.usage, [definition, v2Definition]));
     // One hook for every answer's fixed headers: each hook fastify runs costs every request.
     server.addHook('onRequest', (request, reply, done) => {
       request.receivedAt = performance.now();
-      reply.header('x-service-api-version', API_VERSION);
+      reply.header('x-service-api-version', apiVersionOf(request.url));
       reply.header('x-service-build', config.serviceBuild);
       reply.header(REQUEST_ID_HEADER, request.id);
       if (isPortalUrl(request.url)) setPortalHeaders(reply);
@@ -168,7 +189,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return sendError(reply, errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`));
     });
 
-    await registerDocs(server, specText, definition, { portal: config.portalEnabled });
+    await registerDocs(server, { v1: { text: specText, definition }, v2: { text: v2SpecText, definition: v2Definition } }, { portal: config.portalEnabled });
     registerSdkBundles(server, path.join(repoRoot(), 'sdk', 'dist', 'bundle'));
     registerDemo(server, core);
     registerPortalPage(server, config.portalEnabled, path.join(repoRoot(), 'dist', 'portal'));
@@ -183,7 +204,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
       },
       core.metrics,
     );
+    // Both versions in the same windows and fresh-quote budgets: one caller, one share, whichever version it speaks.
     await registerOperations(server, definition, v1OperationMap(core), { keys: core.keys, limits, metrics: core.metrics });
+    await registerOperations(server, v2Definition, v2OperationMap(core), { keys: core.keys, limits, metrics: core.metrics }, { query: v2QueryValidators, body: v2BodyValidators });
     if (config.portalEnabled) await registerPortal(server, core);
 
     // Not awaited by start-up, which a slow store must not hold; closing waits for it.

@@ -1,5 +1,6 @@
-// Turns each spec into its generated files (codegen/generate.ts): openapi/v1.yaml into generated/
-// for the service and sdk/src/generated/ for the SDK, openapi/portal.yaml into generated/portal/,
+// Turns each spec into its generated files (codegen/generate.ts): openapi/v1.yaml into generated/v1/
+// for the service and sdk/src/generated/ for the SDK, openapi/v2.yaml (bundled with what it borrows
+// from v1.yaml) into generated/v2/, openapi/portal.yaml into generated/portal/,
 // the pinned dApp API document (sdk/openrpc/) into sdk/src/generated/dapp-api.ts, and
 // core/ledger/token-standard.ts into the SDK's copy, sdk/src/generated/token-standard.ts.
 //
@@ -16,7 +17,9 @@ async function main(): Promise<void> {
   const check = process.argv.includes('--check');
   const files = new Map<string, string>();
   for (const target of TARGETS) {
-    for (const [name, content] of await generate(await readFile(path.join(root, target.spec), 'utf8'), target)) files.set(name, content);
+    const borrowed: Record<string, string> = {};
+    for (const [name, spec] of Object.entries(target.borrows ?? {})) borrowed[name] = await readFile(path.join(root, spec), 'utf8');
+    for (const [name, content] of await generate(await readFile(path.join(root, target.spec), 'utf8'), target, borrowed)) files.set(name, content);
   }
   for (const [name, content] of await generateDappApi(await readFile(path.join(root, DAPP_API_TARGET.spec), 'utf8'))) files.set(name, content);
   for (const [name, content] of generateTokenStandard(await readFile(path.join(root, TOKEN_STANDARD_TARGET.source), 'utf8'))) files.set(name, content);

@@ -1,7 +1,7 @@
 // The swap API's contract, version 1 (openapi/v1.yaml), by the spec's own names: each schema under
 // its name, each operation's query as <OperationId>Query, a field's enum as <Schema><Field>. Core
 // and handlers use these, never a hand copy; another version is a module of its own beside this.
-import type { components, operations } from '../../generated/types.js';
+import type { components, operations } from '../../generated/v1/types.js';
 
 type Schemas = components['schemas'];
 export type QuoteResponse = Schemas['QuoteResponse'];

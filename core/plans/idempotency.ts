@@ -27,7 +27,7 @@ export interface IdempotencyRecord {
 
 /** Who asks under which idempotencyKey for what: what records are found and claimed by. */
 export interface PlanRequestKey {
-  /** `partner:<key id>` or `app:<client IP>`. */
+  /** `partner:<key id>` or `app:<client IP>`, prefixed `v2:` for a plan asked for in v2 (each version its own records). */
   readonly caller: string;
   readonly idempotencyKey: string;
   /** The request's plain fingerprint (core/plans/params.ts); never stored as it is. */

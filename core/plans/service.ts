@@ -18,15 +18,26 @@ import type { PendingCount } from '../state/rate-windows.js';
 import type { PlanQuota } from './plan-quota.js';
 import { CC, pairKey } from '../tokens.js';
 import type { AppPlan, QuoteResponse } from '../contract/v1.js';
+import { requireExecutable, venueExecution } from '../execution/venues.js';
+import { InstrumentRegistries } from '../execution/tokens.js';
+import { v2Plan } from './v2-plan.js';
 
-/** Who asks for a plan: a partner (keyed route), or a keyless caller known by its IP. */
-export type PlanCaller = { readonly route: 'partner'; readonly partner: Partner } | { readonly route: 'app'; readonly ip: string };
+/** The contract version a plan is asked for in: each keeps its own idempotency records (and so its own plan ids). */
+export type PlanContract = 'v1' | 'v2';
+
+/**
+ * Who asks for a plan: a partner (keyed route), or a keyless caller known by its IP; `contract`
+ * (default v1) the version it asks in. One caller's windows and share of new plans are the same
+ * whichever version it speaks; its idempotency records are not: a v1 and a v2 plan under the same
+ * idempotencyKey never replay each other.
+ */
+export type PlanCaller = ({ readonly route: 'partner'; readonly partner: Partner } | { readonly route: 'app'; readonly ip: string }) & { readonly contract?: PlanContract };
 
 export interface PlanServiceOptions {
   readonly quotes: QuoteService;
   readonly schemas: FeeSchemas;
   readonly collecting: boolean;
-  /** The venue v1 plans, and every venue a quote lists. */
+  /** The venue v1 plans (v2 plans every venue core/execution/venues.ts calls executable), and every venue a quote lists. */
   readonly supportedVenueId: string;
   readonly venueIds: readonly string[];
   /** The supported venue's pool party per pair (by pairKey). */
@@ -40,6 +51,8 @@ export interface PlanServiceOptions {
   readonly now: () => Date;
   /** Hears each plan made, replayed or refused as a conflict, and each guardrail trip. */
   readonly metrics?: Metrics;
+  /** Each instrument's admin party and registry, which a v2 plan names; none configured when absent. */
+  readonly registries?: InstrumentRegistries;
   /** Assembles the plan the guardrail then checks (core/plans/assembly.ts), from its inputs and their figures. */
   readonly assemble?: (inputs: PlanInputs, figures: PlanFigures) => AppPlan;
 }
@@ -70,7 +83,8 @@ interface NewPlan {
   readonly pool: string;
 }
 
-const callerId = (caller: PlanCaller): string => (caller.route === 'partner' ? `partner:${caller.partner.id}` : `app:${caller.ip}`);
+const callerId = (caller: PlanCaller): string =>
+  (caller.contract === 'v2' ? 'v2:' : '') + (caller.route === 'partner' ? `partner:${caller.partner.id}` : `app:${caller.ip}`);
 /**
  * The request's key, one object per parsed request and caller: lookup() and create() see the same
  * one, so the idempotency records key it once (four HMACs a plan, the plan id's included).
@@ -92,8 +106,11 @@ export class PlanService {
 
   private readonly metrics: Metrics;
 
+  private readonly registries: InstrumentRegistries;
+
   constructor(private readonly options: PlanServiceOptions) {
     this.metrics = options.metrics ?? NO_METRICS;
+    this.registries = options.registries ?? new InstrumentRegistries({ instrumentAdmins: null, registries: {} });
   }
 
   /** How many plans the guardrail has stopped since start. */
@@ -204,7 +221,9 @@ export class PlanService {
     const figures = planFigures(inputs);
     const plan = (options.assemble ?? assemblePlan)(inputs, figures);
     this.guard(planViolations(plan, inputs, figures), route, params.venueId);
-    const record: IdempotencyRecord = { ...digests, plan: JSON.stringify(plan) };
+    // A v2 plan is the plan the guardrail passed, in v2's shape: its numbers and parties unchanged.
+    const body = caller.contract === 'v2' ? v2Plan(plan, venueExecution(params.venueId), this.registries) : plan;
+    const record: IdempotencyRecord = { ...digests, plan: JSON.stringify(body) };
     const kept = await this.claim(request, record);
     if (kept !== record) return { json: this.sameRequest(kept, params, digests, route), replayed: true };
     this.metrics.plan(route, 'created');
@@ -219,7 +238,9 @@ export class PlanService {
     if (give !== CC && want !== CC) {
       throw new DomainError('unsupported_pair', `the pair ${give.symbol}/${want.symbol} is not executable: every v1 swap has a CC leg`);
     }
-    if (params.venueId !== options.supportedVenueId) {
+    // v1 plans its one venue; v2 every venue a wallet can execute through this build, and refuses any other with the venue's reason.
+    if (caller.contract === 'v2') requireExecutable(params.venueId);
+    else if (params.venueId !== options.supportedVenueId) {
       throw new DomainError('venue_unavailable', `venue ${params.venueId} is not executable in v1: plans are built for ${options.supportedVenueId} only`);
     }
     const pool = options.poolParties[pairKey(give, want)];

@@ -25,7 +25,7 @@
 import { dec, type Decimal } from '../decimal.js';
 import { proportionalGiveFee, walkBook, type BookLevel } from './venue-math.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
-import { unavailable, untilAborted, type Deadline, type Venue, type VenueFeeQuote, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
+import { unavailable, untilAborted, type Deadline, type Venue, type VenueFeeQuote, type VenueLimits, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export interface TempleVenueOptions extends VenueHttpOptions {
@@ -61,6 +61,11 @@ export class TempleVenue implements Venue {
     this.fee = takerFeeBps === 0 ? null : proportionalGiveFee(takerFeeBps);
     this.minCc = minCc;
     this.levels = levels;
+  }
+
+  /** Its minimum order, in CC: known for CC given; for another token it depends on the price. */
+  limits(token: Token): VenueLimits | null {
+    return token === CC ? { min: this.minCc, max: null } : null;
   }
 
   async quote(request: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote> {

@@ -45,9 +45,17 @@ export interface Deadline {
 /** A deadline that is only `signal`: a probe's, which the venue's own timeout bounds. */
 export const untilAborted = (signal: AbortSignal): Deadline => ({ signal, endsAt: Number.POSITIVE_INFINITY });
 
+/** A venue's own limits on what it is given of a token, in that token's units; null: not known. */
+export interface VenueLimits {
+  readonly min: Decimal | null;
+  readonly max: Decimal | null;
+}
+
 export interface Venue {
   readonly id: string;
   readonly settlementMode: 'managed-deposit';
+  /** The venue's limits on what it is given of `token`, where the adapter knows them; absent or null: none known. */
+  limits?(token: Token): VenueLimits | null;
   /** Must settle or give up promptly once `deadline.signal` aborts; the caller stops waiting at the deadline anyway. */
   quote(request: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote>;
   probe(signal: AbortSignal): Promise<VenueProbe>;

@@ -1,5 +1,6 @@
 // Every error code the service answers with, its HTTP status and the caller's next action: the
-// one place a code meets HTTP. openapi/v1.yaml documents the same table.
+// one place a code meets HTTP. openapi/v2.yaml documents the same table; openapi/v1.yaml all of it
+// but the codes v2 added (V2_ONLY_ERROR_CODES), which a v1 operation never answers.
 import type { DomainErrorCode } from '../../core/errors.js';
 
 export type HttpOnlyErrorCode = 'not_found' | 'method_not_allowed' | 'request_timeout' | 'payload_too_large' | 'uri_too_long' | 'headers_too_large' | 'not_implemented';
@@ -21,6 +22,7 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   headers_too_large: { status: 431, action: 'send fewer or smaller headers' },
   unsupported_pair: { status: 409, action: 're-quote a supported pair' },
   venue_unavailable: { status: 409, action: 're-quote and choose an available venue' },
+  venue_not_executable: { status: 409, action: 'choose a venue whose execution.executable is true in the quote' },
   idempotency_conflict: { status: 409, action: 'send a new idempotencyKey' },
   rate_limited: { status: 429, action: 'back off until Retry-After' },
   guardrail: { status: 500, action: 'contact support' },
@@ -32,3 +34,6 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   fee_unconfigured: { status: 503, action: 'retry later' },
   at_capacity: { status: 503, action: 'retry after Retry-After' },
 };
+
+/** The codes only v2 operations answer: v1's contract, frozen, does not list them. */
+export const V2_ONLY_ERROR_CODES: readonly ErrorCode[] = ['venue_not_executable'];

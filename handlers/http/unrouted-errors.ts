@@ -57,12 +57,13 @@ interface SocketWithResponse extends Duplex {
   _httpMessage?: ServerResponse | null;
 }
 
-export function unroutedAnswers(logger: Logger, versionHeaders: Readonly<Record<string, string>>): UnroutedAnswers {
-  const headersOf = (shaped: ErrorReply, requestId: string, extra: Record<string, string>) => ({
+/** `versionHeaders`: the version headers of an answer to a request for `target` (its contract's). */
+export function unroutedAnswers(logger: Logger, versionHeaders: (target: string) => Readonly<Record<string, string>>): UnroutedAnswers {
+  const headersOf = (shaped: ErrorReply, requestId: string, target: string) => ({
     'content-type': 'application/json; charset=utf-8',
-    ...versionHeaders,
+    ...versionHeaders(target),
     ...shaped.headers,
-    ...extra,
+    ...crossOriginHeaders(target),
     [REQUEST_ID_HEADER]: requestId,
     connection: 'close',
   });
@@ -82,7 +83,7 @@ export function unroutedAnswers(logger: Logger, versionHeaders: Readonly<Record<
   const writeRaw = (socket: SocketWithResponse, shaped: ErrorReply, method: string | undefined, clientError: string | undefined, target = '') => {
     const requestId = newRequestId();
     const body = JSON.stringify(shaped.body);
-    const headers = { ...headersOf(shaped, requestId, crossOriginHeaders(target)), 'content-length': String(Buffer.byteLength(body)) };
+    const headers = { ...headersOf(shaped, requestId, target), 'content-length': String(Buffer.byteLength(body)) };
     let head = `HTTP/1.1 ${shaped.status} ${STATUS_CODES[shaped.status] ?? 'Error'}\r\n`;
     for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
     const inFlight = socket._httpMessage;
@@ -114,7 +115,7 @@ export function unroutedAnswers(logger: Logger, versionHeaders: Readonly<Record<
       const { reply: shaped, unexpected } = replyForError(err);
       if (unexpected) logger.error({ err, reqId: request.id }, 'unexpected framework error');
       const body = JSON.stringify(shaped.body);
-      const headers = { ...headersOf(shaped, request.id, crossOriginHeaders(request.raw.url ?? '')), 'content-length': String(Buffer.byteLength(body)) };
+      const headers = { ...headersOf(shaped, request.id, request.raw.url ?? ''), 'content-length': String(Buffer.byteLength(body)) };
       // Written on the raw response: fastify made this reply without a route, so its hooks, and
       // the access log that runs when a routed reply finishes, never run for it.
       reply.raw.writeHead(shaped.status, headers).end(body);

@@ -1,5 +1,5 @@
 // Which answered requests count as a partner key's usage: a request of the swap API (an operation
-// of openapi/v1.yaml that takes a key) sent with a verified key, once, when answered, its 429s by
+// of openapi/v1.yaml or openapi/v2.yaml that takes a key; both versions name an operation alike) sent with a verified key, once, when answered, its 429s by
 // the limit that refused them. Keyless requests and refused keys are no one's; the key portal's
 // own operations are not API traffic, and are never counted.
 import type { FastifyRequest } from 'fastify';
@@ -21,9 +21,9 @@ export function keyedOperations(definition: Document): Set<string> {
   return ids;
 }
 
-/** Counts a finished request in its key's usage when it is one of the API's keyed operations sent with a verified key. */
-export function usageCounting(recorder: UsageRecorder, definition: Document): (request: FastifyRequest) => void {
-  const counted = keyedOperations(definition);
+/** Counts a finished request in its key's usage when it is one of the API's keyed operations (of any of its `definitions`) sent with a verified key. */
+export function usageCounting(recorder: UsageRecorder, definitions: readonly Document[]): (request: FastifyRequest) => void {
+  const counted = new Set(definitions.flatMap((definition) => [...keyedOperations(definition)]));
   return (request) => {
     const fields = request.logFields;
     // Set only once the key was verified (handlers/http/operation-routes.ts): never for a keyless or refused key.

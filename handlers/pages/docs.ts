@@ -1,7 +1,8 @@
 // The contract as served to integrators: the spec byte for byte (GET /openapi/v1.yaml), the same
-// document as JSON (GET /openapi/v1.json), and a reference page rendering it (GET /docs, Swagger UI
-// through @fastify/swagger-ui, well kept by the fastify team), its top bar selecting the swap API
-// or, when the key portal is served, the portal's API (/openapi/portal.json), under bestex's own
+// document as JSON (GET /openapi/v1.json), v2's bundled document likewise (GET /openapi/v2.yaml and
+// /openapi/v2.json: one self-contained document), and a reference page rendering them (GET /docs,
+// Swagger UI through @fastify/swagger-ui, well kept by the fastify team), its top bar selecting the
+// swap API v1 or v2 or, when the key portal is served, the portal's API (/openapi/portal.json), under bestex's own
 // title, logo and icon rather than the package's fastify ones. Every asset of the page is served
 // from the package by this service: a deployment may have no internet, so the page asks no other
 // origin for anything (its CSP says so to the browser too). These routes are not operations of the
@@ -44,6 +45,7 @@ const SPEC_CACHE = 'public, max-age=300';
 /** The specs the top bar selects, by the name it shows; the first is the one the page opens. */
 export const DOCS_SPECS = {
   v1: { url: '/openapi/v1.json', name: 'bestex swap API v1' },
+  v2: { url: '/openapi/v2.json', name: 'bestex swap API v2' },
   portal: { url: '/openapi/portal.json', name: 'bestex key portal API' },
 } as const;
 
@@ -78,16 +80,20 @@ const PORTAL_LINK_JS = `(() => {
 `;
 const PORTAL_LINK_CSS = '.portal-link { font: 600 16px/1.5 sans-serif; padding: 10px 20px; background: #e6f0ff; border-bottom: 1px solid #c9d0da; } .portal-link a { color: #0b57d0; }';
 
-/**
- * `definition` is the spec as parsed from `specText`, before anything (openapi-backend) changes it;
- * `portal`: the key portal is served, so the page links to it.
- */
-export async function registerDocs(server: FastifyInstance, specText: Buffer, definition: object, options: { portal: boolean }): Promise<void> {
-  const json = JSON.stringify(definition);
+/** A served spec: its text, served as it is, and the document parsed from it, before anything (openapi-backend) changes it. */
+export interface ServedSpec {
+  readonly text: Buffer;
+  readonly definition: object;
+}
+
+/** `portal`: the key portal is served, so the page links to it. */
+export async function registerDocs(server: FastifyInstance, specs: { readonly v1: ServedSpec; readonly v2: ServedSpec }, options: { portal: boolean }): Promise<void> {
+  const json = JSON.stringify(specs.v1.definition);
   // The page's own copy: parsing the JSON costs a fraction of parsing the YAML again.
   const document = JSON.parse(json) as Record<string, unknown>;
 
-  serveSpec(server, 'v1', specText, json);
+  serveSpec(server, 'v1', specs.v1.text, json);
+  serveSpec(server, 'v2', specs.v2.text, JSON.stringify(specs.v2.definition));
 
   // In a context of its own: the swagger decorator and the page's headers stay with the page.
   await server.register(async (docs) => {
@@ -96,7 +102,7 @@ export async function registerDocs(server: FastifyInstance, specText: Buffer, de
       routePrefix: DOCS_PATH,
       // `urls` puts the selector in the top bar, in place of a box that loads any URL; given
       // `urls`, Swagger UI reads the selected one, not the ./json the package's initializer names.
-      uiConfig: { deepLinking: true, validatorUrl: null, urls: options.portal ? [DOCS_SPECS.v1, DOCS_SPECS.portal] : [DOCS_SPECS.v1] },
+      uiConfig: { deepLinking: true, validatorUrl: null, urls: options.portal ? [DOCS_SPECS.v1, DOCS_SPECS.v2, DOCS_SPECS.portal] : [DOCS_SPECS.v1, DOCS_SPECS.v2] },
       uiHooks: {
         onRequest: (_request, reply: FastifyReply, done) => {
           reply.headers(DOCS_HEADERS);

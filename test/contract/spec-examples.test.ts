@@ -1,5 +1,5 @@
 // Contract tests: start the real server on an ephemeral port and replay every response example
-// of openapi/v1.yaml and of the key portal's openapi/portal.yaml, discovered from the specs themselves (adding an example adds a test). Each
+// of openapi/v1.yaml, of openapi/v2.yaml (as served: bundled) and of the key portal's openapi/portal.yaml, discovered from the specs themselves (adding an example adds a test). Each
 // example's status, body schema, headers and — except its x-volatile values — its exact body are
 // checked. Examples the server cannot answer yet are reported as pending by name on every run:
 // operations that answer 501, and examples needing a condition (`given`) the harness cannot set
@@ -14,15 +14,18 @@ import { JsonApiLedger } from '../../core/ledger/json-api-ledger.js';
 import type { CoreOverrides } from '../../core/services.js';
 import { listOperations, type OpenApiDocument, type ParameterObject } from '../../codegen/request-schemas.js';
 import type { Venue } from '../../core/venues/venue.js';
-import { getQuote as validateGetQuote } from '../../generated/query-validators.js';
-import { ERROR_CATALOGUE } from '../../handlers/http/error-catalogue.js';
+import { getQuote as validateGetQuote } from '../../generated/v1/query-validators.js';
+import { ERROR_CATALOGUE, V2_ONLY_ERROR_CODES } from '../../handlers/http/error-catalogue.js';
+import { apiVersionOf } from '../../handlers/http/api-version.js';
 import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from '../helpers/app.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { issueKey } from '../helpers/keys.js';
-import { loadSpec, pointerExists, PORTAL_SPEC_PATH, withoutPointers, type Spec, type SpecExample } from '../helpers/spec.js';
+import { loadSpec, pointerExists, PORTAL_SPEC_PATH, V2_SPEC_PATH, withoutPointers, type Spec, type SpecExample } from '../helpers/spec.js';
 
 const spec = loadSpec();
+const v2Spec = loadSpec(V2_SPEC_PATH);
 const portalSpec = loadSpec(PORTAL_SPEC_PATH);
+const SPECS = [spec, v2Spec, portalSpec];
 
 interface Outgoing {
   readonly url: URL;
@@ -251,7 +254,7 @@ function outcome(example: SpecExample, observed: Observed): Run {
 const runs: Run[] = [];
 const app = await testApp();
 const base = await listen(app.server);
-for (const example of [...spec.examples, ...portalSpec.examples]) {
+for (const example of SPECS.flatMap((s) => s.examples)) {
   const given = example.request.given ?? [];
   const missing = given.filter((g) => !(g in CONDITIONS));
   if (missing.length > 0) {
@@ -276,7 +279,7 @@ await app.close();
 // one, so revoking or rotating one leaves the others theirs.
 const triedRuns: TriedRun[] = [];
 const tryingApp = await testApp();
-for (const s of [spec, portalSpec]) {
+for (const s of SPECS) {
   for (const tried of triedRequests(s.document)) {
     const headers = { ...tried.headers, ...(tried.keyed ? { 'x-api-key': (await issueKey(tryingApp.core.keyStore, { name: 'docs-try-out' })).key } : {}) };
     const response = await tryingApp.server.inject({ method: tried.method as 'GET', url: tried.url, headers, ...(tried.body === undefined ? {} : { payload: JSON.stringify(tried.body) }) });
@@ -291,8 +294,8 @@ for (const s of [spec, portalSpec]) {
 }
 await tryingApp.close();
 
-t.test('"every request body in both specs has an example", as has every required parameter: /docs "Try it out" starts from them', async (t) => {
-  for (const { document } of [spec, portalSpec]) {
+t.test('"every request body in every spec has an example", as has every required parameter: /docs "Try it out" starts from them', async (t) => {
+  for (const { document } of SPECS) {
     for (const { operationId, operation } of listOperations(document)) {
       const body = resolved<{ content?: Record<string, Node> } | undefined>(document, operation.requestBody);
       for (const [type, media] of Object.entries(body?.content ?? {})) {
@@ -315,8 +318,8 @@ for (const { tried, spec: s, status, body } of triedRuns) {
   });
 }
 
-t.test('every operation, the swap API\'s and the portal\'s, has a success example and one example for each documented 4xx status', async (t) => {
-  for (const { statuses: byOperation, examples } of [spec, portalSpec]) {
+t.test('every operation, the swap API\'s (v1 and v2) and the portal\'s, has a success example and one example for each documented 4xx status', async (t) => {
+  for (const { statuses: byOperation, examples } of SPECS) {
     for (const [operationId, statuses] of byOperation) {
       const exampled = new Set(examples.filter((e) => e.operationId === operationId).map((e) => e.status));
       t.ok([...exampled].some((s) => s >= 200 && s < 300), `${operationId} has a 2xx example`);
@@ -334,12 +337,17 @@ t.test('the portal: "errors are the swap API\'s shape, with its codes": every co
   for (const code of documented) t.ok(code in ERROR_CATALOGUE, `${code} is in the catalogue`);
 });
 
-t.test('"Error.code is an enum of every code the service sends": the enum equals the error catalogue, both ways', async (t) => {
-  const schemas = spec.document.components?.schemas as Record<string, { properties: Record<string, { enum?: string[] }> }>;
-  const documented = schemas.Error!.properties.code!.enum ?? [];
-  t.strictSame([...documented].sort(), Object.keys(ERROR_CATALOGUE).sort());
-  const table = [...String((spec.document.info as { description: string }).description).matchAll(/^\| ([a-z_]+) \| [0-9]/gm)].map((m) => m[1]);
-  t.strictSame(table.sort(), [...documented].sort(), 'the introduction\'s table lists the same codes');
+t.test('"Error.code is an enum of every code the service sends": v2\'s enum equals the error catalogue, both ways; v1\'s, frozen, all of it but the codes v2 added', async (t) => {
+  for (const [s, expected] of [
+    [v2Spec, Object.keys(ERROR_CATALOGUE)],
+    [spec, Object.keys(ERROR_CATALOGUE).filter((code) => !V2_ONLY_ERROR_CODES.includes(code as never))],
+  ] as const) {
+    const schemas = s.document.components?.schemas as Record<string, { properties: Record<string, { enum?: string[] }> }>;
+    const documented = schemas.Error!.properties.code!.enum ?? [];
+    t.strictSame([...documented].sort(), [...expected].sort());
+    const table = [...String((s.document.info as { description: string }).description).matchAll(/^\| ([a-z_]+) \| [0-9]/gm)].map((m) => m[1]);
+    t.strictSame(table.sort(), [...documented].sort(), 'the introduction\'s table lists the same codes');
+  }
 });
 
 t.test('"Amount carries its maximum and positivity in the schema": what the schema accepts is what the service accepts', async (t) => {
@@ -366,22 +374,24 @@ t.test('"Amount carries its maximum and positivity in the schema": what the sche
   t.equal((await outcome({ since: '2026-01-01T00:00:00.000000000Z' })).statusCode, 200, 'a date-time within it is taken');
 });
 
-t.test('plans: "the contract examples cover every plan status code"', async (t) => {
-  for (const operationId of ['createAppPlan', 'createExecutePlan']) {
-    const exampled = new Set(spec.examples.filter((e) => e.operationId === operationId).map((e) => e.status));
-    for (const status of spec.statuses.get(operationId) ?? []) t.ok(exampled.has(status), `${operationId} has a ${status} example`);
+t.test('plans: "the contract examples cover every plan status code", in v1 and in v2', async (t) => {
+  for (const s of [spec, v2Spec]) {
+    for (const operationId of ['createAppPlan', 'createExecutePlan']) {
+      const exampled = new Set(s.examples.filter((e) => e.operationId === operationId).map((e) => e.status));
+      for (const status of s.statuses.get(operationId) ?? []) t.ok(exampled.has(status), `${operationId} has a ${status} example`);
+    }
   }
 });
 
 for (const { example, pending, observed } of runs) {
-  const name = `${example.operationId} ${example.status} ${example.name}`;
+  const name = `${example.path.startsWith('/api/v2/') ? 'v2 ' : ''}${example.operationId} ${example.status} ${example.name}`;
   if (pending !== null || observed === null) {
     t.test(name, { todo: pending ?? 'not run' }, () => {});
     continue;
   }
   t.test(name, async (t) => {
     t.equal(observed.status, example.status, 'status');
-    t.equal(observed.headers.get('x-service-api-version'), '1', 'x-service-api-version');
+    t.equal(observed.headers.get('x-service-api-version'), apiVersionOf(example.path), 'x-service-api-version');
     t.match(observed.headers.get('content-type') ?? '', /^application\/json/, 'content-type');
     for (const [header, { required, validate }] of Object.entries(example.headers)) {
       const value = observed.headers.get(header);

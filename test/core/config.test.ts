@@ -65,6 +65,7 @@ const DEFAULTS: Config = {
   sandboxVenuesPort: 0,
   sandboxRestartWaitMs: 250,
   sandboxRegistries: {},
+  tokenRegistries: {},
   // The sandbox's, once it is reached (core/sandbox-link/manifest.ts).
   poolParties: {},
   serviceFeeParty: null,
@@ -188,6 +189,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     sandboxVenuesPort: 0,
     sandboxRestartWaitMs: 250,
     sandboxRegistries: {},
+    tokenRegistries: {},
     poolParties: DEFAULTS.poolParties,
     serviceFeeParty: `bestex-fees::1220${'e'.repeat(64)}`,
     b2cFeeParty: null,
@@ -291,6 +293,15 @@ t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the e
   t.equal(liveVenues.venues.oneswap.enabled, false);
   t.strictSame(liveVenues.cantexInstrumentAdmins, { Amulet: PARTY('dso'), USDCx: PARTY('circle'), CBTC: PARTY('bitsafe') });
   t.equal(liveVenues.nightlyRecipient, PARTY('bestex-quotes'));
+});
+
+t.test('loadConfig: TOKEN_REGISTRIES names each instrument admin\'s token registry (https unless on this machine); unset, none', async (t) => {
+  t.strictSame(loadConfig(LIVE).tokenRegistries, {}, 'none by default');
+  const registries = loadConfig({ ...LIVE, TOKEN_REGISTRIES: `${PARTY('dso')}=https://scan.example/registry/, ${PARTY('circle')}=http://127.0.0.1:7000` }).tokenRegistries;
+  t.strictSame(registries, { [PARTY('dso')]: 'https://scan.example/registry', [PARTY('circle')]: 'http://127.0.0.1:7000' });
+  t.match(configError(t, { ...LIVE, TOKEN_REGISTRIES: `${PARTY('dso')}=http://registry.example` }).message, /TOKEN_REGISTRIES must be "<instrument admin party>=<registry URL>,\.\.\."/, 'plain http off this machine is refused');
+  t.match(configError(t, { ...LIVE, TOKEN_REGISTRIES: 'dso=https://registry.example' }).message, /TOKEN_REGISTRIES must be/, 'an admin that is no party id is refused');
+  t.match(configError(t, { ...LIVE, TOKEN_REGISTRIES: PARTY('dso') }).message, /TOKEN_REGISTRIES must be/, 'an entry without a URL is refused');
 });
 
 t.test('loadConfig: VENUES=live without what an enabled venue needs stops start-up, naming each variable and never showing a key', async (t) => {

@@ -1,4 +1,4 @@
-// Reads a spec (openapi/v1.yaml by default, or the key portal's) for the tests: its operations, their response examples with the
+// Reads a spec (openapi/v1.yaml by default, v2's bundled with what it borrows from v1, or the key portal's) for the tests: its operations, their response examples with the
 // `x-request` that produces each, and validators for response bodies and headers compiled from
 // the spec itself (independently of generated/).
 import { readFileSync } from 'node:fs';
@@ -9,9 +9,20 @@ import { parse } from 'yaml';
 import { repoRoot } from '../../handlers/app.js';
 import { COMPONENTS_ID, rehome } from '../../codegen/compile-validators.js';
 import { listOperations, type OpenApiDocument } from '../../codegen/request-schemas.js';
+import { bundledDocument, TARGETS } from '../../codegen/generate.js';
 
 export const SPEC_PATH = path.join(repoRoot(), 'openapi', 'v1.yaml');
+export const V2_SPEC_PATH = path.join(repoRoot(), 'openapi', 'v2.yaml');
 export const PORTAL_SPEC_PATH = path.join(repoRoot(), 'openapi', 'portal.yaml');
+
+/** The spec at `specPath` as one document: bundled with the specs it borrows from (codegen/), as the service serves it. */
+export function specDocument(specPath: string): Record<string, unknown> {
+  const text = readFileSync(specPath, 'utf8');
+  const target = TARGETS.find((t) => path.join(repoRoot(), t.spec) === specPath);
+  const borrows = Object.entries(target?.borrows ?? {});
+  if (borrows.length === 0) return parse(text) as Record<string, unknown>;
+  return bundledDocument(text, Object.fromEntries(borrows.map(([name, spec]) => [name, readFileSync(path.join(repoRoot(), spec), 'utf8')])));
+}
 
 type Json = Record<string, unknown>;
 
@@ -62,7 +73,7 @@ function deref<T>(document: Json, node: unknown): T {
 }
 
 export function loadSpec(specPath: string = SPEC_PATH): Spec {
-  const document = parse(readFileSync(specPath, 'utf8')) as OpenApiDocument & Json;
+  const document = specDocument(specPath) as OpenApiDocument & Json;
   const ajv = new Ajv2020.default({ strict: false, allErrors: true });
   // Every format the specs use (the portal's usage days are dates, its counts int64).
   addFormats.default(ajv, ['date-time', 'date', 'int32', 'int64']);

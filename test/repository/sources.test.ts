@@ -29,8 +29,8 @@ function wideCharacters(file: string, text: string): string[] {
   return found;
 }
 
-t.test('runtime sources and openapi/v1.yaml contain no character above U+00FF', async (t) => {
-  const files = ['openapi/v1.yaml', ...['core', 'handlers', 'generated'].flatMap(sourceFiles)];
+t.test('runtime sources and the served specs (openapi/v1.yaml, v2\'s bundle) contain no character above U+00FF', async (t) => {
+  const files = ['openapi/v1.yaml', 'openapi/v2.yaml', 'generated/v2/openapi.yaml', ...['core', 'handlers', 'generated'].flatMap(sourceFiles)];
   t.ok(files.length > 20, `scanned ${files.length} files`);
   const wide = files.flatMap((file) => wideCharacters(file, readFileSync(path.join(root, file), 'utf8')));
   t.strictSame(wide, [], 'write "-", "->", ">=", "~" instead');

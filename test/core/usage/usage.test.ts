@@ -129,7 +129,7 @@ t.test('"Portal operations are not API traffic": only the v1 operations that tak
   const definition = parse(readFileSync(path.join(repoRoot(), 'openapi', 'v1.yaml'), 'utf8')) as Document;
   t.strictSame([...keyedOperations(definition)].sort(), ['createExecutePlan', 'getQuote'], 'the keyed operations of openapi/v1.yaml');
   const recorded: Array<[string, string, string | null]> = [];
-  const count = usageCounting({ record: (...args) => void recorded.push(args) }, definition);
+  const count = usageCounting({ record: (...args) => void recorded.push(args) }, [definition]);
   const request = (operationId: string | null, logFields: FastifyRequest['logFields']) => ({ operationId, logFields }) as FastifyRequest;
   count(request('getKey', { partnerId: 'key_portal' }));
   count(request('rotateKey', { partnerId: 'key_portal', rateLimit: 'keyed-window' }));

@@ -9,7 +9,7 @@ import Fastify from 'fastify';
 import type { Document } from 'openapi-backend';
 import { parse } from 'yaml';
 import type { KeyVerifier } from '../../../core/keys/partner-keys.js';
-import { getQuote } from '../../../generated/query-validators.js';
+import { getQuote } from '../../../generated/v1/query-validators.js';
 import { MAX_BODY_DEPTH, MAX_BODY_KEYS, structureProblem } from '../../../handlers/http/json-limits.js';
 import { newRequestId } from '../../../handlers/http/request-id.js';
 import { ValidatedQueries } from '../../../handlers/http/validated-queries.js';

@@ -10,7 +10,7 @@ import { repoRoot } from '../../../handlers/app.js';
 import { DOCS_SPECS, DOCS_TITLE } from '../../../handlers/pages/docs.js';
 import { listen, testApp } from '../../helpers/app.js';
 import { chromiumSkip, launchChromium } from '../../helpers/chromium.js';
-import { PORTAL_SPEC_PATH, SPEC_PATH } from '../../helpers/spec.js';
+import { loadSpec, PORTAL_SPEC_PATH, SPEC_PATH, V2_SPEC_PATH } from '../../helpers/spec.js';
 
 /** Every URL the page names in a script, stylesheet, link or image. */
 function assetUrls(html: string): string[] {
@@ -48,11 +48,11 @@ t.test('"GET /docs renders the served spec": HTML whose every script, style, lin
   const initializer = await app.server.inject({ url: '/docs/static/swagger-initializer.js' });
   t.equal(initializer.statusCode, 200);
   t.match(initializer.body, /"validatorUrl":null/, 'no badge from the public validator');
-  for (const [{ url }, file] of [[DOCS_SPECS.v1, SPEC_PATH], [DOCS_SPECS.portal, PORTAL_SPEC_PATH]] as const) {
+  for (const [{ url }, document] of [[DOCS_SPECS.v1, parse(readFileSync(SPEC_PATH, 'utf8'))], [DOCS_SPECS.v2, loadSpec(V2_SPEC_PATH).document], [DOCS_SPECS.portal, parse(readFileSync(PORTAL_SPEC_PATH, 'utf8'))]] as const) {
     t.ok(initializer.body.includes(JSON.stringify(url)), `the page asks its own origin for ${url}`);
     const spec = await app.server.inject({ url });
     t.equal(spec.statusCode, 200, `${url} is served`);
-    t.strictSame(spec.json(), parse(readFileSync(file, 'utf8')), `what the page renders from ${url} is the served spec`);
+    t.strictSame(spec.json(), document, `what the page renders from ${url} is the served spec`);
   }
 });
 
@@ -72,11 +72,11 @@ t.test('"/docs browses both specs" under bestex\'s own title, logo and icon, non
   const logo = /img\.src = 'data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)'/.exec(initializer)?.[1];
   t.match(Buffer.from(logo ?? '', 'base64').toString('utf8'), />bestex<\/text>/, 'it shows bestex\'s');
   const urls = (initializer: string) => [...initializer.matchAll(/"url":"([^"]+)","name":"([^"]+)"/g)].map((m) => ({ url: m[1], name: m[2] }));
-  t.strictSame(urls(initializer), [DOCS_SPECS.v1, DOCS_SPECS.portal], 'the top bar selects the swap API, then the key portal\'s');
+  t.strictSame(urls(initializer), [DOCS_SPECS.v1, DOCS_SPECS.v2, DOCS_SPECS.portal], 'the top bar selects the swap API v1, v2 beside it, then the key portal\'s');
 
   const portalOff = await testApp({ env: { PORTAL_ENABLED: 'false' } });
   t.teardown(portalOff.close);
-  t.strictSame(urls((await portalOff.server.inject({ url: '/docs/static/swagger-initializer.js' })).body), [DOCS_SPECS.v1], 'without the portal, the swap API alone');
+  t.strictSame(urls((await portalOff.server.inject({ url: '/docs/static/swagger-initializer.js' })).body), [DOCS_SPECS.v1, DOCS_SPECS.v2], 'without the portal, the swap API\'s two versions alone');
   t.equal((await portalOff.server.inject({ url: DOCS_SPECS.portal.url })).statusCode, 404, 'and no portal spec is served');
 });
 
@@ -156,7 +156,7 @@ t.test('"docs that work when tried": in Chromium, "Try it out" then Execute, une
   t.match(await response.json(), { quoteRef: { venueId: 'tradecraft', pair: { give: 'Amulet', want: 'USDCx' }, amount: '100' }, mode: 'managed-deposit' });
 
   const select = page.locator('.topbar select');
-  t.strictSame(await select.locator('option').allTextContents(), [DOCS_SPECS.v1.name, DOCS_SPECS.portal.name], 'the top bar names both specs');
+  t.strictSame(await select.locator('option').allTextContents(), [DOCS_SPECS.v1.name, DOCS_SPECS.v2.name, DOCS_SPECS.portal.name], 'the top bar names the three specs');
   await select.selectOption({ label: DOCS_SPECS.portal.name });
   await operation('post', '/portal/api/keys').waitFor({ timeout: 30_000 });
   t.equal(await operation('post', '/api/app/plan').count(), 0, 'the swap API\'s operations make way for the portal\'s');

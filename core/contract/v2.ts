@@ -1,0 +1,23 @@
+// The swap API's contract, version 2 (openapi/v2.yaml, bundled with the shapes it takes from v1),
+// by the spec's own names: each schema under its name, each operation's query as
+// <OperationId>Query. Core and handlers use these, never a hand copy.
+import type { components, operations } from '../../generated/v2/types.js';
+
+type Schemas = components['schemas'];
+export type QuoteResponse = Schemas['QuoteResponse'];
+export type QuoteVenue = Schemas['QuoteVenue'];
+export type Liveness = Schemas['Liveness'];
+export type StatusSummary = Schemas['StatusSummary'];
+export type TokenList = Schemas['TokenList'];
+export type TokenListing = Schemas['TokenListing'];
+export type VenueLimit = Schemas['VenueLimit'];
+
+export type GetQuoteQuery = NonNullable<operations['getQuote']['parameters']['query']>;
+export type GetLivenessQuery = NonNullable<operations['getLiveness']['parameters']['query']>;
+export type PlanRequest = Schemas['PlanRequest'];
+export type ExecutionPlan = Schemas['ExecutionPlan'];
+export type AppPlan = Schemas['AppPlan'];
+export type PlanStep = Schemas['PlanStep'];
+export type VenueExecution = Schemas['VenueExecution'];
+export type GetOutcomeQuery = operations['getOutcome']['parameters']['query'];
+export type Outcome = Schemas['Outcome'];

@@ -1,0 +1,21 @@
+// operationId -> handler for openapi/v2.yaml (served bundled, generated/v2/openapi.yaml). Every
+// operation of the spec must appear here; the app refuses to start otherwise.
+import type { CoreServices } from '../../../core/services.js';
+import { livenessHandler, statusHandler } from './health.js';
+import type { HandlerMap } from '../../http/operation.js';
+import { outcomeHandler } from './outcome.js';
+import { appPlanHandler, executePlanHandler } from './plan.js';
+import { quoteHandler } from './quote.js';
+import { tokensHandler } from './tokens.js';
+
+export function v2OperationMap(core: CoreServices): HandlerMap {
+  return {
+    getQuote: quoteHandler(core.v2Quotes),
+    createAppPlan: appPlanHandler(core.plans),
+    createExecutePlan: executePlanHandler(core.plans),
+    getOutcome: outcomeHandler(core.outcomes),
+    getLiveness: livenessHandler(core.health),
+    getStatus: statusHandler(core.health),
+    getTokens: tokensHandler(() => core.tokenList()),
+  };
+}
