@@ -6,6 +6,8 @@
 // returning the funds, in the one that rejects it: the escrow is released once the payout is on
 // the ledger, and never without it. The pools are the sandbox market's own objects, so a swap
 // moves the next quote, and a quote's `user_gets` is what a deposit at the same reserves is paid.
+// Offers to the sandbox Nightly's swapAddress it hands to Nightly's desk (nightly-desk.ts), which
+// settles them against the quotes their memos name; pausing the operator pauses both.
 import { Decimal, toWire } from '../../core/decimal.js';
 import { CHOICES, REASON_KEY, RESULTS } from '../../core/ledger/token-standard.js';
 import type { Token } from '../../core/tokens.js';
