@@ -121,7 +121,7 @@ async function openEdges(given: Config, log: CoreLog, overrides: CoreOverrides):
   const ledger = new JsonApiLedger({ baseUrl: config.ledgerUrl, token: config.ledgerToken, readAs: config.ledgerReadAs, timeoutMs: config.ledgerTimeoutMs, pageSize: config.ledgerPageSize });
   return {
     config,
-    venues: overrides.venues ?? createLiveVenues(config.liveVenues),
+    venues: overrides.venues ?? createLiveVenues({ ...config.liveVenues, tradecraftPoolParties: config.poolParties }),
     ledger: overrides.ledger ?? ledger,
     sandbox: () => link?.state() ?? null,
     close: async () => link?.close(),

@@ -12,6 +12,7 @@ import { startSandboxGatewayServer } from './gateway/gateway-server.js';
 import { startSandboxRegistryServer } from './registry/registry-server.js';
 import type { SandboxManifest } from './manifest.js';
 import { createSandboxVenues, SANDBOX_POOL_PARTIES } from './venues/market.js';
+import { NIGHTLY_SWAP_ADDRESS, nightlyQuoteBook } from './venues/nightly.js';
 import type { SandboxVenue } from './venues/sandbox-venue.js';
 import { SANDBOX_NIGHTLY_RECIPIENT, startSandboxVenueServer } from './venues/venue-server.js';
 import { SANDBOX_VENUES } from './venues/venues.js';
@@ -71,16 +72,21 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const market = createSandboxVenues();
   const poolParties = options.poolParties ?? SANDBOX_POOL_PARTIES;
   const ledgerToken = options.ledgerToken ?? SANDBOX_LEDGER_TOKEN;
+  const now = options.now ?? (() => new Date());
+  // Nightly's quotes and its settlement share one quote book, on the ledger's clock.
+  const nightlySpec = market.find((v) => v.id === 'nightly')!.spec;
+  const nightly = { spec: nightlySpec, party: NIGHTLY_SWAP_ADDRESS, quotes: nightlyQuoteBook(nightlySpec, now) };
   let manifest: SandboxManifest | null = null;
   const venues = await startSandboxVenueServer(market, { host: '127.0.0.1', port: options.venuesPort, manifest: () => manifest, hangPaths: options.hangPaths });
   try {
     const ledger = new SandboxLedger({
       admins: SANDBOX_INSTRUMENT_ADMINS,
       ...sandboxPools(market, poolParties),
-      now: options.now ?? (() => new Date()),
+      nightly,
+      now,
       onOperatorError: options.onOperatorError,
     });
-    const hosted = [...Object.values(SANDBOX_INSTRUMENT_ADMINS), ...Object.values(poolParties)];
+    const hosted = [...Object.values(SANDBOX_INSTRUMENT_ADMINS), ...Object.values(poolParties), NIGHTLY_SWAP_ADDRESS];
     const batchingUtility = options.batchingUtility ?? true;
     const ledgerServer = await startSandboxLedgerServer(ledger, { host: options.ledgerHost, port: options.ledgerPort, token: ledgerToken, hosted, batchingUtility });
     const registry = await startSandboxRegistryServer(ledger, { host: '127.0.0.1', port: options.registryPort ?? 0, synchronizerId: SYNCHRONIZER_ID }).catch(async (err: unknown) => {

@@ -37,6 +37,8 @@ export interface LiveVenuesConfig {
   readonly cantexInstrumentAdmins: Readonly<Record<Token['instrument'], string>> | null;
   /** The party Nightly is sent as `recipient` at quote time, when there is no taker yet. */
   readonly nightlyRecipient: string | null;
+  /** Tradecraft's pool party per pair (TRADECRAFT_POOL_PARTIES), where its execution terms send the deposit. */
+  readonly tradecraftPoolParties?: Readonly<Record<string, string>>;
 }
 
 /** What each enabled venue needs beyond a base URL, as config errors; empty when all is there. */
@@ -59,7 +61,7 @@ export function createLiveVenues(config: LiveVenuesConfig): Venue[] {
   const http = (id: LiveVenueId, headers: Record<string, string> = {}) => ({ baseUrl: venues[id].baseUrl, timeoutMs: venues[id].timeoutMs, headers });
   const key = (id: LiveVenueId): string => venues[id].apiKey ?? '';
   const build: Record<LiveVenueId, () => Venue> = {
-    tradecraft: () => new TradecraftVenue(http('tradecraft')),
+    tradecraft: () => new TradecraftVenue({ ...http('tradecraft'), poolParties: config.tradecraftPoolParties }),
     cantex: () => new CantexVenue({ ...http('cantex', { authorization: `Bearer ${key('cantex')}` }), instrumentAdmins: config.cantexInstrumentAdmins! }),
     oneswap: () => new OneSwapVenue(http('oneswap', { 'x-api-key': key('oneswap') })),
     nightly: () => new NightlyVenue({ ...http('nightly'), recipient: config.nightlyRecipient! }),

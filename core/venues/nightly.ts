@@ -30,9 +30,30 @@
 // - `fromAmount` must equal the amount sent: an answer for another amount (or in other units,
 //   e.g. base units) would make `toAmount` mean something else, so it is unreadable (venue_error).
 // - Only pairs with CC are offered (the probe's pairs); anything else is 'no_pool'.
-import { type Decimal } from '../decimal.js';
+//
+// Execution (executionTerms, the venue port's ExecutableVenue): the docs' integration flow, step by
+// step: the token list's limits, then POST /nswap/quote with the taker's party as `recipient`;
+// the taker's wallet then transfers `fromAmount` to `swapAddress` with `memo` as the transfer's
+// reason (or to `magicAddress`, without a memo, when the answer has one), and Nightly pays the
+// recipient at least `minOutAmount`. Decided here, where the docs are silent:
+// - `slippageTolerance` is a fraction (0.005 = 0.5 %), sent as a decimal string, and Nightly's
+//   minOutAmount is toAmount × (1 - slippageTolerance). The adapter sends the largest tolerance
+//   that keeps that at or above the service's floor when Nightly pays what the quote the floor came
+//   from said: (expectedOut - floor) / expectedOut, rounded down to 10 digits (0 when the floor is
+//   not below expectedOut). Whatever Nightly answers, a `minOutAmount` below the floor is refused
+//   (VenueFloorBelowService, 502 venue_floor_below_service): Nightly's price moved since, or it
+//   reads the tolerance otherwise; the service never plans on a guarantee below its own floor.
+// - The answer must be for the pair and amount asked, with a non-empty `memo` and a party id as
+//   `swapAddress` (and as `magicAddress` when present); anything else is unreadable (venue_error).
+// - The same limits as a quote: below `minSwapAmount` or above `maxSwapUsd` is refused before
+//   asking (below_minimum, above_maximum); maintenance and the venue's timeout as for a quote.
+import { Decimal, divFloor10, ZERO } from '../decimal.js';
+import { isPartyId } from '../party.js';
 import { CC, pairKey, TOKENS, type Token } from '../tokens.js';
-import { unavailable, untilAborted, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
+import {
+  unavailable, untilAborted, VenueFloorBelowService, type Deadline, type ExecutableVenue, type ExecutionTermsRequest, type VenueExecutionTerms, type VenueProbe,
+  type VenueQuote, type VenueQuoteRequest,
+} from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const NIGHTLY_BASE_URL = 'https://mainnet.rpc.canton.nightly.app';
@@ -53,7 +74,7 @@ interface NightlyToken {
 
 const MAINTENANCE = /maintenance/i;
 
-export class NightlyVenue implements Venue {
+export class NightlyVenue implements ExecutableVenue {
   readonly id = 'nightly';
   readonly settlementMode = 'managed-deposit' as const;
   private readonly http: VenueHttp;
@@ -68,26 +89,72 @@ export class NightlyVenue implements Venue {
   }
 
   async quote(request: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote> {
-    const { give, want, amount } = request;
-    if (give !== CC && want !== CC) return unavailable('no_pool');
     try {
-      const tokens = this.tokens ?? (await this.readTokens(deadline));
-      const from = tokens.get(give);
-      const to = tokens.get(want);
-      if (!from || !to) return unavailable('no_pool');
-      if (from.minSwapAmount && amount.lt(from.minSwapAmount)) return unavailable('below_minimum');
-      if (from.maxSwapUsd && from.price && amount.times(from.price).gt(from.maxSwapUsd)) return unavailable('above_maximum');
-      const body = { fromToken: from.instrumentId, toToken: to.instrumentId, amount: amount.toFixed(), recipient: this.recipient };
-      const answer = objectField(await this.http.postJson('/nswap/quote', body, deadline), 'the quote');
-      if (answer.toAmount === undefined && isMaintenance(answer)) return unavailable('maintenance');
-      const fromAmount = decimalField(answer.fromAmount, 'fromAmount');
-      if (!fromAmount.eq(amount)) throw new VenueUnreadable(`'fromAmount' ${fromAmount.toFixed()} is not the amount asked, ${amount.toFixed()}`);
+      const pair = await this.listed(request, deadline);
+      if ('rejectionCode' in pair) return unavailable(pair.rejectionCode);
+      const body = { fromToken: pair.from.instrumentId, toToken: pair.to.instrumentId, amount: request.amount.toFixed(), recipient: this.recipient };
+      const answer = await this.askQuote(body, request.amount, deadline);
+      if (answer === 'maintenance') return unavailable('maintenance');
       const toAmount = decimalField(answer.toAmount, 'toAmount');
       if (toAmount.isZero()) return unavailable('below_minimum');
       return { available: true, gross: toAmount, fee: null };
     } catch (err) {
       return rejection(err);
     }
+  }
+
+  async executionTerms(request: ExecutionTermsRequest, deadline: Deadline): Promise<VenueExecutionTerms> {
+    const { amount, recipient, floor, expectedOut } = request;
+    if (!isPartyId(recipient)) throw new TypeError("the recipient of Nightly's terms must be a party id");
+    try {
+      const pair = await this.listed(request, deadline);
+      if ('rejectionCode' in pair) return pair;
+      const body = { fromToken: pair.from.instrumentId, toToken: pair.to.instrumentId, amount: amount.toFixed(), recipient, slippageTolerance: toleranceFor(floor, expectedOut).toFixed() };
+      const answer = await this.askQuote(body, amount, deadline);
+      if (answer === 'maintenance') return { available: false, rejectionCode: 'maintenance' };
+      if (answer.fromToken !== pair.from.instrumentId || answer.toToken !== pair.to.instrumentId) throw new VenueUnreadable('the answer is not for the pair asked');
+      const toAmount = decimalField(answer.toAmount, 'toAmount');
+      const minOut = decimalField(answer.minOutAmount, 'minOutAmount');
+      if (minOut.gt(toAmount)) throw new VenueUnreadable(`'minOutAmount' ${minOut.toFixed()} is above 'toAmount' ${toAmount.toFixed()}`);
+      if (typeof answer.memo !== 'string' || answer.memo === '') throw new VenueUnreadable("'memo' is not a non-empty string");
+      if (!isPartyId(answer.swapAddress)) throw new VenueUnreadable("'swapAddress' is not a party id");
+      let magicAddress: string | null = null;
+      if (answer.magicAddress !== undefined && answer.magicAddress !== null) {
+        if (!isPartyId(answer.magicAddress)) throw new VenueUnreadable("'magicAddress' is not a party id");
+        magicAddress = answer.magicAddress;
+      }
+      // Nothing is planned on a guarantee below the service's own floor.
+      if (minOut.lt(floor)) throw new VenueFloorBelowService(this.id, minOut, floor);
+      const priceImpact = answer.priceImpact === undefined || answer.priceImpact === null ? null : decimalField(answer.priceImpact, 'priceImpact');
+      return { available: true, terms: { target: answer.swapAddress, memo: answer.memo, magicAddress, minOut, fromAmount: amount, toAmount, priceImpact } };
+    } catch (err) {
+      const refused = rejection(err);
+      if (refused.available) throw err;
+      return refused;
+    }
+  }
+
+  /** The pair as Nightly lists it, within its limits for `amount`; or why not. */
+  private async listed(request: VenueQuoteRequest, deadline: Deadline): Promise<{ from: NightlyToken; to: NightlyToken } | { available: false; rejectionCode: 'no_pool' | 'below_minimum' | 'above_maximum' }> {
+    const { give, want, amount } = request;
+    const refuse = (rejectionCode: 'no_pool' | 'below_minimum' | 'above_maximum') => ({ available: false as const, rejectionCode });
+    if (give !== CC && want !== CC) return refuse('no_pool');
+    const tokens = this.tokens ?? (await this.readTokens(deadline));
+    const from = tokens.get(give);
+    const to = tokens.get(want);
+    if (!from || !to) return refuse('no_pool');
+    if (from.minSwapAmount && amount.lt(from.minSwapAmount)) return refuse('below_minimum');
+    if (from.maxSwapUsd && from.price && amount.times(from.price).gt(from.maxSwapUsd)) return refuse('above_maximum');
+    return { from, to };
+  }
+
+  /** POST /nswap/quote: its answer for `amount`, or 'maintenance'. */
+  private async askQuote(body: Record<string, string>, amount: Decimal, deadline: Deadline): Promise<Record<string, unknown> | 'maintenance'> {
+    const answer = objectField(await this.http.postJson('/nswap/quote', body, deadline), 'the quote');
+    if (answer.toAmount === undefined && isMaintenance(answer)) return 'maintenance';
+    const fromAmount = decimalField(answer.fromAmount, 'fromAmount');
+    if (!fromAmount.eq(amount)) throw new VenueUnreadable(`'fromAmount' ${fromAmount.toFixed()} is not the amount asked, ${amount.toFixed()}`);
+    return answer;
   }
 
   async probe(signal: AbortSignal): Promise<VenueProbe> {
@@ -126,6 +193,18 @@ export class NightlyVenue implements Venue {
     this.tokens = tokens;
     return tokens;
   }
+}
+
+const ALMOST_ONE = new Decimal('0.9999999999');
+
+/**
+ * The largest tolerance, to 10 digits, for which expectedOut × (1 - tolerance) is not below the
+ * floor: (expectedOut - floor) / expectedOut rounded down; 0 when the floor is not below expectedOut.
+ */
+export function toleranceFor(floor: Decimal, expectedOut: Decimal): Decimal {
+  if (!expectedOut.gt(floor)) return ZERO;
+  const tolerance = divFloor10(expectedOut.minus(floor), expectedOut);
+  return tolerance.gt(ALMOST_ONE) ? ALMOST_ONE : tolerance;
 }
 
 /** The venue says it is under maintenance (an answer other than the one asked for). */

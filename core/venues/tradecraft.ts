@@ -15,10 +15,18 @@
 // (amount - fee)), so that net = floor(gross x (amount - fee) / amount) never exceeds what the
 // venue said. A third-party note says the fee applies on both legs; if so, `user_gets` already
 // includes it and the disclosed fee understates it, never the net.
-import { ceil10, type Decimal } from '../decimal.js';
+//
+// Execution (executionTerms, the venue port's ExecutableVenue): the taker's wallet transfers the
+// give amount to the pair's pool party (configured: TRADECRAFT_POOL_PARTIES) with the service's
+// floor as the memo ("Guide: Specifying Minimums": the trade pays at least the memo's number or
+// the tokens are returned), so the venue's minimum is the floor itself. `toAmount` is the
+// venue's `user_gets` for the amount now. A pair without a configured pool party is no_pool.
+import { ceil10, toWire, type Decimal } from '../decimal.js';
 import { quoteFromOutputAfterGiveFee } from './venue-math.js';
 import { pairKey, TOKENS, type Token } from '../tokens.js';
-import { unavailable, untilAborted, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
+import {
+  unavailable, untilAborted, type Deadline, type ExecutableVenue, type ExecutionTermsRequest, type VenueExecutionTerms, type VenueProbe, type VenueQuote, type VenueQuoteRequest,
+} from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
 
 export const TRADECRAFT_BASE_URL = 'https://api.tradecraft.fi/v1';
@@ -32,14 +40,21 @@ interface PoolFees {
   readonly rate: Decimal;
 }
 
-export class TradecraftVenue implements Venue {
+export interface TradecraftVenueOptions extends VenueHttpOptions {
+  /** The pool party each pair's deposits go to, by pairKey; without one a pair cannot be executed. */
+  readonly poolParties?: Readonly<Record<string, string>>;
+}
+
+export class TradecraftVenue implements ExecutableVenue {
   readonly id = 'tradecraft';
   readonly settlementMode = 'managed-deposit' as const;
   private readonly http: VenueHttp;
   /** Fees per pair, by pairKey, from the last read of /pools (by the probe, or a quote before it). */
   private fees: Map<string, PoolFees> | null = null;
+  private readonly poolParties: Readonly<Record<string, string>>;
 
-  constructor(options: VenueHttpOptions) {
+  constructor(options: TradecraftVenueOptions) {
+    this.poolParties = options.poolParties ?? {};
     // Tradecraft sends its amounts and fee percentages as JSON numbers.
     this.http = new VenueHttp({ ...options, amountFields: ['user_gets', 'lp_fee_percent', 'operator_fee_percent'] });
   }
@@ -57,6 +72,22 @@ export class TradecraftVenue implements Venue {
       return quoteFromOutputAfterGiveFee(userGets, request.amount, ceil10(request.amount.times(fees.rate)), request.give);
     } catch (err) {
       return rejection(err);
+    }
+  }
+
+  async executionTerms(request: ExecutionTermsRequest, deadline: Deadline): Promise<VenueExecutionTerms> {
+    const { give, want, amount, floor } = request;
+    const target = this.poolParties[pairKey(give, want)];
+    if (!target) return { available: false, rejectionCode: 'no_pool' };
+    try {
+      const path = `/quoteForFixedInput/${PATH_TOKEN[give.symbol]}/${PATH_TOKEN[want.symbol]}?givingAmount=${amount.toFixed()}`;
+      const toAmount = decimalField(objectField(await this.http.getJson(path, deadline), 'the quote').user_gets, 'user_gets');
+      // The memo carries the floor, which the pool pays or returns the deposit: the venue's minimum is the floor.
+      return { available: true, terms: { target, memo: toWire(floor), magicAddress: null, minOut: floor, fromAmount: amount, toAmount, priceImpact: null } };
+    } catch (err) {
+      const refused = rejection(err);
+      if (refused.available) throw err;
+      return refused;
     }
   }
 

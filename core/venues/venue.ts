@@ -62,3 +62,61 @@ export interface Venue {
 }
 
 export const unavailable = (rejectionCode: RejectionCode): VenueQuote => ({ available: false, rejectionCode });
+
+/** A swap the taker's wallet is to execute on a venue: what is given, who is paid, and the service's floor. */
+export interface ExecutionTermsRequest extends VenueQuoteRequest {
+  /** The taker's party: the venue pays it, and the venue's terms are bound to it. */
+  readonly recipient: string;
+  /** The service's floor, floor(net × (1 - slippageBps/10000)): the venue's own minimum must not be below it. */
+  readonly floor: Decimal;
+  /** The net the floor was taken from: what the venue's quote said `amount` pays. */
+  readonly expectedOut: Decimal;
+}
+
+/** What a plan's deposit step needs to execute on a venue. */
+export interface ExecutionTerms {
+  /** The party the taker's wallet transfers `fromAmount` of the give token to. */
+  readonly target: string;
+  /** The transfer's memo (the token standard's reason), exactly as given; null when the target needs none. */
+  readonly memo: string | null;
+  /** Where the venue also takes the transfer without a memo (Nightly's magicAddress); null when it offers none. */
+  readonly magicAddress: string | null;
+  /** The least the venue pays the recipient, at settlement or never: not below the request's floor. */
+  readonly minOut: Decimal;
+  readonly fromAmount: Decimal;
+  /** What the venue says it pays now. */
+  readonly toAmount: Decimal;
+  /** The share of the pool's price the trade moves, as the venue states it; null when it states none. */
+  readonly priceImpact: Decimal | null;
+}
+
+export type VenueExecutionTerms =
+  | { readonly available: true; readonly terms: ExecutionTerms }
+  | { readonly available: false; readonly rejectionCode: RejectionCode };
+
+/** A venue a taker's wallet can execute on: it gives the terms of a swap for a named recipient. */
+export interface ExecutableVenue extends Venue {
+  /**
+   * The venue's terms for the swap, bound to the recipient: refused as a quote is refused (limits,
+   * maintenance, timeout), and thrown VenueFloorBelowService when the venue would guarantee less
+   * than the service's floor. Nothing is planned on terms it did not return.
+   */
+  executionTerms(request: ExecutionTermsRequest, deadline: Deadline): Promise<VenueExecutionTerms>;
+}
+
+/**
+ * The venue's guaranteed minimum is below the service's floor: the swap is not planned (502
+ * venue_floor_below_service). Its code is the domain code the HTTP layer is to answer it with.
+ */
+export class VenueFloorBelowService extends Error {
+  override readonly name = 'VenueFloorBelowService';
+  readonly code = 'venue_floor_below_service' as const;
+  readonly status = 502;
+  constructor(
+    readonly venueId: string,
+    readonly minOut: Decimal,
+    readonly floor: Decimal,
+  ) {
+    super(`${venueId} guarantees at least ${minOut.toFixed()}, below the service's floor of ${floor.toFixed()}: no plan is made on its terms`);
+  }
+}

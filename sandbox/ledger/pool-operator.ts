@@ -6,6 +6,8 @@
 // returning the funds, in the one that rejects it: the escrow is released once the payout is on
 // the ledger, and never without it. The pools are the sandbox market's own objects, so a swap
 // moves the next quote, and a quote's `user_gets` is what a deposit at the same reserves is paid.
+// Offers to the sandbox Nightly's swapAddress it hands to Nightly's desk (nightly-desk.ts), which
+// settles them against the quotes their memos name; pausing the operator pauses both.
 import { Decimal, toWire } from '../../core/decimal.js';
 import { CHOICES, REASON_KEY, RESULTS } from '../../core/ledger/token-standard.js';
 import type { Token } from '../../core/tokens.js';
@@ -33,6 +35,17 @@ export interface PoolOperatorOptions {
   readonly onOperatorError?: (err: unknown) => void;
   /** Records the operator's answer as a transaction of its own. */
   readonly commit: (commandId: string, roots: readonly ActionNode[]) => void;
+  /** The sandbox Nightly's swap desk (nightly-desk.ts), whose offers the operator answers too (and pauses with the pools). */
+  readonly nightly?: OfferDesk;
+}
+
+/** A venue party that answers the offers made to it on its own terms: the sandbox Nightly's desk. */
+export interface OfferDesk {
+  readonly party: string;
+  /** Its reserves as its holdings, issued at genesis. */
+  reserveHoldings(): CreateNode[];
+  /** Accepts and pays, or returns, one open offer to its party, committing the answer. */
+  answer(cid: string, instruction: Instruction): void;
 }
 
 /** The pool's reserve of `token`: its base (CC) or quote reserve. */
@@ -54,11 +67,13 @@ export class PoolOperator {
 
   /** Each pool's reserves as holdings, as a venue's party holds its liquidity: payouts spend them. */
   reserveHoldings(): CreateNode[] {
-    return this.options.pools.flatMap((entry) => entry.tokens.map((token) => this.contracts.mint(entry.party, token.instrument, reserveOf(entry, token))));
+    const pools = this.options.pools.flatMap((entry) => entry.tokens.map((token) => this.contracts.mint(entry.party, token.instrument, reserveOf(entry, token))));
+    return [...pools, ...(this.options.nightly?.reserveHoldings() ?? [])];
   }
 
+  /** Whether `party` is a venue party the operator works: a tradecraft pool's, or Nightly's swapAddress. */
   isPoolParty(party: string): boolean {
-    return this.poolsByParty.has(party);
+    return this.poolsByParty.has(party) || party === this.options.nightly?.party;
   }
 
   /** The pool trading `a` against `b`, either way round. */
@@ -66,32 +81,16 @@ export class PoolOperator {
     return [...this.poolsByParty.values()].find((p) => p.tokens.includes(a) && p.tokens.includes(b) && a !== b);
   }
 
-  /** Offers open to a pool party, oldest first. */
+  /** Offers open to a pool party or to Nightly's swapAddress, oldest first. */
   openPoolOffers(): string[] {
-    return [...this.contracts.instructions.entries()].filter(([, i]) => this.poolsByParty.has(i.receiver)).map(([cid]) => cid);
+    return [...this.contracts.instructions.entries()].filter(([, i]) => this.isPoolParty(i.receiver)).map(([cid]) => cid);
   }
 
-  /**
-   * Moves a pool's price: the price of `first` in the other token of the pair changes by `bps`
-   * (-300: it falls by 3 %). The other token's reserve is scaled, so the pool's CC side and the
-   * pair's book stay as they were; rounded down to 10 digits.
-   */
+  /** Moves a tradecraft pool's price by `bps` (movePoolPrice says how). */
   movePool(party: string, first: Token, bps: number): { before: string; after: string } {
     const entry = this.poolsByParty.get(party);
     if (!entry) throw new LedgerRejection('NOT_FOUND', 'no sandbox pool has that party');
-    const factor = new Decimal(10_000 + bps).div(10_000);
-    const { pool } = entry;
-    const price = () => (first.instrument === entry.tokens[0].instrument ? pool.quoteReserve.div(pool.baseReserve) : pool.baseReserve.div(pool.quoteReserve));
-    const before = price();
-    const moved = first.instrument === entry.tokens[0].instrument ? entry.tokens[1] : entry.tokens[0];
-    const was = reserveOf(entry, moved);
-    if (moved === entry.tokens[1]) pool.quoteReserve = pool.quoteReserve.times(factor).toDecimalPlaces(10, Decimal.ROUND_FLOOR);
-    else pool.baseReserve = pool.baseReserve.times(factor).toDecimalPlaces(10, Decimal.ROUND_FLOOR);
-    // The pool's holdings follow its reserve: the registry mints the difference, or burns it.
-    const delta = reserveOf(entry, moved).minus(was);
-    if (delta.gt(0)) this.options.commit(`sandbox-move-${party.slice(0, 24)}`, [this.contracts.mint(party, moved.instrument, delta)]);
-    else if (delta.lt(0)) this.options.commit(`sandbox-move-${party.slice(0, 24)}`, this.contracts.spendPool(party, moved.instrument, delta.negated()).nodes);
-    return { before: before.toSignificantDigits(12).toFixed(), after: price().toSignificantDigits(12).toFixed() };
+    return movePoolPrice(this.contracts, entry, first, bps, this.options.commit);
   }
 
   /** Stops (or restarts) the operator: offers to a pool wait, unanswered, while it is paused. */
@@ -119,9 +118,12 @@ export class PoolOperator {
    * others, and is reported once, not at every commit that tries it again.
    */
   private run(): void {
+    const { nightly } = this.options;
     for (const cid of this.openPoolOffers()) {
       try {
-        this.answerDeposit(cid, this.contracts.instructions.get(cid)!);
+        const instruction = this.contracts.instructions.get(cid)!;
+        if (nightly && instruction.receiver === nightly.party) nightly.answer(cid, instruction);
+        else this.answerDeposit(cid, instruction);
       } catch (err) {
         if (!this.failedOffers.has(cid)) this.options.onOperatorError?.(err);
         this.failedOffers.add(cid);
@@ -148,7 +150,7 @@ export class PoolOperator {
   /** The open offers submitted in the same batch as a deposit, by its sender, to parties other than a pool: its fee legs. */
   private feeLegsOf(depositCid: string, deposit: Instruction): Array<[string, Instruction]> {
     return [...this.contracts.instructions.entries()].filter(
-      ([cid, i]) => cid !== depositCid && i.batch === deposit.batch && i.sender === deposit.sender && !this.poolsByParty.has(i.receiver),
+      ([cid, i]) => cid !== depositCid && i.batch === deposit.batch && i.sender === deposit.sender && !this.isPoolParty(i.receiver),
     );
   }
 
@@ -172,25 +174,7 @@ export class PoolOperator {
     // Paid in the accepting transaction, as a venue that settles atomically does: the taker is
     // never left holding neither the deposit nor the payout. A direct transfer (the taker is not
     // asked to accept it), as to a party with a transfer preapproval.
-    const admin = contracts.admins[want.instrument];
-    const spent = contracts.spendPool(entry.party, want.instrument, payout);
-    const paid = contracts.mint(instruction.sender, want.instrument, payout);
-    const payoutNode: ExerciseNode = {
-      kind: 'exercised', contractId: contracts.factories.get(admin)!, templateId: TEMPLATES.factory, packageName: TOKEN_PACKAGE_NAME, interfaceId: INTERFACES.factory, interfaces: [INTERFACES.factory],
-      signatories: [admin], observers: [], choice: CHOICES.transfer,
-      choiceArgument: {
-        expectedAdmin: admin,
-        transfer: {
-          sender: entry.party, receiver: instruction.sender, amount: toWire(payout), instrumentId: { admin, id: want.instrument },
-          requestedAt: now.toISOString(), executeBefore: instruction.executeBefore, inputHoldingCids: spent.inputs, meta: { values: { [REASON_KEY]: `payout for ${cid}` } },
-        },
-        extraArgs: { context: { values: {} }, meta: { values: {} } },
-      },
-      // A choice observer, as the receiver of a direct transfer is: it sees the transfer that pays it.
-      actingParties: [entry.party], choiceObservers: [instruction.sender], consuming: false,
-      exerciseResult: { output: { tag: RESULTS.completed, value: { receiverHoldingCids: [paid.contractId] } }, senderChangeCids: spent.changeCid ? [spent.changeCid] : [], meta: { values: {} } },
-      children: [...spent.nodes.filter((n) => n.kind === 'exercised'), paid, ...spent.nodes.filter((n) => n.kind === 'created')],
-    };
+    const payoutNode = directTransfer(contracts, { sender: entry.party, receiver: instruction.sender, instrument: want.instrument, amount: payout, now, executeBefore: instruction.executeBefore, reason: `payout for ${cid}` });
     // With the payout on the ledger, the fee parties accept the fee legs: the escrow is released.
     const legs = feeLegs.map(([legCid, leg]) => contracts.accepted(legCid, leg));
     accept.apply();
@@ -204,4 +188,57 @@ export class PoolOperator {
     legs.forEach((leg) => leg.apply());
     this.options.commit(`tradecraft-${cid.slice(2, 14)}`, [accept.node, payoutNode, ...legs.map((leg) => leg.node)]);
   }
+}
+
+/**
+ * A venue party's payout to `receiver`, made in the transaction that accepts the deposit, as a
+ * venue that settles atomically pays: the taker is never left holding neither the deposit nor the
+ * payout. A direct transfer (the receiver is not asked to accept it), as to a party with a
+ * transfer preapproval; the venue's holdings of the instrument are spent, applied at once.
+ */
+export function directTransfer(
+  contracts: TokenContracts,
+  transfer: { sender: string; receiver: string; instrument: Token['instrument']; amount: Decimal; now: Date; executeBefore: string; reason: string },
+): ExerciseNode {
+  const { sender, receiver, instrument, amount, now } = transfer;
+  const admin = contracts.admins[instrument];
+  const spent = contracts.spendPool(sender, instrument, amount);
+  const paid = contracts.mint(receiver, instrument, amount);
+  return {
+    kind: 'exercised', contractId: contracts.factories.get(admin)!, templateId: TEMPLATES.factory, packageName: TOKEN_PACKAGE_NAME, interfaceId: INTERFACES.factory, interfaces: [INTERFACES.factory],
+    signatories: [admin], observers: [], choice: CHOICES.transfer,
+    choiceArgument: {
+      expectedAdmin: admin,
+      transfer: {
+        sender, receiver, amount: toWire(amount), instrumentId: { admin, id: instrument },
+        requestedAt: now.toISOString(), executeBefore: transfer.executeBefore, inputHoldingCids: spent.inputs, meta: { values: { [REASON_KEY]: transfer.reason } },
+      },
+      extraArgs: { context: { values: {} }, meta: { values: {} } },
+    },
+    // A choice observer, as the receiver of a direct transfer is: it sees the transfer that pays it.
+    actingParties: [sender], choiceObservers: [receiver], consuming: false,
+    exerciseResult: { output: { tag: RESULTS.completed, value: { receiverHoldingCids: [paid.contractId] } }, senderChangeCids: spent.changeCid ? [spent.changeCid] : [], meta: { values: {} } },
+    children: [...spent.nodes.filter((n) => n.kind === 'exercised'), paid, ...spent.nodes.filter((n) => n.kind === 'created')],
+  };
+}
+
+/**
+ * Moves a pool's price: the price of `first` in the other token of the pair changes by `bps`
+ * (-300: it falls by 3 %). The other token's reserve is scaled, so the pool's CC side and the
+ * pair's book stay as they were; rounded down to 10 digits. The pool party's holdings follow the
+ * reserve: the registry mints the difference, or burns it, in `commit`.
+ */
+export function movePoolPrice(contracts: TokenContracts, entry: SandboxPool, first: Token, bps: number, commit: (commandId: string, roots: readonly ActionNode[]) => void): { before: string; after: string } {
+  const factor = new Decimal(10_000 + bps).div(10_000);
+  const { pool, party } = entry;
+  const price = () => (first.instrument === entry.tokens[0].instrument ? pool.quoteReserve.div(pool.baseReserve) : pool.baseReserve.div(pool.quoteReserve));
+  const before = price();
+  const moved = first.instrument === entry.tokens[0].instrument ? entry.tokens[1] : entry.tokens[0];
+  const was = reserveOf(entry, moved);
+  if (moved === entry.tokens[1]) pool.quoteReserve = pool.quoteReserve.times(factor).toDecimalPlaces(10, Decimal.ROUND_FLOOR);
+  else pool.baseReserve = pool.baseReserve.times(factor).toDecimalPlaces(10, Decimal.ROUND_FLOOR);
+  const delta = reserveOf(entry, moved).minus(was);
+  if (delta.gt(0)) commit(`sandbox-move-${party.slice(0, 24)}`, [contracts.mint(party, moved.instrument, delta)]);
+  else if (delta.lt(0)) commit(`sandbox-move-${party.slice(0, 24)}`, contracts.spendPool(party, moved.instrument, delta.negated()).nodes);
+  return { before: before.toSignificantDigits(12).toFixed(), after: price().toSignificantDigits(12).toFixed() };
 }

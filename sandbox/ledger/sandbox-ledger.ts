@@ -9,7 +9,8 @@
 //
 // This file keeps the log and answers what was committed; the contracts as they stand are
 // token-contracts.ts's, a submission's checks staging.ts's, and the tradecraft pools, worked as
-// real parties, pool-operator.ts's. Fee legs ride with their deposit either as commands of one
+// real parties, pool-operator.ts's; the sandbox Nightly's swapAddress, settling the memos its
+// quotes gave, nightly-desk.ts's (run by the same operator). Fee legs ride with their deposit either as commands of one
 // submission, or as actions of one CIP-0112 batch (Splice's BatchingUtility_ExecuteBatch,
 // sandbox/ledger/batching-utility.ts): both are staged as one batch, so the operator finds them
 // the same way.
@@ -26,6 +27,7 @@ import { CHOICES } from '../../core/ledger/token-standard.js';
 import type { Token } from '../../core/tokens.js';
 import type { SandboxVenueSpec } from '../venues/sandbox-venue.js';
 import { checkAmount, LedgerRejection } from './command-arguments.js';
+import { NightlyDesk, type NightlyDeskOptions } from './nightly-desk.js';
 import { PoolOperator, type SandboxPool } from './pool-operator.js';
 import { stage, type LedgerCommand, type PreparedCommit } from './staging.js';
 import { TokenContracts, type Holding, type Instrument } from './token-contracts.js';
@@ -61,6 +63,8 @@ export interface SandboxLedgerOptions {
   /** The tradecraft venue's spec, whose pools and fee the pools below are. */
   readonly tradecraft: SandboxVenueSpec;
   readonly pools: readonly SandboxPool[];
+  /** The Nightly market, its swapAddress and its quote book, when the sandbox has Nightly settle. */
+  readonly nightly?: NightlyDeskOptions;
   readonly now: () => Date;
   /** Told when the pools' operator fails on an offer; the offer stays open and is tried again at the next commit. */
   readonly onOperatorError?: (err: unknown) => void;
@@ -73,12 +77,15 @@ export class SandboxLedger {
   private readonly seed = randomBytes(8).toString('hex');
   private readonly state: TokenContracts;
   private readonly operator: PoolOperator;
+  private readonly nightly: NightlyDesk | undefined;
   /** Committed submissions by their user, parties and commandId, as a participant deduplicates them. */
   private readonly submitted = new Map<string, string>();
 
   constructor(private readonly options: SandboxLedgerOptions) {
     this.state = new TokenContracts(options.admins, this.seed);
-    this.operator = new PoolOperator(this.state, { ...options, commit: (commandId, roots) => void this.commit(commandId, roots) });
+    const commit = (commandId: string, roots: readonly ActionNode[]) => void this.commit(commandId, roots);
+    this.nightly = options.nightly ? new NightlyDesk(this.state, options.nightly, options.now, commit) : undefined;
+    this.operator = new PoolOperator(this.state, { ...options, nightly: this.nightly, commit });
     this.commit('sandbox-genesis', [...this.state.factoriesCreated(), ...this.operator.reserveHoldings()]);
   }
 
@@ -149,6 +156,12 @@ export class SandboxLedger {
   /** Moves a pool's price by `bps` (pool-operator.ts says how), committing its holdings' change. */
   movePool(party: string, first: Token, bps: number): { before: string; after: string } {
     return this.operator.movePool(party, first, bps);
+  }
+
+  /** Moves the sandbox Nightly's pool for `first`/`second` by `bps`, as movePool does; null when it has none. */
+  moveNightlyPool(first: Token, second: Token, bps: number): { before: string; after: string } | null {
+    const entry = this.nightly?.poolFor(first, second);
+    return entry ? this.nightly!.movePool(entry, first, bps) : null;
   }
 
   /** Stops (or restarts) the pools' operator: offers to a pool wait, unanswered, while it is paused. */

@@ -13,6 +13,9 @@
 // - POST /nswap/quote {fromToken, toToken, amount, recipient, slippageTolerance?} ->
 //   {fromToken, toToken, fromAmount, toAmount, minOutAmount, rate, priceImpact, memo, swapAddress}
 //   (no magicAddress: the docs make it optional, and settlement goes to swapAddress with the memo).
+//   Every quote is recorded in the venue's quote book (NightlyQuoteBook) under its memo; the
+//   sandbox ledger's Nightly desk (sandbox/ledger/nightly-desk.ts) settles a transfer to
+//   swapAddress carrying that memo against it, paying `recipient` from the same pools.
 //
 // Decided here, where the docs are silent:
 // - Tokens are named by instrumentId (Amulet, USDCx, CBTC), as the adapter sends them; the symbol
@@ -32,9 +35,16 @@
 //   toAmount × (1 - slippageTolerance). `rate` is toAmount / fromAmount; `priceImpact` the
 //   fraction the trade moves the pool's price, in' / (reserveIn + in') with in' the amount after
 //   the fee. All rounded down to 10 fractional digits.
-// - `memo` is derived from the quote (a hash of the pair, amounts and recipient), so the same
-//   quote of the same market state is answered byte for byte the same; swapAddress is a fixed
-//   sandbox party.
+// - `memo` names one quote and settles it once: a hash of the quote's figures, its recipient and
+//   its place in the quote book, so two quotes of the same market state have the same figures and
+//   different memos. swapAddress is a fixed sandbox party (NIGHTLY_SWAP_ADDRESS).
+// - Settlement (the docs say only that the transfer to swapAddress must carry the memo and the
+//   recipient is paid at least minOutAmount; the rest is the sandbox's assumption): a memo is
+//   valid for NIGHTLY_MEMO_TTL_MS after its quote (the 90 s a plan is valid; Nightly publishes no
+//   quote lifetime), and is used up by the first transfer carrying it, paid or returned. The
+//   transfer must be of the quote's fromToken and exactly its fromAmount. The payout is priced at
+//   the pools as they are at settlement by the quote's own formula (nightlyPayout); below the
+//   quote's minOutAmount the transfer is rejected, its funds returned, and nothing is paid.
 // - Errors: the one error body on record is {"message": "..."} (the maintenance capture), so every
 //   error is that shape: 400 for a body that is not a quote request, a recipient that is not a
 //   party id (`<hint>::1220<64 hex>`), an unlisted token, a pair without a pool, an amount below
@@ -44,6 +54,7 @@ import { BPS, ceil10, dec, type Decimal, divFloor10, floor10, toWire } from '../
 import { isPartyId } from '../../core/party.js';
 import { CBTC, CC, TOKENS, USDCX, type Token } from '../../core/tokens.js';
 import { parseJsonKeepingNumbers } from '../../core/json-numbers.js';
+import { PLAN_VALIDITY_MS } from '../../core/plan-validity.js';
 import { poolPayout } from '../pricing/constant-product.js';
 import type { AmmPool, SandboxVenueSpec } from './sandbox-venue.js';
 import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
@@ -52,6 +63,98 @@ import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type SandboxVenueDefinition, type
 export const NIGHTLY_MAX_SWAP_USD = dec('50000');
 /** Where the sandbox's Nightly quotes send the give token (with the quote's memo). */
 export const NIGHTLY_SWAP_ADDRESS = `nightly-swap::1220${'e'.repeat(64)}`;
+
+/** How long a quote's memo can be settled (the sandbox's assumption: the 90 s a plan is valid). */
+export const NIGHTLY_MEMO_TTL_MS = PLAN_VALIDITY_MS;
+
+/** A quote the venue gave, as its quote book keeps it until its memo is settled or expires. */
+export interface NightlyQuote {
+  readonly memo: string;
+  readonly from: Token;
+  readonly to: Token;
+  readonly fromAmount: Decimal;
+  readonly toAmount: Decimal;
+  readonly minOutAmount: Decimal;
+  readonly recipient: string;
+  /** When it was given, in the book's clock (ms). */
+  readonly issuedAt: number;
+}
+
+/** What a settlement finds under a memo: the quote, or why there is none to settle. */
+export type NightlyRedemption = { readonly quote: NightlyQuote } | { readonly refused: 'unknown' | 'used' | 'expired' };
+
+/**
+ * The quotes a sandbox Nightly gave, by memo: its wire issues them, the ledger's Nightly desk
+ * redeems each once. Memos that expired are forgotten at the next issue (a transfer carrying one
+ * then finds it unknown, refused all the same).
+ */
+export class NightlyQuoteBook {
+  private readonly quotes = new Map<string, NightlyQuote>();
+  private readonly used = new Set<string>();
+  private issued = 0;
+
+  constructor(
+    private readonly now: () => Date = () => new Date(),
+    readonly ttlMs: number = NIGHTLY_MEMO_TTL_MS,
+  ) {}
+
+  issue(quote: Omit<NightlyQuote, 'memo' | 'issuedAt'>): NightlyQuote {
+    const issuedAt = this.now().getTime();
+    for (const [memo, old] of this.quotes) {
+      if (issuedAt - old.issuedAt < this.ttlMs) break;
+      this.quotes.delete(memo);
+      this.used.delete(memo);
+    }
+    this.issued += 1;
+    const { from, to, fromAmount, toAmount, minOutAmount, recipient } = quote;
+    const digest = createHash('sha256').update(JSON.stringify([this.issued, from.instrument, to.instrument, toWire(fromAmount), toWire(toAmount), toWire(minOutAmount), recipient])).digest('hex');
+    const issuedQuote: NightlyQuote = { ...quote, memo: `nswap-${digest.slice(0, 16)}`, issuedAt };
+    this.quotes.set(issuedQuote.memo, issuedQuote);
+    return issuedQuote;
+  }
+
+  /** The quote under `memo`, used up by this call; refused when unknown, used before, or expired. */
+  redeem(memo: string | undefined): NightlyRedemption {
+    const quote = memo === undefined ? undefined : this.quotes.get(memo);
+    if (!quote) return { refused: 'unknown' };
+    if (this.used.has(quote.memo)) return { refused: 'used' };
+    this.used.add(quote.memo);
+    if (this.now().getTime() - quote.issuedAt >= this.ttlMs) return { refused: 'expired' };
+    return { quote };
+  }
+}
+
+const QUOTE_BOOKS = new WeakMap<SandboxVenueSpec, NightlyQuoteBook>();
+
+/**
+ * The quote book of the Nightly market `spec`, shared by its wire and the ledger's desk; made on
+ * first use, on `now` (the sandbox's clock) when given then.
+ */
+export function nightlyQuoteBook(spec: SandboxVenueSpec, now?: () => Date): NightlyQuoteBook {
+  let book = QUOTE_BOOKS.get(spec);
+  if (!book) {
+    book = new NightlyQuoteBook(now);
+    QUOTE_BOOKS.set(spec, book);
+  }
+  return book;
+}
+
+/** The CC-paired pool of a Nightly market that trades `from` for `to`, if any. */
+export function nightlyPool(spec: SandboxVenueSpec, from: Token, to: Token): AmmPool | undefined {
+  const other = from === CC ? to : to === CC ? from : null;
+  if (!other || spec.pricing.kind !== 'amm') return undefined;
+  return spec.pricing.pools.find((p) => p.quote === other);
+}
+
+/**
+ * What giving `amount` of `from` for `to` pays on `pool` now: the curve's output for the amount
+ * after the in-price fee, rounded down. The quote's `toAmount`, and what the desk pays at settlement.
+ */
+export function nightlyPayout(spec: SandboxVenueSpec, pool: AmmPool, from: Token, amount: Decimal): Decimal {
+  const feeBps = spec.pricing.kind === 'amm' ? spec.pricing.inPriceFeeBps : 0;
+  const [reserveIn, reserveOut] = from === CC ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
+  return poolPayout(reserveIn, reserveOut, amount.times(BPS.times(10_000 - feeBps)));
+}
 
 export function createNightlySpec(): SandboxVenueSpec {
   return {
@@ -146,7 +249,7 @@ function tokensAnswer(market: Market): WireResponse {
 /** A JSON string or number (its source text) matching `pattern`, as a decimal; null otherwise. */
 const decimalMatching = (value: unknown, pattern: RegExp): Decimal | null => (typeof value === 'string' && pattern.test(value) ? dec(value) : null);
 
-function quoteAnswer(market: Market, body: string): WireResponse {
+function quoteAnswer(spec: SandboxVenueSpec, market: Market, body: string): WireResponse {
   let request: Record<string, unknown>;
   try {
     const parsed = parseJsonKeepingNumbers(body);
@@ -161,8 +264,7 @@ function quoteAnswer(market: Market, body: string): WireResponse {
   const to = market.tokens.find((t) => t.instrument === toToken);
   if (!from || !to) return error(400, `Unsupported token: ${String(from ? toToken : fromToken)}`);
   if (from === to) return error(400, 'fromToken and toToken must differ');
-  const other = from === CC ? to : to === CC ? from : null;
-  const pool = other && market.pools.find((p) => p.quote === other);
+  const pool = nightlyPool(spec, from, to);
   if (!pool) return error(400, `No pool for ${from.instrument}/${to.instrument}`);
   const amount = decimalMatching(request.amount, AMOUNT);
   if (!amount || amount.isZero()) return error(400, 'amount must be a positive decimal with at most 10 fractional digits');
@@ -173,22 +275,23 @@ function quoteAnswer(market: Market, body: string): WireResponse {
   if (price && amount.times(price).gt(NIGHTLY_MAX_SWAP_USD)) return error(400, `Amount exceeds the maximum swap value of ${toWire(NIGHTLY_MAX_SWAP_USD)} USD`);
   const sellingCc = from === CC;
   const effectiveIn = amount.times(market.share);
-  const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
-  const toAmount = poolPayout(reserveIn, reserveOut, effectiveIn);
+  const reserveIn = sellingCc ? pool.baseReserve : pool.quoteReserve;
+  const toAmount = nightlyPayout(spec, pool, from, amount);
   const ccSize = sellingCc ? amount : toAmount;
   if (market.minCc && ccSize.lt(market.minCc)) {
     return error(400, `Amount is below the minimum swap amount of ${toWire(minSwapAmount(market, from)!)} ${from.instrument}`);
   }
-  const memo = createHash('sha256').update(JSON.stringify([from.instrument, to.instrument, toWire(amount), toWire(toAmount), recipient])).digest('hex');
+  const minOutAmount = floor10(toAmount.times(ONE.minus(slippage)));
+  const { memo } = nightlyQuoteBook(spec).issue({ from, to, fromAmount: amount, toAmount, minOutAmount, recipient });
   return jsonReply(200, {
     fromToken: from.instrument,
     toToken: to.instrument,
     fromAmount: toWire(amount),
     toAmount: toWire(toAmount),
-    minOutAmount: toWire(floor10(toAmount.times(ONE.minus(slippage)))),
+    minOutAmount: toWire(minOutAmount),
     rate: toWire(divFloor10(toAmount, amount)),
     priceImpact: toWire(divFloor10(effectiveIn, reserveIn.plus(effectiveIn))),
-    memo: `nswap-${memo.slice(0, 16)}`,
+    memo,
     swapAddress: NIGHTLY_SWAP_ADDRESS,
   });
 }
@@ -205,7 +308,7 @@ export function nightlyWire(spec: SandboxVenueSpec): WireHandler {
     if (!route) return error(404, `Not found: ${request.path}`);
     if (request.method !== route) return error(405, `${request.method} is not allowed on ${request.path}`);
     const market = marketOf(spec);
-    return route === 'GET' ? tokensAnswer(market) : quoteAnswer(market, request.body);
+    return route === 'GET' ? tokensAnswer(market) : quoteAnswer(spec, market, request.body);
   };
 }
 

@@ -1,6 +1,6 @@
 // The sandbox's own controls beside the API, which no real participant serves: POST
-// /sandbox/v1/fund {party, token, amount} (the faucet), /sandbox/v1/move {pair, bps} (the price
-// mover) and /sandbox/v1/operator {paused} (the pools' operator switch).
+// /sandbox/v1/fund {party, token, amount} (the faucet), /sandbox/v1/move {pair, bps, venue?} (the
+// price mover: a tradecraft pool, or with venue "nightly" the sandbox Nightly's) and /sandbox/v1/operator {paused} (the pools' operator switch).
 import { Decimal } from '../../../core/decimal.js';
 import { isPartyId } from '../../../core/party.js';
 import { resolveToken, type Token } from '../../../core/tokens.js';
@@ -58,8 +58,14 @@ function move({ ledger }: Context, input: Record<string, unknown>): Reply {
   if (isReply(second)) return second;
   const bps = input.bps;
   if (typeof bps !== 'number' || !Number.isInteger(bps) || bps <= -10_000 || bps > 100_000 || bps === 0) return invalid('bps must be a non-zero whole number above -10000 (-300: the price falls by 3 %)');
-  const entry = ledger.poolFor(first, second);
-  if (!entry) return notFound('NOT_FOUND', `the sandbox has no tradecraft pool for ${first.symbol}/${second.symbol}`);
-  const { before, after } = ledger.movePool(entry.party, first, bps);
-  return ok({ pair: `${first.symbol}/${second.symbol}`, priceBefore: before, priceAfter: after });
+  const venue = input.venue ?? 'tradecraft';
+  if (venue !== 'tradecraft' && venue !== 'nightly') return invalid('venue must be "tradecraft" (the default) or "nightly"');
+  let moved: { before: string; after: string } | null = null;
+  if (venue === 'nightly') moved = ledger.moveNightlyPool(first, second, bps);
+  else {
+    const entry = ledger.poolFor(first, second);
+    if (entry) moved = ledger.movePool(entry.party, first, bps);
+  }
+  if (!moved) return notFound('NOT_FOUND', `the sandbox has no ${venue} pool for ${first.symbol}/${second.symbol}`);
+  return ok({ pair: `${first.symbol}/${second.symbol}`, priceBefore: moved.before, priceAfter: moved.after });
 }

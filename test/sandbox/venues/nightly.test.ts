@@ -7,7 +7,7 @@ import { dec } from '../../../core/decimal.js';
 import { toQuoteVenue } from '../../../core/quotes/math.js';
 import { createSandboxVenues } from '../../../sandbox/venues/market.js';
 import { type AmmPool, SandboxVenue, type SandboxVenueSpec } from '../../../sandbox/venues/sandbox-venue.js';
-import { createNightlySpec, NIGHTLY_MAX_SWAP_USD, NIGHTLY_SWAP_ADDRESS, nightlyWire } from '../../../sandbox/venues/nightly.js';
+import { createNightlySpec, NIGHTLY_MAX_SWAP_USD, NIGHTLY_SWAP_ADDRESS, nightlyQuoteBook, nightlyWire } from '../../../sandbox/venues/nightly.js';
 import type { WireHandler } from '../../../sandbox/venues/wire.js';
 import { CBTC, CC, USDCX, type Token } from '../../../core/tokens.js';
 import { NightlyVenue } from '../../../core/venues/nightly.js';
@@ -215,14 +215,17 @@ t.test('POST /nswap/quote: "minOutAmount = toAmount × (1 − slippageTolerance)
   t.equal(postQuote(wire, quoteBody(CC, USDCX, '5000', { slippageTolerance: '0' })).json.minOutAmount, s(toAmount));
 });
 
-t.test('POST /nswap/quote: "the same quote of the same market answers the same"; the memo changes with amount and recipient', async (t) => {
-  const { wire } = setup();
-  const once = wire({ method: 'POST', path: '/nswap/quote', query: new URLSearchParams(), headers: {}, body: quoteBody(CC, USDCX, '100') });
-  const twice = wire({ method: 'POST', path: '/nswap/quote', query: new URLSearchParams(), headers: {}, body: quoteBody(CC, USDCX, '100') });
-  t.equal(twice.body, once.body);
-  const memo = (JSON.parse(once.body) as { memo: string }).memo;
-  t.not(postQuote(wire, quoteBody(CC, USDCX, '101')).json.memo, memo);
-  t.not(postQuote(wire, quoteBody(CC, USDCX, '100', { recipient: `other::1220${'b'.repeat(64)}` })).json.memo, memo);
+t.test('POST /nswap/quote: "two quotes of the same market state have the same figures and different memos", each memo in the quote book', async (t) => {
+  const { spec, wire } = setup();
+  const once = postQuote(wire, quoteBody(CC, USDCX, '100'));
+  const twice = postQuote(wire, quoteBody(CC, USDCX, '100'));
+  t.strictSame({ ...twice.json, memo: undefined }, { ...once.json, memo: undefined }, 'the same figures');
+  t.not(twice.json.memo, once.json.memo, 'a memo names one quote: settled once, it cannot stand for the next');
+  const book = nightlyQuoteBook(spec);
+  for (const answer of [once, twice]) {
+    const redeemed = book.redeem(answer.json.memo as string);
+    t.ok('quote' in redeemed && redeemed.quote.recipient === PARTY && s(x(redeemed.quote.minOutAmount.toFixed())) === answer.json.minOutAmount, `${String(answer.json.memo)} is in the book with its recipient and minOutAmount`);
+  }
 });
 
 t.test('POST /nswap/quote: "a recipient that is not a party id is refused", 400 {message}', async (t) => {

@@ -1,0 +1,123 @@
+// The sandbox Nightly's swap desk: its swapAddress party, worked as Nightly's settlement service
+// works it. Nightly's docs fix the flow (the taker's wallet transfers the quote's fromAmount to
+// swapAddress carrying the quote's memo; the venue pays the quote's recipient at least its
+// minOutAmount); what they leave open is the sandbox's assumption, stated in
+// sandbox/venues/nightly.ts and docs/sandbox.md:
+//
+// - Right after a transfer offer to swapAddress commits, the desk answers it in a transaction of
+//   its own: it accepts it and pays the quote's recipient, in the same transaction, what the
+//   pools pay for the quote's fromAmount as they stand then (nightlyPayout, the quote's own
+//   formula), when that is at least the quote's minOutAmount; the pool takes the whole give
+//   amount (the fee is inside the price) and pays the payout out, so the next quote moves.
+// - It rejects the offer, returning the funds and paying nothing, when its memo names no quote the
+//   venue gave, a quote already settled (a memo is used up by its first transfer, paid or not), or
+//   one past its validity; when the offer is not the quote's fromToken and fromAmount exactly;
+//   when the pools moved so that the payout is below minOutAmount; or when its executeBefore
+//   passed before the desk met it.
+//
+// The desk's party holds the pools' reserves as holdings (minted at genesis; one party for every
+// pair, as Nightly names one swapAddress), spent by a payout and minted or burnt by a price move.
+import { ZERO, type Decimal } from '../../core/decimal.js';
+import { REASON_KEY } from '../../core/ledger/token-standard.js';
+import { CC, type Token } from '../../core/tokens.js';
+import { nightlyPayout, type NightlyQuoteBook } from '../venues/nightly.js';
+import type { SandboxVenueSpec } from '../venues/sandbox-venue.js';
+import { directTransfer, movePoolPrice, type SandboxPool } from './pool-operator.js';
+import type { Instruction, TokenContracts } from './token-contracts.js';
+import type { ActionNode, CreateNode } from './transaction-tree.js';
+
+export interface NightlyDeskOptions {
+  /** The Nightly market: its pools are the desk's. */
+  readonly spec: SandboxVenueSpec;
+  /** Its swapAddress. */
+  readonly party: string;
+  /** The quotes its wire gave. */
+  readonly quotes: NightlyQuoteBook;
+}
+
+/** Why the desk returned a deposit, or what it pays for it. */
+type Answer = { readonly refused: string } | { readonly entry: SandboxPool; readonly want: Token; readonly payout: Decimal; readonly recipient: string };
+
+export class NightlyDesk {
+  /** The market's pools, each under the desk's party. */
+  readonly pools: readonly SandboxPool[];
+
+  constructor(
+    private readonly contracts: TokenContracts,
+    private readonly options: NightlyDeskOptions,
+    private readonly now: () => Date,
+    private readonly commit: (commandId: string, roots: readonly ActionNode[]) => void,
+  ) {
+    const { spec, party } = options;
+    this.pools = spec.pricing.kind === 'amm' ? spec.pricing.pools.map((pool) => ({ party, pool, tokens: [CC, pool.quote] as const })) : [];
+  }
+
+  get party(): string {
+    return this.options.party;
+  }
+
+  /** The pools' reserves as the party's holdings: one of CC for all pools, one of each other token. */
+  reserveHoldings(): CreateNode[] {
+    if (this.pools.length === 0) return [];
+    const cc = this.pools.reduce((sum, p) => sum.plus(p.pool.baseReserve), ZERO);
+    return [
+      this.contracts.mint(this.party, CC.instrument, cc),
+      ...this.pools.map((p) => this.contracts.mint(this.party, p.pool.quote.instrument, p.pool.quoteReserve)),
+    ];
+  }
+
+  /** The pool trading `a` against `b`, either way round. */
+  poolFor(a: Token, b: Token): SandboxPool | undefined {
+    return this.pools.find((p) => p.tokens.includes(a) && p.tokens.includes(b) && a !== b);
+  }
+
+  /** Moves a pool's price by `bps` (movePoolPrice says how). */
+  movePool(entry: SandboxPool, first: Token, bps: number): { before: string; after: string } {
+    return movePoolPrice(this.contracts, entry, first, bps, this.commit);
+  }
+
+  /** Offers open to the desk, oldest first. */
+  openOffers(): string[] {
+    return [...this.contracts.instructions.entries()].filter(([, i]) => i.receiver === this.party).map(([cid]) => cid);
+  }
+
+  /** Answers one open offer: paid and accepted, or returned. */
+  answer(cid: string, instruction: Instruction): void {
+    const { contracts } = this;
+    const now = this.now();
+    const answer = now.getTime() >= Date.parse(instruction.executeBefore) ? { refused: 'expired' } : this.price(instruction);
+    if ('refused' in answer) {
+      const returned = contracts.returned(cid, instruction, 'reject');
+      returned.apply();
+      this.commit(`nightly-${cid.slice(2, 14)}`, [returned.node]);
+      return;
+    }
+    const { entry, want, payout, recipient } = answer;
+    const accept = contracts.accepted(cid, instruction);
+    const paid = directTransfer(contracts, { sender: this.party, receiver: recipient, instrument: want.instrument, amount: payout, now, executeBefore: instruction.executeBefore, reason: `payout for ${cid}` });
+    accept.apply();
+    const { pool } = entry;
+    if (want === CC) {
+      pool.quoteReserve = pool.quoteReserve.plus(instruction.amount);
+      pool.baseReserve = pool.baseReserve.minus(payout);
+    } else {
+      pool.baseReserve = pool.baseReserve.plus(instruction.amount);
+      pool.quoteReserve = pool.quoteReserve.minus(payout);
+    }
+    this.commit(`nightly-${cid.slice(2, 14)}`, [accept.node, paid]);
+  }
+
+  /** The quote the offer's memo redeems, priced against the pools now; or why it is returned. */
+  private price(instruction: Instruction): Answer {
+    const redeemed = this.options.quotes.redeem(instruction.meta[REASON_KEY]);
+    if ('refused' in redeemed) return { refused: `memo ${redeemed.refused}` };
+    const { quote } = redeemed;
+    if (instruction.instrument !== quote.from.instrument || !instruction.amount.eq(quote.fromAmount)) return { refused: 'not the quote\'s fromToken and fromAmount' };
+    const entry = this.poolFor(quote.from, quote.to);
+    if (!entry) return { refused: 'no pool' };
+    const payout = nightlyPayout(this.options.spec, entry.pool, quote.from, instruction.amount);
+    const reserveOut = quote.to === CC ? entry.pool.baseReserve : entry.pool.quoteReserve;
+    if (payout.lt(quote.minOutAmount) || !payout.gt(0) || payout.gte(reserveOut)) return { refused: 'below minOutAmount' };
+    return { entry, want: quote.to, payout, recipient: quote.recipient };
+  }
+}
