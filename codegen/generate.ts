@@ -20,8 +20,8 @@ export interface GenerationTarget {
   readonly spec: string;
   /** The folder the service's files go to. */
   readonly dir: string;
-  /** Whether the SDK gets a copy of the types (the swap API's v1 only: the SDK does not manage keys). */
-  readonly sdk: boolean;
+  /** Where the SDK's copy of the types goes, by path from the repository root (the swap API's versions only: the SDK does not manage keys); none: no copy. */
+  readonly sdkTypes?: string;
   /**
    * The spec files it borrows components from, by the name its references give them, with their
    * paths from the repository root: its files are generated from the bundle (codegen/bundle.ts),
@@ -31,9 +31,9 @@ export interface GenerationTarget {
 }
 
 /** Each contract's generated files in a folder named for it, one naming scheme: generated/<contract>/. */
-export const V1_TARGET: GenerationTarget = { spec: 'openapi/v1.yaml', dir: 'generated/v1', sdk: true };
-export const V2_TARGET: GenerationTarget = { spec: 'openapi/v2.yaml', dir: 'generated/v2', sdk: false, borrows: { './v1.yaml': 'openapi/v1.yaml' } };
-export const PORTAL_TARGET: GenerationTarget = { spec: 'openapi/portal.yaml', dir: 'generated/portal', sdk: false };
+export const V1_TARGET: GenerationTarget = { spec: 'openapi/v1.yaml', dir: 'generated/v1', sdkTypes: 'sdk/src/generated/types.ts' };
+export const V2_TARGET: GenerationTarget = { spec: 'openapi/v2.yaml', dir: 'generated/v2', sdkTypes: 'sdk/src/generated/v2-types.ts', borrows: { './v1.yaml': 'openapi/v1.yaml' } };
+export const PORTAL_TARGET: GenerationTarget = { spec: 'openapi/portal.yaml', dir: 'generated/portal' };
 export const TARGETS: readonly GenerationTarget[] = [V1_TARGET, V2_TARGET, PORTAL_TARGET];
 
 /** The bundled document of a spec that borrows from others (`borrowed`: their texts, by the names its references give them). */
@@ -74,7 +74,7 @@ export async function generate(specText: string, target: GenerationTarget = V1_T
   const types = banner('wire types') + '\n' + astToString(ast);
   files.set(`${target.dir}/types.ts`, types);
   // The SDK's own copy: the package partners install carries its types, and imports no server code.
-  if (target.sdk) files.set('sdk/src/generated/types.ts', types);
+  if (target.sdkTypes) files.set(target.sdkTypes, types);
 
   const { query, body } = requestSchemas(spec);
   const componentSchemas = spec.components?.schemas ?? {};

@@ -17,6 +17,7 @@ export const DOMAIN_ERROR_CODES = [
   'guardrail',
   'internal',
   'quote_failed',
+  'venue_floor_below_service',
   'key_verification_unavailable',
   'fee_unconfigured',
   'at_capacity',

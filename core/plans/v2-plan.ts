@@ -28,6 +28,8 @@ export function v2Plan(plan: AppPlan, execution: VenueExecution, registries: Ins
     amount: s.amount,
     // The memo the venue requires: on the deposit, the floor it must pay at least; a fee leg has none.
     memo: s.memo ?? null,
+    // memo-floor's deposit is bound to its memo, the floor.
+    minOut: s.kind === 'venue-deposit' ? plan.quoteRef.minReceive : null,
     expiresAt: s.expiresAt,
     settlement: s.kind === 'venue-deposit' ? settlement : null,
     ...(s.beneficiary === undefined ? {} : { beneficiary: s.beneficiary }),

@@ -1,5 +1,6 @@
 // The venue port: every integrated venue, sandbox or real, quotes through this interface.
 import type { Decimal } from '../decimal.js';
+import { DomainError } from '../errors.js';
 import type { Token } from '../tokens.js';
 import type { RejectionCode } from '../contract/v1.js';
 
@@ -106,17 +107,14 @@ export interface ExecutableVenue extends Venue {
 
 /**
  * The venue's guaranteed minimum is below the service's floor: the swap is not planned (502
- * venue_floor_below_service). Its code is the domain code the HTTP layer is to answer it with.
+ * venue_floor_below_service), nothing created.
  */
-export class VenueFloorBelowService extends Error {
-  override readonly name = 'VenueFloorBelowService';
-  readonly code = 'venue_floor_below_service' as const;
-  readonly status = 502;
+export class VenueFloorBelowService extends DomainError {
   constructor(
     readonly venueId: string,
     readonly minOut: Decimal,
     readonly floor: Decimal,
   ) {
-    super(`${venueId} guarantees at least ${minOut.toFixed()}, below the service's floor of ${floor.toFixed()}: no plan is made on its terms`);
+    super('venue_floor_below_service', `venue ${venueId} would guarantee at least ${minOut.toFixed()}, below the service's floor of ${floor.toFixed()}; nothing was created: re-quote and plan again`);
   }
 }

@@ -30,10 +30,11 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   ledger_unavailable: { status: 500, action: 'retry' },
   not_implemented: { status: 501, action: 'use a method and an operation this spec defines' },
   quote_failed: { status: 502, action: 'retry' },
+  venue_floor_below_service: { status: 502, action: 're-quote and plan again' },
   key_verification_unavailable: { status: 503, action: 'retry after Retry-After' },
   fee_unconfigured: { status: 503, action: 'retry later' },
   at_capacity: { status: 503, action: 'retry after Retry-After' },
 };
 
 /** The codes only v2 operations answer: v1's contract, frozen, does not list them. */
-export const V2_ONLY_ERROR_CODES: readonly ErrorCode[] = ['venue_not_executable'];
+export const V2_ONLY_ERROR_CODES: readonly ErrorCode[] = ['venue_not_executable', 'venue_floor_below_service'];

@@ -1,15 +1,21 @@
-// The API client, typed from the spec (src/generated/types.ts, written by `make generate`, named in
-// contract/v1.ts) over openapi-fetch. Every answer outside 2xx becomes one BestexError; every
-// answer must say `x-service-api-version: 1`, as the spec tells clients to check; nothing is
-// retried, so a 4xx is never sent twice and a 429's Retry-After is the caller's to honour.
+// The API clients, typed from the specs (src/generated/types.ts and v2-types.ts, written by `make
+// generate`, named in contract/v1.ts and contract/v2.ts) over openapi-fetch: createClient speaks
+// version 1, createClientV2 version 2. Every answer outside 2xx becomes one BestexError; every
+// answer must say the version the client speaks in `x-service-api-version`, as the spec tells
+// clients to check; nothing is retried, so a 4xx is never sent twice and a 429's Retry-After is
+// the caller's to honour.
 import createFetchClient from 'openapi-fetch';
 import { BestexError } from './errors.js';
 import type { Fetch } from './platform.js';
 import type { paths } from './generated/types.js';
+import type { paths as PathsV2 } from './generated/v2-types.js';
 import type { AppPlan, ExecutionPlan, GetLivenessQuery, GetOutcomeQuery, GetQuoteQuery, Liveness, Outcome, PlanRequest, QuoteResponse, StatusSummary } from './contract/v1.js';
+import type * as V2 from './contract/v2.js';
 
-/** The API version this SDK speaks. */
+/** The API version createClient speaks. */
 export const API_VERSION = '1';
+/** The API version createClientV2 speaks. */
+export const API_VERSION_2 = '2';
 
 export interface ClientOptions {
   /** The service's origin, such as `https://api.bestex.example` or `http://127.0.0.1:8080`. */
@@ -27,6 +33,19 @@ export interface BestexClient {
   outcome(query: GetOutcomeQuery): Promise<Outcome>;
   liveness(query?: GetLivenessQuery): Promise<Liveness>;
   status(): Promise<StatusSummary>;
+}
+
+/** The version 2 client: every v1 operation's counterpart under /api/v2/, and the token list. */
+export interface BestexClientV2 {
+  /** Each venue with its execution block, and the best venue executable now. */
+  quote(query: V2.GetQuoteQuery): Promise<V2.QuoteResponse>;
+  /** A plan on any executable venue: keyless (POST /api/v2/app/plan) without an apiKey, a partner plan (POST /api/v2/execute/plan) with one. */
+  plan(request: V2.PlanRequest): Promise<V2.AppPlan | V2.ExecutionPlan>;
+  outcome(query: V2.GetOutcomeQuery): Promise<V2.Outcome>;
+  liveness(query?: V2.GetLivenessQuery): Promise<V2.Liveness>;
+  status(): Promise<V2.StatusSummary>;
+  /** The tokens, each with its admin party, registry and each venue's limits. */
+  tokens(): Promise<V2.TokenList>;
 }
 
 interface Answer<T> {
@@ -47,7 +66,7 @@ function errorOf(response: Response, body: unknown): BestexError {
   });
 }
 
-async function settle<T>(call: () => Promise<Answer<T>>): Promise<T> {
+async function settle<T>(version: string, call: () => Promise<Answer<T>>): Promise<T> {
   let answer: Answer<T>;
   try {
     answer = await call();
@@ -55,30 +74,46 @@ async function settle<T>(call: () => Promise<Answer<T>>): Promise<T> {
     throw new BestexError(`the service could not be reached: ${err instanceof Error ? err.message : String(err)}`, { status: null, code: 'network_error', cause: err });
   }
   const { response } = answer;
-  const version = response.headers.get('x-service-api-version');
-  if (version !== API_VERSION) {
-    throw new BestexError(`the service speaks API version ${version ?? '(none said)'}; this SDK speaks ${API_VERSION}`, { status: response.status, code: 'unsupported_api_version' });
+  const said = response.headers.get('x-service-api-version');
+  if (said !== version) {
+    throw new BestexError(`the service speaks API version ${said ?? '(none said)'}; this client speaks ${version}`, { status: response.status, code: 'unsupported_api_version' });
   }
   if (!response.ok) throw errorOf(response, answer.error);
   if (answer.data === undefined) throw new BestexError(`the service answered HTTP ${response.status} without a body`, { status: response.status, code: 'unreadable_response' });
   return answer.data;
 }
 
+const fetchOptions = (options: ClientOptions) => ({ baseUrl: options.baseUrl.replace(/\/+$/, ''), ...(options.fetch ? { fetch: options.fetch } : {}) });
+const keyHeaders = (key: string | undefined): Record<string, string> => (key === undefined ? {} : { 'x-api-key': key });
+
 export function createClient(options: ClientOptions): BestexClient {
-  const api = createFetchClient<paths>({
-    baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
+  const api = createFetchClient<paths>(fetchOptions(options));
   const key = options.apiKey;
-  const keyed = key === undefined ? {} : { 'x-api-key': key };
+  const keyed = keyHeaders(key);
   return {
-    quote: (query) => settle(() => api.GET('/api/quote', { params: { query }, headers: keyed })),
+    quote: (query) => settle(API_VERSION, () => api.GET('/api/quote', { params: { query }, headers: keyed })),
     plan: (request) =>
       key === undefined
-        ? settle(() => api.POST('/api/app/plan', { body: request }))
-        : settle(() => api.POST('/api/execute/plan', { body: request, headers: keyed })),
-    outcome: (query) => settle(() => api.GET('/api/outcome', { params: { query } })),
-    liveness: (query) => settle(() => api.GET('/api/liveness', { params: { query: query ?? {} } })),
-    status: () => settle(() => api.GET('/api/status')),
+        ? settle(API_VERSION, () => api.POST('/api/app/plan', { body: request }))
+        : settle(API_VERSION, () => api.POST('/api/execute/plan', { body: request, headers: keyed })),
+    outcome: (query) => settle(API_VERSION, () => api.GET('/api/outcome', { params: { query } })),
+    liveness: (query) => settle(API_VERSION, () => api.GET('/api/liveness', { params: { query: query ?? {} } })),
+    status: () => settle(API_VERSION, () => api.GET('/api/status')),
+  };
+}
+
+export function createClientV2(options: ClientOptions): BestexClientV2 {
+  const api = createFetchClient<PathsV2>(fetchOptions(options));
+  const key = options.apiKey;
+  const keyed = keyHeaders(key);
+  const v2 = <T>(call: () => Promise<Answer<T>>) => settle(API_VERSION_2, call);
+  return {
+    quote: (query) => v2(() => api.GET('/api/v2/quote', { params: { query }, headers: keyed })),
+    plan: (request) =>
+      key === undefined ? v2(() => api.POST('/api/v2/app/plan', { body: request })) : v2(() => api.POST('/api/v2/execute/plan', { body: request, headers: keyed })),
+    outcome: (query) => v2(() => api.GET('/api/v2/outcome', { params: { query } })),
+    liveness: (query) => v2(() => api.GET('/api/v2/liveness', { params: { query: query ?? {} } })),
+    status: () => v2(() => api.GET('/api/v2/status')),
+    tokens: () => v2(() => api.GET('/api/v2/tokens')),
   };
 }

@@ -1,7 +1,7 @@
 // @bestex/sdk: the bestex API client and the execution client. Importing it touches no window,
 // document or storage: safe under server-side rendering.
 export { BestexError, type BestexErrorDetails, type SdkErrorCode } from './errors.js';
-export { API_VERSION, createClient, type BestexClient, type ClientOptions } from './client.js';
+export { API_VERSION, API_VERSION_2, createClient, createClientV2, type BestexClient, type BestexClientV2, type ClientOptions } from './client.js';
 // The contract's types; its queries under the names this package has published them by.
 export type {
   AppPlan,
@@ -16,6 +16,8 @@ export type {
   QuoteResponse,
   StatusSummary,
 } from './contract/v1.js';
+// Version 2's types, by the spec's names: V2.QuoteResponse, V2.AppPlan, ...
+export type * as V2 from './contract/v2.js';
 export { execute, resume, withdraw, type ExecuteOptions } from './execution/entry-points.js';
 export {
   isTerminal,

@@ -173,6 +173,7 @@ t.test('a v2 plan for tradecraft says what the wallet signs and where each regis
     instrument: { id: 'Amulet', admin: admins.Amulet },
     amount: '100',
     memo: plan.quoteRef.minReceive,
+    minOut: plan.quoteRef.minReceive,
     expiresAt: plan.expiry,
     settlement: 'memo-floor',
   });

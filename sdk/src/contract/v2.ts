@@ -1,0 +1,23 @@
+// The swap API's contract, version 2, as the SDK names it: the same names as the service's
+// core/contract/v2.ts, over the SDK's own copy of the generated types (../generated/v2-types.ts).
+import type { components, operations } from '../generated/v2-types.js';
+
+type Schemas = components['schemas'];
+export type QuoteResponse = Schemas['QuoteResponse'];
+export type QuoteVenue = Schemas['QuoteVenue'];
+export type VenueExecution = Schemas['VenueExecution'];
+export type Settlement = Schemas['Settlement'];
+export type PlanRequest = Schemas['PlanRequest'];
+export type AppPlan = Schemas['AppPlan'];
+export type ExecutionPlan = Schemas['ExecutionPlan'];
+export type PlanStep = Schemas['PlanStep'];
+export type InstrumentRegistry = Schemas['InstrumentRegistry'];
+export type Outcome = Schemas['Outcome'];
+export type Liveness = Schemas['Liveness'];
+export type StatusSummary = Schemas['StatusSummary'];
+export type TokenList = Schemas['TokenList'];
+export type TokenListing = Schemas['TokenListing'];
+
+export type GetQuoteQuery = NonNullable<operations['getQuote']['parameters']['query']>;
+export type GetOutcomeQuery = operations['getOutcome']['parameters']['query'];
+export type GetLivenessQuery = NonNullable<operations['getLiveness']['parameters']['query']>;
