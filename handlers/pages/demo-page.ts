@@ -1,6 +1,7 @@
-// The demo page's markup (GET /demo, handlers/pages/demo.ts): the widget, and a host script that
-// funds a fresh sandbox party, listens for bestex:plan, executes the plan with the SDK and the
-// sandbox wallet. Kept apart from the route, which decides who may have the page and its key.
+// The demo page's markup (GET /demo, handlers/pages/demo.ts): the widget on API version 2, and a
+// host script that funds a fresh sandbox party, listens for bestex:plan, executes the v2 plan with
+// the SDK and the sandbox wallet, with no registry configuration (a v2 plan names its registries).
+// Kept apart from the route, which decides who may have the page and its key.
 
 /** JSON for a <script>: nothing in it can close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
@@ -11,7 +12,6 @@ export interface DemoSettings {
   readonly key: string;
   readonly ledgerUrl: string;
   readonly ledgerToken: string;
-  readonly registries: Readonly<Record<string, string>>;
 }
 
 export function demoPage(settings: DemoSettings): string {
@@ -26,10 +26,11 @@ export function demoPage(settings: DemoSettings): string {
 <body>
 <main>
 <h1>bestex: a swap on the sandbox</h1>
-<p>The widget below quotes every venue. <strong>Create plan</strong> makes a plan with this page's demo key; the page then
-executes it as your wallet would (the SDK and the sandbox wallet) and the widget shows each status until the swap completes.
+<p>The widget below quotes every venue and says which of them your wallet can execute. <strong>Create plan</strong> makes a plan
+on the best of those with this page's demo key; the page then executes it as your wallet would (the SDK and the sandbox wallet,
+told nothing but the plan) and the widget shows each status until the swap completes.
 Your party, <code id="party"></code>, has been given 1000 CC on the sandbox ledger.</p>
-<bestex-swap id="swap" from="CC" to="USDCx" amount="100"></bestex-swap>
+<bestex-swap id="swap" api-version="2" from="CC" to="USDCx" amount="100"></bestex-swap>
 </main>
 <script type="module" src="/sdk/widget.js"></script>
 <script type="module">
@@ -46,7 +47,7 @@ const provider = sandboxProvider({ ledgerUrl: settings.ledgerUrl, token: setting
 window.demo = { party, funded: provider.request({ method: 'ledgerApi', params: { requestMethod: 'post', resource: '/sandbox/v1/fund', body: { party, token: 'CC', amount: '1000' } } }) };
 swap.addEventListener('bestex:plan', async ({ detail }) => {
   await window.demo.funded;
-  window.demo.result = await execute(detail.plan, { provider, registries: settings.registries, hooks: swap.executionHooks() });
+  window.demo.result = await execute(detail.plan, { provider, hooks: swap.executionHooks() });
 });
 </script>
 </body>

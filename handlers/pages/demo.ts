@@ -52,6 +52,6 @@ export function registerDemo(server: FastifyInstance, core: CoreServices): void 
       // The page holds a ledger token and a demo key: no other site may frame it and click for a visitor.
       .header('content-security-policy', "frame-ancestors 'none'")
       .header('x-frame-options', 'DENY')
-      .send(demoPage({ origin, key, ledgerUrl: config.ledgerUrl, ledgerToken: config.ledgerToken!, registries: config.sandboxRegistries }));
+      .send(demoPage({ origin, key, ledgerUrl: config.ledgerUrl, ledgerToken: config.ledgerToken! }));
   });
 }

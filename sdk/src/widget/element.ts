@@ -1,24 +1,31 @@
 // <bestex-swap>'s behaviour: the custom element's state (the quote, the selected venue, the plan,
 // refusals' waits and the person's errors), its lifecycle, its requests to the service and when it
-// redraws. What it draws comes from render.ts, the rules it applies from rules.ts. Importing it
-// touches no DOM: a browser's HTMLElement is read where there is one, and defining it is the
-// caller's (defineBestexSwap).
-import { createClient, type BestexClient } from '../client.js';
+// redraws. It speaks the API version its api-version attribute names (1 unless it says 2). What it
+// draws comes from render.ts, the rules it applies from rules.ts. Importing it touches no DOM: a
+// browser's HTMLElement is read where there is one, and defining it is the caller's
+// (defineBestexSwap).
+import { createClient, createClientV2, type BestexClient, type BestexClientV2 } from '../client.js';
 import type { AppPlan, ExecutionPlan, QuoteResponse } from '../contract/v1.js';
+import type * as V2 from '../contract/v2.js';
 import { fromUnits } from '../decimal.js';
 import { BestexError } from '../errors.js';
 import type { ExecutionHooks, ExecutionStatus } from '../execution/types.js';
 import { bestLine, el, layout, venueTable, type TokenView } from './render.js';
-import { AMOUNT, AMOUNT_RULE, fieldOf, MAX_BACKOFF_S, MAX_SLIPPAGE_BPS, ON_LEDGER, percent, PLANNABLE_VENUE, priceImpactBps, quoteProblem, REASONS, REFERENCE_DIVISOR, units, warningBps, type ActionError, type Reference } from './rules.js';
+import { AMOUNT, AMOUNT_RULE, fieldOf, isV2Quote, MAX_BACKOFF_S, MAX_SLIPPAGE_BPS, ON_LEDGER, percent, PLANNABLE_VENUE, planVenue, priceImpactBps, quoteProblem, REASONS, REFERENCE_DIVISOR, units, warningBps, type ActionError, type Reference } from './rules.js';
 
 const DEBOUNCE_MS = 300;
 /** The service's quote cache window: a refresh sooner would get the same bytes. */
 const REFRESH_MS = 10_000;
 
 /** The widget's attributes; each is also a property, camel-cased. */
-const ATTRIBUTES = ['api-base', 'api-key', 'from', 'to', 'amount', 'slippage-bps', 'party', 'price-impact-warning-bps'] as const;
+const ATTRIBUTES = ['api-base', 'api-key', 'api-version', 'from', 'to', 'amount', 'slippage-bps', 'party', 'price-impact-warning-bps'] as const;
+/** The attributes that make a new client: what it asks, and how. */
+const CLIENT_ATTRIBUTES = ['api-base', 'api-key', 'api-version'];
 /** The fields a quote depends on: a change of another field asks for no quote. */
 const QUOTED_FIELDS = ['from', 'to', 'amount'];
+
+type Quote = QuoteResponse | V2.QuoteResponse;
+type Plan = AppPlan | ExecutionPlan | V2.AppPlan | V2.ExecutionPlan;
 
 const Base = ((globalThis as { HTMLElement?: typeof HTMLElement }).HTMLElement ?? class {}) as typeof HTMLElement;
 
@@ -28,10 +35,13 @@ export class BestexSwapElement extends Base {
   }
 
   private root: ShadowRoot | null = null;
-  private client: BestexClient | null = null;
-  private quote: QuoteResponse | null = null;
-  private reference: Reference | null = null;
-  private selected = PLANNABLE_VENUE;
+  private client: BestexClient | BestexClientV2 | null = null;
+  /** A v1 quote, or with api-version="2" a v2 one. */
+  private quote: Quote | null = null;
+  /** The quote for a thousandth of the amount, or why there is none: each venue's price-impact reference. */
+  private small: { amount: string; quote: Quote } | { unknown: string } | null = null;
+  /** The venue the person chose; in v1 only its one execution venue can be. */
+  private chosen: string | null = null;
   private debounce: ReturnType<typeof setTimeout> | undefined;
   private refresh: ReturnType<typeof setInterval> | undefined;
   /** The plan's validity, counting down. */
@@ -57,13 +67,14 @@ export class BestexSwapElement extends Base {
   private readonly parts: Record<string, HTMLElement> = {};
   private readonly view: TokenView = { token: (nameOrSymbol) => this.token(nameOrSymbol), symbol: (nameOrSymbol) => this.symbol(nameOrSymbol) };
 
-  /** The plan the widget made last, if any. */
-  plan: AppPlan | ExecutionPlan | null = null;
+  /** The plan the widget made last, if any: a v2 plan with api-version="2". */
+  plan: Plan | null = null;
 
   // Each attribute as a property of the same meaning (apiBase is api-base), reflected to it;
   // defined from ATTRIBUTES below the class.
   declare apiBase: string | null;
   declare apiKey: string | null;
+  declare apiVersion: string | null;
   declare from: string | null;
   declare to: string | null;
   declare amount: string | null;
@@ -93,7 +104,13 @@ export class BestexSwapElement extends Base {
       this.renderImpact();
       return;
     }
-    if (name === 'api-base' || name === 'api-key') this.client = null;
+    if (CLIENT_ATTRIBUTES.includes(name)) this.client = null;
+    if (name === 'api-version') {
+      // A quote of the other version is not drawn, nor a choice made in it kept.
+      this.requestSeq += 1;
+      this.quote = null;
+      this.chosen = null;
+    }
     const input = this.parts[name];
     if (input instanceof HTMLInputElement || input instanceof HTMLSelectElement) input.value = value ?? '';
     this.requote(DEBOUNCE_MS);
@@ -123,10 +140,25 @@ export class BestexSwapElement extends Base {
     return this.getAttribute(name)?.trim() || fallback;
   }
 
-  private api(): BestexClient {
+  /** Whether the widget speaks version 2 (api-version="2"); anything else is version 1. */
+  private v2(): boolean {
+    return this.getAttribute('api-version')?.trim() === '2';
+  }
+
+  private api(): BestexClient | BestexClientV2 {
     const key = this.getAttribute('api-key')?.trim();
-    this.client ??= createClient({ baseUrl: this.setting('api-base', globalThis.location?.origin ?? ''), ...(key ? { apiKey: key } : {}) });
+    const options = { baseUrl: this.setting('api-base', globalThis.location?.origin ?? ''), ...(key ? { apiKey: key } : {}) };
+    this.client ??= this.v2() ? createClientV2(options) : createClient(options);
     return this.client;
+  }
+
+  /**
+   * The venue a plan is made on and the price impact measured on: v1's one execution venue; in v2
+   * the person's choice while the quote says it can be executed, else the quote's bestExecutable.
+   */
+  private selected(): string | null {
+    if (!this.v2()) return PLANNABLE_VENUE;
+    return this.quote && isV2Quote(this.quote) ? planVenue(this.quote, this.chosen) : null;
   }
 
   /** A token as the person chose it (CC), its registry name (Amulet) in its title where that differs. */
@@ -200,7 +232,7 @@ export class BestexSwapElement extends Base {
     if (problem) {
       // No request, and no table of another amount's quote left on screen.
       this.quote = null;
-      this.reference = null;
+      this.small = null;
       this.keepingFocus(() => this.parts.venues!.replaceChildren());
       for (const part of ['best', 'best-note']) this.parts[part]!.replaceChildren();
       this.lastBest = '';
@@ -213,12 +245,12 @@ export class BestexSwapElement extends Base {
     const amount = this.value('amount');
     const small = fromUnits(units(amount) / REFERENCE_DIVISOR);
     try {
-      const [quote, reference] = await Promise.all([this.api().quote({ from, to, amount }), this.referenceQuote(from, to, small)]);
+      const [quote, reference] = await Promise.all([this.api().quote({ from, to, amount }), this.smallQuote(from, to, small)]);
       if (seq !== this.requestSeq) return;
       this.names.set(from, quote.pair.give);
       this.names.set(to, quote.pair.want);
       this.quote = quote;
-      this.reference = reference;
+      this.small = reference;
       this.busyRetries = 0;
       this.say('quoteText', '');
       this.renderQuote(quote);
@@ -227,17 +259,23 @@ export class BestexSwapElement extends Base {
     }
   }
 
-  /** The selected venue's gross for `small`, or why it has none: the impact line says so, the quote stands. */
-  private async referenceQuote(from: string, to: string, small: string): Promise<Reference> {
+  /** The quote for `small`, or why there is none: the impact line says so, the quote stands. */
+  private async smallQuote(from: string, to: string, small: string): Promise<{ amount: string; quote: Quote } | { unknown: string }> {
     if (small === '0') return { unknown: 'the amount is too small to measure against a smaller one' };
     try {
-      const quote = await this.api().quote({ from, to, amount: small });
-      const venue = quote.venues.find((v) => v.venueId === this.selected);
-      if (venue?.available && venue.gross) return { amount: small, gross: venue.gross };
-      return { unknown: `${this.selected} does not quote ${small}: ${REASONS[venue?.rejectionCode ?? ''] ?? 'no quote'}` };
+      return { amount: small, quote: await this.api().quote({ from, to, amount: small }) };
     } catch (err) {
       return { unknown: `no quote for ${small}: ${err instanceof Error ? err.message : 'the request failed'}` };
     }
+  }
+
+  /** `venueId`'s gross for the small amount, or why it has none. */
+  private reference(venueId: string): Reference | null {
+    const small = this.small;
+    if (!small || 'unknown' in small) return small;
+    const venue = small.quote.venues.find((v) => v.venueId === venueId);
+    if (venue?.available && venue.gross) return { amount: small.amount, gross: venue.gross };
+    return { unknown: `${venueId} does not quote ${small.amount}: ${REASONS[venue?.rejectionCode ?? ''] ?? 'no quote'}` };
   }
 
   /** Runs `redraw`; a focus it took away from the venue table goes back to the same venue's choice. */
@@ -251,8 +289,11 @@ export class BestexSwapElement extends Base {
     (same ?? this.parts.amount!).focus();
   }
 
-  private renderQuote(quote: QuoteResponse): void {
-    const table = venueTable(quote, this.selected, this.view, (venueId) => (this.selected = venueId));
+  private renderQuote(quote: Quote): void {
+    const table = venueTable(quote, this.selected(), this.view, (venueId) => {
+      this.chosen = venueId;
+      this.renderImpact();
+    });
     const edge = quote.edgeBps === null ? 'no second venue to compare' : `best beats the next by ${quote.edgeBps} bps`;
     this.keepingFocus(() => this.parts.venues!.replaceChildren(table, el('p', { class: 'note', part: 'edge' }, `${edge}; as of ${quote.asOf}`)));
     this.renderBest(quote);
@@ -260,7 +301,7 @@ export class BestexSwapElement extends Base {
   }
 
   /** The best quote beside the best the person can execute now, and why they differ when they do. */
-  private renderBest(quote: QuoteResponse): void {
+  private renderBest(quote: Quote): void {
     const { line, note } = bestLine(quote, this.view);
     const text = line.map((part) => (typeof part === 'string' ? part : part.textContent)).join('');
     // Rewritten only when it changes: the live line is said once per change, not at every refresh.
@@ -273,8 +314,9 @@ export class BestexSwapElement extends Base {
 
   /** The selected venue's price impact for this amount, and a warning above the host's threshold. */
   private renderImpact(): void {
-    const venue = this.quote?.venues.find((v) => v.venueId === this.selected);
-    const reference = this.reference;
+    const selected = this.selected();
+    const venue = this.quote?.venues.find((v) => v.venueId === selected);
+    const reference = venue ? this.reference(venue.venueId) : null;
     const line: Array<Node | string> = [];
     let warning = '';
     if (this.quote && reference && venue?.available && venue.gross) {
@@ -316,6 +358,11 @@ export class BestexSwapElement extends Base {
       this.showActionError({ text: `Slippage is a whole number of bps from 0 to ${MAX_SLIPPAGE_BPS}; leave it empty for the default (50).`, field: 'slippage-bps' }, true);
       return;
     }
+    const venueId = this.selected();
+    if (venueId === null) {
+      this.showActionError({ text: 'No venue you can execute quotes this now: there is nothing to plan.', field: null }, true);
+      return;
+    }
     this.creating = true;
     this.showKeyNote();
     try {
@@ -323,7 +370,7 @@ export class BestexSwapElement extends Base {
         from: this.value('from'),
         to: this.value('to'),
         amount,
-        venueId: this.selected,
+        venueId,
         takerParty: party,
         ...(slippageText === '' ? {} : { slippageBps: Number(slippageText) }),
         idempotencyKey: `widget-${globalThis.crypto.randomUUID()}`,
@@ -340,7 +387,7 @@ export class BestexSwapElement extends Base {
     }
   }
 
-  private showPlan(plan: AppPlan | ExecutionPlan): void {
+  private showPlan(plan: Plan): void {
     clearInterval(this.planTimer);
     const left = el('span');
     this.planLeft = left;
@@ -353,8 +400,10 @@ export class BestexSwapElement extends Base {
     tick();
     this.planTimer = setInterval(tick, 1000);
     const deposit = plan.steps[0]!;
+    // v1 names the instrument by its id, v2 by its id and admin.
+    const instrument = typeof deposit.instrument === 'string' ? deposit.instrument : deposit.instrument.id;
     this.parts.plan!.replaceChildren(
-      el('p', {}, `Plan ${plan.planId}: deposit ${deposit.amount} `, this.token(deposit.instrument), `, receive at least ${plan.quoteRef.minReceive} `, this.token(plan.quoteRef.pair.want), ', ', left),
+      el('p', {}, `Plan ${plan.planId}: deposit ${deposit.amount} `, this.token(instrument), `, receive at least ${plan.quoteRef.minReceive} `, this.token(plan.quoteRef.pair.want), ', ', left),
     );
     this.parts.status!.replaceChildren();
     delete this.parts.status!.dataset.status;
@@ -411,6 +460,11 @@ export class BestexSwapElement extends Base {
     }
     if (err.code === 'venue_unavailable') {
       show('That venue cannot be planned right now: quoting again.');
+      this.requote(0);
+      return;
+    }
+    if (err.code === 'venue_not_executable') {
+      show('That venue cannot be executed through this service: quoting again, to plan on one that can.');
       this.requote(0);
       return;
     }

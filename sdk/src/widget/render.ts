@@ -1,8 +1,10 @@
 // The widget's DOM, built from text only (nothing the service or the person says is parsed as
 // markup): the shadow root's layout with the parts the element updates, the quote's venue table and
-// its headline. It holds no state and touches no document until called: the element does both.
+// its headline, each drawn from a v1 or a v2 quote as its shape says. It holds no state and touches
+// no document until called: the element does both.
 import type { QuoteResponse } from '../contract/v1.js';
-import { PLANNABLE_VENUE, REASONS, TOKENS } from './rules.js';
+import type * as V2 from '../contract/v2.js';
+import { executionReason, isV2Quote, PLANNABLE_VENUE, REASONS, TOKENS } from './rules.js';
 import { STYLE } from './style.js';
 
 /** An element, with text content only: nothing the service or the user says is parsed as markup. */
@@ -72,21 +74,29 @@ export function layout(parts: Record<string, HTMLElement>, setting: (name: strin
   return { form, dismiss, nodes: [style, form, parts.keyNote, parts.error, dismiss, parts.plan, parts.status] };
 }
 
-/** The quote's venues, best net first: the plannable venue offered as a choice, the others with why not. */
-export function venueTable(quote: QuoteResponse, selected: string, view: TokenView, onChoose: (venueId: string) => void): HTMLTableElement {
+/**
+ * The quote's venues, best net first, the plannable ones offered as a choice (in v1 its one
+ * execution venue; in v2 each the quote says is executable), the others with why not; a v2 quote's
+ * table says of every venue whether it can be executed, and why not in words.
+ */
+export function venueTable(quote: QuoteResponse | V2.QuoteResponse, selected: string | null, view: TokenView, onChoose: (venueId: string) => void): HTMLTableElement {
+  const v2 = isV2Quote(quote);
   const want = view.symbol(quote.pair.want);
   const table = el('table', { 'aria-label': `Venues for ${quote.amount} ${view.symbol(quote.pair.give)}, best net first` });
-  table.append(el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Venue'), el('th', { scope: 'col' }, `You receive (${want})`), el('th', { scope: 'col' }, 'Fees'))));
+  const heads = ['Venue', `You receive (${want})`, 'Fees', ...(v2 ? ['Can you execute it'] : [])];
+  table.append(el('thead', {}, el('tr', {}, ...heads.map((head) => el('th', { scope: 'col' }, head)))));
   const body = el('tbody');
   for (const venue of quote.venues) {
-    const plannable = venue.available && venue.venueId === PLANNABLE_VENUE;
+    const execution = 'execution' in venue ? venue.execution : null;
+    const plannable = venue.available && (execution ? execution.executable : venue.venueId === PLANNABLE_VENUE);
     const choice = el('input', { type: 'radio', name: 'venue', value: venue.venueId, 'aria-label': `Plan on ${venue.venueId}` });
     choice.disabled = !plannable;
     choice.checked = plannable && selected === venue.venueId;
     choice.addEventListener('change', () => onChoose(venue.venueId));
     const name = el('td', {}, el('label', {}, choice, ` ${venue.venueId}`));
+    const executes = execution ? [el('td', { part: 'execution' }, execution.executable ? 'yes' : `no: ${executionReason(execution.reason)}`)] : [];
     if (!venue.available) {
-      body.append(el('tr', { part: 'venue', class: 'unavailable' }, name, el('td', {}, 'unavailable'), el('td', {}, REASONS[venue.rejectionCode ?? ''] ?? String(venue.rejectionCode))));
+      body.append(el('tr', { part: 'venue', class: 'unavailable' }, name, el('td', {}, 'unavailable'), el('td', {}, REASONS[venue.rejectionCode ?? ''] ?? String(venue.rejectionCode)), ...executes));
       continue;
     }
     const fees = el('td');
@@ -99,15 +109,16 @@ export function venueTable(quote: QuoteResponse, selected: string, view: TokenVi
       if (venue.clientFees.integrator) fees.append(el('div', {}, `integrator ${venue.clientFees.integrator.amount} (${venue.clientFees.integrator.bps} bps)`));
       fees.append(el('div', {}, `you receive ${venue.clientFees.userReceives}`));
     }
-    if (!plannable) fees.append(el('div', { class: 'note' }, `cannot be planned yet: v1 executes on ${PLANNABLE_VENUE}`));
-    body.append(el('tr', { part: 'venue' }, name, el('td', {}, venue.net ?? ''), fees));
+    if (!plannable && !v2) fees.append(el('div', { class: 'note' }, `cannot be planned yet: v1 executes on ${PLANNABLE_VENUE}`));
+    body.append(el('tr', { part: 'venue' }, name, el('td', {}, venue.net ?? ''), fees, ...executes));
   }
   table.append(body);
   return table;
 }
 
 /** The best quote beside the best the person can execute now, and why they differ when they do. */
-export function bestLine(quote: QuoteResponse, view: TokenView): { line: Array<Node | string>; note: string } {
+export function bestLine(quote: QuoteResponse | V2.QuoteResponse, view: TokenView): { line: Array<Node | string>; note: string } {
+  if (isV2Quote(quote)) return bestLineV2(quote, view);
   const want = quote.pair.want;
   const executable = quote.venues.find((v) => v.venueId === PLANNABLE_VENUE);
   const line: Array<Node | string> = [];
@@ -120,5 +131,25 @@ export function bestLine(quote: QuoteResponse, view: TokenView): { line: Array<N
     if (!executable?.available) note = `Plans are made on ${PLANNABLE_VENUE} only for now, and it cannot quote this: ${REASONS[executable?.rejectionCode ?? ''] ?? 'it is not quoting'}.`;
     else if (quote.best.venueId !== PLANNABLE_VENUE) note = `Plans are made on ${PLANNABLE_VENUE} only for now: ${quote.best.venueId} quotes more but cannot be executed through this widget yet.`;
   }
+  return { line, note };
+}
+
+/**
+ * v2's headline: the best quote alone when its venue can be executed; beside the best executable
+ * one (`bestExecutable`) only when it cannot, with its reason in words.
+ */
+function bestLineV2(quote: V2.QuoteResponse, view: TokenView): { line: Array<Node | string>; note: string } {
+  const want = quote.pair.want;
+  const { best, bestExecutable } = quote;
+  if (!best) return { line: ['No venue can quote this now'], note: '' };
+  const execution = quote.venues.find((v) => v.venueId === best.venueId)?.execution;
+  if (execution?.executable) return { line: [`Best quote: ${best.venueId} ${best.net} `, view.token(want), ', and you can execute it now'], note: '' };
+  const line: Array<Node | string> = [`Best quote: ${best.venueId} ${best.net} `, view.token(want), ' · Best you can execute now: '];
+  if (bestExecutable) line.push(`${bestExecutable.venueId} ${bestExecutable.net} `, view.token(want));
+  else line.push('none');
+  const reason = executionReason(execution?.reason ?? null);
+  const note = bestExecutable
+    ? `${best.venueId} quotes more, but cannot be executed through this service: ${reason}`
+    : `No venue you can execute quotes this now. ${best.venueId} cannot be executed through this service: ${reason}`;
   return { line, note };
 }

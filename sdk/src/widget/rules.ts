@@ -1,6 +1,9 @@
-// The widget's rules that need no DOM: what it may plan, the contract's bounds on what a person
-// types and the words for what is wrong, the reasons a venue gives in words, and the price-impact
-// arithmetic. Tested without a browser.
+// The widget's rules that need no DOM: what it may plan (in v1 one venue; in v2 what the quote
+// says can be executed), the contract's bounds on what a person types and the words for what is
+// wrong, the reasons a venue gives in words, and the price-impact arithmetic. Tested without a
+// browser.
+import type { QuoteResponse } from '../contract/v1.js';
+import type * as V2 from '../contract/v2.js';
 import type { BestexError } from '../errors.js';
 import { toUnits } from '../decimal.js';
 import type { ExecutionStatus } from '../execution/types.js';
@@ -40,6 +43,34 @@ export const REASONS: Readonly<Record<string, string>> = {
   maintenance: 'the venue is in maintenance',
   venue_down: 'the venue is down',
 };
+
+type NotExecutableReason = NonNullable<V2.VenueExecution['reason']>;
+
+/**
+ * Why a venue cannot be executed through this service (a v2 quote's `execution.reason`), in words:
+ * each follows "<venue> cannot be executed through this service: ".
+ */
+export const EXECUTION_REASONS: Readonly<Record<NotExecutableReason, string>> = {
+  venue_requires_account: 'it trades only from an account held at the venue, signed with the venue\'s own keys, which your wallet does not have.',
+  venue_requires_credential: 'it trades only with credentialed institutional participants.',
+  venue_requires_signed_challenge: 'it needs your wallet to sign its challenge, and this service to hold a key of its own there, before any swap.',
+  venue_execution_not_served: 'your wallet could execute it, but this service does not make its plans yet.',
+};
+
+/** A v2 venue's reason in words; a code this build does not know, as it is. */
+export const executionReason = (reason: string | null): string => EXECUTION_REASONS[reason as NotExecutableReason] ?? `${String(reason)}.`;
+
+/** A quote's version, by its shape: only v2's has `bestExecutable`. */
+export const isV2Quote = (quote: QuoteResponse | V2.QuoteResponse): quote is V2.QuoteResponse => 'bestExecutable' in quote;
+
+/**
+ * The venue a v2 plan is made on: the person's choice while the quote says it is available and
+ * executable, else the quote's `bestExecutable`; null when no venue is.
+ */
+export function planVenue(quote: Pick<V2.QuoteResponse, 'venues' | 'bestExecutable'>, chosen: string | null): string | null {
+  const venue = quote.venues.find((v) => v.venueId === chosen);
+  return venue?.available && venue.execution.executable ? venue.venueId : (quote.bestExecutable?.venueId ?? null);
+}
 
 /** The service names a field in its words ('takerParty'); the widget's field for it. */
 const FIELDS_NAMED: ReadonlyArray<readonly [RegExp, string]> = [

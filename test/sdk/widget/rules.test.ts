@@ -12,6 +12,9 @@ const rules = (await import(new URL('./widget/rules.js', import.meta.resolve('@b
   warningBps(text: string | null): number;
   fieldOf(err: BestexError): string | null;
   AMOUNT_RULE: string;
+  EXECUTION_REASONS: Readonly<Record<string, string>>;
+  executionReason(reason: string | null): string;
+  planVenue(quote: { venues: Array<{ venueId: string; available: boolean; execution: { executable: boolean } }>; bestExecutable: { venueId: string } | null }, chosen: string | null): string | null;
 };
 
 t.test('loading the rules needs no DOM: this process has no document', async (t) => {
@@ -45,4 +48,25 @@ t.test('a refusal names the widget\'s field it concerns, or none', async (t) => 
   t.equal(rules.fieldOf(refusal('bad_request', "'slippageBps' must be at most 5000")), 'slippage-bps');
   t.equal(rules.fieldOf(refusal('bad_request', "'takerParty' is required")), 'party');
   t.equal(rules.fieldOf(refusal('bad_request', 'the plan is refused')), null);
+});
+
+t.test('"each reason a v2 venue cannot be executed is said in words": one sentence per reason code of the contract', async (t) => {
+  t.strictSame(rules.EXECUTION_REASONS, {
+    venue_requires_account: 'it trades only from an account held at the venue, signed with the venue\'s own keys, which your wallet does not have.',
+    venue_requires_credential: 'it trades only with credentialed institutional participants.',
+    venue_requires_signed_challenge: 'it needs your wallet to sign its challenge, and this service to hold a key of its own there, before any swap.',
+    venue_execution_not_served: 'your wallet could execute it, but this service does not make its plans yet.',
+  });
+  t.equal(rules.executionReason('venue_requires_credential'), rules.EXECUTION_REASONS.venue_requires_credential);
+  t.equal(rules.executionReason('venue_of_tomorrow'), 'venue_of_tomorrow.', 'a code this build does not know, as it is');
+});
+
+t.test('"a v2 plan is made on an executable venue": the person\'s choice while it is available and executable, else the quote\'s bestExecutable, else none', async (t) => {
+  const venue = (venueId: string, available: boolean, executable: boolean) => ({ venueId, available, execution: { executable } });
+  const quote = { venues: [venue('temple', true, false), venue('tradecraft', true, true), venue('nightly', true, true), venue('cantex', false, true)], bestExecutable: { venueId: 'tradecraft' } };
+  t.equal(rules.planVenue(quote, null), 'tradecraft', 'nothing chosen: the best executable venue');
+  t.equal(rules.planVenue(quote, 'nightly'), 'nightly', 'an executable choice stands');
+  t.equal(rules.planVenue(quote, 'temple'), 'tradecraft', 'a venue that cannot be executed is never planned');
+  t.equal(rules.planVenue(quote, 'cantex'), 'tradecraft', 'nor one not quoting now');
+  t.equal(rules.planVenue({ venues: [venue('temple', true, false)], bestExecutable: null }, null), null, 'no executable venue: nothing to plan');
 });

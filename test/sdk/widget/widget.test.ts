@@ -18,9 +18,18 @@ import { newKey } from '../../../core/keys/partner-keys.js';
 import { repoRoot } from '../../../handlers/app.js';
 import { listen, testApp, type TestApp } from '../../helpers/app.js';
 import { chromiumSkip, launchChromium } from '../../helpers/chromium.js';
-import { SPEC_PATH } from '../../helpers/spec.js';
+import { SPEC_PATH, specDocument, V2_SPEC_PATH } from '../../helpers/spec.js';
 
 const SCREENSHOTS = path.join(repoRoot(), 'dist', 'screenshots');
+
+/** The widget's rules, read from the package as built (test/sdk/widget/rules.test.ts checks their words). */
+const rules = (await import(new URL('./widget/rules.js', import.meta.resolve('@bestex/sdk')).href)) as { EXECUTION_REASONS: Readonly<Record<string, string>> };
+
+interface V2Quote {
+  best: { venueId: string; net: string } | null;
+  bestExecutable: { venueId: string; net: string } | null;
+  venues: Array<{ venueId: string; available: boolean; net: string | null; execution: { executable: boolean; reason: string | null } }>;
+}
 
 await run(chromiumSkip('the widget browser tests'));
 
@@ -238,7 +247,7 @@ async function run(skip: { skip?: string }): Promise<void> {
     t.match(answer, { status: 401, body: { code: 'invalid_key', error: 'the API key is not valid from this origin' } }, 'the key copied to another site is useless there, and the page reads why');
   });
 
-  t.test('"make run serves GET /demo": from a quote to a COMPLETED swap with its update id, by keyboard alone, with a demo key kept to its own origin', skip, async (t) => {
+  t.test('"make run serves GET /demo" on API version 2: from a v2 quote to a v2 plan on the best executable venue and a COMPLETED swap with its update id, executed with no registry configuration, by keyboard alone, with a demo key kept to its own origin', skip, async (t) => {
     const app = await testApp();
     t.teardown(app.close);
     const service = await listen(app.server);
@@ -246,12 +255,18 @@ async function run(skip: { skip?: string }): Promise<void> {
     t.teardown(() => page.close());
     await page.goto(`${service}/demo`);
     await widgetText(page, 'tbody tr').first().waitFor();
+    t.equal(await page.locator('bestex-swap').getAttribute('api-version'), '2');
+    t.notMatch(await page.content(), /registries/, 'the page configures no registry: the plan names them');
+    await page.evaluate(() => document.addEventListener('bestex:plan', (event) => void ((window as unknown as { planned: unknown }).planned = (event as CustomEvent).detail)));
     await page.evaluate(() => (window as unknown as { demo: { funded: Promise<unknown> } }).demo.funded);
     await tabTo(page, 'create');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=status]')!.getAttribute('data-status') === 'COMPLETED', undefined, { timeout: 20_000 });
     const result = await page.evaluate(() => (window as unknown as { demo: { result: { depositUpdateId: string; received: string } } }).demo.result);
     t.equal(await widgetText(page, '[part=status]').innerText(), `COMPLETED: received ${result.received} USDCx (update ${result.depositUpdateId})`);
+    const planned = await page.evaluate(() => (window as unknown as { planned: { plan: { quoteRef: { venueId: string }; registries: unknown[] }; quote: V2Quote } }).planned);
+    t.equal(planned.plan.quoteRef.venueId, planned.quote.bestExecutable!.venueId, 'a v2 plan, on the best executable venue');
+    t.ok(planned.plan.registries.length > 0, 'naming its registries');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'demo-completed.png'), fullPage: true });
     const demoKeys = (await app.core.keyStore.list()).filter((k) => k.name === 'demo (sandbox)');
     t.strictSame(demoKeys.map((k) => k.origins), [[service]], 'one demo key, allowed only from the page\'s origin');
@@ -363,6 +378,75 @@ async function run(skip: { skip?: string }): Promise<void> {
     t.not(quote.best.venueId, 'tradecraft', 'the sandbox quotes another venue best');
     t.equal(await widgetText(page, '[part=best]').innerText(), `Best quote: ${quote.best.venueId} ${quote.best.net} USDCx · Best you can execute now: tradecraft ${executable.net} USDCx`);
     t.equal(await widgetText(page, '[part=best-note]').innerText(), `Plans are made on tradecraft only for now: ${quote.best.venueId} quotes more but cannot be executed through this widget yet.`);
+  });
+
+  t.test('with api-version="2" "the venue table says of every venue whether your wallet can execute it", and why not in words; only the venues it can are offered, the best of them chosen; the widget asks v2 quotes only', skip, async (t) => {
+    const paths: string[] = [];
+    const { app, page } = await setup(t, {}, { attributes: 'api-version="2"' });
+    page.on('request', (request) => void paths.push(new URL(request.url()).pathname));
+    await widgetText(page, 'tbody tr').first().waitFor();
+    const quote = (await app.server.inject({ url: '/api/v2/quote?from=CC&to=USDCx&amount=100' })).json<V2Quote>();
+    const rows = await widgetText(page, 'tbody tr').allInnerTexts();
+    t.equal(rows.length, quote.venues.length);
+    t.strictSame(await widgetText(page, 'thead th').allInnerTexts(), ['Venue', 'You receive (USDCx)', 'Fees', 'Can you execute it']);
+    const cells = await widgetText(page, 'tbody [part=execution]').allInnerTexts();
+    quote.venues.forEach((venue, i) => {
+      t.match(rows[i], new RegExp(`^\\s*${venue.venueId}\\s+${venue.net!.replace('.', '\\.')}`), `row ${i}: ${venue.venueId}, ranked as the quote ranks it`);
+      t.equal(cells[i], venue.execution.executable ? 'yes' : `no: ${rules.EXECUTION_REASONS[venue.execution.reason!]}`, `row ${i}: ${venue.venueId} ${venue.execution.executable ? 'executable' : venue.execution.reason}`);
+    });
+    t.ok(quote.venues.some((v) => !v.execution.executable) && quote.venues.some((v) => v.execution.executable), 'the sandbox quotes venues of both kinds');
+    const enabled = await page.evaluate(() => [...document.querySelector('bestex-swap')!.shadowRoot!.querySelectorAll<HTMLInputElement>('input[name=venue]:not([disabled])')].map((c) => c.value));
+    t.strictSame(enabled, quote.venues.filter((v) => v.available && v.execution.executable).map((v) => v.venueId), 'exactly the available executable venues can be chosen');
+    t.equal(await widgetText(page, 'input[name=venue]:checked').inputValue(), quote.bestExecutable!.venueId, 'the best executable venue is chosen');
+    t.match(await widgetText(page, '[part=impact]').innerText(), new RegExp(`^Price impact on ${quote.bestExecutable!.venueId}: `), 'and the price impact is measured on it');
+    await redrawn(page, async () => {
+      await widgetText(page, '[name=amount]').fill('120');
+    });
+    t.ok(paths.includes('/api/v2/quote'), 'its quotes are v2\'s');
+    t.notOk(paths.includes('/api/quote'), 'and none of v1\'s');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'widget-v2-quote.png'), fullPage: true });
+    t.same(await axeFindings(page), [], 'axe-core finds nothing serious in the v2 table');
+  });
+
+  t.test('with api-version="2" "a plan is made in v2 on the best executable venue": bestex:plan\'s detail is a v2 plan (validated against v2\'s ExecutionPlan) naming its registries, with the v2 quote it came from', skip, async (t) => {
+    const { page } = await setup(t, {}, { attributes: 'api-version="2"' });
+    await widgetText(page, 'tbody tr').first().waitFor();
+    await widgetText(page, '[name=party]').fill(`widget-v2::1220${'8'.repeat(64)}`);
+    await widgetText(page, '[name=party]').press('Enter');
+    await page.waitForFunction(() => (window as unknown as { plans: unknown[] }).plans.length === 1);
+    const detail = await page.evaluate(() => (window as unknown as { plans: Array<{ plan: { quoteRef: { venueId: string }; registries: unknown[]; settlement: string; steps: Array<{ instrument: { id: string } }> }; quote: V2Quote }> }).plans[0]!);
+    const spec = specDocument(V2_SPEC_PATH) as { components: { schemas: Record<string, unknown> } };
+    const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+    addFormats.default(ajv, ['date-time', 'int32']);
+    ajv.addSchema({ $id: COMPONENTS_ID, $defs: rehome(spec.components.schemas) });
+    const valid = ajv.compile({ $ref: `${COMPONENTS_ID}#/$defs/ExecutionPlan` });
+    t.ok(valid(detail.plan), JSON.stringify(valid.errors));
+    t.ok(detail.quote.bestExecutable, 'the detail\'s quote is the v2 quote');
+    t.equal(detail.plan.quoteRef.venueId, detail.quote.bestExecutable!.venueId, `planned on the best executable venue, ${detail.quote.bestExecutable!.venueId}`);
+    t.match(detail.plan.registries, [{ instrument: 'Amulet' }], 'the plan names the registry of what it moves');
+    t.match(await widgetText(page, '[part=plan]').innerText(), /^Plan \S+: deposit 100 CC, receive at least [0-9.]+ USDCx, valid for \d+ s/, 'the plan is shown as in v1');
+  });
+
+  t.test('with api-version="2" "the headline splits the best quote from the best you can execute only when the best venue cannot be executed", with its reason in words', skip, async (t) => {
+    const { app, page } = await setup(t, {}, { attributes: 'api-version="2"' });
+    await widgetText(page, 'tbody tr').first().waitFor();
+    const v2quote = async (amount: string) => (await app.server.inject({ url: `/api/v2/quote?from=CC&to=USDCx&amount=${amount}` })).json<V2Quote>();
+    const split = await v2quote('100');
+    const best = split.venues.find((v) => v.venueId === split.best!.venueId)!;
+    t.notOk(best.execution.executable, `the sandbox quotes ${best.venueId} best, which cannot be executed`);
+    t.equal(await widgetText(page, '[part=best]').innerText(), `Best quote: ${split.best!.venueId} ${split.best!.net} USDCx · Best you can execute now: ${split.bestExecutable!.venueId} ${split.bestExecutable!.net} USDCx`);
+    t.equal(await widgetText(page, '[part=best-note]').innerText(), `${best.venueId} quotes more, but cannot be executed through this service: ${rules.EXECUTION_REASONS[best.execution.reason!]}`);
+    // The executable venue's pool moves 10 % in the seller's favour: it quotes best.
+    const { ledger, token } = { ledger: app.sandbox!.manifest.ledger, token: app.sandbox!.ledgerToken };
+    const moved = await fetch(new URL('/sandbox/v1/move', ledger), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ pair: 'CC/USDCx', bps: 1000, venue: split.bestExecutable!.venueId }) });
+    t.equal(moved.status, 200, await moved.text());
+    await redrawn(page, async () => {
+      await widgetText(page, '[name=amount]').fill('101');
+    });
+    const together = await v2quote('101');
+    t.equal(together.best!.venueId, together.bestExecutable!.venueId, `${together.best!.venueId} quotes best and can be executed`);
+    t.equal(await widgetText(page, '[part=best]').innerText(), `Best quote: ${together.best!.venueId} ${together.best!.net} USDCx, and you can execute it now`, 'one best, no split');
+    t.equal(await widgetText(page, '[part=best-note]').innerText(), '', 'and nothing to explain');
   });
 
   t.test('"one display name per token": the symbol (CC) everywhere on screen, the registry name (Amulet) in its title', skip, async (t) => {
