@@ -4,16 +4,18 @@
 // the table with the best quote beside the best the person can execute now, shows the execution
 // venue's price impact, refreshes while shown, and, with a partner key, creates a plan and
 // dispatches `bestex:plan` ({plan, quote}, bubbling and composed) for the host to execute with its
-// own wallet; the host may hand the execution back (`executionHooks()`) to show its status.
+// own wallet; the host may hand the execution back (`executionHooks()`) to show its status. It
+// speaks API version 1 unless api-version="2": then its quotes, the venues it may plan (those the
+// quote says can be executed) and the plan and quote in bestex:plan are version 2's.
 // Importing it defines nothing and touches no window, document or storage: a browser calls
 // defineBestexSwap() (the served /sdk/widget.js does), so server-side rendering never breaks.
 // docs/widget.md is its guide. Its parts: widget/element.ts (behaviour), widget/render.ts (DOM),
 // widget/rules.ts (rules with no DOM), widget/style.ts (look).
 //
-// Attributes (and the same as properties: apiBase, apiKey, from, to, amount, slippageBps, party,
-// priceImpactWarningBps): api-base, api-key, from, to, amount, slippage-bps, party,
-// price-impact-warning-bps. Theming: CSS custom properties (--bestex-accent, --bestex-text,
-// --bestex-muted, --bestex-surface, --bestex-radius) and ::part(form), ::part(best),
-// ::part(best-note), ::part(venues), ::part(venue), ::part(edge), ::part(impact),
+// Attributes (and the same as properties: apiBase, apiKey, apiVersion, from, to, amount,
+// slippageBps, party, priceImpactWarningBps): api-base, api-key, api-version, from, to, amount,
+// slippage-bps, party, price-impact-warning-bps. Theming: CSS custom properties (--bestex-accent,
+// --bestex-text, --bestex-muted, --bestex-surface, --bestex-radius) and ::part(form), ::part(best),
+// ::part(best-note), ::part(venues), ::part(venue), ::part(execution), ::part(edge), ::part(impact),
 // ::part(impact-warning), ::part(create), ::part(error), ::part(dismiss), ::part(plan), ::part(status).
 export { BestexSwapElement, defineBestexSwap } from './widget/element.js';
