@@ -50,7 +50,10 @@ async function main(): Promise<number> {
     const service = await startService('the service', { dataDir: dataDirOf(root, 'service'), sandbox, ledgerToken, redisUrl: '' });
 
     const samples = await takeSamples(service, root);
-    console.log(`service ready; its cached quote is ${samples.quote.body.length} bytes, a keyless plan ${samples.plan.body.length} bytes`);
+    console.log(
+      `service ready; its cached quote is ${samples.quote.body.length} bytes, a keyless plan ${samples.plan.body.length} bytes ` +
+        `(in v2: ${samples.quoteV2.body.length} and ${samples.planV2.body.length} bytes, set against the same baselines)`,
+    );
     console.log(describeRecordMemory(samples.planFile));
 
     const baselines = await startBaselines(samples, sandbox);

@@ -9,6 +9,12 @@ import { fmt, median } from './report.js';
 export const MIN_RATIO = { cached: 0.6, fresh: 0.5, plan: 0.6 } as const;
 /** Two instances on one Redis: the least share of one instance's ratio (same baseline, same run). */
 export const MIN_SHARE_OF_ONE = { cached: 0.7, fresh: 0.6, plan: 0.6 } as const;
+/**
+ * API version 2, one instance: the least share of v1's CPU-capacity ratio for the same request
+ * (the same baseline measurement, the same round). v2 answers v1's work reshaped: a cached v2 quote
+ * is the cached v1 quote's v2 text, kept beside it; a v2 plan is v1's plan given v2's shape.
+ */
+export const MIN_SHARE_OF_V1 = { cached: 0.8, plan: 0.8 } as const;
 /** Fresh quotes at 50 connections: their p99 at most this multiple of the bare fan-out's. */
 export const MAX_P99_FACTOR = 2;
 /** One venue hung: how far past VENUE_TIMEOUT_MS the quote's p99 may be. */

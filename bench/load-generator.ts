@@ -5,7 +5,7 @@
 // samples.
 import { createRequire } from 'node:module';
 import { Pool } from 'undici';
-import { CACHED_PATH, FRESH_PATH_PREFIX, PIPELINING, PLAN_PATH, type LoadJob, type LoadResult } from './load.js';
+import { CACHED_PATH, CACHED_PATH_V2, FRESH_PATH_PREFIX, PIPELINING, PLAN_PATH, PLAN_PATH_V2, type LoadJob, type LoadResult } from './load.js';
 
 /** The slice of autocannon v8's programmatic API used here (it ships no type declarations). */
 interface AutocannonRequest {
@@ -33,7 +33,7 @@ type Autocannon = (options: Record<string, unknown>) => AutocannonInstance;
 function requestOf(job: LoadJob, next: () => number): AutocannonRequest {
   switch (job.kind) {
     case 'cached':
-      return { method: 'GET', path: CACHED_PATH };
+      return { method: 'GET', path: job.apiVersion === 2 ? CACHED_PATH_V2 : CACHED_PATH };
     case 'fresh':
       // 10 fractional digits is the most an amount may carry; 100 + n * 1e-10 stays distinct for
       // 9,999,999,999 requests.
@@ -41,9 +41,10 @@ function requestOf(job: LoadJob, next: () => number): AutocannonRequest {
     case 'plan': {
       const headers = { 'content-type': 'application/json' };
       const base = job.planBody ?? {};
+      const path = job.apiVersion === 2 ? PLAN_PATH_V2 : PLAN_PATH;
       return {
         method: 'POST',
-        setupRequest: (request) => ({ ...request, path: PLAN_PATH, headers, body: JSON.stringify({ ...base, idempotencyKey: `${job.keyPrefix}-${next()}` }) }),
+        setupRequest: (request) => ({ ...request, path, headers, body: JSON.stringify({ ...base, idempotencyKey: `${job.keyPrefix}-${next()}` }) }),
       };
     }
   }

@@ -2,7 +2,8 @@
 // API, pipelining 1), so that on a 2-core machine the server under test has one core and the load
 // generator the other. Three kinds of load: the cached quote's one URL; a new amount on every
 // request (every request a cache miss for the service); and a keyless plan with a new
-// idempotencyKey on every request (never a replay). Amounts and keys continue where the previous
+// idempotencyKey on every request (never a replay). The cached quote and the plan are asked in
+// API version 1 or 2 (the same request under /api/v2/). Amounts and keys continue where the previous
 // run stopped (`firstSequence`), so none repeats within a bench run, and each fresh round sends
 // more distinct amounts than QUOTE_CACHE_MAX_ENTRIES' default (10000), so the cache evicts while
 // it runs: eviction is part of the real miss path.
@@ -15,6 +16,8 @@ export const PIPELINING = 1;
 export const CACHED_PATH = '/api/quote?from=CC&to=USDCx&amount=100';
 export const FRESH_PATH_PREFIX = '/api/quote?from=CC&to=USDCx&amount=';
 export const PLAN_PATH = '/api/app/plan';
+export const CACHED_PATH_V2 = '/api/v2/quote?from=CC&to=USDCx&amount=100';
+export const PLAN_PATH_V2 = '/api/v2/app/plan';
 
 const GENERATOR = fileURLToPath(new URL('./load-generator.js', import.meta.url));
 
@@ -25,6 +28,8 @@ export interface LoadJob {
   /** The servers' origins; connections are spread over them in turn. */
   readonly origins: readonly string[];
   readonly kind: LoadKind;
+  /** The API version the cached quote or the plan is asked in (1 unless 2). */
+  readonly apiVersion?: 2;
   readonly connections: number;
   readonly warmupS: number;
   readonly durationS: number;

@@ -64,6 +64,7 @@ export async function measure(title: string, servers: readonly Server[], pair: P
     title,
     origins: servers.map((s) => s.url),
     kind: pair.kind,
+    ...(pair.apiVersion === undefined ? {} : { apiVersion: pair.apiVersion }),
     connections: pair.connections,
     warmupS,
     durationS,

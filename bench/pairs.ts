@@ -1,13 +1,14 @@
 // The pairs the bench measures: each a load on the service and the baseline doing only the
 // unavoidable part of the same work, with the level its CPU-capacity ratio is gated at
-// (docs/performance.md's table).
-import { MIN_RATIO, MIN_SHARE_OF_ONE } from './gates.js';
+// (docs/performance.md's table). The v2 pairs ask the same under /api/v2/ and are set against
+// their v1 pair's baseline as measured in the same round.
+import { MIN_RATIO, MIN_SHARE_OF_ONE, MIN_SHARE_OF_V1 } from './gates.js';
 import { CONNECTIONS, type LoadKind } from './load.js';
 
 /** The connections of the latency checks. */
 export const WIDE = 50;
 
-export type PairKey = 'cached' | 'fresh' | 'plan' | 'fresh50';
+export type PairKey = 'cached' | 'cachedV2' | 'fresh' | 'plan' | 'planV2' | 'fresh50';
 /** The baselines: one per kind of load, and the plan's earlier one (its bytes after one read). */
 export type BaselineKey = LoadKind | 'planBytes';
 export interface Pair {
@@ -15,6 +16,14 @@ export interface Pair {
   readonly name: string;
   readonly baseName: string;
   readonly kind: LoadKind;
+  /** The request in API version 2 (the same under /api/v2/); version 1's without. */
+  readonly apiVersion?: 2;
+  /**
+   * A v2 pair's v1 pair, which precedes it: this pair is set against that pair's baseline as
+   * measured in the same round (not measured again), and gated at this least share of that pair's
+   * CPU-capacity ratio, round by round.
+   */
+  readonly v1?: { readonly key: PairKey; readonly minShare: number };
   /** A second baseline the same service run is set against, its ratio printed only. */
   readonly alsoAgainst?: { readonly key: BaselineKey; readonly name: string };
   /** Two instances on one Redis: the least share of one instance's CPU-capacity ratio (same baseline, same run) they keep. */
@@ -33,6 +42,17 @@ export const FRESH_WIDE: Pair = { key: 'fresh50', name: `fresh keyless quote, ${
 
 export const PAIRS: readonly Pair[] = [
   { key: 'cached', name: 'cached keyless quote', baseName: 'bare fastify, same bytes', kind: 'cached', connections: CONNECTIONS, inspect: false, minRatio: MIN_RATIO.cached, minShareOfOne: MIN_SHARE_OF_ONE.cached },
+  {
+    key: 'cachedV2',
+    name: 'cached keyless v2 quote',
+    baseName: 'bare fastify, same bytes',
+    kind: 'cached',
+    apiVersion: 2,
+    connections: CONNECTIONS,
+    inspect: false,
+    minRatio: null,
+    v1: { key: 'cached', minShare: MIN_SHARE_OF_V1.cached },
+  },
   { key: 'fresh', name: 'fresh keyless quote', baseName: 'bare fan-out', kind: 'fresh', connections: CONNECTIONS, inspect: false, minRatio: MIN_RATIO.fresh, minShareOfOne: MIN_SHARE_OF_ONE.fresh },
   {
     key: 'plan',
@@ -45,5 +65,6 @@ export const PAIRS: readonly Pair[] = [
     alsoAgainst: { key: 'planBytes', name: 'bare fastify, plan bytes' },
     minShareOfOne: MIN_SHARE_OF_ONE.plan,
   },
+  { key: 'planV2', name: 'keyless v2 plan', baseName: 'plan floor', kind: 'plan', apiVersion: 2, connections: CONNECTIONS, inspect: false, minRatio: null, v1: { key: 'plan', minShare: MIN_SHARE_OF_V1.plan } },
   FRESH_WIDE,
 ];

@@ -1,5 +1,6 @@
-// A section of the bench: every round of its pairs, baseline then service, and its report: the
-// table, each pair's ratios, and each gate's verdict.
+// A section of the bench: every round of its pairs, baseline then service (a v2 pair: its v1
+// pair's baseline of the round, then the service), and its report: the table, each pair's ratios,
+// and each gate's verdict.
 import type { Redis } from 'ioredis';
 import type { Server } from './deployment.js';
 import { judge, judgeShare, judgementText, MAX_P99_FACTOR, record, SPREAD_BOUND, type Outcome } from './gates.js';
@@ -31,8 +32,9 @@ export async function runSection(section: Section, settings: Settings): Promise<
     const warmupS = round === 1 ? settings.warmupS : settings.laterWarmupS;
     for (const pair of section.pairs) {
       const label = `${section.title}, round ${round}/${settings.rounds}`;
-      const base = await measure(`${pair.baseName} (${label})`, [section.baselines[pair.kind]], pair, warmupS, settings.durationS, section.redis);
-      console.log(`${label}: ${pair.baseName}: ${describe(base)}`);
+      // A v2 pair is set against the same baseline measurement as its v1 pair, not another one.
+      const base = pair.v1 ? results.get(pair.v1.key)![round - 1]!.base : await measure(`${pair.baseName} (${label})`, [section.baselines[pair.kind]], pair, warmupS, settings.durationS, section.redis);
+      if (!pair.v1) console.log(`${label}: ${pair.baseName}: ${describe(base)}`);
       const service = await measure(`${pair.name} (${label})`, section.services, pair, warmupS, settings.durationS, section.redis);
       console.log(`${label}: ${pair.name}: ${describe(service)}`);
       const also = pair.alsoAgainst && (await measure(`${pair.alsoAgainst.name} (${label})`, [section.baselines[pair.alsoAgainst.key]], pair, warmupS, settings.durationS, section.redis));
@@ -59,7 +61,8 @@ export function report(section: Section, results: Map<PairKey, RoundResult[]>, r
   const rows = section.pairs.flatMap((pair) => {
     const runs = results.get(pair.key)!;
     const also = pair.alsoAgainst ? [[pair.alsoAgainst.name, summarise(runs.map((r) => r.also!))] as const] : [];
-    return [[`${pair.baseName}`, summarise(runs.map((r) => r.base))] as const, ...also, [`${pair.name}`, summarise(runs.map((r) => r.service))] as const];
+    const base = pair.v1 ? [] : [[`${pair.baseName}`, summarise(runs.map((r) => r.base))] as const];
+    return [...base, ...also, [`${pair.name}`, summarise(runs.map((r) => r.service))] as const];
   });
   console.log('');
   console.log(`== ${section.title} ==`);
@@ -77,7 +80,7 @@ export function report(section: Section, results: Map<PairKey, RoundResult[]>, r
   for (const pair of section.pairs) {
     const runs = results.get(pair.key)!;
     runs.forEach((r, i) => {
-      for (const [which, m] of [['baseline', r.base], ['service', r.service], ...(r.also ? [['second baseline', r.also] as const] : [])] as const) {
+      for (const [which, m] of [...(pair.v1 ? [] : [['baseline', r.base] as const]), ['service', r.service], ...(r.also ? [['second baseline', r.also] as const] : [])] as const) {
         if (invalid(m)) {
           outcome.invalid = true;
           console.log(`${pair.name}, round ${i + 1}, ${which}: INVALID RUN (${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts, ${m.ok} 2xx)`);
@@ -108,6 +111,18 @@ export function report(section: Section, results: Map<PairKey, RoundResult[]>, r
     if (pair.alsoAgainst) {
       const alsoRatio = median(runs.map((r) => r.also!.serverCpuUs / r.service.serverCpuUs));
       console.log(`${pair.name}: CPU-capacity ratio ${fmt(alsoRatio, 3)} of the ${pair.alsoAgainst.name} (informational; ${cpuText(runs, 'that baseline', 'service', (r) => r.also!)})`);
+    }
+    if (pair.v1) {
+      const v1 = section.pairs.find((p) => p.key === pair.v1!.key)!;
+      const v1Runs = results.get(v1.key)!;
+      // The same baseline measurement on both sides: each round's share is v1's CPU per request over v2's.
+      const share = judge(runs.map((r, i) => cpuRatio(r) / cpuRatio(v1Runs[i]!)), { atLeast: pair.v1.minShare }, SPREAD_BOUND.cpuRatio);
+      record(outcome, `${pair.name}${where}: share of v1's`, share.verdict);
+      console.log(
+        `${pair.name}: CPU-capacity ratio ${fmt(median(ratios), 3)} of the ${pair.baseName} (${cpu}), ${fmt(share.median, 3)} of the ${v1.name}'s in the same rounds ` +
+          `(median of per-round shares; target >= ${pair.v1.minShare}): ${judgementText(share, 'shares')}; req/s ratio ${fmt(rpsRatio, 2)}`,
+      );
+      continue;
     }
     const one = oneInstance?.get(pair.key);
     if (one && pair.minShareOfOne !== undefined) {

@@ -1,10 +1,11 @@
 // The one-instance section's baselines, copying the service's own answers: a sample of its cached
 // quote and of a keyless plan is taken, and each baseline started on it is checked to answer the
-// same bytes and headers (the plan floor: as many bytes, its plan having its own id).
+// same bytes and headers (the plan floor: as many bytes, its plan having its own id). The v2
+// quote and plan are sampled too, for their sizes: the v2 pairs are set against v1's baselines.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PLAN_RECORDS, startBaseline, type RunningSandbox, type Server } from './deployment.js';
-import { CACHED_PATH, FRESH_PATH_PREFIX, PLAN_PATH } from './load.js';
+import { CACHED_PATH, CACHED_PATH_V2, FRESH_PATH_PREFIX, PLAN_PATH, PLAN_PATH_V2 } from './load.js';
 import { keyPrefix, PLAN_BODY } from './measure.js';
 import type { BaselineKey } from './pairs.js';
 import { get, type Fetched } from './processes.js';
@@ -22,6 +23,9 @@ export interface Samples {
   readonly planFile: string;
   /** The plan's request, which the plan baselines answer when they are started. */
   readonly planRequest: RequestInit;
+  /** The same quote and a plan for the same request in v2. */
+  readonly quoteV2: Fetched;
+  readonly planV2: Fetched;
 }
 
 /** The service's cached quote and a keyless plan of its, written under `root`. */
@@ -37,7 +41,11 @@ export async function takeSamples(service: Server, root: string): Promise<Sample
   const planHeaders = copiedHeaders(plan.headers);
   const planFile = path.join(root, 'plan-body.json');
   writeFileSync(planFile, plan.body);
-  return { quote, quoteHeaders, quoteFile, plan, planHeaders, planFile, planRequest };
+  const quoteV2 = await get(`${service.url}${CACHED_PATH_V2}`);
+  if (quoteV2.status !== 200) throw new Error(`GET ${CACHED_PATH_V2} answered ${quoteV2.status}: ${quoteV2.body.toString('utf8').slice(0, 500)}`);
+  const planV2 = await get(`${service.url}${PLAN_PATH_V2}`, planRequest);
+  if (planV2.status !== 200) throw new Error(`POST ${PLAN_PATH_V2} answered ${planV2.status}: ${planV2.body.toString('utf8').slice(0, 500)}`);
+  return { quote, quoteHeaders, quoteFile, plan, planHeaders, planFile, planRequest, quoteV2, planV2 };
 }
 
 /** Each kind of load's baseline, and the plan's earlier one, each checked against the samples. */

@@ -17,7 +17,7 @@ import { CC, USDCX } from '../../core/tokens.js';
 import { createLiveVenues, LIVE_VENUE_IDS, type LiveVenueId } from '../../core/venues/live-venues.js';
 import type { SandboxAnnouncement } from '../../sandbox/manifest.js';
 import { decimalText, fanOutRequests } from '../../bench/fan-out-requests.js';
-import { conclusion, EXIT_STATUS, exitStatus, HUNG_SLACK_MS, judge, judgeShare, MAX_P99_FACTOR, MIN_RATIO, MIN_SHARE_OF_ONE, SPREAD_BOUND, spreadOf, type Outcome, type Verdict } from '../../bench/gates.js';
+import { conclusion, EXIT_STATUS, exitStatus, HUNG_SLACK_MS, judge, judgeShare, MAX_P99_FACTOR, MIN_RATIO, MIN_SHARE_OF_ONE, MIN_SHARE_OF_V1, SPREAD_BOUND, spreadOf, type Outcome, type Verdict } from '../../bench/gates.js';
 import { repoRoot } from '../../handlers/app.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/temp.js';
@@ -166,6 +166,7 @@ t.test('"the gate table states the levels the bench gates at": each level and ca
   const fresh = gateRow(doc, 'fresh keyless quote');
   const plan = gateRow(doc, 'keyless plan');
   const shares = gateRow(doc, 'the same three, two instances');
+  const v2 = gateRow(doc, 'the cached quote and the plan in API version 2');
   const wide = gateRow(doc, 'fresh quotes at 50 connections');
   const hung = gateRow(doc, 'one venue hung');
   const atLeast = /CPU-capacity ratio >= ([0-9.]+)/;
@@ -183,9 +184,14 @@ t.test('"the gate table states the levels the bench gates at": each level and ca
     { ...MIN_SHARE_OF_ONE },
     "two instances: their shares of one instance's ratio",
   );
+  t.strictSame(
+    { cached: numberIn(v2.gated, />= ([0-9.]+) \(cached\)/), plan: numberIn(v2.gated, />= ([0-9.]+) \(plan\)/) },
+    { ...MIN_SHARE_OF_V1 },
+    "v2: its shares of v1's ratio",
+  );
   t.equal(numberIn(wide.gated, /p99 at most ([0-9.]+)x/), MAX_P99_FACTOR, 'the p99 factor at 50 connections');
   t.equal(numberIn(hung.gated, /`VENUE_TIMEOUT_MS` \+ ([0-9]+) ms/), HUNG_SLACK_MS, "the hung venue's slack past its deadline");
-  for (const [name, row] of [['cached', cached], ['fresh', fresh], ['plan', plan], ['two instances', shares]] as const) {
+  for (const [name, row] of [['cached', cached], ['fresh', fresh], ['plan', plan], ['two instances', shares], ['v2', v2]] as const) {
     t.equal(numberIn(row.bound, /^([0-9.]+)/), SPREAD_BOUND.cpuRatio, `${name}: the cannot-judge bound of CPU-capacity ratios`);
   }
   t.equal(numberIn(wide.bound, /^([0-9.]+), for the p99 ratio/), SPREAD_BOUND.p99Ratio, "the p99 ratio's cannot-judge bound");
