@@ -202,18 +202,23 @@ async function holdingsOf(party: string): Promise<OwnHolding[]> {
 interface PlanStep {
   readonly kind: string;
   readonly target: string;
-  readonly instrument: string;
+  /** v1 names the instrument by its id, v2 by its id and admin party. */
+  readonly instrument: string | { readonly id: string; readonly admin: string | null };
   readonly amount: string;
   readonly memo?: string;
   readonly expiresAt: string;
 }
 
 interface Plan {
+  /** How the venue settles: v2's plans only. */
+  readonly settlement?: string;
   readonly planId: string;
   readonly expiry: string;
   readonly steps: readonly PlanStep[];
   readonly quoteRef: { readonly pair: { readonly give: string; readonly want: string }; readonly amount: string; readonly minReceive: string };
 }
+
+const instrumentOf = (step: PlanStep): string | undefined => (typeof step.instrument === 'string' ? step.instrument : step.instrument?.id);
 
 /** The plan in `file`, checked for what executing it reads. */
 function readPlan(file: string): Plan {
@@ -229,10 +234,10 @@ function readPlan(file: string): Plan {
     typeof plan?.planId === 'string' &&
     typeof plan.expiry === 'string' && !Number.isNaN(Date.parse(plan.expiry)) &&
     Array.isArray(plan.steps) && plan.steps.length > 0 &&
-    plan.steps.every((s) => isPartyId(s?.target) && instruments.has(s.instrument) && typeof s.amount === 'string' && /^[0-9]+(\.[0-9]{1,10})?$/.test(s.amount) && !Number.isNaN(Date.parse(s.expiresAt))) &&
+    plan.steps.every((s) => isPartyId(s?.target) && instruments.has(instrumentOf(s) ?? '') && typeof s.amount === 'string' && /^[0-9]+(\.[0-9]{1,10})?$/.test(s.amount) && !Number.isNaN(Date.parse(s.expiresAt))) &&
     plan.steps.filter((s) => s.kind === 'venue-deposit').length === 1 &&
     typeof plan.quoteRef?.minReceive === 'string';
-  if (!valid) throw new Failure(`${file} is not an execution plan as POST /api/app/plan or /api/execute/plan answers it`);
+  if (!valid) throw new Failure(`${file} is not an execution plan as POST /api/app/plan or /api/execute/plan (or their /api/v2/ counterparts) answers it`);
   return plan;
 }
 
@@ -285,17 +290,19 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     if (duplicate) throw new Failure(`${plan.planId} was already executed for this party; to swap again, re-plan with a new idempotencyKey`);
     if (result.status === 'REFUSED' || result.status === 'SUBMIT_FAILED' || result.status === 'USER_REJECTED') {
       const deposit = plan.steps.find((s) => s.kind === 'venue-deposit')!;
-      const fund = ` (fund it: npm run -s sandbox -- fund --party <party> --token ${deposit.instrument === 'Amulet' ? 'CC' : deposit.instrument} --amount <n>)`;
+      const fund = ` (fund it: npm run -s sandbox -- fund --party <party> --token ${instrumentOf(deposit) === 'Amulet' ? 'CC' : instrumentOf(deposit)} --amount <n>)`;
       throw new Failure(`${result.error?.message ?? result.status}${result.error?.code === 'insufficient_funds' ? fund : ''}`);
     }
     const deposit = plan.steps.find((s) => s.kind === 'venue-deposit')!;
     const legs = result.fees.included ? plan.steps.length - 1 : 0;
-    console.log(`executed ${plan.planId}: ${deposit.amount} ${deposit.instrument} offered to the venue with floor ${deposit.memo ?? '(none)'}` +
+    // A memo is the floor for v1's plans and v2's memo-floor; for another v2 settlement it is the venue's own text.
+    const memo = plan.settlement === undefined || plan.settlement === 'memo-floor' ? `with floor ${deposit.memo ?? '(none)'}` : `with the venue's memo ${deposit.memo ?? '(none)'}`;
+    console.log(`executed ${plan.planId}: ${deposit.amount} ${instrumentOf(deposit)} offered to the venue ${memo}` +
       `${legs > 0 ? `, with ${legs} fee leg(s)` : ''} (update ${result.submittedUpdateId})`);
     if (result.fees.note) console.log(`note: ${result.fees.note}`);
     const since = new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS).toISOString();
     const query = new URLSearchParams({ party, since, deadline: plan.expiry, escrow: deposit.target, amount: deposit.amount, minReceive: plan.quoteRef.minReceive, want: plan.quoteRef.pair.want });
-    console.log(`outcome: curl '${serviceUrl}/api/outcome?${query.toString()}'`);
+    console.log(`outcome: curl '${serviceUrl}/api/${plan.settlement === undefined ? '' : 'v2/'}outcome?${query.toString()}'`);
   },
 
   async move(args) {
