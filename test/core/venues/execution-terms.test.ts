@@ -95,7 +95,7 @@ t.test('nightly: "the pool moved against the plan since its quote: Nightly\'s mi
   const floor = floorOf(net, 50);
   await moveNightly('CC/CBTC', -100);
   t.ok((await netOf(nightly, CC, CBTC, '20000')).lt(floor), 'the pool now pays less than the floor');
-  await t.rejects(terms(nightly, CC, CBTC, '20000', floor, net), VenueFloorBelowService);
+  await t.rejects(terms(nightly, CC, CBTC, '20000', floor, net), { code: 'venue_floor_below_service' });
   const smaller = await netOf(nightly, CC, CBTC, '20000');
   const got = await terms(nightly, CC, CBTC, '20000', floorOf(smaller, 50), smaller);
   t.ok(got.minOut.gte(floorOf(smaller, 50)), 'a plan re-quoted at the new price gets terms');
