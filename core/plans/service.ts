@@ -20,7 +20,7 @@ import { SharedStateFull, type WindowCount } from '../state/shared-state.js';
 import type { PendingCount } from '../state/rate-windows.js';
 import type { PlanQuota } from './plan-quota.js';
 import { CC, pairKey } from '../tokens.js';
-import type { AppPlan, QuoteResponse } from '../contract/v1.js';
+import type { AppPlan, QuoteResponse, RejectionCode } from '../contract/v1.js';
 import { requireExecutable, venueExecution } from '../execution/venues.js';
 import { InstrumentRegistries } from '../execution/tokens.js';
 import type { Deadline, ExecutableVenue, VenueExecutionTerms } from '../venues/venue.js';
@@ -97,6 +97,9 @@ interface VenueDeposit extends VenueDepositTerms {
 }
 
 const DEFAULT_VENUE_TIMEOUT_MS = 5000;
+
+/** A memo a v2 plan step can hold (openapi/v2.yaml PlanStep.memo). */
+const MEMO = /^[\x21-\x7e]{1,256}$/;
 
 const callerId = (caller: PlanCaller): string =>
   (caller.contract === 'v2' ? 'v2:' : '') + (caller.route === 'partner' ? `partner:${caller.partner.id}` : `app:${caller.ip}`);
@@ -337,19 +340,27 @@ export class PlanService {
       this.options.log.warn({ venueId, reason: message }, "the venue's terms for a plan could not be read");
       answer = { available: false, rejectionCode: 'venue_error' };
     }
-    if (!answer.available) {
-      const reason = answer.rejectionCode;
-      if (reason === 'no_pool') throw new DomainError('no_pool', `venue ${venueId} has no pool for ${pairKey(give, want)}`);
-      if (route === 'partner' && (reason === 'timeout' || reason === 'venue_error')) {
-        throw new DomainError('quote_failed', `venue ${venueId} did not give its terms for this plan (${reason}); nothing was created; retry`);
-      }
-      throw new DomainError('venue_unavailable', `venue ${venueId} cannot execute ${toWire(amount)} ${give.symbol} for ${want.symbol} now (${reason}); nothing was created`);
-    }
+    if (!answer.available) throw this.termsRefused(params, route, answer.rejectionCode);
     const { target, memo, minOut } = answer.terms;
-    if (memo === null) throw new Error(`venue ${venueId} gave terms without the memo its settlement needs`);
+    // A memo the contract cannot carry (PlanStep.memo: 1 to 256 printable ASCII characters) is an answer the plan cannot use.
+    if (memo === null || !MEMO.test(memo)) {
+      this.options.log.warn({ venueId }, "the venue's terms for a plan carry no memo a plan step can hold");
+      throw this.termsRefused(params, route, 'venue_error');
+    }
     // A taker or fee recipient that is the venue's own address would pay itself.
     this.checkParties(params, route, target);
     return { target, memo, minOut: toWire(minOut) };
+  }
+
+  /** A venue's refusal of its terms, answered as a refusal of the plan's quote is. */
+  private termsRefused(params: PlanParams, route: PlanRoute, reason: RejectionCode): DomainError {
+    const { venueId } = params;
+    const { give, want, amount } = params.request;
+    if (reason === 'no_pool') return new DomainError('no_pool', `venue ${venueId} has no pool for ${pairKey(give, want)}`);
+    if (route === 'partner' && (reason === 'timeout' || reason === 'venue_error')) {
+      return new DomainError('quote_failed', `venue ${venueId} did not give its terms for this plan (${reason}); nothing was created; retry`);
+    }
+    return new DomainError('venue_unavailable', `venue ${venueId} cannot execute ${toWire(amount)} ${give.symbol} for ${want.symbol} now (${reason}); nothing was created`);
   }
 
   /** The chosen venue's net in the base quote, the one a quote request for the same parameters gets. */
