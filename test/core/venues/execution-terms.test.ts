@@ -79,7 +79,7 @@ t.test('nightly: "a floor equal to the net asks with tolerance 0; a floor above 
   t.equal(toWire(exact.minOut), toWire(net), 'tolerance 0: minOutAmount is toAmount');
   const refused = await nightly.executionTerms({ give: CC, want: USDCX, amount: dec('1000'), recipient: TAKER, floor: net.plus(TENTH_NANO), expectedOut: net }, noDeadline()).catch((err: unknown) => err);
   t.type(refused, VenueFloorBelowService);
-  t.match(refused, { code: 'venue_floor_below_service', status: 502, venueId: 'nightly' });
+  t.match(refused, { code: 'venue_floor_below_service', venueId: 'nightly' });
 });
 
 t.test('nightly: "the pool moved against the plan since its quote: Nightly\'s minimum is below the floor, refused, no terms"', async (t) => {
@@ -87,7 +87,8 @@ t.test('nightly: "the pool moved against the plan since its quote: Nightly\'s mi
   const floor = floorOf(net, 50);
   await moveNightly('CC/CBTC', -100);
   t.ok((await netOf(nightly, CC, CBTC, '20000')).lt(floor), 'the pool now pays less than the floor');
-  await t.rejects(terms(nightly, CC, CBTC, '20000', floor, net), VenueFloorBelowService);
+  const refused = await terms(nightly, CC, CBTC, '20000', floor, net).catch((err: unknown) => err);
+  t.type(refused, VenueFloorBelowService);
   const smaller = await netOf(nightly, CC, CBTC, '20000');
   const got = await terms(nightly, CC, CBTC, '20000', floorOf(smaller, 50), smaller);
   t.ok(got.minOut.gte(floorOf(smaller, 50)), 'a plan re-quoted at the new price gets terms');
