@@ -28,7 +28,7 @@ const rules = (await import(new URL('./widget/rules.js', import.meta.resolve('@b
 interface V2Quote {
   best: { venueId: string; net: string } | null;
   bestExecutable: { venueId: string; net: string } | null;
-  venues: Array<{ venueId: string; available: boolean; net: string | null; execution: { executable: boolean; reason: string | null } }>;
+  venues: Array<{ venueId: string; available: boolean; net: string | null; execution: { executable: boolean; settlement: string | null; reason: string | null } }>;
 }
 
 await run(chromiumSkip('the widget browser tests'));
@@ -425,6 +425,17 @@ async function run(skip: { skip?: string }): Promise<void> {
     t.equal(detail.plan.quoteRef.venueId, detail.quote.bestExecutable!.venueId, `planned on the best executable venue, ${detail.quote.bestExecutable!.venueId}`);
     t.match(detail.plan.registries, [{ instrument: 'Amulet' }], 'the plan names the registry of what it moves');
     t.match(await widgetText(page, '[part=plan]').innerText(), /^Plan \S+: deposit 100 CC, receive at least [0-9.]+ USDCx, valid for \d+ s/, 'the plan is shown as in v1');
+    // Another venue the quote says can be executed, chosen by the person: the next plan is on it.
+    const other = detail.quote.venues.find((v) => v.available && v.execution.executable && v.venueId !== detail.quote.bestExecutable!.venueId);
+    if (!other) throw new Error('the sandbox quotes a second executable venue');
+    await widgetText(page, `input[name=venue][value=${other.venueId}]`).check();
+    t.match(await widgetText(page, '[part=impact]').innerText(), new RegExp(`^Price impact on ${other.venueId}: `), 'the price impact follows the choice');
+    await widgetText(page, '[name=party]').press('Enter');
+    await page.waitForFunction(() => (window as unknown as { plans: unknown[] }).plans.length === 2);
+    const second = await page.evaluate(() => (window as unknown as { plans: Array<{ plan: { quoteRef: { venueId: string }; settlement: string } }> }).plans[1]!);
+    t.ok(valid(second.plan), JSON.stringify(valid.errors));
+    t.equal(second.plan.quoteRef.venueId, other.venueId, `the person's choice, ${other.venueId}, is planned`);
+    t.equal(second.plan.settlement, other.execution.settlement, 'settled as the quote said it would be');
   });
 
   t.test('with api-version="2" "the headline splits the best quote from the best you can execute only when the best venue cannot be executed", with its reason in words', skip, async (t) => {
