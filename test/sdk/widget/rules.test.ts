@@ -55,7 +55,7 @@ t.test('"each reason a v2 venue cannot be executed is said in words": one senten
     venue_requires_account: 'it trades only from an account held at the venue, signed with the venue\'s own keys, which your wallet does not have.',
     venue_requires_credential: 'it trades only with credentialed institutional participants.',
     venue_requires_signed_challenge: 'it needs your wallet to sign its challenge, and this service to hold a key of its own there, before any swap.',
-    venue_execution_not_served: 'your wallet could execute it, but this service does not make its plans yet.',
+    venue_execution_not_served: 'this service does not make plans for it yet.',
   });
   t.equal(rules.executionReason('venue_requires_credential'), rules.EXECUTION_REASONS.venue_requires_credential);
   t.equal(rules.executionReason('venue_of_tomorrow'), 'venue_of_tomorrow.', 'a code this build does not know, as it is');
