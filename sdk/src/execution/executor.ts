@@ -141,7 +141,7 @@ export class Execution {
     const holdings = owned.filter((h) => steps.every((s) => s.admin === null || s.instrument !== h.instrument || s.admin === h.admin));
     const depositInputs = cover(freeHoldings(holdings), deposit.instrument, toUnits(deposit.amount));
     if (!depositInputs) {
-      const others = [...new Set(owned.filter((h) => h.instrument === deposit.instrument && h.admin !== deposit.admin && deposit.admin !== null).map((h) => h.admin))];
+      const others = deposit.admin === null ? [] : [...new Set(owned.filter((h) => h.instrument === deposit.instrument && h.admin !== deposit.admin).map((h) => h.admin))];
       if (others.length > 0 && cover(freeHoldings(owned), deposit.instrument, toUnits(deposit.amount))) {
         return this.refuse(
           new BestexError(`the plan's ${deposit.instrument} is the admin ${deposit.admin}'s, and the party's ${deposit.instrument} holdings are another admin's (${others.join(', ')}): it is not executed`, {
