@@ -29,7 +29,7 @@ import type { Ledger } from './ledger/ledger.js';
 import { OutcomeService, poolTokens } from './outcomes/outcomes.js';
 import { RedisSharedState } from './state/redis.js';
 import { KeyPortal } from './portal/portal.js';
-import type { Venue } from './venues/venue.js';
+import { isExecutableVenue, type Venue } from './venues/venue.js';
 import { UsageCounter } from './usage/usage-counter.js';
 import { V1_EXECUTION_VENUE_ID } from './execution/venues.js';
 import { InstrumentRegistries, tokenList } from './execution/tokens.js';
@@ -194,6 +194,8 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       supportedVenueId: SUPPORTED_VENUE_ID,
       venueIds,
       registries,
+      executableVenues: Object.fromEntries(venues.filter(isExecutableVenue).map((venue) => [venue.id, venue])),
+      venueTimeoutMs: config.venueTimeoutMs,
       poolParties: config.poolParties,
       serviceFeeParty: config.serviceFeeParty,
       b2cFeeParty: config.b2cFeeParty,

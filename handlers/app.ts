@@ -13,6 +13,7 @@ import { AccessLog } from './http/access-log.js';
 import { MetricsListener } from './http/metrics-listener.js';
 import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { errorReply, internalErrorReply, replyForError, sendError } from './http/error-reply.js';
+import { V2_NOT_FOUND_ACTION } from './http/error-catalogue.js';
 import { answerCors } from './http/cors.js';
 import { isPortalUrl, setPortalHeaders } from './http/portal-headers.js';
 import { registerJsonBody } from './http/json-body.js';
@@ -186,7 +187,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return sendError(reply, outcome.reply);
     });
     server.setNotFoundHandler(async (request, reply) => {
-      return sendError(reply, errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`));
+      const shaped = errorReply('not_found', `no such path: ${request.method} ${request.url.split('?')[0]}`);
+      return sendError(reply, apiVersionOf(request.url) === '2' ? { ...shaped, body: { ...shaped.body, action: V2_NOT_FOUND_ACTION } } : shaped);
     });
 
     await registerDocs(server, { v1: { text: specText, definition }, v2: { text: v2SpecText, definition: v2Definition } }, { portal: config.portalEnabled });

@@ -27,7 +27,7 @@ export const NOT_EXECUTABLE_REASONS = [
   'venue_requires_credential',
   // OneSwap: a wallet-signed challenge and this service's own API key before any swap intent.
   'venue_requires_signed_challenge',
-  // A venue a wallet could execute, whose execution this build does not serve yet (or a venue it knows nothing of).
+  // A venue a wallet could execute, whose execution this build does not serve (or a venue it knows nothing of).
   'venue_execution_not_served',
 ] as const;
 export type NotExecutableReason = (typeof NOT_EXECUTABLE_REASONS)[number];
@@ -43,9 +43,8 @@ export interface VenueExecution {
 
 const EXECUTION: Readonly<Record<string, VenueExecution>> = {
   tradecraft: { executable: true, settlement: 'memo-floor', reason: null },
-  // Executable by a wallet (the taker's party as recipient, a transfer to the swap address with the
-  // quote's memo); this build does not make its plans yet.
-  nightly: { executable: false, settlement: 'swap-address-memo', reason: 'venue_execution_not_served' },
+  // The taker's party as recipient of Nightly's quote, a transfer to its swap address with its memo.
+  nightly: { executable: true, settlement: 'swap-address-memo', reason: null },
   oneswap: { executable: false, settlement: 'intent-deposit-reference', reason: 'venue_requires_signed_challenge' },
   cantex: { executable: false, settlement: 'account-intent', reason: 'venue_requires_account' },
   temple: { executable: false, settlement: 'account-order-book', reason: 'venue_requires_credential' },

@@ -10,13 +10,28 @@ import { minReceive } from '../quotes/math.js';
 import { CC } from '../tokens.js';
 import type { AppPlan, B2cFee, ClientFees, PlanStep } from '../contract/v1.js';
 
-/** Where a plan may send funds: the venue's pool for the pair, and the fee parties. */
+/** Where a plan may send funds: the venue's deposit target, and the fee parties. */
 export interface PlanParties {
+  /**
+   * Where the deposit goes: the venue's pool party for the pair (memo-floor), or the party the
+   * venue's own terms name for this swap (swap-address-memo: Nightly's swapAddress).
+   */
   readonly pool: string;
   /** The partner route's service fee party. */
   readonly serviceFee: string | null;
   /** The keyless route's service fee party. */
   readonly b2cFee: string | null;
+}
+
+/**
+ * The deposit's terms where the venue sets them for the taker (swap-address-memo: Nightly's quote
+ * with the taker as recipient); the party they name is `PlanParties.pool`.
+ */
+export interface VenueDepositTerms {
+  /** The venue's own memo, exactly as it gave it: the transfer's reason. */
+  readonly memo: string;
+  /** The least the venue is bound to pay the taker, in wire form: never below the plan's floor. */
+  readonly minOut: string;
 }
 
 export interface PlanInputs {
@@ -28,9 +43,14 @@ export interface PlanInputs {
   readonly terms: FeeTerms;
   readonly collecting: boolean;
   readonly parties: PlanParties;
+  /** Absent where the deposit's memo is the service's floor (memo-floor, and every v1 plan). */
+  readonly venueTerms?: VenueDepositTerms;
   readonly planId: string;
   readonly createdAt: Date;
 }
+
+/** What a plan's figures are computed from: the request, the venue's net and the fee terms, never where funds go. */
+export type FigureInputs = Pick<PlanInputs, 'route' | 'params' | 'net' | 'terms' | 'collecting' | 'createdAt'>;
 
 /** The plan's numbers, derived from its inputs alone; the assembler and the guardrail both use them. */
 export interface PlanFigures {
@@ -46,7 +66,7 @@ export interface PlanFigures {
  * same numbers (computing them twice cost a plan as much as the guardrail's rules), and neither
  * can change them for the other.
  */
-export function planFigures({ route, params, net, terms, collecting, createdAt }: PlanInputs): PlanFigures {
+export function planFigures({ route, params, net, terms, collecting, createdAt }: FigureInputs): PlanFigures {
   const fees = clientFees(net, terms, route === 'partner' ? params.integratorFee : null, collecting);
   const { give, amount } = params.request;
   const b2cFee: B2cFee = {
@@ -70,10 +90,12 @@ function freezeFees(fees: ClientFees): ClientFees {
 }
 
 export function assemblePlan(inputs: PlanInputs, figures: PlanFigures = planFigures(inputs)): AppPlan {
-  const { route, params, net, asOf, terms, parties, planId } = inputs;
+  const { route, params, net, asOf, terms, parties, planId, venueTerms } = inputs;
   const { give, want, amount } = params.request;
   const { fees, minReceive: floor, expiry, b2cFee } = figures;
-  const deposit: PlanStep = { kind: 'venue-deposit', target: parties.pool, instrument: give.instrument, amount: toWire(amount), memo: floor, expiresAt: expiry };
+  // memo-floor's memo is the floor the pool must pay; a venue that sets its own terms is bound by its memo instead.
+  const memo = venueTerms?.memo ?? floor;
+  const deposit: PlanStep = { kind: 'venue-deposit', target: parties.pool, instrument: give.instrument, amount: toWire(amount), memo, expiresAt: expiry };
   const leg = (kind: PlanStep['kind'], target: string | null, feeAmount: string, beneficiary?: PlanStep['beneficiary']): PlanStep[] => {
     // A zero fee moves nothing, so it has no leg; a fee with no party to receive it is a wiring fault.
     if (feeAmount === '0') return [];

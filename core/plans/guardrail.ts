@@ -1,12 +1,27 @@
 // The party-isolation guardrail: before a plan leaves the server, every step is checked against
 // the plan's inputs, independently of how the plan was assembled. Funds may move only from the
-// taker to the venue's pool for the pair or to a configured fee party (or the integrator's
-// recipient), in the amounts the quote gives, with the floor the memo carries, in a plan bound to
-// the caller that asked (its record, core/plans/idempotency.ts). A violation names the rule, never a party.
+// taker to the venue's pool for the pair (or the address the venue's own terms name for this swap)
+// or to a configured fee party (or the integrator's recipient), in the amounts the quote gives,
+// with the floor the memo carries (or the venue's own memo, binding it to at least the floor), in
+// a plan bound to the caller that asked (its record, core/plans/idempotency.ts). A v2 plan is
+// checked again in its own shape: the same steps, and the deposit's minOut. A violation names the
+// rule, never a party.
 import { isDeepStrictEqual } from 'node:util';
-import { toWire } from '../decimal.js';
+import { dec, toWire } from '../decimal.js';
 import { planFigures, type PlanFigures, type PlanInputs } from './assembly.js';
 import type { AppPlan } from '../contract/v1.js';
+import type * as V2 from '../contract/v2.js';
+import type { Settlement } from '../execution/venues.js';
+
+/** Whether the amount `value` is at least `floor`; false for anything that is no amount. */
+function atLeast(value: unknown, floor: string): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    return dec(value).gte(dec(floor));
+  } catch {
+    return false;
+  }
+}
 
 /** Fee-leg kinds each route may carry, and whose fee each pays. */
 const FEE_LEGS = {
@@ -20,7 +35,7 @@ const FEE_LEGS = {
  * it, checked on every read, core/plans/service.ts.)
  */
 export function planViolations(plan: AppPlan, inputs: PlanInputs, figures: PlanFigures = planFigures(inputs)): string[] {
-  const { route, params, parties, collecting } = inputs;
+  const { route, params, parties, collecting, venueTerms } = inputs;
   const { give, want, amount } = params.request;
   const violations: string[] = [];
   const rule = (holds: boolean, violation: string) => {
@@ -42,11 +57,17 @@ export function planViolations(plan: AppPlan, inputs: PlanInputs, figures: PlanF
   const [deposit, ...legs] = plan.steps;
   rule(deposit?.kind === 'venue-deposit', 'the first step is not the venue deposit');
   if (deposit?.kind === 'venue-deposit') {
-    rule(deposit.target === parties.pool, "the deposit's target is not the venue's pool party for the pair");
+    rule(deposit.target === parties.pool, venueTerms ? "the deposit's target is not the address the venue's terms name" : "the deposit's target is not the venue's pool party for the pair");
     rule(deposit.instrument === give.instrument, "the deposit's instrument is not the give instrument");
     rule(deposit.amount === toWire(amount), "the deposit's amount is not the give amount");
-    rule(deposit.memo === ref.minReceive && deposit.memo === figures.minReceive, "the deposit's memo is not the pinned floor");
+    if (venueTerms) {
+      rule(deposit.memo === venueTerms.memo && venueTerms.memo !== '', "the deposit's memo is not the venue's own memo");
+    } else {
+      rule(deposit.memo === ref.minReceive && deposit.memo === figures.minReceive, "the deposit's memo is not the pinned floor");
+    }
   }
+  // The venue's guarantee is what binds its memo: never below the floor the plan discloses.
+  if (venueTerms) rule(atLeast(venueTerms.minOut, figures.minReceive), "the venue's minimum is below the pinned floor");
 
   const allowedLegs: Readonly<Record<string, string>> = FEE_LEGS[route];
   const paid = new Set<string>();
@@ -80,5 +101,37 @@ export function planViolations(plan: AppPlan, inputs: PlanInputs, figures: PlanF
   rule(route === 'app' || plan.b2cFee === undefined, 'a partner plan carries a b2cFee block');
   rule(route === 'partner' || (plan.b2cFee !== undefined) === plan.collectsFees, 'the b2cFee block is not present exactly when fees are collected');
   if (plan.b2cFee) rule(isDeepStrictEqual(plan.b2cFee, figures.b2cFee), "the b2cFee block is not the service line's rate and the fee's size in CC on the swap's CC leg");
+  return violations;
+}
+
+/**
+ * Every rule the v2 shape of `plan` breaks: the steps the guardrail checked, unchanged (receiver,
+ * instrument, amount, memo, expiry), the deposit bound to at least the floor (`minOut`: the
+ * venue's own minimum where its terms set one, else the floor its memo carries) and settled as
+ * the venue settles; empty when it may be stored and returned.
+ */
+export function v2PlanViolations(shaped: V2.AppPlan, plan: AppPlan, inputs: PlanInputs, settlement: Settlement, figures: PlanFigures = planFigures(inputs)): string[] {
+  const violations: string[] = [];
+  const rule = (holds: boolean, violation: string) => {
+    if (!holds) violations.push(violation);
+  };
+  rule(shaped.settlement === settlement, "settlement is not how the venue settles");
+  rule(isDeepStrictEqual(shaped.quoteRef, plan.quoteRef), 'quoteRef is not the checked plan\'s');
+  rule(shaped.steps.length === plan.steps.length, 'the steps are not the checked plan\'s');
+  for (const [i, step] of shaped.steps.entries()) {
+    const checked = plan.steps[i];
+    const at = `step ${i} (${step.kind})`;
+    if (!checked) continue;
+    rule(
+      step.kind === checked.kind && step.target === checked.target && step.instrument.id === checked.instrument && step.amount === checked.amount && step.memo === (checked.memo ?? null) && step.expiresAt === checked.expiresAt,
+      `${at} is not the checked plan's step`,
+    );
+    if (step.kind === 'venue-deposit') {
+      rule(step.settlement === settlement, `${at} does not settle as the venue settles`);
+      rule(step.minOut === (inputs.venueTerms?.minOut ?? figures.minReceive) && atLeast(step.minOut, figures.minReceive), `${at} is not bound to at least the pinned floor`);
+    } else {
+      rule(step.settlement === null && step.minOut === null, `${at} is a fee leg with a venue's settlement or minimum`);
+    }
+  }
   return violations;
 }

@@ -1,14 +1,17 @@
 // The plan use case, one core for both routes: the chosen venue's quote comes from the same base
 // quote a quote request gets (never from the client), the plan is assembled from it, checked by the
 // party-isolation guardrail, and kept under the caller's idempotencyKey so a retry gets it again.
+// A v2 plan on a venue that sets its own terms for the taker (swap-address-memo: Nightly) asks the
+// venue for them once every check has passed and before the record is claimed: its deposit goes
+// where they say, with their memo, bound to their minimum, which is never below the floor.
 import { checkIntegratorCap } from '../quotes/client-fees.js';
-import { dec, type Decimal } from '../decimal.js';
+import { dec, toWire, type Decimal } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
 import type { FeeSchemas, FeeTerms } from '../quotes/fee-schemas.js';
 import { IdempotencyRecords, type IdempotencyRecord, type PlanRequestDigests, type PlanRequestKey } from './idempotency.js';
 import type { KeyCheck, Partner } from '../keys/partner-keys.js';
-import { assemblePlan, planFigures, type PlanFigures, type PlanInputs, type PlanParties } from './assembly.js';
-import { planViolations } from './guardrail.js';
+import { assemblePlan, planFigures, type PlanFigures, type PlanInputs, type PlanParties, type VenueDepositTerms } from './assembly.js';
+import { planViolations, v2PlanViolations } from './guardrail.js';
 import type { PlanParams, PlanRoute } from './params.js';
 import type { QuoteService } from '../quotes/service.js';
 import type { CoreLog } from '../log.js';
@@ -17,9 +20,10 @@ import { SharedStateFull, type WindowCount } from '../state/shared-state.js';
 import type { PendingCount } from '../state/rate-windows.js';
 import type { PlanQuota } from './plan-quota.js';
 import { CC, pairKey } from '../tokens.js';
-import type { AppPlan, QuoteResponse } from '../contract/v1.js';
+import type { AppPlan, QuoteResponse, RejectionCode } from '../contract/v1.js';
 import { requireExecutable, venueExecution } from '../execution/venues.js';
 import { InstrumentRegistries } from '../execution/tokens.js';
+import type { Deadline, ExecutableVenue, VenueExecutionTerms } from '../venues/venue.js';
 import { v2Plan } from './v2-plan.js';
 
 /** The contract version a plan is asked for in: each keeps its own idempotency records (and so its own plan ids). */
@@ -53,6 +57,10 @@ export interface PlanServiceOptions {
   readonly metrics?: Metrics;
   /** Each instrument's admin party and registry, which a v2 plan names; none configured when absent. */
   readonly registries?: InstrumentRegistries;
+  /** The adapters of the venues a wallet executes on, by venue id: a venue that sets its own terms is asked for them. */
+  readonly executableVenues?: Readonly<Record<string, ExecutableVenue>>;
+  /** How long a venue may take to give its terms (VENUE_TIMEOUT_MS); 5 s when absent. */
+  readonly venueTimeoutMs?: number;
   /** Assembles the plan the guardrail then checks (core/plans/assembly.ts), from its inputs and their figures. */
   readonly assemble?: (inputs: PlanInputs, figures: PlanFigures) => AppPlan;
 }
@@ -79,9 +87,19 @@ interface NewPlan {
   readonly request: PlanRequestKey;
   readonly digests: PlanRequestDigests;
   readonly terms: FeeTerms;
-  /** The venue's pool party. */
-  readonly pool: string;
+  /** The venue's pool party; null where the venue's own terms name the deposit's target. */
+  readonly pool: string | null;
 }
+
+/** The deposit of a venue that sets its own terms: where it goes, and the terms the guardrail checks. */
+interface VenueDeposit extends VenueDepositTerms {
+  readonly target: string;
+}
+
+const DEFAULT_VENUE_TIMEOUT_MS = 5000;
+
+/** A memo a v2 plan step can hold (openapi/v2.yaml PlanStep.memo). */
+const MEMO = /^[\x21-\x7e]{1,256}$/;
 
 const callerId = (caller: PlanCaller): string =>
   (caller.contract === 'v2' ? 'v2:' : '') + (caller.route === 'partner' ? `partner:${caller.partner.id}` : `app:${caller.ip}`);
@@ -207,22 +225,27 @@ export class PlanService {
     const { options } = this;
     const { route } = caller;
     const { net, asOf } = await this.venueQuote(params, route);
+    const basis = { route, params, net, asOf, terms, collecting: options.collecting, planId: options.records.planId(request), createdAt: options.now() };
+    const figures = planFigures(basis);
+    // The venue's floor is asked of the same net v1's floor is taken from (what the venue pays
+    // after its own fee, before the disclosed fee legs, which the taker pays from it), so the
+    // venue's minimum and quoteRef.minReceive are one rule.
+    const deposit = pool === null ? await this.venueDeposit(params, route, net, figures.minReceive) : null;
     const inputs: PlanInputs = {
-      route,
-      params,
-      net,
-      asOf,
-      terms,
-      collecting: options.collecting,
-      parties: { pool, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty } satisfies PlanParties,
-      planId: options.records.planId(request),
-      createdAt: options.now(),
+      ...basis,
+      parties: { pool: deposit?.target ?? pool!, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty } satisfies PlanParties,
+      ...(deposit ? { venueTerms: { memo: deposit.memo, minOut: deposit.minOut } } : {}),
     };
-    const figures = planFigures(inputs);
     const plan = (options.assemble ?? assemblePlan)(inputs, figures);
     this.guard(planViolations(plan, inputs, figures), route, params.venueId);
-    // A v2 plan is the plan the guardrail passed, in v2's shape: its numbers and parties unchanged.
-    const body = caller.contract === 'v2' ? v2Plan(plan, venueExecution(params.venueId), this.registries) : plan;
+    let body: object = plan;
+    if (caller.contract === 'v2') {
+      // A v2 plan is the plan the guardrail passed, in v2's shape: its numbers and parties unchanged.
+      const execution = venueExecution(params.venueId);
+      const shaped = v2Plan(plan, execution, this.registries, inputs.venueTerms);
+      this.guard(v2PlanViolations(shaped, plan, inputs, execution.settlement!, figures), route, params.venueId);
+      body = shaped;
+    }
     const record: IdempotencyRecord = { ...digests, plan: JSON.stringify(body) };
     const kept = await this.claim(request, record);
     if (kept !== record) return { json: this.sameRequest(kept, params, digests, route), replayed: true };
@@ -230,21 +253,28 @@ export class PlanService {
     return { json: record.plan, replayed: false };
   }
 
-  /** The checks made of a request that would make a new plan; its pool party. */
-  private checkExecutable(params: PlanParams, caller: PlanCaller): string {
+  /** The checks made of a request that would make a new plan; its pool party, or null where the venue's terms name the deposit's target. */
+  private checkExecutable(params: PlanParams, caller: PlanCaller): string | null {
     const { options } = this;
     const { route } = caller;
     const { give, want } = params.request;
     if (give !== CC && want !== CC) {
-      throw new DomainError('unsupported_pair', `the pair ${give.symbol}/${want.symbol} is not executable: every v1 swap has a CC leg`);
+      // v1's answers keep v1's words.
+      throw new DomainError('unsupported_pair', `the pair ${give.symbol}/${want.symbol} is not executable: every ${caller.contract === 'v2' ? '' : 'v1 '}swap has a CC leg`);
     }
     // v1 plans its one venue; v2 every venue a wallet can execute through this build, and refuses any other with the venue's reason.
-    if (caller.contract === 'v2') requireExecutable(params.venueId);
-    else if (params.venueId !== options.supportedVenueId) {
+    const execution = caller.contract === 'v2' ? requireExecutable(params.venueId) : null;
+    if (execution === null && params.venueId !== options.supportedVenueId) {
       throw new DomainError('venue_unavailable', `venue ${params.venueId} is not executable in v1: plans are built for ${options.supportedVenueId} only`);
     }
-    const pool = options.poolParties[pairKey(give, want)];
-    if (pool === undefined) throw new DomainError('no_pool', `venue ${params.venueId} has no pool configured for ${pairKey(give, want)}`);
+    // Nightly's deposit goes where its terms for this taker say (its swapAddress), read once the
+    // plan is made: no pool of this service's configuration is needed, and the target is checked then.
+    let pool: string | null = null;
+    if (execution?.settlement !== 'swap-address-memo') {
+      const configured = options.poolParties[pairKey(give, want)];
+      if (configured === undefined) throw new DomainError('no_pool', `venue ${params.venueId} has no pool configured for ${pairKey(give, want)}`);
+      pool = configured;
+    }
     this.checkParties(params, route, pool);
     if (route === 'app' && options.collecting && options.b2cFeeParty === null) {
       throw new DomainError('fee_unconfigured', 'fees are collected but no fee destination is configured for keyless plans; nothing was created');
@@ -274,7 +304,7 @@ export class PlanService {
    * they came from: the request is refused as bad input, before the guardrail would have to stop
    * the plan (a trip is kept for plans this service got wrong, not for requests).
    */
-  private checkParties(params: PlanParams, route: PlanRoute, pool: string): void {
+  private checkParties(params: PlanParams, route: PlanRoute, pool: string | null): void {
     const { serviceFeeParty, b2cFeeParty } = this.options;
     const receivers = [pool, serviceFeeParty, b2cFeeParty];
     if (receivers.includes(params.takerParty) || params.integratorFee?.recipient === params.takerParty) {
@@ -283,6 +313,54 @@ export class PlanService {
     if (params.integratorFee && receivers.includes(params.integratorFee.recipient)) {
       throw new DomainError('bad_fee_params', "'feeRecipient' is the venue's pool or a fee party of this service; send the integrator's own party");
     }
+  }
+
+  /**
+   * The deposit on a venue that sets its own terms, asked with the taker as recipient and the
+   * plan's floor: refused as a quote for the plan is (409 venue_unavailable; on the keyed route a
+   * venue that did not answer is 502 quote_failed), and 502 venue_floor_below_service when the
+   * venue would guarantee less than the floor. A magicAddress the venue may also offer is not used:
+   * the deposit goes to the swap address with the venue's memo, which every wallet the SDK drives
+   * sets as the transfer's reason.
+   */
+  private async venueDeposit(params: PlanParams, route: PlanRoute, expectedOut: Decimal, floor: string): Promise<VenueDeposit> {
+    const { venueId, takerParty } = params;
+    const venue = this.options.executableVenues?.[venueId];
+    if (!venue) throw new Error(`venue ${venueId} is executable but no adapter gives its terms`);
+    const { give, want, amount } = params.request;
+    const timeoutMs = this.options.venueTimeoutMs ?? DEFAULT_VENUE_TIMEOUT_MS;
+    const deadline: Deadline = { signal: AbortSignal.timeout(timeoutMs), endsAt: Date.now() + timeoutMs };
+    let answer: VenueExecutionTerms;
+    try {
+      answer = await venue.executionTerms({ give, want, amount, recipient: takerParty, floor: dec(floor), expectedOut }, deadline);
+    } catch (err) {
+      // venue_floor_below_service, as the venue said it.
+      if (err instanceof DomainError) throw err;
+      const message = err instanceof Error ? err.message.replaceAll(takerParty, '<taker>') : 'not an error';
+      this.options.log.warn({ venueId, reason: message }, "the venue's terms for a plan could not be read");
+      answer = { available: false, rejectionCode: 'venue_error' };
+    }
+    if (!answer.available) throw this.termsRefused(params, route, answer.rejectionCode);
+    const { target, memo, minOut } = answer.terms;
+    // A memo the contract cannot carry (PlanStep.memo: 1 to 256 printable ASCII characters) is an answer the plan cannot use.
+    if (memo === null || !MEMO.test(memo)) {
+      this.options.log.warn({ venueId }, "the venue's terms for a plan carry no memo a plan step can hold");
+      throw this.termsRefused(params, route, 'venue_error');
+    }
+    // A taker or fee recipient that is the venue's own address would pay itself.
+    this.checkParties(params, route, target);
+    return { target, memo, minOut: toWire(minOut) };
+  }
+
+  /** A venue's refusal of its terms, answered as a refusal of the plan's quote is. */
+  private termsRefused(params: PlanParams, route: PlanRoute, reason: RejectionCode): DomainError {
+    const { venueId } = params;
+    const { give, want, amount } = params.request;
+    if (reason === 'no_pool') return new DomainError('no_pool', `venue ${venueId} has no pool for ${pairKey(give, want)}`);
+    if (route === 'partner' && (reason === 'timeout' || reason === 'venue_error')) {
+      return new DomainError('quote_failed', `venue ${venueId} did not give its terms for this plan (${reason}); nothing was created; retry`);
+    }
+    return new DomainError('venue_unavailable', `venue ${venueId} cannot execute ${toWire(amount)} ${give.symbol} for ${want.symbol} now (${reason}); nothing was created`);
   }
 
   /** The chosen venue's net in the base quote, the one a quote request for the same parameters gets. */

@@ -7,6 +7,7 @@ import type { AppPlan, PlanStep } from '../contract/v1.js';
 import type * as V2 from '../contract/v2.js';
 import type { InstrumentRegistries } from '../execution/tokens.js';
 import type { VenueExecution } from '../execution/venues.js';
+import type { VenueDepositTerms } from './assembly.js';
 import { TOKENS, type Token } from '../tokens.js';
 
 const tokenOf = (instrument: string): Token => {
@@ -15,8 +16,11 @@ const tokenOf = (instrument: string): Token => {
   return token;
 };
 
-/** `plan` in v2's shape; `execution`: the venue's (executable), `registries`: where each instrument's admin and registry are. */
-export function v2Plan(plan: AppPlan, execution: VenueExecution, registries: InstrumentRegistries): V2.AppPlan {
+/**
+ * `plan` in v2's shape; `execution`: the venue's (executable), `registries`: where each
+ * instrument's admin and registry are, `venueTerms`: the deposit's terms where the venue set them.
+ */
+export function v2Plan(plan: AppPlan, execution: VenueExecution, registries: InstrumentRegistries, venueTerms?: VenueDepositTerms): V2.AppPlan {
   if (!execution.executable || execution.settlement === null) throw new Error('a v2 plan for a venue that is not executable');
   const settlement = execution.settlement;
   const instruments = [...new Set(plan.steps.map((step) => step.instrument))].map((instrument) => registries.of(tokenOf(instrument)));
@@ -26,10 +30,10 @@ export function v2Plan(plan: AppPlan, execution: VenueExecution, registries: Ins
     target: s.target,
     instrument: { id: s.instrument, admin: adminOf.get(s.instrument as Token['instrument']) ?? null },
     amount: s.amount,
-    // The memo the venue requires: on the deposit, the floor it must pay at least; a fee leg has none.
+    // The memo the venue requires: on the deposit, the floor (memo-floor) or the venue's own memo; a fee leg has none.
     memo: s.memo ?? null,
-    // memo-floor's deposit is bound to its memo, the floor.
-    minOut: s.kind === 'venue-deposit' ? plan.quoteRef.minReceive : null,
+    // memo-floor's deposit is bound to its memo, the floor; a venue that sets its own terms, to its own minimum.
+    minOut: s.kind === 'venue-deposit' ? (venueTerms?.minOut ?? plan.quoteRef.minReceive) : null,
     expiresAt: s.expiresAt,
     settlement: s.kind === 'venue-deposit' ? settlement : null,
     ...(s.beneficiary === undefined ? {} : { beneficiary: s.beneficiary }),

@@ -105,6 +105,9 @@ export interface ExecutableVenue extends Venue {
   executionTerms(request: ExecutionTermsRequest, deadline: Deadline): Promise<VenueExecutionTerms>;
 }
 
+/** Whether `venue`'s adapter gives execution terms. */
+export const isExecutableVenue = (venue: Venue): venue is ExecutableVenue => typeof (venue as Partial<ExecutableVenue>).executionTerms === 'function';
+
 /**
  * The venue's guaranteed minimum is below the service's floor: the swap is not planned (502
  * venue_floor_below_service), nothing created.

@@ -36,5 +36,8 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   at_capacity: { status: 503, action: 'retry after Retry-After' },
 };
 
+/** not_found's action on a path under /api/v2/: v2's own contract, where the catalogue's names v1's. */
+export const V2_NOT_FOUND_ACTION = 'see /docs (or /openapi/v2.json, /openapi/v2.yaml) for the paths';
+
 /** The codes only v2 operations answer: v1's contract, frozen, does not list them. */
 export const V2_ONLY_ERROR_CODES: readonly ErrorCode[] = ['venue_not_executable', 'venue_floor_below_service'];

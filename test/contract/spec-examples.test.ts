@@ -127,6 +127,24 @@ const CONDITIONS: Record<string, Condition> = {
     },
   },
   'tradecraft-failing': { overrides: (sandbox) => ({ venues: tradecraftFailing(sandbox) }) },
+  // The example's pair quoted (the quote cached for a minute), then the sandbox Nightly's pool for
+  // it moved 3 % against the give token through the sandbox's control API: the plan's floor comes
+  // from the cached quote, and Nightly's quote for the taker, made at plan time, pays less.
+  'nightly-moved-after-quote': {
+    env: { QUOTE_CACHE_TTL_MS: '60000' },
+    prepare: async (app, request) => {
+      const { from, to, amount } = JSON.parse(request.body ?? '{}') as Record<string, string>;
+      const quoted = await sendRaw({ url: new URL(`/api/v2/quote?${new URLSearchParams({ from: from!, to: to!, amount: amount! }).toString()}`, request.url), method: 'GET', headers: {}, body: undefined });
+      if (quoted.status !== 200) throw new Error(`the quote answered ${quoted.status}: ${quoted.text}`);
+      const sandbox = app.sandbox!;
+      const moved = await fetch(new URL('/sandbox/v1/move', sandbox.manifest.ledger), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ venue: 'nightly', pair: `${from}/${to}`, bps: -300 }),
+      });
+      if (moved.status !== 200) throw new Error(`the move answered ${moved.status}: ${await moved.text()}`);
+    },
+  },
   // A key issued into the app's key store, signed in with at the portal unless the example sends its
   // own; the window its view shows is the default one (the test apps raise it otherwise).
   'portal-key': {

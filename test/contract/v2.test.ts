@@ -1,15 +1,18 @@
 // Version 2 beside version 1: the header on every kind of v2 answer and `1` everywhere else, the
 // windows and budgets both versions share, idempotency per version, the served document (one
 // self-contained bundle, equal to the repository's spec bundled), the quote's execution block and
-// its reason codes, a v2 plan for tradecraft and the 409 refusal of a quote-only venue. The
-// examples of openapi/v2.yaml are replayed with v1's by test/contract/spec-examples.test.ts.
+// its reason codes, a v2 plan for tradecraft and for Nightly (its deposit to the sandbox Nightly's
+// swap address with a memo it issued for the taker), and the 409 refusal of a quote-only venue.
+// The examples of openapi/v2.yaml are replayed with v1's by test/contract/spec-examples.test.ts.
 import { connect } from 'node:net';
 import t from 'tap';
 import type { InjectOptions } from 'fastify';
 import { parse } from 'yaml';
 import { EXECUTABLE_VENUE_IDS, NOT_EXECUTABLE_REASONS, venueExecution } from '../../core/execution/venues.js';
 import { SUPPORTED_VENUE_ID } from '../../core/services.js';
-import { listen, testApp, type TestApp } from '../helpers/app.js';
+import { dec } from '../../core/decimal.js';
+import { NIGHTLY_SWAP_ADDRESS, nightlyQuoteBook } from '../../sandbox/venues/nightly.js';
+import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from '../helpers/app.js';
 import { issueKey } from '../helpers/keys.js';
 import { loadSpec, V2_SPEC_PATH } from '../helpers/spec.js';
 
@@ -140,9 +143,9 @@ t.test('the v2 quote: each venue\'s execution block from core/execution/venues.t
   t.strictSame(v2.best, v1.best, 'best stays the best net');
   for (const venue of v2.venues) t.strictSame(venue.execution, venueExecution(venue.venueId), `${venue.venueId}: its execution block`);
   const reasons = Object.fromEntries(v2.venues.map((v: { venueId: string; execution: { reason: string | null } }) => [v.venueId, v.execution.reason]));
-  t.strictSame(reasons, { tradecraft: null, nightly: 'venue_execution_not_served', oneswap: 'venue_requires_signed_challenge', cantex: 'venue_requires_account', temple: 'venue_requires_credential' });
+  t.strictSame(reasons, { tradecraft: null, nightly: null, oneswap: 'venue_requires_signed_challenge', cantex: 'venue_requires_account', temple: 'venue_requires_credential' });
   t.ok(NOT_EXECUTABLE_REASONS.every((r) => r === 'venue_execution_not_served' || Object.values(reasons).includes(r)));
-  t.strictSame(EXECUTABLE_VENUE_IDS, ['tradecraft'], 'tradecraft alone is executable in this build');
+  t.strictSame(EXECUTABLE_VENUE_IDS, ['tradecraft', 'nightly'], 'tradecraft and Nightly are executable in this build');
   t.ok(EXECUTABLE_VENUE_IDS.includes(SUPPORTED_VENUE_ID), 'v1\'s venue is one of them: the plan service reads the same place');
   const executable = v2.venues.find((v: { available: boolean; execution: { executable: boolean } }) => v.available && v.execution.executable);
   t.strictSame(v2.bestExecutable, { venueId: executable.venueId, gross: executable.gross, net: executable.net }, 'bestExecutable: the best available executable venue');
@@ -184,7 +187,7 @@ t.test('a v2 plan for tradecraft says what the wallet signs and where each regis
   t.equal(plan.collectsFees, false);
   t.match(plan.trustWindow, /stay locked in a transfer offer in your own wallet/);
 
-  for (const [venueId, reason] of [['cantex', 'venue_requires_account'], ['temple', 'venue_requires_credential'], ['oneswap', 'venue_requires_signed_challenge'], ['nightly', 'venue_execution_not_served']] as const) {
+  for (const [venueId, reason] of [['cantex', 'venue_requires_account'], ['temple', 'venue_requires_credential'], ['oneswap', 'venue_requires_signed_challenge']] as const) {
     const refused = await own.server.inject({ method: 'POST', url: '/api/v2/app/plan', payload: planBody(`v2-refused-${venueId}`, venueId) });
     t.equal(refused.statusCode, 409, venueId);
     t.match(refused.json(), { code: 'venue_not_executable', error: new RegExp(`venue ${venueId} is not executable .*: ${reason}`) });
@@ -192,6 +195,67 @@ t.test('a v2 plan for tradecraft says what the wallet signs and where each regis
   }
   const v1Refused = await own.server.inject({ method: 'POST', url: '/api/app/plan', payload: planBody('v1-refused', 'cantex') });
   t.strictSame([v1Refused.statusCode, v1Refused.json().code], [409, 'venue_unavailable'], 'v1 answers as it always did');
+  const v1Nightly = await own.server.inject({ method: 'POST', url: '/api/app/plan', payload: planBody('v1-nightly', 'nightly') });
+  t.strictSame([v1Nightly.statusCode, v1Nightly.json().error], [409, 'venue nightly is not executable in v1: plans are built for tradecraft only'], 'v1 plans tradecraft alone');
+});
+
+/** The sandbox Nightly's quote under `memo`, used up by this read; null when it issued none. */
+function issued(own: TestApp, memo: string) {
+  const spec = own.sandbox!.market.find((v) => v.id === 'nightly')!.spec;
+  const redeemed = nightlyQuoteBook(spec).redeem(memo);
+  return 'quote' in redeemed ? redeemed.quote : null;
+}
+
+t.test('a v2 Nightly plan over HTTP: its deposit goes to the sandbox\'s swapAddress with a memo the sandbox issued for the taker, bound to at least minReceive', async (t) => {
+  const own = await app(t);
+  const quote = (await own.server.inject('/api/v2/quote?from=CC&to=USDCx&amount=100')).json();
+  const quoted = quote.venues.find((v: { venueId: string }) => v.venueId === 'nightly');
+  t.strictSame(quoted.execution, { executable: true, settlement: 'swap-address-memo', reason: null }, 'the quote calls Nightly executable');
+  const res = await own.server.inject({ method: 'POST', url: '/api/v2/app/plan', payload: planBody('v2-nightly', 'nightly') });
+  t.equal(res.statusCode, 200, res.body);
+  t.equal(res.headers['x-service-api-version'], '2');
+  const plan = res.json();
+  t.equal(plan.settlement, 'swap-address-memo');
+  t.equal(plan.quoteRef.net, quoted.net, 'the net the quote shows');
+  t.equal(plan.quoteRef.minReceive, '14.8702319968', 'floor(14.9449567808 × 0.995)');
+  const [deposit] = plan.steps;
+  t.equal(deposit.target, NIGHTLY_SWAP_ADDRESS, "the sandbox's swapAddress");
+  t.equal(deposit.amount, '100');
+  t.equal(deposit.settlement, 'swap-address-memo');
+  t.ok(dec(deposit.minOut).gte(dec(plan.quoteRef.minReceive)), `minOut ${deposit.minOut} >= minReceive ${plan.quoteRef.minReceive}`);
+  const quoteOfMemo = issued(own, deposit.memo);
+  t.ok(quoteOfMemo, 'the memo is one the sandbox Nightly issued');
+  t.equal(quoteOfMemo?.recipient, TAKER, 'to the taker');
+  t.equal(quoteOfMemo && quoteOfMemo.minOutAmount.toFixed(), deposit.minOut, 'and minOut is its minOutAmount');
+  const replay = await own.server.inject({ method: 'POST', url: '/api/v2/app/plan', payload: planBody('v2-nightly', 'nightly') });
+  t.equal(replay.body, res.body, 'replayed byte for byte');
+});
+
+t.test('a keyed v2 Nightly plan with fee legs: the service\'s and the integrator\'s, in the want instrument, as on tradecraft', async (t) => {
+  const own = await app(t, COLLECTING);
+  const { key } = await issueKey(own.core.keyStore);
+  const recipient = `wallet-co::1220${'a'.repeat(64)}`;
+  const res = await own.server.inject({ method: 'POST', url: '/api/v2/execute/plan', headers: { 'x-api-key': key }, payload: { ...planBody('v2-nightly-keyed', 'nightly'), feeBps: 5, feeRecipient: recipient } });
+  t.equal(res.statusCode, 200, res.body);
+  const plan = res.json();
+  t.strictSame(plan.steps.map((s: { kind: string; target: string; instrument: { id: string }; amount: string; minOut: string | null }) => [s.kind, s.target, s.instrument.id, s.amount]), [
+    ['venue-deposit', NIGHTLY_SWAP_ADDRESS, 'Amulet', '100'],
+    ['fee-escrow-lock', FEE_PARTIES.SERVICE_FEE_PARTY, 'USDCx', plan.quoteRef.clientFees.service.amount],
+    ['fee-transfer', recipient, 'USDCx', plan.quoteRef.clientFees.integrator.amount],
+  ]);
+  t.equal(plan.quoteRef.clientFees.service.amount, '0.0074724783', 'floor(net × 5/10000), as for any venue');
+  t.equal(plan.collectsFees, true);
+  t.ok(issued(own, plan.steps[0].memo), 'the memo is the sandbox Nightly\'s');
+  t.ok(dec(plan.steps[0].minOut).gte(dec(plan.quoteRef.minReceive)));
+});
+
+t.test('v2 answers never speak of v1: a pair without CC, and a 404 under /api/v2/; v1\'s answers keep their words', async (t) => {
+  const own = await app(t);
+  const pair = { ...planBody('no-cc'), from: 'USDCx', to: 'CBTC' };
+  t.equal((await own.server.inject({ method: 'POST', url: '/api/v2/app/plan', payload: pair })).json().error, 'the pair USDCx/CBTC is not executable: every swap has a CC leg');
+  t.equal((await own.server.inject({ method: 'POST', url: '/api/app/plan', payload: pair })).json().error, 'the pair USDCx/CBTC is not executable: every v1 swap has a CC leg');
+  t.equal((await own.server.inject('/api/v2/nope')).json().action, 'see /docs (or /openapi/v2.json, /openapi/v2.yaml) for the paths');
+  t.equal((await own.server.inject('/api/nope')).json().action, 'see /docs (or /openapi/v1.json, /openapi/v1.yaml) for the paths');
 });
 
 t.test('GET /api/v2/tokens: every token, its registry name, admin party, decimals, registry and venue limits', async (t) => {

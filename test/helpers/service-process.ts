@@ -29,7 +29,8 @@ export function run(t: Owner, program: string, env: Record<string, string>, args
   return { child, dataDir, stdout: () => stdout, stderr: () => stderr };
 }
 
-export async function until<T>(read: () => T | undefined | null | false | Promise<T | null>, what: string, ms = 15_000): Promise<T> {
+// Generous: a bound on a wait for a process, not a measure of speed; a busy host may take long to start one.
+export async function until<T>(read: () => T | undefined | null | false | Promise<T | null>, what: string, ms = 60_000): Promise<T> {
   for (const end = Date.now() + ms; Date.now() < end; ) {
     const value = await read();
     if (value) return value;

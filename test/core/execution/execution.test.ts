@@ -36,9 +36,10 @@ t.test('each venue\'s execution: executable exactly when it has no reason; a ven
   }
   t.strictSame(venueExecution('elsewhere'), { executable: false, settlement: null, reason: 'venue_execution_not_served' });
   t.strictSame(venueExecution('toString'), venueExecution('elsewhere'), 'no inherited name is a venue');
-  t.strictSame(EXECUTABLE_VENUE_IDS, ['tradecraft']);
+  t.strictSame(EXECUTABLE_VENUE_IDS, ['tradecraft', 'nightly']);
   t.ok(EXECUTABLE_VENUE_IDS.includes(V1_EXECUTION_VENUE_ID));
   t.equal(requireExecutable('tradecraft').settlement, 'memo-floor');
+  t.equal(requireExecutable('nightly').settlement, 'swap-address-memo');
   t.throws(() => requireExecutable('cantex'), new DomainError('venue_not_executable', 'venue cantex is not executable by a wallet through this service: venue_requires_account (see its execution block in the quote)'));
 });
 
@@ -47,9 +48,10 @@ t.test('the v2 quote: v1\'s, each venue with its execution block; bestExecutable
   const v2 = withExecution(v1);
   t.strictSame(v2.best, v1.best);
   t.strictSame(v2.bestExecutable, { venueId: 'tradecraft', gross: '14.9', net: '14.9' });
-  t.strictSame(v2.venues.map((v) => v.execution.reason), ['venue_requires_credential', null, 'venue_requires_account', 'venue_execution_not_served']);
+  t.strictSame(v2.venues.map((v) => v.execution.reason), ['venue_requires_credential', null, 'venue_requires_account', null]);
   t.notOk('appliedSchema' in v2, 'keyless: no applied schema');
   t.equal(withExecution(quote([venue('temple', '15'), venue('tradecraft', null)])).bestExecutable, null, 'the executable venue not quoting: none executable now');
+  t.strictSame(withExecution(quote([venue('temple', '15'), venue('nightly', '14.95'), venue('tradecraft', '14.9')])).bestExecutable, { venueId: 'nightly', gross: '14.95', net: '14.95' }, 'Nightly ahead of tradecraft: it is the best executable');
   t.strictSame(withExecution({ ...v1, appliedSchema: { schemaId: 's', overrideId: null } }).appliedSchema, { schemaId: 's', overrideId: null }, 'keyed: kept');
 
   const bodies = new V2QuoteBodies(2);
