@@ -1,17 +1,21 @@
 // The v2 quote: the v1 quote's body (the same core computes it, keyless byte-identical and cached,
-// keyed with its fee lines), each venue entry telling whether a wallet can execute it and how the
-// venue settles (venues.ts), and the best venue executable now named beside the best net.
+// keyed with its fee lines), each venue entry with its price impact (computed with v1's body and
+// cached beside it, never in it) and telling whether a wallet can execute it and how the venue
+// settles (venues.ts), and the best venue executable now named beside the best net.
 import type * as V1 from '../contract/v1.js';
 import type * as V2 from '../contract/v2.js';
 import type { Partner } from '../keys/partner-keys.js';
 import type { PartnerQuotes } from '../quotes/partner-quotes.js';
 import type { QuoteParams } from '../quotes/params.js';
+import type { VenueImpacts } from '../quotes/engine.js';
 import type { BaseQuote, KeyedQuoteRequest, QuoteCounts, QuoteService } from '../quotes/service.js';
 import { venueExecution } from './venues.js';
 
-/** The v2 quote of a v1 quote: its ranking, numbers and fee lines unchanged. */
-export function withExecution(quote: V1.QuoteResponse): V2.QuoteResponse {
-  const venues = quote.venues.map((venue): V2.QuoteVenue => ({ ...venue, execution: venueExecution(venue.venueId) }));
+/** The v2 quote of a v1 quote and its venues' price impacts: its ranking, numbers and fee lines unchanged. */
+export function withExecution(quote: V1.QuoteResponse, impacts: VenueImpacts): V2.QuoteResponse {
+  const venues = quote.venues.map(
+    (venue): V2.QuoteVenue => ({ ...venue, priceImpact: venue.available ? (impacts[venue.venueId] ?? null) : null, execution: venueExecution(venue.venueId) }),
+  );
   // Ranked best net first, the unavailable after: the first available executable entry is the best executable now.
   const first = venues.find((venue) => venue.available && venue.execution.executable && venue.net !== null && venue.gross !== null);
   const { pair, amount, asOf, best, edgeBps, appliedSchema } = quote;
@@ -27,27 +31,28 @@ export function withExecution(quote: V1.QuoteResponse): V2.QuoteResponse {
   };
 }
 
-/** The v2 body of a v1 quote's JSON text. */
-export const v2QuoteJson = (v1Json: string): string => JSON.stringify(withExecution(JSON.parse(v1Json) as V1.QuoteResponse));
+/** The v2 body of a v1 quote's JSON text and its impacts' (service.ts CachedQuote). */
+export const v2QuoteJson = (v1Json: string, impacts: string): string =>
+  JSON.stringify(withExecution(JSON.parse(v1Json) as V1.QuoteResponse, JSON.parse(impacts) as VenueImpacts));
 
 /**
- * The v2 bodies of the keyless quotes, each computed once per v1 body: every caller within a cache
- * window gets the same v1 text, so the v2 text is byte-identical for everyone too, and a cached
- * quote costs v2 a map lookup (the v1 text's hash is computed once per string).
+ * The v2 bodies of the keyless quotes, each computed once per cached quote: every caller within a
+ * cache window gets the same v1 text and impacts, so the v2 text is byte-identical for everyone
+ * too, and a cached quote costs v2 a map lookup (the v1 text's hash is computed once per string)
+ * and a comparison of its impacts (the same string, but for a quote read again from the shared cache).
  */
 export class V2QuoteBodies {
-  private readonly bodies = new Map<string, string>();
+  private readonly bodies = new Map<string, { readonly impacts: string; readonly body: string }>();
 
   constructor(private readonly maxEntries = 1024) {}
 
-  body(v1Json: string): string {
-    let body = this.bodies.get(v1Json);
-    if (body === undefined) {
-      body = v2QuoteJson(v1Json);
-      // The oldest out first: a body outlives its cache window by no more than the entries after it.
-      if (this.bodies.size >= this.maxEntries) this.bodies.delete(this.bodies.keys().next().value!);
-      this.bodies.set(v1Json, body);
-    }
+  body(v1Json: string, impacts: string): string {
+    const known = this.bodies.get(v1Json);
+    if (known?.impacts === impacts) return known.body;
+    const body = v2QuoteJson(v1Json, impacts);
+    // The oldest out first: a body outlives its cache window by no more than the entries after it.
+    if (!known && this.bodies.size >= this.maxEntries) this.bodies.delete(this.bodies.keys().next().value!);
+    this.bodies.set(v1Json, { impacts, body });
     return body;
   }
 }
@@ -74,7 +79,7 @@ export class V2Quotes {
     this.bodies = new V2QuoteBodies(maxBodies);
   }
 
-  private readonly v2 = ({ json, cached }: BaseQuote): BaseQuote => ({ json: this.bodies.body(json), cached });
+  private readonly v2 = ({ json, impacts, cached }: BaseQuote): BaseQuote => ({ json: this.bodies.body(json, impacts), impacts, cached });
 
   /** QuoteService.ready, in v2. */
   ready(keyed: KeyedQuoteRequest): BaseQuote | undefined {
@@ -94,7 +99,7 @@ export class V2Quotes {
 
   /** PartnerQuotes.quote, in v2. */
   async partner(params: QuoteParams, partner: Partner, beforeCompute?: () => void | Promise<void>, counts?: QuoteCounts): Promise<V2PartnerQuote> {
-    const { body, cached } = await this.partnerQuotes.quote(params, partner, beforeCompute, counts);
-    return { body: withExecution(body), cached };
+    const { body, cached, impacts } = await this.partnerQuotes.quote(params, partner, beforeCompute, counts);
+    return { body: withExecution(body, JSON.parse(impacts) as VenueImpacts), cached };
   }
 }

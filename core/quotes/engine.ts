@@ -24,7 +24,16 @@ export interface QuoteEngineOptions {
   readonly metrics?: Metrics;
 }
 
-export async function quoteAcrossVenues(request: QuoteRequest, options: QuoteEngineOptions): Promise<QuoteResponse> {
+/** Each venue's price impact by venueId, as the wire writes it (null: not known, or unavailable). */
+export type VenueImpacts = Readonly<Record<string, string | null>>;
+
+/** A computed quote: v1's body, and beside it what later versions add to its venue entries. */
+export interface RankedQuote {
+  readonly response: QuoteResponse;
+  readonly impacts: VenueImpacts;
+}
+
+export async function quoteAcrossVenues(request: QuoteRequest, options: QuoteEngineOptions): Promise<RankedQuote> {
   const asOf = options.now().toISOString();
   const seconds = new Array<number | null>(options.venues.length).fill(null);
   const answers = await collectAnswers(request, options, seconds);
@@ -33,7 +42,9 @@ export async function quoteAcrossVenues(request: QuoteRequest, options: QuoteEng
   // The result counted is the entry's, as the response lists it: an answer may still be rejected
   // here (a net below zero, a fee in a third asset).
   if (metrics) for (let i = 0; i < entries.length; i++) metrics.venueQuote(entries[i]!.venueId, entries[i]!.rejectionCode ?? 'available', seconds[i]!);
-  return rank(request, asOf, entries);
+  const impacts: Record<string, string | null> = {};
+  for (const entry of entries) impacts[entry.venueId] = entry.priceImpact;
+  return { response: rank(request, asOf, entries), impacts };
 }
 
 /**

@@ -46,7 +46,12 @@ export function minReceive(net: Decimal, slippageBps: number): Decimal {
   return floor10(net.times(10_000 - slippageBps).times(BPS));
 }
 
-type Entry = QuoteVenue & { readonly netValue: Decimal | null };
+/**
+ * A venue's entry as the engine ranks it: v1's wire entry, its net as a Decimal, and its price
+ * impact (to 10 digits, rounded up; null when not known or unavailable), which v1's body never
+ * carries: it travels beside it (engine.ts RankedQuote.impacts).
+ */
+type Entry = QuoteVenue & { readonly netValue: Decimal | null; readonly priceImpact: string | null };
 
 const rejected = (venueId: string, rejectionCode: QuoteVenue['rejectionCode']): Entry => ({
   venueId,
@@ -58,6 +63,7 @@ const rejected = (venueId: string, rejectionCode: QuoteVenue['rejectionCode']): 
   feeBps: null,
   rejectionCode,
   netValue: null,
+  priceImpact: null,
 });
 
 /** Shapes one venue's answer into its wire entry, computing net and feeBps. */
@@ -79,5 +85,6 @@ export function toQuoteVenue(venueId: string, amount: Decimal, want: Token, give
     feeBps: feeCostBps(gross, net),
     rejectionCode: null,
     netValue: net,
+    priceImpact: quote.priceImpact ? toWire(ceil10(quote.priceImpact)) : null,
   };
 }

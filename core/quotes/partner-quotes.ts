@@ -14,6 +14,8 @@ export interface PartnerQuote {
   readonly body: QuoteResponse;
   /** Whether the base quote came from the cache. */
   readonly cached: boolean;
+  /** The base quote's price impacts, as JSON text (service.ts CachedQuote): never in the body. */
+  readonly impacts: string;
 }
 
 /** Seconds a partner is told to wait when its key's fee schema is not configured: an operator's fix takes a while. */
@@ -43,8 +45,8 @@ export class PartnerQuotes {
       throw new DomainError('key_verification_unavailable', "this key's fee terms are not configured on the service right now; nothing was quoted; the operator is told", UNCONFIGURED_SCHEMA_RETRY_SECONDS);
     }
     checkIntegratorCap(params.integratorFee, terms);
-    const { json, cached } = counts ? await this.quotes.counted(params, counts) : await this.quotes.baseQuote(params, beforeCompute);
-    return { body: withClientFees(JSON.parse(json) as QuoteResponse, terms, params, this.feeCollectionEnabled), cached };
+    const { json, impacts, cached } = counts ? await this.quotes.counted(params, counts) : await this.quotes.baseQuote(params, beforeCompute);
+    return { body: withClientFees(JSON.parse(json) as QuoteResponse, terms, params, this.feeCollectionEnabled), cached, impacts };
   }
 }
 

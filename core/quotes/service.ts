@@ -32,14 +32,32 @@ export interface QuoteCounts {
   readonly key?: KeyCheck;
 }
 
-export interface BaseQuote {
+/** A computed quote as the caches keep it: v1's body, and beside it, never in it, the venues' price impacts. */
+export interface CachedQuote {
   /** The QuoteResponse as JSON text: the same bytes for every caller within the cache window. */
   readonly json: string;
+  /** The venues' price impacts (engine.ts VenueImpacts) as JSON text, computed with `json`. */
+  readonly impacts: string;
+}
+
+export interface BaseQuote extends CachedQuote {
   /** False when this request computed the quote (a cache miss). */
   readonly cached: boolean;
 }
 
-/** What a shared cache entry holds while its claimer computes the quote: never a body, which is a JSON object. */
+/**
+ * A quote in the shared cache: its impacts, a newline, its body (JSON text holds no newline). The
+ * key's prefix is not the `quote:` of earlier builds, whose values were the body alone, so an
+ * instance of one never serves this text as a body.
+ */
+const sharedKey = (key: string): string => `quote-record:${key}`;
+const toShared = ({ json, impacts }: CachedQuote): string => `${impacts}\n${json}`;
+function fromSharedText(value: string): CachedQuote {
+  const cut = value.indexOf('\n');
+  return { impacts: value.slice(0, cut), json: value.slice(cut + 1) };
+}
+
+/** What a shared cache entry holds while its claimer computes the quote: never a quote, whose text starts with a JSON object. */
 const CLAIM_PREFIX = 'claim:';
 const isClaim = (stored: StoredValue): boolean => stored.value.startsWith(CLAIM_PREFIX);
 
@@ -61,10 +79,10 @@ export interface KeyedQuoteRequest {
 }
 
 export class QuoteService {
-  // Entries hold the JSON text, not the response object: one string is one object for the
+  // Entries hold JSON text, not the response object: two strings are three objects for the
   // garbage collector where a response is dozens, and at the 10,000-entry cap, with every miss
   // promoting a new entry, tracing those graphs cost a fresh quote 12-30 % more CPU.
-  private readonly cache: SingleFlightCache<string>;
+  private readonly cache: SingleFlightCache<CachedQuote>;
   /** This instance, in its claims' values. */
   private readonly claimant = randomUUID();
   private claims = 0;
@@ -80,7 +98,8 @@ export class QuoteService {
     const ready = this.cache.peek(cacheKey);
     if (!ready) return undefined;
     this.options.metrics?.quoteCacheHit();
-    return { json: ready.value, cached: true };
+    const { json, impacts } = ready.value;
+    return { json, impacts, cached: true };
   }
 
   /**
@@ -163,17 +182,18 @@ export class QuoteService {
 
   /** A claim on `key`'s quote, its own value (so only its claimer replaces it), lasting the quote's deadline and a margin. */
   private newClaim(key: string): Claim {
-    return { key: `quote:${key}`, value: `${CLAIM_PREFIX}${this.claimant}:${++this.claims}`, ttlMs: this.options.venueTimeoutMs + CLAIM_MARGIN_MS };
+    return { key: sharedKey(key), value: `${CLAIM_PREFIX}${this.claimant}:${++this.claims}`, ttlMs: this.options.venueTimeoutMs + CLAIM_MARGIN_MS };
   }
 
   /** A body another instance stored, kept here until it expires there. */
   private fromShared(key: string, stored: StoredValue): BaseQuote {
+    const quote = fromSharedText(stored.value);
     this.cache.get(key, async (expireIn) => {
       if (stored.ttlMs !== null) expireIn(stored.ttlMs);
-      return stored.value;
+      return quote;
     });
     this.options.metrics?.quoteCacheHit();
-    return { json: stored.value, cached: true };
+    return { ...quote, cached: true };
   }
 
   /**
@@ -187,35 +207,37 @@ export class QuoteService {
     if (hit) metrics?.quoteCacheHit();
     else metrics?.quoteCacheMiss();
     // Computed or read here meanwhile: the claim is answered with that body all the same.
-    if (hit && claim) value.then((json) => this.release(claim, json), () => this.release(claim, null));
-    return { json: await value, cached: hit };
+    if (hit && claim) value.then((quote) => this.release(claim, quote), () => this.release(claim, null));
+    const { json, impacts } = await value;
+    return { json, impacts, cached: hit };
   }
 
   /** The shared level is an optimisation: when it cannot be reached, the quote is computed here. */
   private async readShared(key: string): Promise<StoredValue | null> {
-    const stored = await this.options.sharedCache?.get(`quote:${key}`).catch(() => null);
+    const stored = await this.options.sharedCache?.get(sharedKey(key)).catch(() => null);
     return stored && !isClaim(stored) ? stored : null;
   }
 
-  private async compute(request: QuoteRequest, key: string, expireIn: (ms: number) => void, claim?: Claim): Promise<string> {
-    let json: string;
+  private async compute(request: QuoteRequest, key: string, expireIn: (ms: number) => void, claim?: Claim): Promise<CachedQuote> {
+    let quote: CachedQuote;
     try {
-      json = JSON.stringify(await quoteAcrossVenues(request, this.options));
+      const { response, impacts } = await quoteAcrossVenues(request, this.options);
+      quote = { json: JSON.stringify(response), impacts: JSON.stringify(impacts) };
     } catch (err) {
       if (claim) this.release(claim, null);
       throw err;
     }
     const shared = this.options.sharedCache;
-    if (!shared) return json;
+    if (!shared) return quote;
     if (claim) {
-      this.release(claim, json);
-      return json;
+      this.release(claim, quote);
+      return quote;
     }
-    if (await shared.setIfAbsent(`quote:${key}`, json, this.options.cacheTtlMs).catch(() => true)) return json;
-    // Another instance stored its body first: serve that one, so all instances agree byte for byte.
+    if (await shared.setIfAbsent(sharedKey(key), toShared(quote), this.options.cacheTtlMs).catch(() => true)) return quote;
+    // Another instance stored its quote first: serve that one, so all instances agree byte for byte.
     const winner = await this.readShared(key);
     if (winner && winner.ttlMs !== null) expireIn(winner.ttlMs);
-    return winner?.value ?? json;
+    return winner ? fromSharedText(winner.value) : quote;
   }
 
   /**
@@ -223,8 +245,8 @@ export class QuoteService {
    * its body at once, whoever reads the claim meanwhile waits for it, and the write goes in the next
    * script this instance sends (core/state/redis.ts). Should the store not answer, the claim lapses by itself.
    */
-  private release(claim: Claim, json: string | null): void {
-    const write = this.options.sharedCache?.replaceIf(claim.key, claim.value, json, this.options.cacheTtlMs).then(
+  private release(claim: Claim, quote: CachedQuote | null): void {
+    const write = this.options.sharedCache?.replaceIf(claim.key, claim.value, quote && toShared(quote), this.options.cacheTtlMs).then(
       () => {},
       () => {},
     );

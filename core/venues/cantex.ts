@@ -25,6 +25,11 @@
 //   or want token, so the answer is unreadable (venue_error, logged). A zero fee is no fee. The LP
 //   fee is inside `returned.amount` and is not disclosed separately.
 // - `returned` naming another instrument (or admin) than the one asked for is unreadable.
+// - Price impact, from the quote's own answer (no round trip of its own): `pool_size`, the pool's
+//   holdings of the token bought (as the SDK's SwapQuote names it), and `returned.amount` on the
+//   constant-product curve give output / pool_size (see impact()). `prices.pool_before` is the
+//   pool's spot too, but to 10 digits only: for CC -> CBTC (~0.0000015) that is 5 significant
+//   digits, too few for an impact of a few bps. Without a usable pool_size the impact is null.
 // - A missing `fees.network_fee` is unreadable rather than taken as zero: it is a documented field,
 //   and guessing zero would overstate the net.
 // - Rejections: a 400 or 404 whose body says a pool is not there (mentions "pool" with "not
@@ -36,7 +41,8 @@
 //   quote, and tokens whose admin differs from the configured one. When no entry can be read (no
 //   `pools` list, or none of ours), the probe assumes the pairs Cantex is known to list, CC/USDCx
 //   and CC/CBTC, and lets the quote's own answer (no_pool) correct that per request.
-import { ceil10, floor10 } from '../decimal.js';
+import { ceil10, floor10, type Decimal } from '../decimal.js';
+import { impactFromRates } from './venue-math.js';
 import { CBTC, CC, pairKey, TOKENS, USDCX, type Token } from '../tokens.js';
 import {
   unavailable,
@@ -85,11 +91,12 @@ export class CantexVenue implements Venue {
       const answer = objectField(await this.http.postJson('/v2/pools/quote', body, deadline), 'the quote');
       const returned = objectField(answer.returned, "'returned'");
       this.expectInstrument(returned, want, 'returned');
-      const gross = floor10(decimalField(returned.amount, 'returned.amount'));
+      const output = decimalField(returned.amount, 'returned.amount');
+      const gross = floor10(output);
       const fees = objectField(answer.fees, "'fees'");
       const fee = this.networkFee(objectField(fees.network_fee, "'fees.network_fee'"), request);
       if (gross.isZero()) return unavailable('below_minimum');
-      return { available: true, gross, fee };
+      return { available: true, gross, fee, priceImpact: this.impact(answer.pool_size, output, want) };
     } catch (err) {
       return rejection(err);
     }
@@ -142,6 +149,25 @@ export class CantexVenue implements Venue {
     }
     if (leg.instrument_admin !== undefined && leg.instrument_admin !== this.admins[token.instrument]) {
       throw new VenueUnreadable(`'${what}' names admin ${JSON.stringify(leg.instrument_admin)} for ${token.instrument}`);
+    }
+  }
+
+  /**
+   * The price impact from `pool_size`, the pool's holdings of the token bought before the trade:
+   * on the constant-product curve, output = y × a' / (x + a') (a' the amount after the LP fee), so
+   * 1 - (output / amount) / spot, spot = y × (1 - fee) / x, is output / y = 1 - (y - output) / y.
+   * Null when pool_size is absent, unreadable, of another instrument, or not above the output.
+   */
+  private impact(poolSize: unknown, output: Decimal, want: Token): Decimal | null {
+    try {
+      const leg = objectField(poolSize, "'pool_size'");
+      if (leg.instrument_id !== want.instrument) return null;
+      this.expectInstrument(leg, want, 'pool_size');
+      const y = decimalField(leg.amount, 'pool_size.amount');
+      return y.gt(output) ? impactFromRates(y.minus(output), y) : null;
+    } catch (err) {
+      if (err instanceof VenueUnreadable) return null;
+      throw err;
     }
   }
 

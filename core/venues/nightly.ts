@@ -30,6 +30,11 @@
 // - `fromAmount` must equal the amount sent: an answer for another amount (or in other units,
 //   e.g. base units) would make `toAmount` mean something else, so it is unreadable (venue_error).
 // - Only pairs with CC are offered (the probe's pairs); anything else is 'no_pool'.
+// - `priceImpact` is taken as the share of the pool's price the trade moves, a fraction, fees
+//   aside: for a constant-product pool, in' / (reserveIn + in') of the input after the in-price
+//   fee, which is 1 - (toAmount / amount) / spot with spot the pool's marginal rate after that fee
+//   (the service's definition, openapi/v2.yaml QuoteVenue.priceImpact). Rounded up to 10 digits;
+//   absent, unreadable or not below 1, it is not known (null), and the quote stands.
 //
 // Execution (executionTerms, the venue port's ExecutableVenue): the docs' integration flow, step by
 // step: the token list's limits, then POST /nswap/quote with the taker's party as `recipient`;
@@ -55,6 +60,7 @@ import {
   type VenueQuote, type VenueQuoteRequest,
 } from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
+import { statedImpact } from './venue-math.js';
 
 export const NIGHTLY_BASE_URL = 'https://mainnet.rpc.canton.nightly.app';
 
@@ -97,7 +103,7 @@ export class NightlyVenue implements ExecutableVenue {
       if (answer === 'maintenance') return unavailable('maintenance');
       const toAmount = decimalField(answer.toAmount, 'toAmount');
       if (toAmount.isZero()) return unavailable('below_minimum');
-      return { available: true, gross: toAmount, fee: null };
+      return { available: true, gross: toAmount, fee: null, priceImpact: statedImpact(answer.priceImpact) };
     } catch (err) {
       return rejection(err);
     }

@@ -26,6 +26,11 @@
 //   `below_minimum`.
 // - An `inputAmount` other than the amount asked for is unreadable (the output would belong to
 //   another amount).
+// - `priceImpact` is taken as the share of the pool's price the trade moves, a fraction (its
+//   `maxPriceImpact` cap reads "0.15" for 15 %), fees aside: in / (reserveIn + in) of the input
+//   that reaches the curve, which is 1 - (gross / amount) / spot with spot gross's marginal rate
+//   (the service's definition, openapi/v2.yaml QuoteVenue.priceImpact). Rounded up to 10 digits;
+//   absent, unreadable or not below 1, it is not known (null), and the quote stands.
 // - Rejections: a 404 whose JSON body speaks of the pool or pair is `no_pool` (a bare or HTML 404
 //   is a wrong base URL, thrown, and no answer for the probe); a 400 whose message mentions price impact is
 //   `insufficient_liquidity`. A 409 ambiguous_pool_pair is thrown (venue_error, logged), not
@@ -37,7 +42,7 @@
 //   API: 2xx, or 400, 409 or a no-pool 404 about the request. A pair is served unless that answer was a no-pool 404 or
 //   the pair's probe failed (timeout, 401, 429, 5xx, unreadable).
 import { ceil10, dec, type Decimal } from '../decimal.js';
-import { quoteFromOutputAfterGiveFee } from './venue-math.js';
+import { quoteFromOutputAfterGiveFee, statedImpact } from './venue-math.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
 import { unavailable, untilAborted, type Deadline, type Venue, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, errorBodyText, objectField, VenueFailure, VenueHttp, VenueHttpError, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
@@ -97,7 +102,8 @@ export class OneSwapVenue implements Venue {
       throw new VenueUnreadable(`'inputAmount' ${String(answer.inputAmount)} is not the amount asked for, ${amount.toFixed()}`);
     }
     const output = decimalField(answer.outputAmount, 'outputAmount');
-    return quoteFromOutputAfterGiveFee(output, amount, trafficFee(answer, amount), give);
+    const quote = quoteFromOutputAfterGiveFee(output, amount, trafficFee(answer, amount), give);
+    return quote.available ? { ...quote, priceImpact: statedImpact(answer.priceImpact) } : quote;
   }
 }
 

@@ -20,10 +20,13 @@
 //   order smaller than it, in CC (the give amount when selling CC, the output when buying), is
 //   'below_minimum', checked after the walk as in the sandbox.
 // - The symbol goes in the query as written in the SDK (`Amulet/USDCx`, slash unescaped).
+// - Price impact: the book's best level is its spot (the walked side's first level: a bid's price
+//   when selling CC, the CC an ask's price buys when buying it), against the walk's gross before
+//   the taker fee; no round trip of its own.
 // - No error body is documented: only the venue's own timeout becomes a rejection; anything else,
 //   a 429 included, is thrown, so the quote engine logs it and reports venue_error.
 import { dec, type Decimal } from '../decimal.js';
-import { proportionalGiveFee, walkBook, type BookLevel } from './venue-math.js';
+import { impactFromRates, proportionalGiveFee, walkBook, type BookLevel } from './venue-math.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
 import { unavailable, untilAborted, type Deadline, type Venue, type VenueFeeQuote, type VenueLimits, type VenueProbe, type VenueQuote, type VenueQuoteRequest } from './venue.js';
 import { decimalField, objectField, VenueFailure, VenueHttp, type VenueHttpOptions, VenueTimeout, VenueUnreadable } from './venue-http.js';
@@ -80,7 +83,11 @@ export class TempleVenue implements Venue {
       if (!gross) return unavailable('insufficient_liquidity');
       const ccSize = sellingCc ? amount : gross;
       if (ccSize.lt(this.minCc) || gross.isZero()) return unavailable('below_minimum');
-      return { available: true, gross, fee: this.fee?.(request) ?? null };
+      // A book that filled the amount has a best level. Selling CC: gross / amount against the best
+      // bid. Buying: against 1 / the best ask, i.e. gross × ask against amount.
+      const best = book[0]!.price;
+      const priceImpact = sellingCc ? impactFromRates(gross, amount.times(best)) : impactFromRates(gross.times(best), amount);
+      return { available: true, gross, fee: this.fee?.(request) ?? null, priceImpact };
     } catch (err) {
       if (err instanceof VenueTimeout) return unavailable('timeout');
       throw err;

@@ -16,13 +16,21 @@
 // venue said. A third-party note says the fee applies on both legs; if so, `user_gets` already
 // includes it and the disclosed fee understates it, never the net.
 //
+// Price impact, with no round trip of its own: the quote states only `user_gets`, so the spot
+// comes from the pool's holdings as /pools last stated them (`token1_holdings`,
+// `token2_holdings`, read with the fees: at each liveness probe). On Tradecraft's constant-product
+// curve, x the holdings of the give token and a' the amount less the fee, user_gets = y × a' /
+// (x + a'): gross's rate at the margin is y / x and its rate for the amount y / (x + a'), so the
+// impact is 1 - x / (x + a'), whatever y is. Between two reads of /pools the holdings drift as the
+// pool trades; without them the impact is not known (null).
+//
 // Execution (executionTerms, the venue port's ExecutableVenue): the taker's wallet transfers the
 // give amount to the pair's pool party (configured: TRADECRAFT_POOL_PARTIES) with the service's
 // floor as the memo ("Guide: Specifying Minimums": the trade pays at least the memo's number or
 // the tokens are returned), so the venue's minimum is the floor itself. `toAmount` is the
 // venue's `user_gets` for the amount now. A pair without a configured pool party is no_pool.
 import { ceil10, toWire, type Decimal } from '../decimal.js';
-import { quoteFromOutputAfterGiveFee } from './venue-math.js';
+import { impactFromRates, quoteFromOutputAfterGiveFee } from './venue-math.js';
 import { pairKey, TOKENS, type Token } from '../tokens.js';
 import {
   unavailable, untilAborted, type Deadline, type ExecutableVenue, type ExecutionTermsRequest, type VenueExecutionTerms, type VenueProbe, type VenueQuote, type VenueQuoteRequest,
@@ -38,6 +46,8 @@ const PATH_TOKEN: Readonly<Record<Token['symbol'], string>> = { CC: 'CC', USDCx:
 interface PoolFees {
   /** The fee's share of the give amount, e.g. 0.003. */
   readonly rate: Decimal;
+  /** The pool's holdings of each of its tokens; null when /pools does not state them. */
+  readonly holdings: ReadonlyMap<Token, Decimal> | null;
 }
 
 export interface TradecraftVenueOptions extends VenueHttpOptions {
@@ -56,7 +66,7 @@ export class TradecraftVenue implements ExecutableVenue {
   constructor(options: TradecraftVenueOptions) {
     this.poolParties = options.poolParties ?? {};
     // Tradecraft sends its amounts and fee percentages as JSON numbers.
-    this.http = new VenueHttp({ ...options, amountFields: ['user_gets', 'lp_fee_percent', 'operator_fee_percent'] });
+    this.http = new VenueHttp({ ...options, amountFields: ['user_gets', 'lp_fee_percent', 'operator_fee_percent', 'token1_holdings', 'token2_holdings'] });
   }
 
   async quote(request: VenueQuoteRequest, deadline: Deadline): Promise<VenueQuote> {
@@ -69,7 +79,11 @@ export class TradecraftVenue implements ExecutableVenue {
       const path = `/quoteForFixedInput/${PATH_TOKEN[request.give.symbol]}/${PATH_TOKEN[request.want.symbol]}?givingAmount=${request.amount.toFixed()}`;
       const answer = objectField(await this.http.getJson(path, deadline), 'the quote');
       const userGets = decimalField(answer.user_gets, 'user_gets');
-      return quoteFromOutputAfterGiveFee(userGets, request.amount, ceil10(request.amount.times(fees.rate)), request.give);
+      const fee = ceil10(request.amount.times(fees.rate));
+      const quote = quoteFromOutputAfterGiveFee(userGets, request.amount, fee, request.give);
+      const x = fees.holdings?.get(request.give);
+      if (!quote.available || !x) return quote;
+      return { ...quote, priceImpact: impactFromRates(x, x.plus(request.amount.minus(fee))) };
     } catch (err) {
       return rejection(err);
     }
@@ -111,10 +125,24 @@ export class TradecraftVenue implements ExecutableVenue {
       // Pools of tokens the service does not quote (CETH, HANDL) are not its concern.
       if (!a || !b || a === b) continue;
       const percent = decimalField(pool.lp_fee_percent, `pools[${i}].lp_fee_percent`).plus(decimalField(pool.operator_fee_percent, `pools[${i}].operator_fee_percent`));
-      fees.set(pairKey(a, b), { rate: percent.div(100) });
+      fees.set(pairKey(a, b), { rate: percent.div(100), holdings: holdingsOf(pool, a, b) });
     }
     this.fees = fees;
     return fees;
+  }
+}
+
+/** A pool's holdings of its two tokens, when /pools states both as positive amounts: they only inform the price impact, so anything else is none. */
+function holdingsOf(pool: Record<string, unknown>, a: Token, b: Token): ReadonlyMap<Token, Decimal> | null {
+  try {
+    const holdings = new Map([
+      [a, decimalField(pool.token1_holdings, 'token1_holdings')],
+      [b, decimalField(pool.token2_holdings, 'token2_holdings')],
+    ]);
+    return [...holdings.values()].every((h) => h.gt(0)) ? holdings : null;
+  } catch (err) {
+    if (err instanceof VenueUnreadable) return null;
+    throw err;
   }
 }
 

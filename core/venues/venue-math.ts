@@ -1,11 +1,13 @@
 // How venues price, shared by the adapters that turn a venue's answer into a quote: walking an
-// order book, a fee taken from the give amount, and a quote from an output after such a fee. Every
-// result is rounded toward the user's safety (outputs down, fees up) to 10 fractional digits. The
+// order book, a fee taken from the give amount, a quote from an output after such a fee, and a
+// trade's price impact (computed from the venue's spot, or as the venue states it). Every
+// result is rounded toward the user's safety (outputs down, fees and impacts up) to 10 fractional digits. The
 // sandbox's venues price with their own implementation (sandbox/pricing/), never with this, so
 // the adapters quoting the sandbox are checked against arithmetic they do not share.
-import { BPS, Decimal, ceil10, divFloor10, floor10 } from '../decimal.js';
+import { BPS, Decimal, ZERO, ceil10, divFloor10, floor10 } from '../decimal.js';
 import type { Token } from '../tokens.js';
 import { unavailable, type VenueFeeQuote, type VenueQuote, type VenueQuoteRequest } from './venue.js';
+import { decimalField, VenueUnreadable } from './venue-http.js';
 
 /** A proportional fee taken out of the give amount, rounded up. */
 export function proportionalGiveFee(bps: number): (request: VenueQuoteRequest) => VenueFeeQuote {
@@ -57,4 +59,34 @@ export function walkBook(levels: readonly BookLevel[], amount: Decimal, side: 's
     }
   }
   return remaining.isZero() ? floor10(out) : null;
+}
+
+const ONE = new Decimal(1);
+
+/**
+ * A trade's price impact, 1 - effective / spot, from its effective rate and the venue's spot rate
+ * before it (or any two figures in that ratio): the quotient rounded down and the impact up to 10
+ * digits, so it is never understated; 0 for a trade paid at or above spot; null without a spot.
+ */
+export function impactFromRates(effective: Decimal, spot: Decimal): Decimal | null {
+  if (!spot.gt(0)) return null;
+  // Division rounds down (core/decimal.ts), so 1 minus it rounds up.
+  const impact = ONE.minus(effective.div(spot));
+  return impact.gt(0) ? ceil10(impact) : ZERO;
+}
+
+/**
+ * A venue's own statement of a trade's price impact, a fraction (0.0012 = 0.12 %), rounded up to 10
+ * digits. Null when it states none, or something that is no fraction below 1: the figure only
+ * informs, so a quote is never refused over it.
+ */
+export function statedImpact(value: unknown): Decimal | null {
+  if (value === undefined || value === null) return null;
+  try {
+    const impact = decimalField(value, 'priceImpact');
+    return impact.lt(ONE) ? ceil10(impact) : null;
+  } catch (err) {
+    if (err instanceof VenueUnreadable) return null;
+    throw err;
+  }
 }

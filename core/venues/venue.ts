@@ -23,6 +23,13 @@ export type VenueQuote =
       /** Output for the full amount at the venue's headline price, before `fee`. */
       readonly gross: Decimal;
       readonly fee: VenueFeeQuote | null;
+      /**
+       * The trade's price impact: 1 - (gross / amount) / spot, where spot is the rate the venue's
+       * gross pays at the margin before the trade (fees inside its price included, `fee` not),
+       * rounded up to 10 digits (venue-math.ts); or the venue's own figure of it. Absent or null:
+       * the venue's answer gives nothing to know it from.
+       */
+      readonly priceImpact?: Decimal | null;
     }
   | { readonly available: false; readonly rejectionCode: RejectionCode };
 

@@ -1,6 +1,7 @@
 // The metrics port (core/metrics.ts) as Prometheus metrics, with prom-client, in a registry of the
 // app's own (never prom-client's global one: a process may hold several apps, as the tests do).
-// Every label value comes from a closed set: an operationId of the spec, a status code, a venue id
+// Every label value comes from a closed set: an operationId of the spec, the API version its path
+// belongs to ('1' or '2': both versions name their operations alike), a status code, a venue id
 // of the configuration, a code of the spec's enums, a component of the status. Nothing a caller
 // sends reaches a label, so no party, key or URL can.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -9,6 +10,7 @@ import type { KeyVerificationResult, Metrics, PlanResult, RateLimitName } from '
 import type { PlanRoute } from '../../core/plans/params.js';
 import { statusSummary, type HealthOptions } from '../../core/health/status.js';
 import type { OutcomeStatus, RejectionCode } from '../../core/contract/v1.js';
+import { apiVersionOf, type ApiVersion } from './api-version.js';
 import { CellHistogram } from './cell-histogram.js';
 
 /** The operation label of a request no operation answered (a 404, the spec, the SDK's scripts, a 405). */
@@ -42,7 +44,7 @@ export class PrometheusMetrics implements Metrics, RequestMetrics {
   // The cache counters are read on every quote: plain numbers, handed to prom-client when scraped.
   private cacheHits = 0;
   private cacheMisses = 0;
-  private readonly requestDurations: (operationId: string) => (status: number) => Observer;
+  private readonly requestDurations: (operationId: string) => (version: ApiVersion) => (status: number) => Observer;
   private readonly venueQuotes: (venueId: string) => (result: string) => Incrementer;
   private readonly venueDurations: (venueId: string) => Observer;
   private readonly rateLimitedBy: (limit: string) => Incrementer;
@@ -56,20 +58,22 @@ export class PrometheusMetrics implements Metrics, RequestMetrics {
   constructor() {
     const registers = [this.registry];
     // Observed on every request: cells of its own, not prom-client's labelled children.
-    const requests = new CellHistogram<'operation' | 'status'>(
+    const requests = new CellHistogram<'operation' | 'version' | 'status'>(
       'bestex_http_request_duration_seconds',
-      'Requests answered, by operationId ("none": no operation answered) and status code, and the time to answer them',
+      'Requests answered, by operationId ("none": no operation answered), API version (the path\'s: 1, or 2 under /api/v2) and status code, and the time to answer them',
       REQUEST_BUCKETS,
       this.registry,
     );
-    this.requestDurations = children((operation) => {
-      const byStatus = new Map<number, Observer>();
-      return (status) => {
-        let cell = byStatus.get(status);
-        if (cell === undefined) byStatus.set(status, (cell = requests.cell({ operation, status: String(status) })));
-        return cell;
-      };
-    });
+    this.requestDurations = children((operation) =>
+      children((version) => {
+        const byStatus = new Map<number, Observer>();
+        return (status: number) => {
+          let cell = byStatus.get(status);
+          if (cell === undefined) byStatus.set(status, (cell = requests.cell({ operation, version, status: String(status) })));
+          return cell;
+        };
+      }),
+    );
     const metrics = this;
     new Counter({
       name: 'bestex_quote_cache_total',
@@ -161,7 +165,7 @@ export class PrometheusMetrics implements Metrics, RequestMetrics {
     // An operation's request refused before its handler ran (a body that is not JSON) is still its
     // operation's: the route says which.
     const operationId = request.operationId ?? (request.is404 ? undefined : (request.routeOptions.config as { operationId?: string }).operationId);
-    this.requestDurations(operationId ?? NO_OPERATION)(reply.statusCode).observe(elapsedMs / 1000);
+    this.requestDurations(operationId ?? NO_OPERATION)(apiVersionOf(request.url))(reply.statusCode).observe(elapsedMs / 1000);
   }
 
   quoteCacheHit(): void {

@@ -40,8 +40,14 @@ function overflowOf(packet: Buffer | undefined): [ErrorCode, string] {
   return ['headers_too_large', `the request's headers are over the ${HEAD_LIMIT_KB} KB limit`];
 }
 
-/** The path the refused request named, when what arrived of it says (for the cross-origin headers). */
-const targetOf = (packet: Buffer | undefined): string => REQUEST_LINE.exec(packet?.toString('latin1', 0, Math.min(packet.length, 256)) ?? '')?.[2] ?? '';
+/** A request line's target after any method token, the parser's refused ones (`get`, `GET\0`) too. */
+const TARGET = /^[^ \r\n]* ([^ \r\n]*)/;
+
+/**
+ * The path the refused request named, when what arrived of it says: for its contract's version
+ * headers (a v2 path's refusal carries 2, whatever its method token) and the cross-origin headers.
+ */
+const targetOf = (packet: Buffer | undefined): string => TARGET.exec(packet?.toString('latin1', 0, Math.min(packet.length, 256)) ?? '')?.[1] ?? '';
 
 export interface UnroutedAnswers {
   /** fastify's clientErrorHandler: node's parser refused the request (or its connection failed). */

@@ -32,7 +32,7 @@ export {
   type StepState,
   type StepUpdate,
 } from './execution/types.js';
-export { checkPlan, type CheckedPlan, type Plan } from './plan.js';
+export { checkPlan, isPlanV2, type AnyPlanStep, type CheckedPlan, type Plan, type PlanV1, type PlanV2 } from './plan.js';
 export { readRefusal, DAPP_SDK_ERRORS, type Refusal } from './refusals.js';
 export {
   PROVIDER_ERRORS,

@@ -1,22 +1,40 @@
 // The plan the SDK is handed, checked as a wallet should before it signs anything: every step of
 // a kind it knows, the deposit exactly what the quote it came from says (the give amount in the
 // give instrument, its memo the quote's floor), fee legs only when the plan collects fees, in the
-// want instrument and for the disclosed amounts, and the plan not expired. Each check is named in
-// PLAN_CHECKS, in the order they run, so a test can hold one tampered plan against each.
+// want instrument and for the disclosed amounts, and the plan not expired. A version 2 plan
+// (told apart by its shape: `settlement`, no `mode`) is checked the same way, and also for how its
+// venue settles (a settlement this SDK executes, its memo and minOut as that settlement says),
+// each instrument's admin, and a registry named for every instrument it moves. Each check is named
+// in PLAN_CHECKS (version 1) or PLAN_CHECKS_V2, in the order they run, so a test can hold one
+// tampered plan against each.
 import { isDecimal, toUnits } from './decimal.js';
 import { BestexError } from './errors.js';
 import type { AppPlan, ExecutionPlan, PlanStep } from './contract/v1.js';
+import type * as V2 from './contract/v2.js';
 
-export type Plan = AppPlan | ExecutionPlan;
+export type PlanV1 = AppPlan | ExecutionPlan;
+export type PlanV2 = V2.AppPlan | V2.ExecutionPlan;
+/** A plan `execute` takes: version 1's or version 2's, told apart by its shape (`isPlanV2`). */
+export type Plan = PlanV1 | PlanV2;
+export type AnyPlanStep = PlanStep | V2.PlanStep;
+
+/** The settlements this SDK executes: a transfer offer to the venue's party carrying the memo. */
+export const EXECUTED_SETTLEMENTS: readonly V2.Settlement[] = ['memo-floor', 'swap-address-memo'];
 
 const PARTY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,184}::1220[0-9a-f]{64}$/;
 const INSTRUMENTS = ['Amulet', 'USDCx', 'CBTC'];
 const FEE_KINDS = ['b2c-fee-transfer', 'fee-escrow-lock', 'fee-transfer'];
 
+/** Whether `plan` has version 2's shape: a `settlement` and no `mode`. */
+export const isPlanV2 = (plan: unknown): plan is PlanV2 => typeof plan === 'object' && plan !== null && 'settlement' in plan && !('mode' in plan);
+
+/** A step's instrument id: v1 names it by id, v2 by `{id, admin}`. */
+export const instrumentOf = (step: AnyPlanStep): string | undefined => (typeof step.instrument === 'string' ? step.instrument : (step.instrument as { id?: string } | null)?.id);
+
 export interface CheckedPlan {
   readonly plan: Plan;
-  readonly deposit: PlanStep;
-  readonly feeLegs: readonly PlanStep[];
+  readonly deposit: AnyPlanStep;
+  readonly feeLegs: readonly AnyPlanStep[];
 }
 
 const unverifiable = (why: string) => new BestexError(`the plan cannot be checked, so it is not executed: ${why}`, { status: null, code: 'plan_unverifiable' });
@@ -28,138 +46,267 @@ const time = (text: unknown): number => (typeof text === 'string' ? Date.parse(t
  * `batch`, once every step is known to be well-formed), each step in turn, or each fee leg in
  * turn. It answers the error that refuses the plan, or null.
  */
-export type PlanCheck = { readonly id: string } & (
-  | { readonly on: 'plan' | 'batch'; readonly check: (plan: Plan, now: Date) => BestexError | null }
-  | { readonly on: 'step'; readonly check: (step: PlanStep, index: number, plan: Plan) => BestexError | null }
-  | { readonly on: 'fee-leg'; readonly check: (leg: PlanStep, plan: Plan) => BestexError | null }
+export type PlanCheck<P extends Plan = PlanV1> = { readonly id: string } & (
+  | { readonly on: 'plan' | 'batch'; readonly check: (plan: P, now: Date) => BestexError | null }
+  | { readonly on: 'step'; readonly check: (step: P['steps'][number], index: number, plan: P) => BestexError | null }
+  | { readonly on: 'fee-leg'; readonly check: (leg: P['steps'][number], plan: P) => BestexError | null }
 );
 
-const feeLegsOf = (plan: Plan) => plan.steps.slice(1);
+const stepsOf = (plan: Plan): readonly AnyPlanStep[] => plan.steps;
+const feeLegsOf = (plan: Plan) => stepsOf(plan).slice(1);
 
-/** Every check the SDK makes before it signs, in the order it makes them. */
+type Check = PlanCheck<Plan>;
+
+// The checks both versions make, each written once.
+const planId: Check = {
+  id: 'plan-id',
+  on: 'plan',
+  check: (plan) => (typeof plan !== 'object' || plan === null || typeof plan.planId !== 'string' || plan.planId === '' ? unverifiable('it has no planId') : null),
+};
+const expiryDateTime: Check = { id: 'expiry-date-time', on: 'plan', check: (plan) => (Number.isNaN(time(plan.expiry)) ? unverifiable('its expiry is not a date-time') : null) };
+const notExpired: Check = {
+  // First of the plan's substance: an expired plan is refused whatever else it says.
+  id: 'not-expired',
+  on: 'plan',
+  check: (plan, now) => {
+    const expiry = time(plan.expiry);
+    if (now.getTime() < expiry) return null;
+    return new BestexError(`the plan expired at ${plan.expiry}, ${Math.ceil((now.getTime() - expiry) / 1000)} s ago; its floor no longer matches the market: re-plan with a new idempotencyKey`, {
+      status: null,
+      code: 'plan_expired',
+      action: 're-plan with a new idempotencyKey',
+    });
+  },
+};
+const quoteRef: Check = {
+  id: 'quote-ref',
+  on: 'plan',
+  check: ({ quoteRef: ref }) =>
+    !ref || !INSTRUMENTS.includes(ref.pair?.give) || !INSTRUMENTS.includes(ref.pair?.want) || !isDecimal(ref.amount) || !isDecimal(ref.minReceive) || !isDecimal(ref.net)
+      ? unverifiable('its quoteRef does not say the pair, amount, net and floor')
+      : null,
+};
+const hasSteps: Check = { id: 'has-steps', on: 'plan', check: (plan) => (!Array.isArray(plan.steps) || plan.steps.length === 0 ? unverifiable('it has no steps') : null) };
+const stepKind: Check = {
+  id: 'step-kind',
+  on: 'step',
+  check: (step, i) => (step.kind !== 'venue-deposit' && !FEE_KINDS.includes(step.kind) ? unverifiable(`step ${i} is of a kind this SDK does not know (${JSON.stringify(step.kind)})`) : null),
+};
+const stepTarget: Check = { id: 'step-target', on: 'step', check: (step, i) => (!PARTY_ID.test(step.target ?? '') ? unverifiable(`step ${i}'s target is not a party id`) : null) };
+const stepAmount: Check = {
+  id: 'step-amount',
+  on: 'step',
+  check: (step, i) => (!isDecimal(step.amount) || toUnits(step.amount) === 0n ? unverifiable(`step ${i}'s amount is not a positive Daml Decimal`) : null),
+};
+const stepExpiry: Check = {
+  id: 'step-expiry',
+  on: 'step',
+  check: (step, i, plan) => {
+    const expiresAt = time(step.expiresAt);
+    return Number.isNaN(expiresAt) || expiresAt > time(plan.expiry) ? unverifiable(`step ${i} expires after the plan`) : null;
+  },
+};
+const oneDepositFirst: Check = {
+  id: 'one-deposit-first',
+  on: 'batch',
+  check: (plan) => {
+    const deposits = stepsOf(plan).filter((s) => s.kind === 'venue-deposit');
+    return deposits.length !== 1 || plan.steps[0] !== deposits[0] ? unverifiable('it does not have exactly one deposit, first') : null;
+  },
+};
+const depositIsTheGive: Check = {
+  id: 'deposit-is-the-give',
+  on: 'batch',
+  check: ({ steps: [deposit], quoteRef: ref }) =>
+    instrumentOf(deposit!) !== ref.pair.give || toUnits(deposit!.amount) !== toUnits(ref.amount) ? unverifiable('the deposit is not the quote\'s give amount in its give instrument') : null,
+};
+const floorWithinNet: Check = { id: 'floor-within-net', on: 'batch', check: ({ quoteRef: ref }) => (toUnits(ref.minReceive) > toUnits(ref.net) ? unverifiable('the floor is above the quote\'s net') : null) };
+const netNotZero: Check = { id: 'net-not-zero', on: 'batch', check: ({ quoteRef: ref }) => (toUnits(ref.net) === 0n ? unverifiable('the quote\'s net is zero') : null) };
+const feeLegsCollectFees: Check = {
+  id: 'fee-legs-collect-fees',
+  on: 'batch',
+  check: (plan) => (feeLegsOf(plan).length > 0 && plan.collectsFees !== true ? unverifiable('it has fee legs but does not collect fees') : null),
+};
+const feeLegsDisclosed: Check = {
+  id: 'fee-legs-disclosed',
+  on: 'batch',
+  check: (plan) => (feeLegsOf(plan).length > 0 && !plan.quoteRef.clientFees ? unverifiable('it has fee legs but discloses no fees (quoteRef.clientFees)') : null),
+};
+const oneLegPerKind: Check = {
+  id: 'one-leg-per-kind',
+  on: 'batch',
+  check: (plan) => {
+    const kind = FEE_KINDS.find((k) => feeLegsOf(plan).filter((leg) => leg.kind === k).length > 1);
+    return kind === undefined ? null : unverifiable(`it has more than one ${kind} leg`);
+  },
+};
+const feeLegInWant: Check = {
+  id: 'fee-leg-in-want',
+  on: 'fee-leg',
+  check: (leg, { quoteRef: ref }) => (instrumentOf(leg) !== ref.pair.want ? unverifiable(`the ${leg.kind} leg is not in the want instrument`) : null),
+};
+const serviceFeeDisclosed: Check = {
+  // The service's fee (escrowed for a partner, or the keyless fee) is exactly the disclosed service line.
+  id: 'service-fee-disclosed',
+  on: 'fee-leg',
+  check: (leg, { quoteRef: ref }) =>
+    (leg.kind === 'fee-escrow-lock' || leg.kind === 'b2c-fee-transfer') && toUnits(leg.amount) !== toUnits(ref.clientFees!.service.amount) ? unverifiable(`the ${leg.kind} leg is not the disclosed service fee`) : null,
+};
+const integratorFeeDisclosed: Check = {
+  id: 'integrator-fee-disclosed',
+  on: 'fee-leg',
+  check: (leg, { quoteRef: ref }) => {
+    const integrator = ref.clientFees!.integrator;
+    return leg.kind === 'fee-transfer' && (!integrator || toUnits(leg.amount) !== toUnits(integrator.amount) || leg.target !== integrator.recipient)
+      ? unverifiable('the integrator fee leg is not the disclosed integrator fee to its recipient')
+      : null;
+  },
+};
+
+/** Every check the SDK makes before it signs a version 1 plan, in the order it makes them. */
 export const PLAN_CHECKS: readonly PlanCheck[] = [
-  {
-    id: 'plan-id',
-    on: 'plan',
-    check: (plan) => (typeof plan !== 'object' || plan === null || typeof plan.planId !== 'string' || plan.planId === '' ? unverifiable('it has no planId') : null),
-  },
+  planId,
   { id: 'mode', on: 'plan', check: (plan) => (plan.mode !== 'managed-deposit' ? unverifiable(`mode ${JSON.stringify(plan.mode)} is not managed-deposit`) : null) },
-  { id: 'expiry-date-time', on: 'plan', check: (plan) => (Number.isNaN(time(plan.expiry)) ? unverifiable('its expiry is not a date-time') : null) },
-  {
-    // First of the plan's substance: an expired plan is refused whatever else it says.
-    id: 'not-expired',
-    on: 'plan',
-    check: (plan, now) => {
-      const expiry = time(plan.expiry);
-      if (now.getTime() < expiry) return null;
-      return new BestexError(`the plan expired at ${plan.expiry}, ${Math.ceil((now.getTime() - expiry) / 1000)} s ago; its floor no longer matches the market: re-plan with a new idempotencyKey`, {
-        status: null,
-        code: 'plan_expired',
-        action: 're-plan with a new idempotencyKey',
-      });
-    },
-  },
-  {
-    id: 'quote-ref',
-    on: 'plan',
-    check: ({ quoteRef: ref }) =>
-      !ref || !INSTRUMENTS.includes(ref.pair?.give) || !INSTRUMENTS.includes(ref.pair?.want) || !isDecimal(ref.amount) || !isDecimal(ref.minReceive) || !isDecimal(ref.net)
-        ? unverifiable('its quoteRef does not say the pair, amount, net and floor')
-        : null,
-  },
-  { id: 'has-steps', on: 'plan', check: (plan) => (!Array.isArray(plan.steps) || plan.steps.length === 0 ? unverifiable('it has no steps') : null) },
-  {
-    id: 'step-kind',
-    on: 'step',
-    check: (step, i) => (step.kind !== 'venue-deposit' && !FEE_KINDS.includes(step.kind) ? unverifiable(`step ${i} is of a kind this SDK does not know (${JSON.stringify(step.kind)})`) : null),
-  },
-  { id: 'step-target', on: 'step', check: (step, i) => (!PARTY_ID.test(step.target ?? '') ? unverifiable(`step ${i}'s target is not a party id`) : null) },
-  {
-    id: 'step-amount',
-    on: 'step',
-    check: (step, i) => (!isDecimal(step.amount) || toUnits(step.amount) === 0n ? unverifiable(`step ${i}'s amount is not a positive Daml Decimal`) : null),
-  },
+  expiryDateTime,
+  notExpired,
+  quoteRef,
+  hasSteps,
+  stepKind,
+  stepTarget,
+  stepAmount,
   { id: 'step-instrument', on: 'step', check: (step, i) => (!INSTRUMENTS.includes(step.instrument) ? unverifiable(`step ${i}'s instrument is not one this SDK knows`) : null) },
-  {
-    id: 'step-expiry',
-    on: 'step',
-    check: (step, i, plan) => {
-      const expiresAt = time(step.expiresAt);
-      return Number.isNaN(expiresAt) || expiresAt > time(plan.expiry) ? unverifiable(`step ${i} expires after the plan`) : null;
-    },
-  },
-  {
-    id: 'one-deposit-first',
-    on: 'batch',
-    check: (plan) => {
-      const deposits = plan.steps.filter((s) => s.kind === 'venue-deposit');
-      return deposits.length !== 1 || plan.steps[0] !== deposits[0] ? unverifiable('it does not have exactly one deposit, first') : null;
-    },
-  },
-  {
-    id: 'deposit-is-the-give',
-    on: 'batch',
-    check: ({ steps: [deposit], quoteRef: ref }) =>
-      deposit!.instrument !== ref.pair.give || toUnits(deposit!.amount) !== toUnits(ref.amount) ? unverifiable('the deposit is not the quote\'s give amount in its give instrument') : null,
-  },
+  stepExpiry,
+  oneDepositFirst,
+  depositIsTheGive,
   {
     id: 'memo-is-the-floor',
     on: 'batch',
     check: ({ steps: [deposit], quoteRef: ref }) => (deposit!.memo !== ref.minReceive ? unverifiable('the deposit\'s memo is not the quote\'s floor (quoteRef.minReceive)') : null),
   },
-  { id: 'floor-within-net', on: 'batch', check: ({ quoteRef: ref }) => (toUnits(ref.minReceive) > toUnits(ref.net) ? unverifiable('the floor is above the quote\'s net') : null) },
-  { id: 'net-not-zero', on: 'batch', check: ({ quoteRef: ref }) => (toUnits(ref.net) === 0n ? unverifiable('the quote\'s net is zero') : null) },
-  {
-    id: 'fee-legs-collect-fees',
-    on: 'batch',
-    check: (plan) => (feeLegsOf(plan).length > 0 && plan.collectsFees !== true ? unverifiable('it has fee legs but does not collect fees') : null),
-  },
-  {
-    id: 'fee-legs-disclosed',
-    on: 'batch',
-    check: (plan) => (feeLegsOf(plan).length > 0 && !plan.quoteRef.clientFees ? unverifiable('it has fee legs but discloses no fees (quoteRef.clientFees)') : null),
-  },
-  {
-    id: 'one-leg-per-kind',
-    on: 'batch',
-    check: (plan) => {
-      const kind = FEE_KINDS.find((k) => feeLegsOf(plan).filter((leg) => leg.kind === k).length > 1);
-      return kind === undefined ? null : unverifiable(`it has more than one ${kind} leg`);
-    },
-  },
-  {
-    id: 'fee-leg-in-want',
-    on: 'fee-leg',
-    check: (leg, { quoteRef: ref }) => (leg.instrument !== ref.pair.want ? unverifiable(`the ${leg.kind} leg is not in the want instrument`) : null),
-  },
-  {
-    // The service's fee (escrowed for a partner, or the keyless fee) is exactly the disclosed service line.
-    id: 'service-fee-disclosed',
-    on: 'fee-leg',
-    check: (leg, { quoteRef: ref }) =>
-      (leg.kind === 'fee-escrow-lock' || leg.kind === 'b2c-fee-transfer') && toUnits(leg.amount) !== toUnits(ref.clientFees!.service.amount) ? unverifiable(`the ${leg.kind} leg is not the disclosed service fee`) : null,
-  },
-  {
-    id: 'integrator-fee-disclosed',
-    on: 'fee-leg',
-    check: (leg, { quoteRef: ref }) => {
-      const integrator = ref.clientFees!.integrator;
-      return leg.kind === 'fee-transfer' && (!integrator || toUnits(leg.amount) !== toUnits(integrator.amount) || leg.target !== integrator.recipient)
-        ? unverifiable('the integrator fee leg is not the disclosed integrator fee to its recipient')
-        : null;
-    },
-  },
+  floorWithinNet,
+  netNotZero,
+  feeLegsCollectFees,
+  feeLegsDisclosed,
+  oneLegPerKind,
+  feeLegInWant,
+  serviceFeeDisclosed,
+  integratorFeeDisclosed,
 ];
 
-/** The plan, checked; BestexError `plan_unverifiable` or `plan_expired` otherwise. */
-export function checkPlan(value: unknown, now: Date): CheckedPlan {
-  const plan = value as Plan;
+const REGISTRY_URL = /^https?:\/\/\S+$/;
+
+/** Every check the SDK makes before it signs a version 2 plan, in the order it makes them. */
+export const PLAN_CHECKS_V2: readonly PlanCheck<PlanV2>[] = [
+  planId,
+  {
+    id: 'settlement',
+    on: 'plan',
+    check: (plan) =>
+      !EXECUTED_SETTLEMENTS.includes(plan.settlement) ? unverifiable(`settlement ${JSON.stringify(plan.settlement)} is not one this SDK executes (${EXECUTED_SETTLEMENTS.join(', ')})`) : null,
+  },
+  expiryDateTime,
+  notExpired,
+  quoteRef,
+  hasSteps,
+  stepKind,
+  stepTarget,
+  stepAmount,
+  {
+    id: 'step-instrument',
+    on: 'step',
+    check: (step, i) =>
+      typeof step.instrument !== 'object' || step.instrument === null || !INSTRUMENTS.includes(step.instrument.id) || (step.instrument.admin !== null && !PARTY_ID.test(step.instrument.admin ?? ''))
+        ? unverifiable(`step ${i}'s instrument is not one this SDK knows, with its admin party (or null)`)
+        : null,
+  },
+  {
+    // The deposit says how its venue settles it, as the plan does; a fee leg is a plain transfer.
+    id: 'step-settlement',
+    on: 'step',
+    check: (step, i, plan) => {
+      const expected = step.kind === 'venue-deposit' ? plan.settlement : null;
+      return step.settlement !== expected ? unverifiable(`step ${i}'s settlement is ${JSON.stringify(step.settlement)}, not ${JSON.stringify(expected)}`) : null;
+    },
+  },
+  stepExpiry,
+  oneDepositFirst,
+  depositIsTheGive,
+  {
+    // The venue reads the floor from the memo: it must be the floor the quote pinned, and minOut with it.
+    id: 'memo-floor',
+    on: 'batch',
+    check: ({ settlement, steps: [deposit], quoteRef: ref }) =>
+      settlement === 'memo-floor' && (deposit!.memo !== ref.minReceive || deposit!.minOut !== ref.minReceive)
+        ? unverifiable('the deposit\'s memo and minOut are not the quote\'s floor (quoteRef.minReceive)')
+        : null,
+  },
+  {
+    // The memo is the venue's own, opaque: what the SDK holds the venue to is its guarantee, never below the floor.
+    id: 'swap-address-memo',
+    on: 'batch',
+    check: ({ settlement, steps: [deposit], quoteRef: ref }) => {
+      if (settlement !== 'swap-address-memo') return null;
+      if (typeof deposit!.memo !== 'string' || deposit!.memo === '') return unverifiable('the deposit carries no venue memo');
+      return !isDecimal(deposit!.minOut) || toUnits(deposit!.minOut) < toUnits(ref.minReceive) ? unverifiable('the deposit\'s minOut is below the quote\'s floor (quoteRef.minReceive)') : null;
+    },
+  },
+  floorWithinNet,
+  netNotZero,
+  feeLegsCollectFees,
+  feeLegsDisclosed,
+  oneLegPerKind,
+  {
+    // The holdings a batch spends are chosen by instrument: one instrument, one admin.
+    id: 'one-admin-per-instrument',
+    on: 'batch',
+    check: (plan) => {
+      const admins = new Map<string, string | null>();
+      for (const { instrument } of plan.steps) {
+        if (admins.has(instrument.id) && admins.get(instrument.id) !== instrument.admin) return unverifiable(`it names ${instrument.id} under two admins`);
+        admins.set(instrument.id, instrument.admin);
+      }
+      return null;
+    },
+  },
+  {
+    // Null is a registry the deployment does not name: the caller's options must then (registry_unconfigured otherwise).
+    id: 'registries-cover',
+    on: 'batch',
+    check: (plan) => {
+      const named: readonly unknown[] = Array.isArray(plan.registries) ? plan.registries : [];
+      const covers = (entry: unknown, { id, admin }: V2.PlanStep['instrument']) => {
+        const r = entry as Partial<V2.InstrumentRegistry> | null;
+        return r?.instrument === id && r.admin === admin && (r.registryUrl === null || (typeof r.registryUrl === 'string' && REGISTRY_URL.test(r.registryUrl)));
+      };
+      const missing = plan.steps.find(({ instrument }) => !named.some((entry) => covers(entry, instrument)));
+      return missing ? unverifiable(`its registries name none for ${missing.instrument.id} under its admin`) : null;
+    },
+  },
+  feeLegInWant,
+  {
+    id: 'fee-leg-bare',
+    on: 'fee-leg',
+    check: (leg) => (leg.memo !== null || leg.minOut !== null ? unverifiable(`the ${leg.kind} leg carries a memo or a minOut`) : null),
+  },
+  serviceFeeDisclosed,
+  integratorFeeDisclosed,
+];
+
+function run<P extends Plan>(checks: readonly PlanCheck<P>[], plan: P, now: Date): void {
   const refuse = (error: BestexError | null) => {
     if (error) throw error;
   };
-  for (const c of PLAN_CHECKS) if (c.on === 'plan') refuse(c.check(plan, now));
-  for (const [i, step] of plan.steps.entries()) for (const c of PLAN_CHECKS) if (c.on === 'step') refuse(c.check(step, i, plan));
-  for (const c of PLAN_CHECKS) if (c.on === 'batch') refuse(c.check(plan, now));
-  for (const leg of feeLegsOf(plan)) for (const c of PLAN_CHECKS) if (c.on === 'fee-leg') refuse(c.check(leg, plan));
+  const steps = plan.steps as readonly P['steps'][number][];
+  for (const c of checks) if (c.on === 'plan') refuse(c.check(plan, now));
+  for (const [i, step] of steps.entries()) for (const c of checks) if (c.on === 'step') refuse(c.check(step, i, plan));
+  for (const c of checks) if (c.on === 'batch') refuse(c.check(plan, now));
+  for (const leg of steps.slice(1)) for (const c of checks) if (c.on === 'fee-leg') refuse(c.check(leg, plan));
+}
+
+/** The plan, checked (by PLAN_CHECKS_V2 when it has version 2's shape); BestexError `plan_unverifiable` or `plan_expired` otherwise. */
+export function checkPlan(value: unknown, now: Date): CheckedPlan {
+  const plan = value as Plan;
+  if (isPlanV2(plan)) run(PLAN_CHECKS_V2, plan, now);
+  else run(PLAN_CHECKS, plan, now);
   return { plan, deposit: plan.steps[0]!, feeLegs: feeLegsOf(plan) };
 }

@@ -136,10 +136,12 @@ t.test('the v2 quote: each venue\'s execution block from core/execution/venues.t
   const v2 = res.json();
   t.equal((await own.server.inject('/api/v2/quote?from=CC&to=USDCx&amount=100')).body, res.body, 'keyless: byte-identical again');
   t.strictSame(
-    v2.venues.map(({ execution: _, ...rest }: Record<string, unknown>) => rest),
+    v2.venues.map(({ execution: _, priceImpact: __, ...rest }: Record<string, unknown>) => rest),
     v1.venues,
     'the venues, their order and numbers are v1\'s',
   );
+  t.ok(v1.venues.every((v: Record<string, unknown>) => !('priceImpact' in v)), 'v1\'s entries have no price impact');
+  for (const venue of v2.venues) t.ok(venue.available ? /^(0|0\.[0-9]{0,9}[1-9])$/.test(venue.priceImpact) : venue.priceImpact === null, `${venue.venueId}: its price impact, a fraction below 1 (${venue.priceImpact})`);
   t.strictSame(v2.best, v1.best, 'best stays the best net');
   for (const venue of v2.venues) t.strictSame(venue.execution, venueExecution(venue.venueId), `${venue.venueId}: its execution block`);
   const reasons = Object.fromEntries(v2.venues.map((v: { venueId: string; execution: { reason: string | null } }) => [v.venueId, v.execution.reason]));

@@ -150,7 +150,7 @@ t.test('with METRICS_PORT, the metrics listen on their own port before the publi
   t.equal((await fetch(`${address}/api/quote?from=CC&to=USDCx&amount=1`)).status, 200);
   const scraped = await fetch(metrics!);
   t.equal(scraped.status, 200);
-  t.match(await scraped.text(), /^bestex_http_request_duration_seconds_count\{operation="getQuote",status="200"\} 1$/m);
+  t.match(await scraped.text(), /^bestex_http_request_duration_seconds_count\{operation="getQuote",version="1",status="200"\} 1$/m);
   t.equal((await fetch(`${address}/metrics`)).status, 404, 'not on the public port');
   run.child.kill('SIGTERM');
   const [code] = (await once(run.child, 'exit')) as [number];

@@ -223,18 +223,19 @@ export class ContractFuzz {
   /**
    * Raw requests no HTTP client would send: methods the contract does not use, method tokens the
    * parser refuses, the `targets` given, and malformed heads; `get` is a GET path to send them
-   * to, `post` a POST path for broken bodies.
+   * to, `post` a POST path for broken bodies, `nowhere` a path the spec does not define (within
+   * the part of the service it covers: its version's prefix).
    */
-  rawCases(targets: ReadonlyArray<[string, 'head' | 'target' | undefined]>, { get, post }: { get: string; post: string }): RawCase[] {
+  rawCases(targets: ReadonlyArray<[string, 'head' | 'target' | undefined]>, { get, post, nowhere = '/nowhere' }: { get: string; post: string; nowhere?: string }): RawCase[] {
     const cases: RawCase[] = [];
     const request = (method: string, url: string, head = 'Host: 127.0.0.1\r\nConnection: close\r\n') => `${method} ${url} HTTP/1.1\r\n${head}\r\n`;
     // Methods the HTTP parser knows but the contract does not use: on a defined path, 405 with Allow.
     for (const method of ['TRACE', 'PROPFIND', 'SEARCH', 'LOCK', 'PURGE', 'MKCOL', 'COPY', 'QUERY', 'REPORT', 'NOTIFY']) {
-      for (const url of [...this.paths, '/nowhere']) cases.push({ label: `method ${method}`, method, url, bytes: request(method, url) });
+      for (const url of [...this.paths, nowhere]) cases.push({ label: `method ${method}`, method, url, bytes: request(method, url) });
     }
     // Method tokens the parser refuses.
     for (const method of ['FOO', 'get', 'G3T', 'GET\u0000', 'BREW']) {
-      for (const url of [this.paths[0]!, '/nowhere']) cases.push({ label: `method ${JSON.stringify(method)}`, method, url, bytes: request(method, url), malformed: 'head' });
+      for (const url of [this.paths[0]!, nowhere]) cases.push({ label: `method ${JSON.stringify(method)}`, method, url, bytes: request(method, url), malformed: 'head' });
     }
     // Targets: well-formed ones are judged as any request to their path; malformed ones may be refused.
     for (const [url, malformed] of targets) cases.push({ label: `target ${url.slice(0, 40)}`, method: 'GET', url, bytes: request('GET', url), malformed });
@@ -265,7 +266,9 @@ export class ContractFuzz {
 
   /** Sends each raw case, one at a time, to the app on a real ephemeral port, and records the verdicts. */
   async sendRaw(app: TestApp, findings: Findings, cases: readonly RawCase[]): Promise<void> {
-    const port = Number(new URL(await listen(app.server)).port);
+    // Listening already when an earlier phase sent its raw cases to the same app.
+    const address = app.server.server.address();
+    const port = address !== null && typeof address === 'object' ? address.port : Number(new URL(await listen(app.server)).port);
     for (const c of cases) {
       const answer = await rawExchange(port, c.bytes, { headOnly: c.method === 'HEAD' });
       const violations = answer.status === 0 ? [`no answer: the connection closed with ${JSON.stringify(answer.body.slice(0, 80))}`] : this.judge({ method: c.method, url: c.url, malformed: c.malformed }, answer);

@@ -54,7 +54,7 @@ t.test('"the client asserts x-service-api-version: 1", "never retries a 4xx", an
     return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...(version ? { 'x-service-api-version': version } : {}) } });
   };
   const v2 = createClient({ baseUrl: 'http://bestex.test', fetch: answer(200, '2', { venue: 'tradecraft', state: 'live' }) });
-  await t.rejects(v2.liveness(), { name: 'BestexError', code: 'unsupported_api_version', message: /version 2; this SDK speaks 1/ });
+  await t.rejects(v2.liveness(), { name: 'BestexError', code: 'unsupported_api_version', message: /version 2; this client speaks 1/ });
   const unsaid = createClient({ baseUrl: 'http://bestex.test', fetch: answer(200, null, { venue: 'tradecraft', state: 'live' }) });
   await t.rejects(unsaid.liveness(), { code: 'unsupported_api_version' }, 'an answer without the header is not trusted either');
   calls = 0;

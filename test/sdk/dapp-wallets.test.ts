@@ -4,9 +4,9 @@
 // with the sandbox participant and accepts only what the official dApp API types define
 // (test/helpers/dapp-wallets.ts). For each pair: the same swap, CC -> USDCx on tradecraft, to its
 // end; a user who declines; a wallet that cannot submit at all; an answer lost after the ledger
-// committed.
+// committed; and version 2 plans (tradecraft's and Nightly's) executed with no registry option.
 import t from 'tap';
-import { createClient, execute, type AppPlan, type ExecutionResult } from '@bestex/sdk';
+import { createClient, createClientV2, execute, isPlanV2, type AppPlan, type ExecutionResult, type Plan } from '@bestex/sdk';
 import { Decimal } from '../../core/decimal.js';
 import { listen, testApp } from '../helpers/app.js';
 import { extensionWallet, remoteGateway, type DappWallet, type WalletKnobs } from '../helpers/dapp-wallets.js';
@@ -15,7 +15,9 @@ import { spendable } from '../helpers/ledger.js';
 const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' } });
 t.teardown(app.close);
 const sandbox = app.sandbox!;
-const client = createClient({ baseUrl: await listen(app.server) });
+const baseUrl = await listen(app.server);
+const client = createClient({ baseUrl });
+const clientV2 = createClientV2({ baseUrl });
 
 // The official providers, typed as the packages type them, must be what execute() takes: a type
 // error here is one every partner's dApp would meet.
@@ -65,9 +67,17 @@ function answered(wallet: Wallet): string {
   return runs.map(({ text, count }) => (count > 1 ? `${text} x${count}` : text)).join('; ');
 }
 
-async function swap(t: { teardown(fn: () => Promise<void>): void; comment(...message: unknown[]): void }, pair: (party: string, knobs: WalletKnobs) => Promise<Wallet>, knobs: WalletKnobs = {}) {
+/** A v2 plan for 100 CC -> USDCx on `venueId`: it names its registries, so none is configured. */
+const planV2For = (venueId: 'tradecraft' | 'nightly') => (party: string) => clientV2.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId, takerParty: party, idempotencyKey: `${party}-swap-v2` });
+
+async function swap(
+  t: { teardown(fn: () => Promise<void>): void; comment(...message: unknown[]): void },
+  pair: (party: string, knobs: WalletKnobs) => Promise<Wallet>,
+  knobs: WalletKnobs = {},
+  planOf: (party: string) => Promise<Plan> = planFor,
+) {
   const party = await fundedTaker();
-  const plan = await planFor(party);
+  const plan = await planOf(party);
   const wallet = await pair(party, knobs);
   t.teardown(wallet.close);
   const events: Array<{ status?: string; commandId?: string }> = [];
@@ -77,7 +87,9 @@ async function swap(t: { teardown(fn: () => Promise<void>): void; comment(...mes
   const unanswered = new Promise<'stuck awaiting the wallet'>((resolve) => stop.signal.addEventListener('abort', () => setTimeout(() => resolve('stuck awaiting the wallet'), 2_000).unref(), { once: true }));
   let result: ExecutionResult | 'stuck awaiting the wallet';
   try {
-    result = await Promise.race([execute(plan, { provider: wallet.provider, registries: sandbox.manifest.registries, signal: stop.signal }), unanswered]);
+    // A v2 plan names its registries: none is configured for it.
+    const registries = isPlanV2(plan) ? {} : { registries: sandbox.manifest.registries };
+    result = await Promise.race([execute(plan, { provider: wallet.provider, ...registries, signal: stop.signal }), unanswered]);
   } finally {
     clearTimeout(timer);
   }
@@ -122,4 +134,14 @@ for (const [name, pair] of PAIRS) {
       'one submission, under the plan\'s commandId: nothing was sent again',
     );
   });
+
+  for (const venue of ['tradecraft', 'nightly'] as const) {
+    t.test(`${name}: a v2 ${venue} plan, with no registry option, reaches COMPLETED`, async (t) => {
+      const { party, plan, result } = await swap(t, pair, {}, planV2For(venue));
+      t.match(result, { status: 'COMPLETED', party, depositUpdateId: /^1220[0-9a-f]{64}$/, error: null });
+      t.ok(new Decimal((result as ExecutionResult).received ?? '0').gte(plan.quoteRef.minReceive), 'at least the floor');
+      t.equal(spendable(sandbox.ledger, party, 'USDCx').toFixed(), (result as ExecutionResult).received, 'what was received is what the taker holds');
+      t.equal(submittedBy(party).length, 1, 'one submission');
+    });
+  }
 }

@@ -2,25 +2,27 @@
 // batch, and the withdraw of a deposit no pool answered, each transfer with its registry's factory.
 import { batchCommand, distinctDisclosures, type BatchTransfer } from '../batching.js';
 import type { OwnHolding } from '../ledger-view.js';
-import type { Plan } from '../plan.js';
-import type { PlanStep } from '../contract/v1.js';
 import type { DisclosedContract, LedgerCommand } from '../provider.js';
 import { CHOICES, REASON_KEY, TRANSFER_FACTORY, TRANSFER_INSTRUCTION } from '../generated/token-standard.js';
+import type { Executable, ExecutableStep } from './executable.js';
 import type { ExecuteOptions } from './options.js';
 import { transferFactory, type Factory } from './registry.js';
 
 /** How far in the past a transfer's requestedAt is set. */
 const REQUESTED_AT_SKEW_MS = 60_000;
 
-/** A step to transfer, from the instrument admin's holdings: `inputs`, or none where a batch gives them. */
+/**
+ * A step to transfer, of the instrument's admin (the plan's, else its holdings'), from its
+ * holdings: `inputs`, or none where a batch gives them.
+ */
 interface Leg {
-  readonly step: PlanStep;
+  readonly step: ExecutableStep;
   readonly admin: string;
   readonly inputs: readonly string[];
 }
 
 /** One TransferFactory_Transfer per leg, with its factory from the admin's registry and the factory's disclosed contracts. */
-async function transfersOf(options: ExecuteOptions, plan: Plan, party: string, legs: readonly Leg[]): Promise<{ transfers: BatchTransfer[]; disclosed: DisclosedContract[] }> {
+async function transfersOf(options: ExecuteOptions, plan: Executable, party: string, legs: readonly Leg[]): Promise<{ transfers: BatchTransfer[]; disclosed: DisclosedContract[] }> {
   const transfers: BatchTransfer[] = [];
   const disclosed: DisclosedContract[] = [];
   // Set in the past, as Canton's own token-standard code does: a participant whose clock runs
@@ -37,7 +39,7 @@ async function transfersOf(options: ExecuteOptions, plan: Plan, party: string, l
       inputHoldingCids: inputs,
       meta: { values: { [REASON_KEY]: step.memo ?? `${plan.planId} ${step.kind}` } },
     };
-    const factory = await transferFactory(options, admin, { choiceArguments: { expectedAdmin: admin, transfer, extraArgs: { context: { values: {} }, meta: { values: {} } } }, excludeDebugFields: true });
+    const factory = await transferFactory(options, plan.registries, admin, { choiceArguments: { expectedAdmin: admin, transfer, extraArgs: { context: { values: {} }, meta: { values: {} } } }, excludeDebugFields: true });
     disclosed.push(...(factory.choiceContext.disclosedContracts ?? []));
     transfers.push({ factoryId: factory.factoryId, argument: { expectedAdmin: admin, transfer, extraArgs: { context: factory.choiceContext.choiceContextData ?? { values: {} }, meta: { values: {} } } } });
   }
@@ -45,8 +47,8 @@ async function transfersOf(options: ExecuteOptions, plan: Plan, party: string, l
 }
 
 /** The deposit alone, as one ExerciseCommand spending `inputs`. */
-export async function depositCommand(options: ExecuteOptions, plan: Plan, party: string, inputs: readonly OwnHolding[]) {
-  const { transfers, disclosed } = await transfersOf(options, plan, party, [{ step: plan.steps[0]!, admin: inputs[0]!.admin, inputs: inputs.map((h) => h.contractId) }]);
+export async function depositCommand(options: ExecuteOptions, plan: Executable, party: string, inputs: readonly OwnHolding[]) {
+  const { transfers, disclosed } = await transfersOf(options, plan, party, [{ step: plan.steps[0]!, admin: plan.steps[0]!.admin ?? inputs[0]!.admin, inputs: inputs.map((h) => h.contractId) }]);
   const commands: LedgerCommand[] = transfers.map(({ factoryId, argument }) => ({
     ExerciseCommand: { templateId: TRANSFER_FACTORY.filterId, contractId: factoryId, choice: CHOICES.transfer, choiceArgument: argument },
   }));
@@ -57,10 +59,10 @@ export async function depositCommand(options: ExecuteOptions, plan: Plan, party:
  * The deposit and its fee legs as one CIP-0112 batch: the registries are asked for each transfer
  * as the batch sends it, with no inputs of its own (the utility gives each the holdings it threads).
  */
-export async function batchedCommand(options: ExecuteOptions, plan: Plan, party: string, included: readonly number[], inputs: ReadonlyMap<string, readonly OwnHolding[]>) {
+export async function batchedCommand(options: ExecuteOptions, plan: Executable, party: string, included: readonly number[], inputs: ReadonlyMap<string, readonly OwnHolding[]>) {
   const legs = included.map((i) => {
     const step = plan.steps[i]!;
-    return { step, admin: inputs.get(step.instrument)![0]!.admin, inputs: [] };
+    return { step, admin: step.admin ?? inputs.get(step.instrument)![0]!.admin, inputs: [] };
   });
   const { transfers, disclosed } = await transfersOf(options, plan, party, legs);
   const held = [...inputs].map(([id, holdings]) => ({ admin: holdings[0]!.admin, id, contractIds: holdings.map((h) => h.contractId) }));

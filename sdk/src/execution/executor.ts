@@ -5,12 +5,13 @@ import { batchingSupport, NO_BATCHING_NOTE, PACKAGE_NAMES_NOT_FOUND } from '../b
 import { fromUnits, toUnits } from '../decimal.js';
 import { BestexError } from '../errors.js';
 import { holdingsOf, ledgerEnd, openOffersOf, transactionsOf, type OwnHolding } from '../ledger-view.js';
-import { checkPlan, type Plan } from '../plan.js';
+import { checkPlan } from '../plan.js';
 import { ledgerApi, type TxChangedEvent } from '../provider.js';
 import type { ExecutionStorage } from './storage.js';
 import { feesReleased, START, track, type DepositTarget, type Tracked } from '../tracking.js';
 import { batchedCommand, depositCommand, withdrawCommand } from './commands.js';
 import { crossCheck } from './cross-check.js';
+import { executable, type Executable } from './executable.js';
 import { batchInputs, cover, freeHoldings, spendable } from './holdings.js';
 import { defaultStorage, type ExecuteOptions } from './options.js';
 import { realised } from './realised.js';
@@ -33,7 +34,7 @@ function safely(hooks: ExecutionHooks | undefined, call: (hooks: ExecutionHooks)
   }
 }
 
-function targetOf(plan: Plan, party: string): DepositTarget {
+function targetOf(plan: Executable, party: string): DepositTarget {
   const deposit = plan.steps[0]!;
   const notBefore = new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS - ANSWER_GRACE_MS).toISOString();
   return { party, pool: deposit.target, instrument: deposit.instrument, amount: deposit.amount, memo: deposit.memo ?? '', want: plan.quoteRef.pair.want, executeBefore: deposit.expiresAt, notBefore };
@@ -47,13 +48,13 @@ export class Execution {
   /** The wallet said (txChanged) that the latest submission failed. */
   private walletFailed = false;
   private readonly onTx = (event: TxChangedEvent) => {
-    if (event.commandId === this.plan.planId && event.status === 'failed') this.walletFailed = true;
+    if (event.commandId === this.record.planId && event.status === 'failed') this.walletFailed = true;
   };
   private readonly storage: ExecutionStorage;
   /** Shows the user the wallet's approval page: the host's hook, or else a new browser window, as dapp-sdk opens it. */
   private readonly approve = (url: string): void => {
     const hooks = this.options.hooks;
-    if (hooks?.onApproval) return safely(hooks, (h) => h.onApproval?.({ planId: this.plan.planId, url }));
+    if (hooks?.onApproval) return safely(hooks, (h) => h.onApproval?.({ planId: this.record.planId, url }));
     const open = (globalThis as { open?: (url: string, target: string) => unknown }).open;
     if (typeof open === 'function') open(url, '_blank');
   };
@@ -67,8 +68,11 @@ export class Execution {
     this.state = { ...START, offset: record.startOffset };
   }
 
-  private get plan(): Plan {
-    return this.record.plan;
+  private runnable: Executable | null = null;
+
+  /** The plan as the executor runs it: read only once it passed the checks (a stored plan did). */
+  private get plan(): Executable {
+    return (this.runnable ??= executable(this.record.plan));
   }
 
   private async save(changes: Partial<ExecutionRecord>): Promise<void> {
@@ -77,28 +81,29 @@ export class Execution {
   }
 
   private status(status: ExecutionStatus, detail: Omit<StatusDetail, 'planId'> = {}): void {
-    safely(this.options.hooks, (h) => h.onStatus?.(status, { planId: this.plan.planId, ...detail }));
+    safely(this.options.hooks, (h) => h.onStatus?.(status, { planId: this.record.planId, ...detail }));
   }
 
   private step(index: number, state: StepState, updateId?: string): void {
-    const step = this.plan.steps[index];
+    // The step as the plan says it, in the plan's own version.
+    const step = this.record.plan.steps[index];
     if (step) safely(this.options.hooks, (h) => h.onStep?.(updateId === undefined ? { index, step, state } : { index, step, state, updateId }));
   }
 
   /** Ends the execution in `status`: recorded, reported, and returned. */
   async finish(status: ExecutionStatus, error: BestexError | null = null): Promise<ExecutionResult> {
     this.options.provider.removeListener('txChanged', this.onTx as (payload: never) => void);
-    const { state, plan } = this;
+    const { state } = this;
     const received = state.received;
-    const outcome = this.options.client && ['COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN'].includes(status) ? await crossCheck(this.options.client, plan, this.record.party, state.depositUpdateId, this.options.signal) : null;
+    const outcome = this.options.client && ['COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN'].includes(status) ? await crossCheck(this.options.client, this.record.plan, this.record.party, state.depositUpdateId, this.options.signal) : null;
     const result: ExecutionResult = {
-      planId: plan.planId,
+      planId: this.record.planId,
       party: this.record.party,
       status,
       depositUpdateId: state.depositUpdateId,
       submittedUpdateId: state.offerUpdateId ?? this.record.submittedUpdateId,
       received: received === null ? null : fromUnits(received),
-      realised: received === null ? null : realised(plan, received),
+      realised: received === null ? null : realised(this.plan, received),
       fees: { included: this.record.included.length > 1, released: feesReleased(state), note: this.record.feeNote },
       outcome,
       error,
@@ -124,16 +129,27 @@ export class Execution {
     if (this.options.signal?.aborted) {
       return this.refuse(new BestexError('the execution was stopped before anything was signed', { status: null, code: 'aborted' }));
     }
-    let checked;
     try {
-      checked = checkPlan(this.plan, new Date());
+      checkPlan(this.record.plan, new Date());
     } catch (err) {
       return this.refuse(err);
     }
-    const holdings = await holdingsOf(provider, this.record.party);
-    const depositInputs = cover(freeHoldings(holdings), checked.deposit.instrument, toUnits(checked.deposit.amount));
+    const { steps } = this.plan;
+    const deposit = steps[0]!;
+    const owned = await holdingsOf(provider, this.record.party);
+    // Where the plan names an instrument's admin, only that admin's holdings are the instrument.
+    const holdings = owned.filter((h) => steps.every((s) => s.admin === null || s.instrument !== h.instrument || s.admin === h.admin));
+    const depositInputs = cover(freeHoldings(holdings), deposit.instrument, toUnits(deposit.amount));
     if (!depositInputs) {
-      const { deposit } = checked;
+      const others = deposit.admin === null ? [] : [...new Set(owned.filter((h) => h.instrument === deposit.instrument && h.admin !== deposit.admin).map((h) => h.admin))];
+      if (others.length > 0 && cover(freeHoldings(owned), deposit.instrument, toUnits(deposit.amount))) {
+        return this.refuse(
+          new BestexError(`the plan's ${deposit.instrument} is the admin ${deposit.admin}'s, and the party's ${deposit.instrument} holdings are another admin's (${others.join(', ')}): it is not executed`, {
+            status: null,
+            code: 'plan_unverifiable',
+          }),
+        );
+      }
       return this.refuse(
         new BestexError(`the party cannot cover the venue-deposit step: it needs ${deposit.amount} ${deposit.instrument} to deposit; it holds ${spendable(holdings, deposit.instrument)} ${deposit.instrument} spendable`, {
           status: null,
@@ -144,8 +160,8 @@ export class Execution {
     let included = [0];
     let feeNote: string | null = null;
     let inputs: ReadonlyMap<string, readonly OwnHolding[]> | null = null;
-    if (checked.feeLegs.length > 0) {
-      const chosen = batchInputs(this.plan.steps, holdings);
+    if (steps.length > 1) {
+      const chosen = batchInputs(steps, holdings);
       if ('short' in chosen) feeNote = chosen.short;
       else if ((await batchingSupport(provider, this.record.party)) === 'absent') feeNote = NO_BATCHING_NOTE;
       else {
@@ -315,7 +331,7 @@ export class Execution {
     const offerCid = this.state.offerCid!;
     const offer = (await openOffersOf(provider, this.record.party)).find((open) => open.contractId === offerCid);
     if (!offer) throw nothing();
-    const context = await withdrawContext(this.options, offer.transfer.instrumentId.admin, offerCid);
+    const context = await withdrawContext(this.options, this.plan.registries, offer.transfer.instrumentId.admin, offerCid);
     const command = withdrawCommand(offerCid, context);
     const submitted = await submit(provider, { commands: [command], disclosed: [...(context.disclosedContracts ?? [])], commandId: `${this.plan.planId}-withdraw`, party: this.record.party }, this.approve);
     if ('refused' in submitted) throw submitted.error;

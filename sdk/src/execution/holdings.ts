@@ -1,8 +1,8 @@
 // Which of the taker's holdings a plan spends: the deposit's cover, and the inputs a batch with
 // the fee legs starts from, or what the taker lacks for it, in words.
-import type { PlanStep } from '../contract/v1.js';
 import { fromUnits, toUnits } from '../decimal.js';
 import type { OwnHolding } from '../ledger-view.js';
+import type { ExecutableStep } from './executable.js';
 
 /** The taker's unlocked holdings, largest first. */
 export const freeHoldings = (holdings: readonly OwnHolding[]) => holdings.filter((h) => !h.locked).sort((a, b) => (a.units === b.units ? 0 : a.units > b.units ? -1 : 1));
@@ -27,7 +27,7 @@ export const spendable = (holdings: readonly OwnHolding[], instrument: string) =
  * instrument together, since the batch threads one transfer's change into the next. Or, when an
  * instrument falls short, what it lacks, in words.
  */
-export function batchInputs(steps: readonly PlanStep[], holdings: readonly OwnHolding[]): { inputs: Map<string, OwnHolding[]> } | { short: string } {
+export function batchInputs(steps: readonly ExecutableStep[], holdings: readonly OwnHolding[]): { inputs: Map<string, OwnHolding[]> } | { short: string } {
   const free = freeHoldings(holdings);
   const inputs = new Map<string, OwnHolding[]>();
   for (const instrument of new Set(steps.map((s) => s.instrument))) {

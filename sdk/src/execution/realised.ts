@@ -1,13 +1,13 @@
 // The realised figures of a completed swap: the price received, the slippage against the quote's
 // net and the margin above the plan's floor, in exact decimals, rounded against the taker.
 import { divide, fromUnits, toUnits } from '../decimal.js';
-import type { Plan } from '../plan.js';
+import type { Executable } from './executable.js';
 import type { Realised } from './types.js';
 
 /** ceil(a / b) for b > 0: a worse payout is never understated, a better one never overstated. */
 const ceilDiv = (a: bigint, b: bigint): bigint => (a > 0n ? (a + b - 1n) / b : a / b);
 
-export function realised(plan: Plan, received: bigint): Realised {
+export function realised(plan: Pick<Executable, 'quoteRef'>, received: bigint): Realised {
   const net = toUnits(plan.quoteRef.net);
   return {
     price: fromUnits(divide(received, toUnits(plan.quoteRef.amount))),

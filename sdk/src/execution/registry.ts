@@ -9,9 +9,13 @@ export interface Factory {
   readonly choiceContext: { readonly choiceContextData?: unknown; readonly disclosedContracts?: readonly DisclosedContract[] };
 }
 
-/** The registry that serves `admin`'s instruments: from `registries`, else the one `registryUrl`. */
-function registryOf(options: ExecuteOptions, admin: string): string {
-  const url = options.registries?.[admin] ?? options.registryUrl;
+/**
+ * The registry that serves `admin`'s instruments: from the options' `registries`, else their one
+ * `registryUrl`, else the one the plan names (`named`, version 2's `registries`): what the caller
+ * says wins over the plan.
+ */
+function registryOf(options: ExecuteOptions, named: Readonly<Record<string, string>>, admin: string): string {
+  const url = options.registries?.[admin] ?? options.registryUrl ?? named[admin];
   if (!url) {
     throw new BestexError(`no token registry is configured for the instrument admin ${admin}: pass registries (by admin) or registryUrl`, { status: null, code: 'registry_unconfigured' });
   }
@@ -19,9 +23,9 @@ function registryOf(options: ExecuteOptions, admin: string): string {
 }
 
 /** A call to an instrument admin's token registry, asked directly, as public registries are: no credential. */
-async function registry<T>(options: ExecuteOptions, admin: string, resource: string, body: unknown): Promise<T> {
+async function registry<T>(options: ExecuteOptions, named: Readonly<Record<string, string>>, admin: string, resource: string, body: unknown): Promise<T> {
   const fetcher = options.fetch ?? globalThis.fetch;
-  const url = `${registryOf(options, admin)}${resource}`;
+  const url = `${registryOf(options, named, admin)}${resource}`;
   let response: Response;
   try {
     response = await fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -35,8 +39,9 @@ async function registry<T>(options: ExecuteOptions, admin: string, resource: str
   return (await response.json()) as T;
 }
 
-export const transferFactory = (options: ExecuteOptions, admin: string, body: unknown) => registry<Factory>(options, admin, '/registry/transfer-instruction/v1/transfer-factory', body);
+export const transferFactory = (options: ExecuteOptions, named: Readonly<Record<string, string>>, admin: string, body: unknown) =>
+  registry<Factory>(options, named, admin, '/registry/transfer-instruction/v1/transfer-factory', body);
 
 /** What the registry gives for the withdraw of an open transfer offer. */
-export const withdrawContext = (options: ExecuteOptions, admin: string, offerCid: string) =>
-  registry<Factory['choiceContext']>(options, admin, `/registry/transfer-instruction/v1/${encodeURIComponent(offerCid)}/choice-contexts/withdraw`, { meta: {}, excludeDebugFields: true });
+export const withdrawContext = (options: ExecuteOptions, named: Readonly<Record<string, string>>, admin: string, offerCid: string) =>
+  registry<Factory['choiceContext']>(options, named, admin, `/registry/transfer-instruction/v1/${encodeURIComponent(offerCid)}/choice-contexts/withdraw`, { meta: {}, excludeDebugFields: true });

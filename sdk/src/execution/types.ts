@@ -1,8 +1,8 @@
 // What an execution is and ends as: its states, a step's progress, the hooks' payloads, the
 // result, and the record storage keeps for `resume` (./entry-points.ts documents the states).
-import type { Outcome, PlanStep } from '../contract/v1.js';
+import type { Outcome } from '../contract/v1.js';
 import type { BestexError } from '../errors.js';
-import type { Plan } from '../plan.js';
+import type { AnyPlanStep, Plan } from '../plan.js';
 
 /** The version of the record this SDK writes. */
 export const RECORD_VERSION = 1;
@@ -21,7 +21,8 @@ export type StepState = 'pending' | 'submitted' | 'accepted' | 'returned' | 'ski
 
 export interface StepUpdate {
   readonly index: number;
-  readonly step: PlanStep;
+  /** The step as the plan says it, in the plan's version. */
+  readonly step: AnyPlanStep;
   readonly state: StepState;
   readonly updateId?: string;
 }
@@ -83,7 +84,7 @@ export interface ExecutionResult {
     /** Why they were left out, when they were. */
     readonly note: string | null;
   };
-  /** The service's reading of the same swap (GET /api/outcome), when a client was given. */
+  /** The service's reading of the same swap (GET /api/outcome, or /api/v2/outcome with a version 2 client), when a client was given. */
   readonly outcome: { readonly status: Outcome['status']; readonly depositUpdateId: string | null; readonly agrees: boolean } | null;
   readonly error: BestexError | null;
 }

@@ -114,10 +114,11 @@ t.test('a fresh quote answers after its one round trip: its body replaces the cl
   const quote = await a.quotes.counted(request('7'), counts('a'));
   t.equal(quote.cached, false, 'computed for this request');
   t.equal(a.held(), 1, "answered while its body's write is still held");
-  t.match((await store.state.get('quote:CC|USDCx|7'))?.value, /^claim:/, 'the shared cache holds the claim meanwhile');
+  t.match((await store.state.get('quote-record:CC|USDCx|7'))?.value, /^claim:/, 'the shared cache holds the claim meanwhile');
   a.letGo();
   await a.quotes.settled();
-  t.equal((await store.state.get('quote:CC|USDCx|7'))?.value, quote.json, 'then the body answered');
+  t.equal((await store.state.get('quote-record:CC|USDCx|7'))?.value, `${quote.impacts}\n${quote.json}`, 'then the body answered, its price impacts before it');
+  t.equal(await store.state.get('quote:CC|USDCx|7'), null, "nothing under earlier builds' key, whose value they would serve as a body");
 });
 
 t.test('"instances serve the same bytes": a quote another instance claimed is waited for and its body served, no venue asked, its fresh budget unspent', async (t) => {
@@ -132,6 +133,7 @@ t.test('"instances serve the same bytes": a quote another instance claimed is wa
   a.letGo();
   const fromB = await waiting;
   t.equal(fromB.json, fromA.json, "B serves A's bytes (its own clock would have made another asOf)");
+  t.equal(fromB.impacts, fromA.impacts, "and A's price impacts with them");
   t.equal(fromB.cached, true, 'a hit for B');
   t.equal(b.asked(), 0, 'still no venue asked by B');
   t.equal(a.asked(), 1, 'A asked its venue once');
@@ -154,7 +156,7 @@ t.test('a claim whose claimer stopped (no body ever written) lapses after the de
   t.equal(b.asked(), 1, 'asking its venue');
   t.equal((await store.state.peek('rate:fresh:b'))?.count, 1, "B's fresh-quote budget spent on it");
   await b.quotes.settled();
-  t.equal((await store.state.get('quote:CC|USDCx|9'))?.value, fromB.json, "B's body in the shared cache");
+  t.equal((await store.state.get('quote-record:CC|USDCx|9'))?.value, `${fromB.impacts}\n${fromB.json}`, "B's quote in the shared cache");
 });
 
 t.test('a quote that fails drops its claim at once: the next reader computes it without waiting', async (t) => {
@@ -168,7 +170,7 @@ t.test('a quote that fails drops its claim at once: the next reader computes it 
   await t.rejects(a.quotes.counted(request('10'), counts('a')), /the clock failed/, 'the quote fails');
   fail = false;
   await a.quotes.settled();
-  t.equal(await store.state.get('quote:CC|USDCx|10'), null, 'its claim is dropped');
+  t.equal(await store.state.get('quote-record:CC|USDCx|10'), null, 'its claim is dropped');
   const b = instance(store, 0);
   b.letGo();
   const started = Date.now();

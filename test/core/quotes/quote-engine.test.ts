@@ -3,7 +3,7 @@
 // a timeout test passes if the call settles at all and the venue's signal was aborted.
 import t from 'tap';
 import { dec } from '../../../core/decimal.js';
-import { quoteAcrossVenues, type QuoteEngineOptions, type QuoteRequest } from '../../../core/quotes/engine.js';
+import { quoteAcrossVenues as rankedQuote, type QuoteEngineOptions, type QuoteRequest } from '../../../core/quotes/engine.js';
 import { SingleFlightCache } from '../../../core/quotes/single-flight-cache.js';
 import { CBTC, CC, USDCX } from '../../../core/tokens.js';
 import type { Metrics } from '../../../core/metrics.js';
@@ -74,6 +74,9 @@ function options(venues: Venue[], over: Partial<QuoteEngineOptions> = {}) {
   };
   return { opts, errors, downChecks };
 }
+
+/** The engine's v1 body, which most tests here read. */
+const quoteAcrossVenues = async (request: QuoteRequest, opts: QuoteEngineOptions) => (await rankedQuote(request, opts)).response;
 
 const byId = <T extends { venueId: string }>(venues: readonly T[], id: string): T => {
   const v = venues.find((x) => x.venueId === id);
@@ -466,4 +469,14 @@ t.test('quoteAcrossVenues: "per-venue quote latency and results by rejectionCode
   t.equal(reported[3]!.seconds, null, 'a venue not asked (down) has no time to answer');
   const waited = reported[1]!.seconds!;
   t.ok(waited >= reported[0]!.seconds! && waited >= reported[2]!.seconds!, 'the timed-out venue waited at least as long as those that answered');
+});
+
+t.test('quoteAcrossVenues: "the price impact travels beside v1\'s body, never in it": each venue\'s, rounded up to 10 digits, null when unknown or unavailable', async (t) => {
+  const impact = (id: string, priceImpact: string | null | undefined) =>
+    fakeVenue(id, async () => ({ available: true, gross: dec('15'), fee: null, ...(priceImpact === undefined ? {} : { priceImpact: priceImpact === null ? null : dec(priceImpact) }) }));
+  const rejected = fakeVenue('rejected', async () => ({ available: false, rejectionCode: 'no_pool' }));
+  const { response, impacts } = await rankedQuote(REQUEST, options([impact('exact', '0.0012'), impact('finer', '0.00000000001'), impact('unknown', null), impact('unstated', undefined), rejected]).opts);
+  t.strictSame(impacts, { exact: '0.0012', finer: '0.0000000001', unknown: null, unstated: null, rejected: null });
+  for (const venue of response.venues) t.notOk('priceImpact' in venue, `${venue.venueId}: v1's entry has no priceImpact`);
+  t.notMatch(JSON.stringify(response), /priceImpact/);
 });

@@ -201,6 +201,7 @@ t.test('toQuoteVenue: an available quote becomes a wire entry with gross, net, f
       feeBps: feeBpsOf('149.9925003749', giveSideNet('149.9925003749', '3', '1000')),
       rejectionCode: null,
       netValue: giveSideNet('149.9925003749', '3', '1000'),
+      priceImpact: null,
     },
   );
   t.equal(v.feeBps, 30);
@@ -264,8 +265,19 @@ t.test('toQuoteVenue: "a fee asset that is neither give nor want → venue_error
       feeBps: null,
       rejectionCode: 'venue_error',
       netValue: null,
+      priceImpact: null,
     },
   );
+});
+
+t.test('toQuoteVenue: "priceImpact rounded up to 10 digits, so it is never understated"; null when the venue states none or is unavailable', async (t) => {
+  const impact = (priceImpact: string | null) => toQuoteVenue('x', dec('100'), USDCX, CC, { available: true, gross: dec('15'), fee: null, priceImpact: priceImpact === null ? null : dec(priceImpact) }).priceImpact;
+  t.equal(impact('0.00000498501'), '0.0000049851', 'up, past 10 digits');
+  t.equal(impact('0.0012'), '0.0012', 'kept within them');
+  t.equal(impact('0'), '0');
+  t.equal(impact(null), null);
+  t.equal(toQuoteVenue('x', dec('100'), USDCX, CC, ok('15')).priceImpact, null, 'a venue that gives none');
+  t.equal(toQuoteVenue('x', dec('100'), USDCX, CC, { available: true, gross: dec('0'), fee: null, priceImpact: dec('0.1') }).priceImpact, null, 'rejected (below_minimum): none');
 });
 
 t.test('toQuoteVenue: an unavailable venue keeps its rejectionCode and has gross, net, fee and feeBps null', async (t) => {

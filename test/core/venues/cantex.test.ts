@@ -217,3 +217,18 @@ t.test('probe: pools of our instruments only under other admins mean CANTEX_INST
   }));
   t.strictSame(await venue.probe(neverAborted()), { live: false, pairs: [] });
 });
+
+t.test('cantex: priceImpact from the quote\'s own pool_size (the pool\'s holdings of the token bought): output / pool_size on the constant-product curve, rounded up', async (t) => {
+  const impactOf = async (body: string) => {
+    const { venue } = cantex(() => ({ body }));
+    const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, open);
+    return q.available ? (q.priceImpact === null ? null : q.priceImpact?.toFixed()) : q.rejectionCode;
+  };
+  const body = quoteBody({ returned: '"14.9424752166"', networkFee: '"0.79"' });
+  // 14.9424752166 / 4485000 = 0.00000333165…: the LP fee's a' = 99.95 of 30,000,000 CC, a' / (x + a').
+  t.equal(await impactOf(body), '0.0000033317');
+  t.equal(await impactOf(body.replace(/"pool_size": \{[^}]*\},/, '')), null, 'no pool_size: not known');
+  t.equal(await impactOf(body.replace('"pool_size": {"amount": "4485000", "instrument_id": "USDCx"', '"pool_size": {"amount": "30000000", "instrument_id": "Amulet"')), null, "the sold token's holdings: not what the curve needs here");
+  t.equal(await impactOf(body.replace('"amount": "4485000"', '"amount": "10"')), null, 'not above the output: unreadable as holdings');
+  t.equal(await impactOf(body.replace('"amount": "4485000"', '"amount": "a lot"')), null, 'unreadable: the quote stands');
+});

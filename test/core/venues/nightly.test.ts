@@ -196,3 +196,18 @@ t.test('nightly probe: "GET /nswap/tokens → live, pairs = CC paired with each 
 t.test('nightly: a recipient party is required', async (t) => {
   t.throws(() => new NightlyVenue({ baseUrl: NIGHTLY_BASE_URL, timeoutMs: 100, recipient: '' }));
 });
+
+t.test('nightly: "priceImpact as the venue states it", a fraction rounded up to 10 digits; none, or one that reads as no fraction below 1, is not known and the quote stands', async (t) => {
+  const stated = async (priceImpact: string) => {
+    const { venue } = setup(() => ({ body: quoteJson('1000', '"149.1234567891"').replace('"priceImpact":"0.0012"', priceImpact) }));
+    const q = await ask(venue, CC, USDCX, '1000');
+    return q.available ? (q.priceImpact === null ? null : q.priceImpact?.toFixed()) : q.rejectionCode;
+  };
+  t.equal(await stated('"priceImpact":"0.0012"'), '0.0012');
+  t.equal(await stated('"priceImpact":"0.00000623746101"'), '0.0000062375', 'past 10 digits: up');
+  t.equal(await stated('"priceImpact":null'), null);
+  t.equal(await stated('"rate":"0.149123"'), null, 'absent');
+  t.equal(await stated('"priceImpact":"1.2"'), null, 'not below 1 (a percentage?): not read as a fraction');
+  t.equal(await stated('"priceImpact":"-0.1"'), null, 'negative');
+  t.equal(await stated('"priceImpact":0.0012'), null, 'a JSON number, which would pass through a float');
+});

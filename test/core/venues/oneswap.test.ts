@@ -202,3 +202,15 @@ t.test('a bare or HTML 404 (a wrong ONESWAP_URL) is a failing venue, not one wit
     t.strictSame(await venue.probe(neverAborted()), { live: false, pairs: [] }, `${body}: the probe`);
   }
 });
+
+t.test('oneswap: "priceImpact as the venue states it", a fraction rounded up to 10 digits; an unreadable one is not known and the quote stands', async (t) => {
+  const stated = async (priceImpact: string) => {
+    const { venue } = oneswap(() => ({ body: quoteBody({ input: '"100"', output: '"14.7651282205"', extra: TRAFFIC }).replace('"priceImpact": "0.0008"', priceImpact) }));
+    const q = await venue.quote({ give: CC, want: USDCX, amount: dec('100') }, open);
+    return q.available ? (q.priceImpact === null ? null : q.priceImpact?.toFixed()) : q.rejectionCode;
+  };
+  t.equal(await stated('"priceImpact": "0.0008"'), '0.0008');
+  t.equal(await stated('"priceImpact": "0.00000826671234"'), '0.0000082668', 'past 10 digits: up');
+  t.equal(await stated('"priceImpact": "high"'), null);
+  t.equal(await stated('"priceImpact": "15"'), null, 'not below 1');
+});

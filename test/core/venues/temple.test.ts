@@ -175,3 +175,16 @@ t.test('temple probe: "one book per pair (levels=1): live when any answers"', as
   t.strictSame(await setup(() => 'hang', { timeoutMs: 30 }).venue.probe(signal), { live: false, pairs: [] }, 'no answer in time');
   t.strictSame(await setup(() => ({ body: 'not json' })).venue.probe(signal), { live: false, pairs: [] }, 'unreadable');
 });
+
+t.test('temple: "an order book\'s best level is its spot": priceImpact = 1 - (gross / amount) / spot, rounded up, against the walked side\'s best level', async (t) => {
+  const { venue } = setup();
+  const impact = async (give: Token, want: Token, amount: string) => {
+    const q = await ask(venue, give, want, amount);
+    return q.available ? q.priceImpact?.toFixed() : q.rejectionCode;
+  };
+  t.equal(await impact(CC, USDCX, '100'), '0', 'filled within the best bid (0.15): paid at spot');
+  // 7498 / 50000 = 0.14996 a CC against 0.15: 1 - 0.14996 / 0.15 = 0.000266666… -> up.
+  t.equal(await impact(CC, USDCX, '50000'), '0.0002666667', 'into the second bid, rounded up');
+  // Buying: 100 USDCx buy 665.3359946773 CC against 1 / 0.1503 a USDCx: 1 - 665.3359946773 × 0.1503 / 100.
+  t.equal(await impact(USDCX, CC, '100'), '0.0000000001', 'the walk\'s own rounding down of gross, never an impact understated');
+});

@@ -1,8 +1,9 @@
 // The Tradecraft adapter (core/venues/tradecraft.ts) against fixtures of its documented API, and
 // the shared venue HTTP client (core/venues/venue-http.ts).
+import { Decimal as DecimalJs } from 'decimal.js';
 import t from 'tap';
 import { dec } from '../../../core/decimal.js';
-import { CBTC, CC, USDCX } from '../../../core/tokens.js';
+import { CBTC, CC, USDCX, type Token } from '../../../core/tokens.js';
 import { TradecraftVenue } from '../../../core/venues/tradecraft.js';
 import { parseJsonKeepingNumbers } from '../../../core/json-numbers.js';
 import { decimalField, VenueHttp, VenueHttpError, VenueUnreadable } from '../../../core/venues/venue-http.js';
@@ -109,5 +110,40 @@ t.test('decimalField: "never let a float reach an amount", and no number so larg
   t.equal(decimalField('1.5e3', 'x').toFixed(), '1500');
   for (const bad of ['1e9000000000000000', '1e31', '1e-31', `1${'0'.repeat(70)}`, '-1', '0x10', 'NaN', '']) {
     t.throws(() => decimalField(bad, 'x'), VenueUnreadable, JSON.stringify(bad));
+  }
+});
+
+/** ceil(a' / (x + a')) to 10 digits, a' the amount less the fee, in an independent decimal.js. */
+const X = DecimalJs.clone({ precision: 200 });
+const curveImpact = (holdings: string, amount: string, fee: string): string => {
+  const after = new X(amount).minus(fee);
+  return after.div(new X(holdings).plus(after)).toDecimalPlaces(10, X.ROUND_CEIL).toFixed();
+};
+
+t.test('quote: priceImpact from the pool\'s holdings /pools stated (no round trip of its own): 1 - x / (x + a\'), x the give token\'s holdings, a\' the amount less the fee; rounded up', async (t) => {
+  const { venue: tradecraft, sent } = venue({
+    '/pools': { body: POOLS },
+    '/quoteForFixedInput/CC/USDCx': { body: '{"user_gets": 14.9549254495}' },
+    '/quoteForFixedInput/USDCx/CC': { body: '{"user_gets": 663.1234567891}' },
+  });
+  const impact = async (give: Token, want: Token, amount: string) => {
+    const q = await tradecraft.quote({ give, want, amount: dec(amount) }, noDeadline());
+    return q.available ? q.priceImpact?.toFixed() : q.rejectionCode;
+  };
+  t.equal(await impact(CC, USDCX, '100'), curveImpact('20000000', '100', '0.3'));
+  t.equal(await impact(CC, USDCX, '100'), '0.000004985', 'by hand: 99.7 / 20000099.7 = 0.00000498497…, up');
+  t.equal(await impact(USDCX, CC, '100'), curveImpact('3000000', '100', '0.3'), 'giving USDCx: its holdings');
+  t.equal(sent.filter((s) => s.url.endsWith('/pools')).length, 1, '/pools read once, not per quote');
+});
+
+t.test('quote: without holdings in /pools (absent, unreadable or zero) the impact is not known, and the quote stands', async (t) => {
+  for (const [what, holdings] of [['absent', ''], ['a string that is no amount', '"token1_holdings":"lots","token2_holdings":3000000,'], ['zero', '"token1_holdings":0,"token2_holdings":3000000,']] as const) {
+    const { venue: tradecraft } = venue({
+      '/pools': { body: POOLS.replace('"token1_holdings":20000000,"token2_holdings":3000000,', holdings) },
+      '/quoteForFixedInput/CC/USDCx': { body: '{"user_gets": 14.9549254495}' },
+    });
+    const q = await tradecraft.quote({ give: CC, want: USDCX, amount: dec('100') }, noDeadline());
+    t.ok(q.available, what);
+    t.equal(q.available && q.priceImpact, undefined, `${what}: none`);
   }
 });

@@ -91,10 +91,10 @@ t.test('"Prometheus text on a listener of its own (METRICS_PORT), never on the p
   t.equal(off.metrics, null, 'METRICS_PORT unset: no listener');
 });
 
-t.test('"request count and latency histograms per operationId and status"', async (t) => {
+t.test('"request count and latency histograms per operationId, API version and status"', async (t) => {
   const { app, scrape } = await withMetrics(t);
   const before = await scrape();
-  const count = (all: Sample[], operation: string, status: string) => valueOf(all, 'bestex_http_request_duration_seconds_count', { operation, status });
+  const count = (all: Sample[], operation: string, status: string, version = '1') => valueOf(all, 'bestex_http_request_duration_seconds_count', { operation, version, status });
   for (let i = 0; i < 3; i++) t.equal((await inject(app, QUOTE)).statusCode, 200);
   t.equal((await inject(app, '/api/quote?from=CC&to=USDCx&amount=-1')).statusCode, 400);
   t.equal((await inject(app, '/api/status')).statusCode, 200);
@@ -107,11 +107,20 @@ t.test('"request count and latency histograms per operationId and status"', asyn
   t.equal(count(after, 'getStatus', '200') - count(before, 'getStatus', '200'), 1);
   t.equal(count(after, 'none', '404') - count(before, 'none', '404'), 1, 'a request no operation answered');
   t.equal(count(after, 'createAppPlan', '400') - count(before, 'createAppPlan', '400'), 1, 'a body refused before the handler ran is still its operation\'s');
-  t.equal(valueOf(after, 'bestex_http_request_duration_seconds_bucket', { operation: 'getQuote', status: '200', le: '+Inf' }), 3, 'a latency histogram');
-  t.ok(valueOf(after, 'bestex_http_request_duration_seconds_sum', { operation: 'getQuote', status: '200' }) > 0, 'its latencies are summed');
-  const buckets = after.filter((s) => s.name === 'bestex_http_request_duration_seconds_bucket' && s.labels.operation === 'getQuote' && s.labels.status === '200');
+  t.equal(valueOf(after, 'bestex_http_request_duration_seconds_bucket', { operation: 'getQuote', version: '1', status: '200', le: '+Inf' }), 3, 'a latency histogram');
+  t.ok(valueOf(after, 'bestex_http_request_duration_seconds_sum', { operation: 'getQuote', version: '1', status: '200' }) > 0, 'its latencies are summed');
+  const buckets = after.filter((s) => s.name === 'bestex_http_request_duration_seconds_bucket' && s.labels.operation === 'getQuote' && s.labels.version === '1' && s.labels.status === '200');
   t.ok(buckets.length > 2 && buckets.every((b, i) => i === 0 || b.value >= buckets[i - 1]!.value), 'cumulative buckets, +Inf last');
   t.equal(buckets.at(-1)!.labels.le, '+Inf');
+
+  // Both versions name their operations alike: the version tells them apart.
+  t.equal((await inject(app, QUOTE.replace('/api/', '/api/v2/'))).statusCode, 200);
+  t.equal((await inject(app, '/api/v2/nowhere')).statusCode, 404);
+  const v2 = await scrape();
+  t.equal(count(v2, 'getQuote', '200', '2') - count(after, 'getQuote', '200', '2'), 1, 'a v2 quote: version 2');
+  t.equal(count(v2, 'getQuote', '200') - count(after, 'getQuote', '200'), 0, 'not counted as v1\'s');
+  t.equal(count(v2, 'none', '404', '2') - count(after, 'none', '404', '2'), 1, 'a 404 under /api/v2: the version of its path');
+  t.ok(v2.filter((s) => s.name === 'bestex_http_request_duration_seconds_count').every((s) => s.labels.version === '1' || s.labels.version === '2'), 'version is 1 or 2, nothing else');
 });
 
 t.test('"quote cache hits and misses": the first request for a combination is a miss, the next ones hits', async (t) => {
@@ -340,6 +349,10 @@ t.test('"no label can hold a party, a key or a URL": after traffic carrying them
   for (const sample of samples(exposition).filter((s) => s.name.startsWith('bestex_'))) {
     for (const [label, value] of Object.entries(sample.labels)) {
       if (label === 'le' || label === 'status' && shape.test(value)) continue;
+      if (label === 'version') {
+        t.ok(value === '1' || value === '2', `${sample.name} version=${value} is 1 or 2`);
+        continue;
+      }
       if (sample.name === 'bestex_status_component') {
         const allowed = label === 'state' ? COMPONENT_STATES : [...COMPONENTS, ...venueIds.map((v) => `venue:${v}`)];
         t.ok(allowed.includes(value), `${sample.name} ${label}=${value} is from a closed set`);

@@ -1,0 +1,77 @@
+// '@bestex/sdk/wallet-sdk' with version 2 plans, as a partner's backend uses it: Canton's wallet-sdk
+// on the sandbox participant holds the taker (a participant-hosted party, or an external one with
+// its own key), createClientV2 plans, and `execute` runs the plan through walletSdkProvider to its
+// end with no registry configuration: the plan names each instrument's registry. Both settlements
+// this SDK executes, tradecraft's memo-floor and Nightly's swap-address-memo. Nothing is mocked.
+import t from 'tap';
+import { CustomLogAdapter, SDK } from '@canton-network/wallet-sdk';
+import { createClientV2, execute, type ExecutionStatus } from '@bestex/sdk';
+import { walletSdkProvider } from '@bestex/sdk/wallet-sdk';
+import { Decimal } from '../../core/decimal.js';
+import { listen, testApp } from '../helpers/app.js';
+import { hint } from '../helpers/canton.js';
+import { spendable } from '../helpers/ledger.js';
+
+const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' } });
+t.teardown(app.close);
+const client = createClientV2({ baseUrl: await listen(app.server) });
+const sandbox = app.sandbox!;
+const { manifest, ledgerToken } = sandbox;
+const sdk = await SDK.create({ auth: { method: 'static', token: ledgerToken }, ledgerClientUrl: manifest.ledger, logAdapter: new CustomLogAdapter(() => {}) });
+
+async function control(resource: string, body: unknown): Promise<void> {
+  const response = await fetch(new URL(resource, manifest.ledger), { method: 'POST', headers: { authorization: `Bearer ${ledgerToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (response.status !== 200) throw new Error(`the sandbox refused ${resource}: ${response.status} ${await response.text()}`);
+}
+
+let plans = 0;
+const planFor = (party: string, venueId: 'tradecraft' | 'nightly', amount = '100') =>
+  client.plan({ from: 'CC', to: 'USDCx', amount, venueId, takerParty: party, idempotencyKey: `wallet-sdk-v2-${process.pid}-${++plans}` });
+
+const statusesOf = () => {
+  const statuses: ExecutionStatus[] = [];
+  return { statuses, hooks: { onStatus: (status: ExecutionStatus) => void statuses.push(status) } };
+};
+
+const balance = (party: string, instrument: string) => spendable(sandbox.ledger, party, instrument).toFixed();
+
+for (const venue of ['tradecraft', 'nightly'] as const) {
+  t.test(`${venue}: an internal party's v2 plan through walletSdkProvider to COMPLETED, with no registries option`, { timeout: 90_000 }, async (t) => {
+    const party = await sdk.party.internal.allocate({ partyHint: hint(`wsdk-v2-${venue}`) });
+    await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000' });
+    const plan = await planFor(party, venue);
+    const { statuses, hooks } = statusesOf();
+    const result = await execute(plan, { provider: walletSdkProvider({ sdk, party }), client, hooks });
+    t.match(result, { status: 'COMPLETED', party, depositUpdateId: /^1220/, error: null });
+    t.strictSame(statuses, ['SUBMITTING', 'INITIATED', 'COMPLETED']);
+    t.ok(new Decimal(result.received!).gte(plan.steps[0]!.minOut!), 'at least the deposit\'s minOut');
+    t.ok(new Decimal(result.received!).gte(plan.quoteRef.minReceive), 'and so the floor');
+    t.equal(balance(party, 'USDCx'), result.received, 'what was received is what the party holds');
+    t.equal(balance(party, 'Amulet'), '900');
+    // tradecraft's outcome is the service's to read too; Nightly's only the taker's (docs/api-v2.md).
+    if (venue === 'tradecraft') t.match(result.outcome, { status: 'completed', agrees: true });
+    else t.equal(result.outcome, null);
+  });
+
+  t.test(`${venue}: an internal party's v2 plan, the pool moved past its minOut -> SLIPPAGE_FAILED, the deposit back`, { timeout: 90_000 }, async (t) => {
+    const party = await sdk.party.internal.allocate({ partyHint: hint(`wsdk-v2-${venue}-moved`) });
+    await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000' });
+    const plan = await planFor(party, venue, '200');
+    await control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300, venue });
+    const result = await execute(plan, { provider: walletSdkProvider({ sdk, party }), client });
+    t.match(result, { status: 'SLIPPAGE_FAILED', depositUpdateId: /^1220/, received: null });
+    t.equal(balance(party, 'Amulet'), '1000', 'the funds are back');
+  });
+
+  t.test(`${venue}: an external party's v2 plan, prepared, signed by its own key and executed to COMPLETED, with no registries option`, { timeout: 120_000 }, async (t) => {
+    const keys = sdk.keys.generate();
+    const { partyId: party } = await sdk.party.external.create(keys.publicKey, { partyHint: hint(`wsdk-v2-${venue}-ext`) }).sign(keys.privateKey).execute();
+    await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000' });
+    const plan = await planFor(party, venue);
+    const result = await execute(plan, { provider: walletSdkProvider({ sdk, party, signer: { privateKey: keys.privateKey } }), client });
+    t.match(result, { status: 'COMPLETED', party, error: null });
+    t.equal(sandbox.ledger.transactionById(result.submittedUpdateId!)?.commandId, plan.planId, 'submitted under commandId = planId');
+    t.equal(balance(party, 'Amulet'), '900');
+    t.equal(balance(party, 'USDCx'), result.received);
+  });
+}
