@@ -42,6 +42,7 @@ import { CC, USDCX, type Token } from '../../core/tokens.js';
 import { payoutFeeInside, poolPayout } from '../pricing/constant-product.js';
 import type { SandboxFeeQuote, SandboxQuoteRequest } from '../pricing/quote-shapes.js';
 import type { AmmPool, SandboxVenueSpec } from './sandbox-venue.js';
+import { oneswapIntentsWire } from './oneswap-intents.js';
 import { jsonNumber, jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 const QUOTE_PATH = '/api/v1/quote';
@@ -65,7 +66,6 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
   if (!usdcxPool) throw new Error(`oneswapWire values the traffic fee in USD at a CC/USDCx pool; ${spec.id} has none`);
   const { inPriceFeeBps } = pricing;
   const poolFee = BPS.times(inPriceFeeBps);
-  const poolShare = BPS.times(10_000 - pricing.inPriceFeeBps);
 
   /** The traffic fee in CC (at the traded pool's spot price) and in USD (at the CC/USDCx pool's, USDCx as USD). */
   const trafficCost = (trafficFee: Decimal, give: Token, pool: AmmPool): string => {
@@ -76,17 +76,7 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
 
   /** The quote for a pair with a pool, from the pool's reserves as they are now. */
   function quote(pool: AmmPool, sellingCc: boolean, amount: Decimal): string {
-    const [give, want] = sellingCc ? [CC, pool.quote] : [pool.quote, CC];
-    const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
-    // The spec's fee function is given the trade it is documented to see (the full amount's
-    // output), though OneSwap's flat fee does not depend on it.
-    const fullOutput = payoutFeeInside(reserveIn, reserveOut, amount, inPriceFeeBps);
-    const fee = spec.fee({ give, want, amount }, { gross: fullOutput, ccSize: sellingCc ? amount : fullOutput });
-    if (fee && (fee.asset !== give || fee.appliedTo !== 'deducted_from_give')) throw new Error(`OneSwap takes its traffic fee out of the input; ${spec.id}'s is not`);
-    const trafficFee = fee ? ceil10(fee.amount) : ZERO;
-    const afterTrafficFee = amount.gt(trafficFee) ? amount.minus(trafficFee) : ZERO;
-    const poolIn = afterTrafficFee.times(poolShare);
-    const output = poolPayout(reserveIn, reserveOut, poolIn);
+    const { give, want, trafficFee, afterTrafficFee, poolIn, output, priceImpact } = oneswapSwap(spec, pool, sellingCc ? CC : pool.quote, amount);
     return object([
       ['inputToken', str(give.instrument)],
       ['inputTokenAdmin', str(SANDBOX_INSTRUMENT_ADMINS[give.instrument])],
@@ -95,9 +85,9 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
       ['inputAmount', str(amount)],
       ['outputAmount', str(output)],
       ['rate', str(afterTrafficFee.isZero() ? ZERO : divFloor10(output, afterTrafficFee))],
-      ['priceImpact', str(poolIn.isZero() ? ZERO : ceil10(poolIn.div(reserveIn.plus(poolIn))))],
+      ['priceImpact', str(poolIn.isZero() ? ZERO : priceImpact)],
       ['fee', jsonNumber(poolFee)],
-      ['poolId', str(`oneswap-${CC.instrument}-${pool.quote.instrument}`.toLowerCase())],
+      ['poolId', str(oneswapPoolId(pool))],
       ['expiresIn', String(EXPIRES_IN_SECONDS)],
       ['estimatedTrafficCost', trafficCost(trafficFee, give, pool)],
       ['trafficFeeInInput', str(trafficFee)],
@@ -105,9 +95,11 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
     ]);
   }
 
+  const intents = oneswapIntentsWire(spec);
   return (request) => {
     if (request.headers['x-api-key'] !== SANDBOX_VENUE_KEY) return error(401, 'Invalid or missing API key');
-    if (request.method !== 'GET' || request.path !== QUOTE_PATH) return error(404, 'Not found');
+    if (request.path !== QUOTE_PATH) return intents(request) ?? error(404, 'Not found');
+    if (request.method !== 'GET') return error(404, 'Not found');
     const from = request.query.get('from');
     const to = request.query.get('to');
     const amountText = request.query.get('amount');
@@ -121,6 +113,42 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
     if (!pool) return error(404, `Pool not found for ${from}/${to}`);
     return { status: 200, body: quote(pool, sellingCc, dec(amountText)) };
   };
+}
+
+/** The pool's id on the wire. */
+export const oneswapPoolId = (pool: AmmPool): string => `oneswap-${CC.instrument}-${pool.quote.instrument}`.toLowerCase();
+
+/** What giving `amount` of `give` on `pool` does now: the traffic fee taken out, what reaches the pool, its output and price impact. */
+export interface OneSwapSwap {
+  readonly give: Token;
+  readonly want: Token;
+  readonly trafficFee: Decimal;
+  readonly afterTrafficFee: Decimal;
+  /** What the curve prices: the input after both fees. */
+  readonly poolIn: Decimal;
+  readonly output: Decimal;
+  /** The fraction the trade moves the pool's price before its fee, rounded up. */
+  readonly priceImpact: Decimal;
+  readonly reserveOut: Decimal;
+}
+
+/** The quote's arithmetic, which the intents' creation and the ledger's OneSwap desk run too. */
+export function oneswapSwap(spec: SandboxVenueSpec, pool: AmmPool, give: Token, amount: Decimal): OneSwapSwap {
+  const inPriceFeeBps = spec.pricing.kind === 'amm' ? spec.pricing.inPriceFeeBps : 0;
+  const sellingCc = give === CC;
+  const want = sellingCc ? pool.quote : CC;
+  const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
+  // The spec's fee function is given the trade it is documented to see (the full amount's
+  // output), though OneSwap's flat fee does not depend on it.
+  const fullOutput = payoutFeeInside(reserveIn, reserveOut, amount, inPriceFeeBps);
+  const fee = spec.fee({ give, want, amount }, { gross: fullOutput, ccSize: sellingCc ? amount : fullOutput });
+  if (fee && (fee.asset !== give || fee.appliedTo !== 'deducted_from_give')) throw new Error(`OneSwap takes its traffic fee out of the input; ${spec.id}'s is not`);
+  const trafficFee = fee ? ceil10(fee.amount) : ZERO;
+  const afterTrafficFee = amount.gt(trafficFee) ? amount.minus(trafficFee) : ZERO;
+  const poolIn = afterTrafficFee.times(BPS.times(10_000 - inPriceFeeBps));
+  const output = poolPayout(reserveIn, reserveOut, poolIn);
+  const priceImpact = poolIn.isZero() ? ZERO : ceil10(poolIn.div(reserveIn.plus(poolIn)));
+  return { give, want, trafficFee, afterTrafficFee, poolIn, output, priceImpact, reserveOut };
 }
 
 const ONESWAP_TRAFFIC_FEE = { CC: dec('0.5'), USDCx: dec('0.075') };
