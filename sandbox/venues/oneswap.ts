@@ -1,6 +1,8 @@
 // OneSwap's wire (adapter: core/venues/oneswap.ts), answered from the sandbox oneswap's
-// constant-product pools. The one endpoint is the documented quote, which the adapter's probe
-// also calls (OneSwap documents no health or pools endpoint):
+// constant-product pools: the documented quote, which the adapter's probe also calls (OneSwap
+// documents no health or pools endpoint), and beside it the wallet auth and swap intents
+// (oneswap-intents.ts, whose creation and settlement price by this quote's arithmetic,
+// oneswapSwap):
 //
 // - GET /api/v1/quote?from=<instrument>&to=<instrument>&amount=<amount>, header `X-API-Key` ->
 //   {inputToken, inputTokenAdmin, outputToken, outputTokenAdmin, inputAmount, outputAmount, rate,
