@@ -26,7 +26,7 @@ import { toWire, ZERO } from '../../core/decimal.js';
 import { REASON_KEY } from '../../core/ledger/token-standard.js';
 import { CC, type Token } from '../../core/tokens.js';
 import { ONESWAP_MAX_PRICE_IMPACT, type OneSwapIntent, type OneSwapIntentBook, type SwapStatus } from '../venues/oneswap-intents.js';
-import { oneswapSwap } from '../venues/oneswap.js';
+import { oneswapSwap } from '../venues/oneswap-swap.js';
 import type { SandboxVenueSpec } from '../venues/sandbox-venue.js';
 import { directTransfer, movePoolPrice, type SandboxPool } from './pool-operator.js';
 import type { Instruction, TokenContracts } from './token-contracts.js';

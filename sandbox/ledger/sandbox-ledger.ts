@@ -31,6 +31,9 @@ import { checkAmount, LedgerRejection } from './command-arguments.js';
 import { NightlyDesk, type NightlyDeskOptions } from './nightly-desk.js';
 import { OneSwapDesk, type OneSwapDeskOptions } from './oneswap-desk.js';
 import type { ForceableOutcome } from '../venues/oneswap-intents.js';
+
+/** The outcomes the control API can impose on the next OneSwap settlement, for the routes, which do not reach the venues. */
+export { FORCEABLE_OUTCOMES as ONESWAP_FORCEABLE_OUTCOMES, type ForceableOutcome } from '../venues/oneswap-intents.js';
 import { PoolOperator, type SandboxPool } from './pool-operator.js';
 import { stage, type LedgerCommand, type PreparedCommit } from './staging.js';
 import { TokenContracts, type Holding, type Instrument } from './token-contracts.js';

@@ -39,7 +39,7 @@ import { dec, floor10, toWire, type Decimal } from '../../core/decimal.js';
 import { parseJsonKeepingNumbers } from '../../core/json-numbers.js';
 import { isPartyId } from '../../core/party.js';
 import { CC, TOKENS, type Token } from '../../core/tokens.js';
-import { oneswapPoolId, oneswapSwap } from './oneswap.js';
+import { oneswapPoolId, oneswapSwap } from './oneswap-swap.js';
 import type { AmmPool, SandboxVenueSpec } from './sandbox-venue.js';
 import { jsonReply, SANDBOX_INSTRUMENT_ADMINS, type WireRequest, type WireResponse } from './wire.js';
 

@@ -1,8 +1,8 @@
 // OneSwap's wire (adapter: core/venues/oneswap.ts), answered from the sandbox oneswap's
 // constant-product pools: the documented quote, which the adapter's probe also calls (OneSwap
 // documents no health or pools endpoint), and beside it the wallet auth and swap intents
-// (oneswap-intents.ts, whose creation and settlement price by this quote's arithmetic,
-// oneswapSwap):
+// (oneswap-intents.ts; intents are created and settled by this quote's arithmetic,
+// oneswap-swap.ts):
 //
 // - GET /api/v1/quote?from=<instrument>&to=<instrument>&amount=<amount>, header `X-API-Key` ->
 //   {inputToken, inputTokenAdmin, outputToken, outputTokenAdmin, inputAmount, outputAmount, rate,
@@ -41,10 +41,10 @@
 //   not say it, nor echo a path that might, so a wrong base URL reads as a broken venue).
 import { BPS, ceil10, dec, divFloor10, ZERO, type Decimal } from '../../core/decimal.js';
 import { CC, USDCX, type Token } from '../../core/tokens.js';
-import { payoutFeeInside, poolPayout } from '../pricing/constant-product.js';
 import type { SandboxFeeQuote, SandboxQuoteRequest } from '../pricing/quote-shapes.js';
 import type { AmmPool, SandboxVenueSpec } from './sandbox-venue.js';
 import { oneswapIntentsWire } from './oneswap-intents.js';
+import { oneswapPoolId, oneswapSwap } from './oneswap-swap.js';
 import { jsonNumber, jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 const QUOTE_PATH = '/api/v1/quote';
@@ -115,42 +115,6 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
     if (!pool) return error(404, `Pool not found for ${from}/${to}`);
     return { status: 200, body: quote(pool, sellingCc, dec(amountText)) };
   };
-}
-
-/** The pool's id on the wire. */
-export const oneswapPoolId = (pool: AmmPool): string => `oneswap-${CC.instrument}-${pool.quote.instrument}`.toLowerCase();
-
-/** What giving `amount` of `give` on `pool` does now: the traffic fee taken out, what reaches the pool, its output and price impact. */
-export interface OneSwapSwap {
-  readonly give: Token;
-  readonly want: Token;
-  readonly trafficFee: Decimal;
-  readonly afterTrafficFee: Decimal;
-  /** What the curve prices: the input after both fees. */
-  readonly poolIn: Decimal;
-  readonly output: Decimal;
-  /** The fraction the trade moves the pool's price before its fee, rounded up. */
-  readonly priceImpact: Decimal;
-  readonly reserveOut: Decimal;
-}
-
-/** The quote's arithmetic, which the intents' creation and the ledger's OneSwap desk run too. */
-export function oneswapSwap(spec: SandboxVenueSpec, pool: AmmPool, give: Token, amount: Decimal): OneSwapSwap {
-  const inPriceFeeBps = spec.pricing.kind === 'amm' ? spec.pricing.inPriceFeeBps : 0;
-  const sellingCc = give === CC;
-  const want = sellingCc ? pool.quote : CC;
-  const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
-  // The spec's fee function is given the trade it is documented to see (the full amount's
-  // output), though OneSwap's flat fee does not depend on it.
-  const fullOutput = payoutFeeInside(reserveIn, reserveOut, amount, inPriceFeeBps);
-  const fee = spec.fee({ give, want, amount }, { gross: fullOutput, ccSize: sellingCc ? amount : fullOutput });
-  if (fee && (fee.asset !== give || fee.appliedTo !== 'deducted_from_give')) throw new Error(`OneSwap takes its traffic fee out of the input; ${spec.id}'s is not`);
-  const trafficFee = fee ? ceil10(fee.amount) : ZERO;
-  const afterTrafficFee = amount.gt(trafficFee) ? amount.minus(trafficFee) : ZERO;
-  const poolIn = afterTrafficFee.times(BPS.times(10_000 - inPriceFeeBps));
-  const output = poolPayout(reserveIn, reserveOut, poolIn);
-  const priceImpact = poolIn.isZero() ? ZERO : ceil10(poolIn.div(reserveIn.plus(poolIn)));
-  return { give, want, trafficFee, afterTrafficFee, poolIn, output, priceImpact, reserveOut };
 }
 
 const ONESWAP_TRAFFIC_FEE = { CC: dec('0.5'), USDCx: dec('0.075') };

@@ -7,7 +7,7 @@
 import { Decimal } from '../../../core/decimal.js';
 import { isPartyId } from '../../../core/party.js';
 import { resolveToken, type Token } from '../../../core/tokens.js';
-import { FORCEABLE_OUTCOMES, type ForceableOutcome } from '../../venues/oneswap-intents.js';
+import { ONESWAP_FORCEABLE_OUTCOMES, type ForceableOutcome } from '../sandbox-ledger.js';
 import type { Context } from './context.js';
 import { record } from './reading.js';
 import { invalid, notFound, ok, type Reply } from './replies.js';
@@ -80,7 +80,7 @@ function move({ ledger }: Context, input: Record<string, unknown>): Reply {
 /** Queues the status the next deposit meeting a pending OneSwap intent ends in (test-only: for clients' handling of each). */
 function nextOneSwapOutcome({ ledger }: Context, input: Record<string, unknown>): Reply {
   const { status } = input;
-  if (status !== null && !FORCEABLE_OUTCOMES.includes(status as ForceableOutcome)) return invalid(`status must be null or one of ${FORCEABLE_OUTCOMES.join(', ')}`);
+  if (status !== null && !ONESWAP_FORCEABLE_OUTCOMES.includes(status as ForceableOutcome)) return invalid(`status must be null or one of ${ONESWAP_FORCEABLE_OUTCOMES.join(', ')}`);
   if (!ledger.forceOneSwapOutcome(status as ForceableOutcome | null)) return notFound('NOT_FOUND', 'the sandbox has no OneSwap desk');
   return ok({ nextOutcome: status });
 }
