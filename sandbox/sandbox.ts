@@ -13,6 +13,7 @@ import { startSandboxRegistryServer } from './registry/registry-server.js';
 import type { SandboxManifest } from './manifest.js';
 import { createSandboxVenues, SANDBOX_POOL_PARTIES } from './venues/market.js';
 import { NIGHTLY_SWAP_ADDRESS, nightlyQuoteBook } from './venues/nightly.js';
+import { ONESWAP_SWAP_ADDRESS, oneswapIntentBook } from './venues/oneswap-intents.js';
 import type { SandboxVenue } from './venues/sandbox-venue.js';
 import { SANDBOX_NIGHTLY_RECIPIENT, startSandboxVenueServer } from './venues/venue-server.js';
 import { SANDBOX_VENUES } from './venues/venues.js';
@@ -76,6 +77,9 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   // Nightly's quotes and its settlement share one quote book, on the ledger's clock.
   const nightlySpec = market.find((v) => v.id === 'nightly')!.spec;
   const nightly = { spec: nightlySpec, party: NIGHTLY_SWAP_ADDRESS, quotes: nightlyQuoteBook(nightlySpec, now) };
+  // OneSwap's intents and their settlement share one intent book, likewise.
+  const oneswapSpec = market.find((v) => v.id === 'oneswap')!.spec;
+  const oneswap = { spec: oneswapSpec, party: ONESWAP_SWAP_ADDRESS, intents: oneswapIntentBook(oneswapSpec, now) };
   let manifest: SandboxManifest | null = null;
   const venues = await startSandboxVenueServer(market, { host: '127.0.0.1', port: options.venuesPort, manifest: () => manifest, hangPaths: options.hangPaths });
   try {
@@ -83,12 +87,18 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       admins: SANDBOX_INSTRUMENT_ADMINS,
       ...sandboxPools(market, poolParties),
       nightly,
+      oneswap,
       now,
       onOperatorError: options.onOperatorError,
     });
-    const hosted = [...Object.values(SANDBOX_INSTRUMENT_ADMINS), ...Object.values(poolParties), NIGHTLY_SWAP_ADDRESS];
+    const hosted = [...Object.values(SANDBOX_INSTRUMENT_ADMINS), ...Object.values(poolParties), NIGHTLY_SWAP_ADDRESS, ONESWAP_SWAP_ADDRESS];
     const batchingUtility = options.batchingUtility ?? true;
     const ledgerServer = await startSandboxLedgerServer(ledger, { host: options.ledgerHost, port: options.ledgerPort, token: ledgerToken, hosted, batchingUtility });
+    // OneSwap's wallet auth checks a signature against the key the participant holds for the party.
+    oneswap.intents.partyKeys = (party) => {
+      const hostedParty = ledgerServer.participant.party(party);
+      return hostedParty && { key: hostedParty.signingKey };
+    };
     const registry = await startSandboxRegistryServer(ledger, { host: '127.0.0.1', port: options.registryPort ?? 0, synchronizerId: SYNCHRONIZER_ID }).catch(async (err: unknown) => {
       await ledgerServer.close();
       throw err;

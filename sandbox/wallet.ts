@@ -26,13 +26,13 @@ const USAGE = `usage: npm run -s sandbox -- <command>
                                         wallet: its deposit and fee legs as one CIP-0112 batch
                                         (the deposit alone, fee-less, on a participant without
                                         the batching package); refuses an expired plan
-  move --pair A/B --bps N [--venue V]   move the tradecraft pool (or with --venue nightly, the
-                                        Nightly pool) so A's price in B changes by N bps (-300:
-                                        falls by 3 %)
+  move --pair A/B --bps N [--venue V]   move the tradecraft pool (or with --venue nightly or
+                                        oneswap, that venue's pool) so A's price in B changes by
+                                        N bps (-300: falls by 3 %)
   withdraw --party P                    withdraw every offer P made that is still open (unanswered,
                                         or expired): its funds come back
-  pause | resume                        stop or restart the pools' answers to deposits, tradecraft's
-                                        and Nightly's (a paused pool lets offers expire)
+  pause | resume                        stop or restart the pools' answers to deposits, tradecraft's,
+                                        Nightly's and OneSwap's (a paused pool lets offers expire)
 environment: LEDGER_URL and LEDGER_TOKEN (default: the running sandbox's, from DATA_DIR/sandbox.json),
              SANDBOX_URL (with LEDGER_URL: its sandbox, whose manifest names the token registries
              execute asks), DATA_DIR (default ./data), BESTEX_URL (default http://127.0.0.1:8080; only printed,
@@ -310,7 +310,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     if (!values.pair) throw new UsageError('--pair A/B is required');
     if (!values.bps || !/^-?[0-9]{1,6}$/.test(values.bps)) throw new UsageError('--bps N must be a whole number, such as -300');
     const venue = values.venue ?? 'tradecraft';
-    if (venue !== 'tradecraft' && venue !== 'nightly') throw new UsageError('--venue must be tradecraft (the default) or nightly');
+    if (venue !== 'tradecraft' && venue !== 'nightly' && venue !== 'oneswap') throw new UsageError('--venue must be tradecraft (the default), nightly or oneswap');
     const answer = (await ledger('POST', '/sandbox/v1/move', { pair: values.pair, bps: Number(values.bps), venue })) as { pair: string; priceBefore: string; priceAfter: string };
     const [first, second] = answer.pair.split('/');
     console.log(`moved the ${venue} ${answer.pair} pool: 1 ${first} was ${answer.priceBefore} ${second}, is ${answer.priceAfter} ${second}`);

@@ -7,7 +7,9 @@
 // the ledger, and never without it. The pools are the sandbox market's own objects, so a swap
 // moves the next quote, and a quote's `user_gets` is what a deposit at the same reserves is paid.
 // Offers to the sandbox Nightly's swapAddress it hands to Nightly's desk (nightly-desk.ts), which
-// settles them against the quotes their memos name; pausing the operator pauses both.
+// settles them against the quotes their memos name, and offers to the sandbox OneSwap's
+// depositAddress to OneSwap's desk (oneswap-desk.ts), which settles them against its intents;
+// pausing the operator pauses them all.
 import { Decimal, toWire } from '../../core/decimal.js';
 import { CHOICES, REASON_KEY, RESULTS } from '../../core/ledger/token-standard.js';
 import type { Token } from '../../core/tokens.js';
@@ -35,11 +37,11 @@ export interface PoolOperatorOptions {
   readonly onOperatorError?: (err: unknown) => void;
   /** Records the operator's answer as a transaction of its own. */
   readonly commit: (commandId: string, roots: readonly ActionNode[]) => void;
-  /** The sandbox Nightly's swap desk (nightly-desk.ts), whose offers the operator answers too (and pauses with the pools). */
-  readonly nightly?: OfferDesk;
+  /** The venues' desks (nightly-desk.ts, oneswap-desk.ts), whose offers the operator answers too (and pauses with the pools). */
+  readonly desks?: readonly OfferDesk[];
 }
 
-/** A venue party that answers the offers made to it on its own terms: the sandbox Nightly's desk. */
+/** A venue party that answers the offers made to it on its own terms: the sandbox Nightly's or OneSwap's desk. */
 export interface OfferDesk {
   readonly party: string;
   /** Its reserves as its holdings, issued at genesis. */
@@ -68,12 +70,16 @@ export class PoolOperator {
   /** Each pool's reserves as holdings, as a venue's party holds its liquidity: payouts spend them. */
   reserveHoldings(): CreateNode[] {
     const pools = this.options.pools.flatMap((entry) => entry.tokens.map((token) => this.contracts.mint(entry.party, token.instrument, reserveOf(entry, token))));
-    return [...pools, ...(this.options.nightly?.reserveHoldings() ?? [])];
+    return [...pools, ...(this.options.desks ?? []).flatMap((desk) => desk.reserveHoldings())];
   }
 
-  /** Whether `party` is a venue party the operator works: a tradecraft pool's, or Nightly's swapAddress. */
+  /** Whether `party` is a venue party the operator works: a tradecraft pool's, or a desk's. */
   isPoolParty(party: string): boolean {
-    return this.poolsByParty.has(party) || party === this.options.nightly?.party;
+    return this.poolsByParty.has(party) || this.deskOf(party) !== undefined;
+  }
+
+  private deskOf(party: string): OfferDesk | undefined {
+    return this.options.desks?.find((desk) => desk.party === party);
   }
 
   /** The pool trading `a` against `b`, either way round. */
@@ -81,7 +87,7 @@ export class PoolOperator {
     return [...this.poolsByParty.values()].find((p) => p.tokens.includes(a) && p.tokens.includes(b) && a !== b);
   }
 
-  /** Offers open to a pool party or to Nightly's swapAddress, oldest first. */
+  /** Offers open to a pool party or to a desk, oldest first. */
   openPoolOffers(): string[] {
     return [...this.contracts.instructions.entries()].filter(([, i]) => this.isPoolParty(i.receiver)).map(([cid]) => cid);
   }
@@ -118,11 +124,11 @@ export class PoolOperator {
    * others, and is reported once, not at every commit that tries it again.
    */
   private run(): void {
-    const { nightly } = this.options;
     for (const cid of this.openPoolOffers()) {
       try {
         const instruction = this.contracts.instructions.get(cid)!;
-        if (nightly && instruction.receiver === nightly.party) nightly.answer(cid, instruction);
+        const desk = this.deskOf(instruction.receiver);
+        if (desk) desk.answer(cid, instruction);
         else this.answerDeposit(cid, instruction);
       } catch (err) {
         if (!this.failedOffers.has(cid)) this.options.onOperatorError?.(err);

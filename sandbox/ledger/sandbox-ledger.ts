@@ -10,7 +10,8 @@
 // This file keeps the log and answers what was committed; the contracts as they stand are
 // token-contracts.ts's, a submission's checks staging.ts's, and the tradecraft pools, worked as
 // real parties, pool-operator.ts's; the sandbox Nightly's swapAddress, settling the memos its
-// quotes gave, nightly-desk.ts's (run by the same operator). Fee legs ride with their deposit either as commands of one
+// quotes gave, nightly-desk.ts's, and the sandbox OneSwap's depositAddress, settling its intents,
+// oneswap-desk.ts's (both run by the same operator). Fee legs ride with their deposit either as commands of one
 // submission, or as actions of one CIP-0112 batch (Splice's BatchingUtility_ExecuteBatch,
 // sandbox/ledger/batching-utility.ts): both are staged as one batch, so the operator finds them
 // the same way.
@@ -28,6 +29,11 @@ import type { Token } from '../../core/tokens.js';
 import type { SandboxVenueSpec } from '../venues/sandbox-venue.js';
 import { checkAmount, LedgerRejection } from './command-arguments.js';
 import { NightlyDesk, type NightlyDeskOptions } from './nightly-desk.js';
+import { OneSwapDesk, type OneSwapDeskOptions } from './oneswap-desk.js';
+import type { ForceableOutcome } from '../venues/oneswap-intents.js';
+
+/** The outcomes the control API can impose on the next OneSwap settlement, for the routes, which do not reach the venues. */
+export { FORCEABLE_OUTCOMES as ONESWAP_FORCEABLE_OUTCOMES, type ForceableOutcome } from '../venues/oneswap-intents.js';
 import { PoolOperator, type SandboxPool } from './pool-operator.js';
 import { stage, type LedgerCommand, type PreparedCommit } from './staging.js';
 import { TokenContracts, type Holding, type Instrument } from './token-contracts.js';
@@ -65,6 +71,8 @@ export interface SandboxLedgerOptions {
   readonly pools: readonly SandboxPool[];
   /** The Nightly market, its swapAddress and its quote book, when the sandbox has Nightly settle. */
   readonly nightly?: NightlyDeskOptions;
+  /** The OneSwap market, its depositAddress and its intent book, when the sandbox has OneSwap settle. */
+  readonly oneswap?: OneSwapDeskOptions;
   readonly now: () => Date;
   /** Told when the pools' operator fails on an offer; the offer stays open and is tried again at the next commit. */
   readonly onOperatorError?: (err: unknown) => void;
@@ -78,6 +86,7 @@ export class SandboxLedger {
   private readonly state: TokenContracts;
   private readonly operator: PoolOperator;
   private readonly nightly: NightlyDesk | undefined;
+  private readonly oneswap: OneSwapDesk | undefined;
   /** Committed submissions by their user, parties and commandId, as a participant deduplicates them. */
   private readonly submitted = new Map<string, string>();
 
@@ -85,7 +94,9 @@ export class SandboxLedger {
     this.state = new TokenContracts(options.admins, this.seed);
     const commit = (commandId: string, roots: readonly ActionNode[]) => void this.commit(commandId, roots);
     this.nightly = options.nightly ? new NightlyDesk(this.state, options.nightly, options.now, commit) : undefined;
-    this.operator = new PoolOperator(this.state, { ...options, nightly: this.nightly, commit });
+    this.oneswap = options.oneswap ? new OneSwapDesk(this.state, options.oneswap, options.now, commit) : undefined;
+    const desks = [this.nightly, this.oneswap].filter((desk) => desk !== undefined);
+    this.operator = new PoolOperator(this.state, { ...options, desks, commit });
     this.commit('sandbox-genesis', [...this.state.factoriesCreated(), ...this.operator.reserveHoldings()]);
   }
 
@@ -162,6 +173,19 @@ export class SandboxLedger {
   moveNightlyPool(first: Token, second: Token, bps: number): { before: string; after: string } | null {
     const entry = this.nightly?.poolFor(first, second);
     return entry ? this.nightly!.movePool(entry, first, bps) : null;
+  }
+
+  /** Moves the sandbox OneSwap's pool for `first`/`second` by `bps`, as movePool does; null when it has none. */
+  moveOneSwapPool(first: Token, second: Token, bps: number): { before: string; after: string } | null {
+    const entry = this.oneswap?.poolFor(first, second);
+    return entry ? this.oneswap!.movePool(entry, first, bps) : null;
+  }
+
+  /** Makes the next deposit that meets a pending OneSwap intent end in `outcome` (null: priced as usual); false when the sandbox has no OneSwap desk. */
+  forceOneSwapOutcome(outcome: ForceableOutcome | null): boolean {
+    if (!this.oneswap) return false;
+    this.options.oneswap!.intents.forceNext(outcome);
+    return true;
   }
 
   /** Stops (or restarts) the pools' operator: offers to a pool wait, unanswered, while it is paused. */

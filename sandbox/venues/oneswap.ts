@@ -1,6 +1,8 @@
 // OneSwap's wire (adapter: core/venues/oneswap.ts), answered from the sandbox oneswap's
-// constant-product pools. The one endpoint is the documented quote, which the adapter's probe
-// also calls (OneSwap documents no health or pools endpoint):
+// constant-product pools: the documented quote, which the adapter's probe also calls (OneSwap
+// documents no health or pools endpoint), and beside it the wallet auth and swap intents
+// (oneswap-intents.ts; intents are created and settled by this quote's arithmetic,
+// oneswap-swap.ts):
 //
 // - GET /api/v1/quote?from=<instrument>&to=<instrument>&amount=<amount>, header `X-API-Key` ->
 //   {inputToken, inputTokenAdmin, outputToken, outputTokenAdmin, inputAmount, outputAmount, rate,
@@ -39,9 +41,10 @@
 //   not say it, nor echo a path that might, so a wrong base URL reads as a broken venue).
 import { BPS, ceil10, dec, divFloor10, ZERO, type Decimal } from '../../core/decimal.js';
 import { CC, USDCX, type Token } from '../../core/tokens.js';
-import { payoutFeeInside, poolPayout } from '../pricing/constant-product.js';
 import type { SandboxFeeQuote, SandboxQuoteRequest } from '../pricing/quote-shapes.js';
 import type { AmmPool, SandboxVenueSpec } from './sandbox-venue.js';
+import { oneswapIntentsWire } from './oneswap-intents.js';
+import { oneswapPoolId, oneswapSwap } from './oneswap-swap.js';
 import { jsonNumber, jsonReply, SANDBOX_INSTRUMENT_ADMINS, SANDBOX_VENUE_KEY, type SandboxVenueDefinition, type WireHandler, type WireResponse } from './wire.js';
 
 const QUOTE_PATH = '/api/v1/quote';
@@ -65,7 +68,6 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
   if (!usdcxPool) throw new Error(`oneswapWire values the traffic fee in USD at a CC/USDCx pool; ${spec.id} has none`);
   const { inPriceFeeBps } = pricing;
   const poolFee = BPS.times(inPriceFeeBps);
-  const poolShare = BPS.times(10_000 - pricing.inPriceFeeBps);
 
   /** The traffic fee in CC (at the traded pool's spot price) and in USD (at the CC/USDCx pool's, USDCx as USD). */
   const trafficCost = (trafficFee: Decimal, give: Token, pool: AmmPool): string => {
@@ -76,17 +78,7 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
 
   /** The quote for a pair with a pool, from the pool's reserves as they are now. */
   function quote(pool: AmmPool, sellingCc: boolean, amount: Decimal): string {
-    const [give, want] = sellingCc ? [CC, pool.quote] : [pool.quote, CC];
-    const [reserveIn, reserveOut] = sellingCc ? [pool.baseReserve, pool.quoteReserve] : [pool.quoteReserve, pool.baseReserve];
-    // The spec's fee function is given the trade it is documented to see (the full amount's
-    // output), though OneSwap's flat fee does not depend on it.
-    const fullOutput = payoutFeeInside(reserveIn, reserveOut, amount, inPriceFeeBps);
-    const fee = spec.fee({ give, want, amount }, { gross: fullOutput, ccSize: sellingCc ? amount : fullOutput });
-    if (fee && (fee.asset !== give || fee.appliedTo !== 'deducted_from_give')) throw new Error(`OneSwap takes its traffic fee out of the input; ${spec.id}'s is not`);
-    const trafficFee = fee ? ceil10(fee.amount) : ZERO;
-    const afterTrafficFee = amount.gt(trafficFee) ? amount.minus(trafficFee) : ZERO;
-    const poolIn = afterTrafficFee.times(poolShare);
-    const output = poolPayout(reserveIn, reserveOut, poolIn);
+    const { give, want, trafficFee, afterTrafficFee, poolIn, output, priceImpact } = oneswapSwap(spec, pool, sellingCc ? CC : pool.quote, amount);
     return object([
       ['inputToken', str(give.instrument)],
       ['inputTokenAdmin', str(SANDBOX_INSTRUMENT_ADMINS[give.instrument])],
@@ -95,9 +87,9 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
       ['inputAmount', str(amount)],
       ['outputAmount', str(output)],
       ['rate', str(afterTrafficFee.isZero() ? ZERO : divFloor10(output, afterTrafficFee))],
-      ['priceImpact', str(poolIn.isZero() ? ZERO : ceil10(poolIn.div(reserveIn.plus(poolIn))))],
+      ['priceImpact', str(poolIn.isZero() ? ZERO : priceImpact)],
       ['fee', jsonNumber(poolFee)],
-      ['poolId', str(`oneswap-${CC.instrument}-${pool.quote.instrument}`.toLowerCase())],
+      ['poolId', str(oneswapPoolId(pool))],
       ['expiresIn', String(EXPIRES_IN_SECONDS)],
       ['estimatedTrafficCost', trafficCost(trafficFee, give, pool)],
       ['trafficFeeInInput', str(trafficFee)],
@@ -105,9 +97,11 @@ export function oneswapWire(spec: SandboxVenueSpec): WireHandler {
     ]);
   }
 
+  const intents = oneswapIntentsWire(spec);
   return (request) => {
     if (request.headers['x-api-key'] !== SANDBOX_VENUE_KEY) return error(401, 'Invalid or missing API key');
-    if (request.method !== 'GET' || request.path !== QUOTE_PATH) return error(404, 'Not found');
+    if (request.path !== QUOTE_PATH) return intents(request) ?? error(404, 'Not found');
+    if (request.method !== 'GET') return error(404, 'Not found');
     const from = request.query.get('from');
     const to = request.query.get('to');
     const amountText = request.query.get('amount');

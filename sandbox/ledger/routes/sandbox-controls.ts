@@ -1,9 +1,13 @@
 // The sandbox's own controls beside the API, which no real participant serves: POST
 // /sandbox/v1/fund {party, token, amount} (the faucet), /sandbox/v1/move {pair, bps, venue?} (the
-// price mover: a tradecraft pool, or with venue "nightly" the sandbox Nightly's) and /sandbox/v1/operator {paused} (the pools' operator switch).
+// price mover: a tradecraft pool, or with venue "nightly" or "oneswap" that venue's),
+// /sandbox/v1/operator {paused} (the pools' operator switch) and, for tests only,
+// /sandbox/v1/oneswap/next-outcome {status} (the status the next deposit meeting a pending OneSwap
+// intent ends in, whatever the pools say; null: priced as usual).
 import { Decimal } from '../../../core/decimal.js';
 import { isPartyId } from '../../../core/party.js';
 import { resolveToken, type Token } from '../../../core/tokens.js';
+import { ONESWAP_FORCEABLE_OUTCOMES, type ForceableOutcome } from '../sandbox-ledger.js';
 import type { Context } from './context.js';
 import { record } from './reading.js';
 import { invalid, notFound, ok, type Reply } from './replies.js';
@@ -20,6 +24,8 @@ export function controlWrite(context: Context, path: string, input: Record<strin
       if (typeof input.paused !== 'boolean') return invalid('paused must be true or false');
       ledger.setOperatorPaused(input.paused);
       return ok({ paused: ledger.operatorPaused });
+    case '/sandbox/v1/oneswap/next-outcome':
+      return nextOneSwapOutcome(context, input);
     default:
       return undefined;
   }
@@ -59,13 +65,22 @@ function move({ ledger }: Context, input: Record<string, unknown>): Reply {
   const bps = input.bps;
   if (typeof bps !== 'number' || !Number.isInteger(bps) || bps <= -10_000 || bps > 100_000 || bps === 0) return invalid('bps must be a non-zero whole number above -10000 (-300: the price falls by 3 %)');
   const venue = input.venue ?? 'tradecraft';
-  if (venue !== 'tradecraft' && venue !== 'nightly') return invalid('venue must be "tradecraft" (the default) or "nightly"');
+  if (venue !== 'tradecraft' && venue !== 'nightly' && venue !== 'oneswap') return invalid('venue must be "tradecraft" (the default), "nightly" or "oneswap"');
   let moved: { before: string; after: string } | null = null;
   if (venue === 'nightly') moved = ledger.moveNightlyPool(first, second, bps);
+  else if (venue === 'oneswap') moved = ledger.moveOneSwapPool(first, second, bps);
   else {
     const entry = ledger.poolFor(first, second);
     if (entry) moved = ledger.movePool(entry.party, first, bps);
   }
   if (!moved) return notFound('NOT_FOUND', `the sandbox has no ${venue} pool for ${first.symbol}/${second.symbol}`);
   return ok({ pair: `${first.symbol}/${second.symbol}`, priceBefore: moved.before, priceAfter: moved.after });
+}
+
+/** Queues the status the next deposit meeting a pending OneSwap intent ends in (test-only: for clients' handling of each). */
+function nextOneSwapOutcome({ ledger }: Context, input: Record<string, unknown>): Reply {
+  const { status } = input;
+  if (status !== null && !ONESWAP_FORCEABLE_OUTCOMES.includes(status as ForceableOutcome)) return invalid(`status must be null or one of ${ONESWAP_FORCEABLE_OUTCOMES.join(', ')}`);
+  if (!ledger.forceOneSwapOutcome(status as ForceableOutcome | null)) return notFound('NOT_FOUND', 'the sandbox has no OneSwap desk');
+  return ok({ nextOutcome: status });
 }
