@@ -72,17 +72,21 @@ export class VenueHttp {
     this.postHeaders = { accept: 'application/json', 'user-agent': USER_AGENT, 'content-type': 'application/json', ...options.headers };
   }
 
-  /** `deadline`: a quote's, or `untilAborted(signal)` for a probe, which only the venue's own timeout ends. */
-  getJson(path: string, deadline: Deadline): Promise<unknown> {
-    return this.request('GET', path, undefined, deadline);
+  /**
+   * `deadline`: a quote's, or `untilAborted(signal)` for a probe, which only the venue's own timeout
+   * ends. `headers`: this request's own, beside the venue's (an end user's credential); never logged.
+   */
+  getJson(path: string, deadline: Deadline, headers?: Readonly<Record<string, string>>): Promise<unknown> {
+    return this.request('GET', path, undefined, deadline, headers);
   }
 
-  postJson(path: string, body: unknown, deadline: Deadline): Promise<unknown> {
-    return this.request('POST', path, JSON.stringify(body), deadline);
+  postJson(path: string, body: unknown, deadline: Deadline, headers?: Readonly<Record<string, string>>): Promise<unknown> {
+    return this.request('POST', path, JSON.stringify(body), deadline, headers);
   }
 
-  private async request(method: string, path: string, body: string | undefined, deadline: Deadline): Promise<unknown> {
-    const headers = body === undefined ? this.getHeaders : this.postHeaders;
+  private async request(method: string, path: string, body: string | undefined, deadline: Deadline, own: Readonly<Record<string, string>> | undefined): Promise<unknown> {
+    const shared = body === undefined ? this.getHeaders : this.postHeaders;
+    const headers = own ? { ...shared, ...own } : shared;
     let text: string;
     let status: number;
     try {

@@ -128,3 +128,170 @@ export class VenueFloorBelowService extends DomainError {
     super('venue_floor_below_service', `venue ${venueId} would guarantee at least ${minOut.toFixed()}, below the service's floor of ${floor.toFixed()}; nothing was created: re-quote and plan again`);
   }
 }
+
+/**
+ * An end user's short-lived proof, from a venue, that their wallet signed its challenge. Opaque: it
+ * is never logged nor stored, so it prints, serialises and inspects as "[wallet token]"; only a
+ * venue adapter reads it, for its request's header.
+ */
+export class WalletToken {
+  readonly #value: string;
+
+  constructor(value: string) {
+    this.#value = value;
+  }
+
+  /** The token itself, for the venue's request header and nothing else. */
+  reveal(): string {
+    return this.#value;
+  }
+
+  toString(): string {
+    return '[wallet token]';
+  }
+
+  toJSON(): string {
+    return '[wallet token]';
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return '[wallet token]';
+  }
+}
+
+/** What a venue asks the wallet of `party` to sign. */
+export interface WalletChallenge {
+  readonly party: string;
+  /** Given back, with the signature, to verifyChallenge. */
+  readonly nonce: string;
+  /** The text the wallet signs (its signMessage). */
+  readonly message: string;
+  /** How long the venue takes a signature for it, in seconds. */
+  readonly expiresInSeconds: number;
+}
+
+/** The wallet's answer to a WalletChallenge. */
+export interface SignedChallenge {
+  readonly party: string;
+  readonly nonce: string;
+  readonly signature: string;
+  /** The key the wallet signed with. */
+  readonly publicKey: string;
+}
+
+/** A swap intent to create for the signed-in party. */
+export interface IntentRequest extends VenueQuoteRequest {
+  readonly walletToken: WalletToken;
+  /** The signed-in party: the only sender whose deposit the venue takes, and who it pays. */
+  readonly party: string;
+  /** The least the party is to receive (the service's floor): the intent's own minimum must not be below it. */
+  readonly minOutput: Decimal;
+  /** What the service's quote said `amount` pays, which the floor was taken from. */
+  readonly expectedOutput: Decimal;
+}
+
+/** A created intent: where the party's wallet deposits, and what the venue guarantees. */
+export interface SwapIntent {
+  readonly intentId: string;
+  /** The party the deposit goes to (the venue's, not the user's). */
+  readonly depositAddress: string;
+  /** The reference the deposit carries (the transfer's reason), exactly as given. */
+  readonly depositReference: string;
+  /** What the party deposits. */
+  readonly amount: Decimal;
+  /** What the venue says it pays now; null when it does not say. */
+  readonly expectedOutput: Decimal | null;
+  /** The least the venue pays, or it refunds: never below the request's minOutput. */
+  readonly minOutput: Decimal;
+  /** The deposit must arrive before this. */
+  readonly expiresAt: Date;
+}
+
+export type VenueIntent =
+  | { readonly available: true; readonly intent: SwapIntent }
+  | { readonly available: false; readonly rejectionCode: RejectionCode };
+
+/**
+ * Where an intent stands, whatever the venue's own words for it: `awaiting_deposit`;
+ * `in_progress` (the deposit is being swapped); `completed` (the output was paid); `refunded` (the
+ * swap did not happen and the deposit went back); `expired` or `cancelled` (no deposit was taken);
+ * `failed` (terminal, neither paid nor known to be refunded: the venue's operators must look).
+ */
+export const INTENT_STATES = ['awaiting_deposit', 'in_progress', 'completed', 'refunded', 'expired', 'cancelled', 'failed'] as const;
+export type IntentState = (typeof INTENT_STATES)[number];
+
+export interface IntentStatus {
+  readonly intentId: string;
+  readonly state: IntentState;
+  /** The venue's own status, one it documents. */
+  readonly venueStatus: string;
+  /** What the venue paid, once it has; null before, or when it does not say. */
+  readonly actualOutput: Decimal | null;
+  readonly minOutput: Decimal | null;
+  readonly expiresAt: Date;
+}
+
+/** An intent of the signed-in party's, named to the venue. */
+export interface IntentRef {
+  readonly intentId: string;
+  readonly walletToken: WalletToken;
+}
+
+/**
+ * A venue whose swaps execute through an intent its user's wallet proves it owns: the wallet signs
+ * the venue's challenge for its party, the venue gives a short-lived wallet token for it, and with
+ * that token the intent is created, read and cancelled. The party's wallet then deposits to the
+ * intent's `depositAddress` with its `depositReference`.
+ */
+export interface IntentVenue extends Venue {
+  requestChallenge(party: string, deadline: Deadline): Promise<WalletChallenge>;
+  /** Throws WalletSignatureRefused when the venue refuses the signature. */
+  verifyChallenge(signed: SignedChallenge, deadline: Deadline): Promise<WalletToken>;
+  /**
+   * Refused as a quote is refused (no_pool, below_minimum, insufficient_liquidity); throws
+   * VenueFloorBelowService when the intent's minimum would be below `minOutput` (the intent is then
+   * cancelled), WalletTokenRefused when the token is no longer good.
+   */
+  createIntent(request: IntentRequest, deadline: Deadline): Promise<VenueIntent>;
+  /** Throws IntentNotFound for an intent the venue does not know for the token's party. */
+  intentStatus(ref: IntentRef, deadline: Deadline): Promise<IntentStatus>;
+  /** Whether it was cancelled: false when it no longer waits for a deposit (read its status). */
+  cancelIntent(ref: IntentRef, deadline: Deadline): Promise<boolean>;
+}
+
+/** Whether `venue`'s adapter executes through wallet-signed intents. */
+export const isIntentVenue = (venue: Venue): venue is IntentVenue => typeof (venue as Partial<IntentVenue>).createIntent === 'function';
+
+/**
+ * The venue refused the wallet's signed challenge (a bad signature, another key than the party's,
+ * or a challenge used or expired): the wallet must sign a new one. For a 400 `bad_signature`.
+ */
+export class WalletSignatureRefused extends Error {
+  override readonly name = 'WalletSignatureRefused';
+  readonly code = 'bad_signature';
+
+  constructor(readonly venueId: string) {
+    super(`venue ${venueId} refused the wallet's signature of its challenge: request a new challenge and sign it`);
+  }
+}
+
+/** The venue no longer takes the wallet token (expired or invalid): the wallet must sign a new challenge. */
+export class WalletTokenRefused extends Error {
+  override readonly name = 'WalletTokenRefused';
+
+  constructor(readonly venueId: string) {
+    super(`venue ${venueId} refused the wallet token: it expired or is invalid; sign a new challenge`);
+  }
+}
+
+/** The venue knows no such intent for the wallet token's party. */
+export class IntentNotFound extends Error {
+  override readonly name = 'IntentNotFound';
+
+  constructor(
+    readonly venueId: string,
+    readonly intentId: string,
+  ) {
+    super(`venue ${venueId} knows no intent ${intentId} for this wallet`);
+  }
+}
