@@ -438,9 +438,9 @@ t.test(
       const [claiming, written] = [counted.sent[trips - 1]!, counted.sent[trips]!];
       t.ok(claiming.some((arg) => arg.startsWith('claim:')), `${what}: its round trip claims the quote`);
       // A keyed answer is the base body with the partner's fee lines: the same quote, as its asOf says.
-      // The shared record is its venues' impacts, a newline, then the body.
-      const record = written.find((arg) => arg.startsWith('{') && arg.includes('\n'));
-      const body = record?.slice(record.indexOf('\n') + 1);
+      // The shared record is its venues' impacts, a newline (which MONITOR shows escaped, as the two characters \n), then the body.
+      const record = written.find((arg) => arg.startsWith('{') && arg.includes('\\n'));
+      const body = record?.slice(record.indexOf('\\n') + 2);
       const asOf = (text: string | undefined) => (text === undefined ? undefined : (JSON.parse(text) as { asOf?: string }).asOf);
       t.ok(body !== undefined && asOf(body) === asOf(counted.body) && written.some((arg) => arg.startsWith('claim:')), `${what}: then the body answered replaces that claim`);
     }
