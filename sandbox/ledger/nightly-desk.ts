@@ -17,20 +17,15 @@
 //
 // The desk's party holds the pools' reserves as holdings (minted at genesis; one party for every
 // pair, as Nightly names one swapAddress), spent by a payout and minted or burnt by a price move.
-import { ZERO, type Decimal } from '../../core/decimal.js';
+import type { Decimal } from '../../core/decimal.js';
 import { REASON_KEY } from '../../core/ledger/token-standard.js';
 import { CC, type Token } from '../../core/tokens.js';
 import { nightlyPayout, type NightlyQuoteBook } from '../venues/nightly.js';
-import type { SandboxVenueSpec } from '../venues/sandbox-venue.js';
-import { directTransfer, movePoolPrice, type SandboxPool } from './pool-operator.js';
-import type { Instruction, TokenContracts } from './token-contracts.js';
-import type { ActionNode, CreateNode } from './transaction-tree.js';
+import { AmmDesk, type AmmDeskOptions } from './amm-desk.js';
+import { directTransfer, type SandboxPool } from './pool-operator.js';
+import type { Instruction } from './token-contracts.js';
 
-export interface NightlyDeskOptions {
-  /** The Nightly market: its pools are the desk's. */
-  readonly spec: SandboxVenueSpec;
-  /** Its swapAddress. */
-  readonly party: string;
+export interface NightlyDeskOptions extends AmmDeskOptions {
   /** The quotes its wire gave. */
   readonly quotes: NightlyQuoteBook;
 }
@@ -38,44 +33,7 @@ export interface NightlyDeskOptions {
 /** Why the desk returned a deposit, or what it pays for it. */
 type Answer = { readonly refused: string } | { readonly entry: SandboxPool; readonly want: Token; readonly payout: Decimal; readonly recipient: string };
 
-export class NightlyDesk {
-  /** The market's pools, each under the desk's party. */
-  readonly pools: readonly SandboxPool[];
-
-  constructor(
-    private readonly contracts: TokenContracts,
-    private readonly options: NightlyDeskOptions,
-    private readonly now: () => Date,
-    private readonly commit: (commandId: string, roots: readonly ActionNode[]) => void,
-  ) {
-    const { spec, party } = options;
-    this.pools = spec.pricing.kind === 'amm' ? spec.pricing.pools.map((pool) => ({ party, pool, tokens: [CC, pool.quote] as const })) : [];
-  }
-
-  get party(): string {
-    return this.options.party;
-  }
-
-  /** The pools' reserves as the party's holdings: one of CC for all pools, one of each other token. */
-  reserveHoldings(): CreateNode[] {
-    if (this.pools.length === 0) return [];
-    const cc = this.pools.reduce((sum, p) => sum.plus(p.pool.baseReserve), ZERO);
-    return [
-      this.contracts.mint(this.party, CC.instrument, cc),
-      ...this.pools.map((p) => this.contracts.mint(this.party, p.pool.quote.instrument, p.pool.quoteReserve)),
-    ];
-  }
-
-  /** The pool trading `a` against `b`, either way round. */
-  poolFor(a: Token, b: Token): SandboxPool | undefined {
-    return this.pools.find((p) => p.tokens.includes(a) && p.tokens.includes(b) && a !== b);
-  }
-
-  /** Moves a pool's price by `bps` (movePoolPrice says how). */
-  movePool(entry: SandboxPool, first: Token, bps: number): { before: string; after: string } {
-    return movePoolPrice(this.contracts, entry, first, bps, this.commit);
-  }
-
+export class NightlyDesk extends AmmDesk<NightlyDeskOptions> {
   /** Offers open to the desk, oldest first. */
   openOffers(): string[] {
     return [...this.contracts.instructions.entries()].filter(([, i]) => i.receiver === this.party).map(([cid]) => cid);

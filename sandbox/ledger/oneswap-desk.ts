@@ -22,21 +22,16 @@
 //   pending intent met: the refunding ones as above, and also output_failed and
 //   no_output_holdings (refunded: "the input refund succeeded"); failed and refund_failed keep
 //   the deposit and pay nothing (states the docs say need manual intervention).
-import { toWire, ZERO } from '../../core/decimal.js';
+import { toWire } from '../../core/decimal.js';
 import { REASON_KEY } from '../../core/ledger/token-standard.js';
-import { CC, type Token } from '../../core/tokens.js';
+import { CC } from '../../core/tokens.js';
 import { ONESWAP_MAX_PRICE_IMPACT, type OneSwapIntent, type OneSwapIntentBook, type SwapStatus } from '../venues/oneswap-intents.js';
 import { oneswapSwap } from '../venues/oneswap-swap.js';
-import type { SandboxVenueSpec } from '../venues/sandbox-venue.js';
-import { directTransfer, movePoolPrice, type SandboxPool } from './pool-operator.js';
-import type { Instruction, TokenContracts } from './token-contracts.js';
-import type { ActionNode, CreateNode } from './transaction-tree.js';
+import { AmmDesk, type AmmDeskOptions } from './amm-desk.js';
+import { directTransfer, type SandboxPool } from './pool-operator.js';
+import type { Instruction } from './token-contracts.js';
 
-export interface OneSwapDeskOptions {
-  /** The OneSwap market: its pools are the desk's. */
-  readonly spec: SandboxVenueSpec;
-  /** Its depositAddress. */
-  readonly party: string;
+export interface OneSwapDeskOptions extends AmmDeskOptions {
   /** The intents its wire made. */
   readonly intents: OneSwapIntentBook;
 }
@@ -44,44 +39,7 @@ export interface OneSwapDeskOptions {
 /** Statuses after which the deposit goes back to the sender. */
 const REFUNDED: ReadonlySet<SwapStatus> = new Set(['slippage_failed', 'price_impact_exceeded', 'insufficient_liquidity', 'insufficient_amount', 'output_failed', 'no_output_holdings']);
 
-export class OneSwapDesk {
-  /** The market's pools, each under the desk's party. */
-  readonly pools: readonly SandboxPool[];
-
-  constructor(
-    private readonly contracts: TokenContracts,
-    private readonly options: OneSwapDeskOptions,
-    private readonly now: () => Date,
-    private readonly commit: (commandId: string, roots: readonly ActionNode[]) => void,
-  ) {
-    const { spec, party } = options;
-    this.pools = spec.pricing.kind === 'amm' ? spec.pricing.pools.map((pool) => ({ party, pool, tokens: [CC, pool.quote] as const })) : [];
-  }
-
-  get party(): string {
-    return this.options.party;
-  }
-
-  /** The pools' reserves as the party's holdings: one of CC for all pools, one of each other token. */
-  reserveHoldings(): CreateNode[] {
-    if (this.pools.length === 0) return [];
-    const cc = this.pools.reduce((sum, p) => sum.plus(p.pool.baseReserve), ZERO);
-    return [
-      this.contracts.mint(this.party, CC.instrument, cc),
-      ...this.pools.map((p) => this.contracts.mint(this.party, p.pool.quote.instrument, p.pool.quoteReserve)),
-    ];
-  }
-
-  /** The pool trading `a` against `b`, either way round. */
-  poolFor(a: Token, b: Token): SandboxPool | undefined {
-    return this.pools.find((p) => p.tokens.includes(a) && p.tokens.includes(b) && a !== b);
-  }
-
-  /** Moves a pool's price by `bps` (movePoolPrice says how). */
-  movePool(entry: SandboxPool, first: Token, bps: number): { before: string; after: string } {
-    return movePoolPrice(this.contracts, entry, first, bps, this.commit);
-  }
-
+export class OneSwapDesk extends AmmDesk<OneSwapDeskOptions> {
   /** Answers one open offer: settles the intent it meets, or returns it. */
   answer(cid: string, instruction: Instruction): void {
     const { contracts } = this;
