@@ -19,9 +19,9 @@
 //   the sender in the same transaction (completed); the pool takes the input after the traffic
 //   fee (the fee stays with the party, as OneSwap's treasury recovery) and pays the output out.
 // - An outcome queued through the control API (test-only) replaces the pricing for the next
-//   pending intent met: the refunding ones as above, and also output_failed and
-//   no_output_holdings (refunded: "the input refund succeeded"); failed and refund_failed keep
-//   the deposit and pay nothing (states the docs say need manual intervention).
+//   pending intent met: the refunding ones as above, and also output_failed (refunded: "the
+//   input refund succeeded"); no_output_holdings, failed and refund_failed keep the deposit and
+//   pay nothing (the states the docs say "require manual investigation by OneSwap").
 import { toWire } from '../../core/decimal.js';
 import { REASON_KEY } from '../../core/ledger/token-standard.js';
 import { CC } from '../../core/tokens.js';
@@ -37,7 +37,7 @@ export interface OneSwapDeskOptions extends AmmDeskOptions {
 }
 
 /** Statuses after which the deposit goes back to the sender. */
-const REFUNDED: ReadonlySet<SwapStatus> = new Set(['slippage_failed', 'price_impact_exceeded', 'insufficient_liquidity', 'insufficient_amount', 'output_failed', 'no_output_holdings']);
+const REFUNDED: ReadonlySet<SwapStatus> = new Set(['slippage_failed', 'price_impact_exceeded', 'insufficient_liquidity', 'insufficient_amount', 'output_failed']);
 
 export class OneSwapDesk extends AmmDesk<OneSwapDeskOptions> {
   /** Answers one open offer: settles the intent it meets, or returns it. */
