@@ -74,6 +74,8 @@
 //   operator's, thrown as is.
 // - A 401 on create, status or cancel whose body speaks of the wallet or its token, and not of the
 //   API key, is WalletTokenRefused (sign a new challenge); any other 401 is thrown as is.
+// - A 409 on create other than ambiguous_pool_pair is the party's other intent awaiting its
+//   deposit on the same pool and input token: the refusal `intent_exists`.
 // - The floor: the docs' create has no minOutput, only slippageTolerance. The adapter sends the
 //   widest tolerance that keeps OneSwap's minOutput at or above the service's floor if OneSwap
 //   expects what the service's quote said: (expectedOutput - floor) / expectedOutput rounded down
@@ -344,10 +346,13 @@ function readIntent(answer: Record<string, unknown>, { give, want, amount }: Int
   };
 }
 
-/** Why creation was refused as a quote would be; null for a failure to throw. */
-function creationRefusal(err: unknown): 'no_pool' | 'below_minimum' | 'insufficient_liquidity' | null {
+/** Why creation was refused; null for a failure to throw. */
+function creationRefusal(err: unknown): 'no_pool' | 'below_minimum' | 'insufficient_liquidity' | 'intent_exists' | null {
   if (!(err instanceof VenueHttpError)) return null;
   if (isNoPool(err)) return 'no_pool';
+  // The documented 409s: another active intent of the wallet, pool and input token, or an
+  // ambiguous pair (thrown, for the operator to see, as the quote throws it).
+  if (err.status === 409) return /ambiguous_pool_pair/.test(errorBodyText(err.body)) ? null : 'intent_exists';
   if (err.status !== 400) return null;
   if (/price[\s_-]*impact/i.test(errorBodyText(err.body))) return 'insufficient_liquidity';
   if (typeof err.body === 'object' && err.body !== null && 'minimumAmount' in err.body) return 'below_minimum';

@@ -207,9 +207,16 @@ export interface SwapIntent {
   readonly expiresAt: Date;
 }
 
+/**
+ * Why a venue refused to create an intent: as a quote is refused, or `intent_exists` when the
+ * party already has an intent awaiting its deposit that this one would stand beside (OneSwap
+ * takes one per wallet, pool and input token).
+ */
+export type IntentRejection = RejectionCode | 'intent_exists';
+
 export type VenueIntent =
   | { readonly available: true; readonly intent: SwapIntent }
-  | { readonly available: false; readonly rejectionCode: RejectionCode };
+  | { readonly available: false; readonly rejectionCode: IntentRejection };
 
 /**
  * Where an intent stands, whatever the venue's own words for it: `awaiting_deposit`;
@@ -248,7 +255,8 @@ export interface IntentVenue extends Venue {
   /** Throws WalletSignatureRefused when the venue refuses the signature. */
   verifyChallenge(signed: SignedChallenge, deadline: Deadline): Promise<WalletToken>;
   /**
-   * Refused as a quote is refused (no_pool, below_minimum, insufficient_liquidity); throws
+   * Refused as a quote is refused (no_pool, below_minimum, insufficient_liquidity), or
+   * intent_exists beside the party's intent awaiting its deposit; throws
    * VenueFloorBelowService when the intent's minimum would be below `minOutput` (the intent is then
    * cancelled), WalletTokenRefused when the token is no longer good.
    */

@@ -177,12 +177,11 @@ t.test('createIntent: "400 over the 15 % price-impact cap" is insufficient_liqui
   }
 });
 
-t.test('createIntent: 401 for the wallet token is WalletTokenRefused; for the API key, 409 and other 400s thrown as is', async (t) => {
+t.test('createIntent: 401 for the wallet token is WalletTokenRefused; for the API key, an ambiguous pair\'s 409 and other 400s thrown as is', async (t) => {
   const { venue } = oneswap(() => ({ status: 401, body: '{"error": "Invalid or missing wallet token"}' }));
   t.type(await failure(venue.createIntent(request(), open)), WalletTokenRefused);
   for (const [status, body] of [
     [401, '{"error": "Invalid or missing API key"}'],
-    [409, '{"error": "An active swap intent already exists for this wallet, pool and input token"}'],
     [409, '{"error": "Multiple pools match", "code": "ambiguous_pool_pair", "candidates": []}'],
     [400, '{"error": "walletAddress does not match the authenticated wallet"}'],
   ] as const) {
@@ -190,6 +189,11 @@ t.test('createIntent: 401 for the wallet token is WalletTokenRefused; for the AP
     const err = await failure(venue.createIntent(request(), open));
     t.ok(err instanceof VenueHttpError && err.status === status, body);
   }
+});
+
+t.test('"another intent awaits its deposit": createIntent\'s 409 for the wallet, pool and input token is the refusal intent_exists', async (t) => {
+  const { venue } = oneswap(() => ({ status: 409, body: '{"error": "An active swap intent already exists for this wallet, pool and input token"}' }));
+  t.strictSame(await venue.createIntent(request(), open), { available: false, rejectionCode: 'intent_exists' });
 });
 
 t.test('intentStatus: GET /api/v1/swaps/<intentId> with the wallet token; every documented status mapped', async (t) => {
