@@ -27,7 +27,7 @@ import type { AppPlan, QuoteResponse, RejectionCode } from '../contract/v1.js';
 import type * as V2 from '../contract/v2.js';
 import { MIN_SLIPPAGE_BPS, requireExecutable, venueExecution } from '../execution/venues.js';
 import { InstrumentRegistries } from '../execution/tokens.js';
-import type { Deadline, ExecutableVenue, IntentVenue, SwapIntent, VenueExecutionTerms, WalletChallenge } from '../venues/venue.js';
+import { WalletChallengeRefused, type Deadline, type ExecutableVenue, type IntentVenue, type SwapIntent, type VenueExecutionTerms, type WalletChallenge } from '../venues/venue.js';
 import { v2Plan } from './v2-plan.js';
 import { parsePlanRequest } from './params.js';
 import type { IntentPlans, OpenIntentPlan } from './intent-plans.js';
@@ -401,6 +401,9 @@ export class PlanService {
     try {
       return await venue.requestChallenge(takerParty, { signal: AbortSignal.timeout(timeoutMs), endsAt: Date.now() + timeoutMs });
     } catch (err) {
+      if (err instanceof WalletChallengeRefused) {
+        throw new DomainError('venue_unavailable', `venue ${venueId} does not sign in the taker's party (it refused its wallet challenge); nothing was created`);
+      }
       const message = err instanceof Error ? err.message.replaceAll(takerParty, '<taker>') : 'not an error';
       this.options.log.warn({ venueId, reason: message }, "the venue's challenge for a plan could not be read");
       throw this.termsRefused(params, route, 'venue_error');

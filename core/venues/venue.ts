@@ -251,6 +251,7 @@ export interface IntentRef {
  * intent's `depositAddress` with its `depositReference`.
  */
 export interface IntentVenue extends Venue {
+  /** Throws WalletChallengeRefused when the venue refuses to sign the party in. */
   requestChallenge(party: string, deadline: Deadline): Promise<WalletChallenge>;
   /** Throws WalletSignatureRefused when the venue refuses the signature. */
   verifyChallenge(signed: SignedChallenge, deadline: Deadline): Promise<WalletToken>;
@@ -280,6 +281,18 @@ export class WalletSignatureRefused extends Error {
 
   constructor(readonly venueId: string) {
     super(`venue ${venueId} refused the wallet's signature of its challenge: request a new challenge and sign it`);
+  }
+}
+
+/**
+ * The venue refused to issue a challenge for the party (a party it does not know, say): the
+ * party's wallet cannot sign in there. For a 409 venue_unavailable.
+ */
+export class WalletChallengeRefused extends Error {
+  override readonly name = 'WalletChallengeRefused';
+
+  constructor(readonly venueId: string) {
+    super(`venue ${venueId} refused to issue a wallet challenge for the party`);
   }
 }
 
