@@ -52,7 +52,9 @@ type Stored =
   | { readonly state: 'open'; readonly plan: OpenIntentPlan }
   | { readonly state: 'claimed'; readonly plan: OpenIntentPlan; readonly claimedAt: number }
   | { readonly state: 'completed'; readonly boundTo: string; readonly json: string }
-  | { readonly state: 'refused'; readonly boundTo: string; readonly code: DomainError['code']; readonly message: string };
+  | { readonly state: 'refused'; readonly boundTo: string; readonly code: DomainError['code']; readonly message: string }
+  /** An intent plan's first answer, as its idempotency record keeps it. */
+  | { readonly state: 'text'; readonly json: string };
 
 /** An intent's status as the outcome reads it (core/outcomes' IntentOutcomes port). */
 export interface RecordedIntent {
@@ -95,6 +97,8 @@ export const WALLET_TOKEN_LIFETIME_MS = 15 * 60_000;
 const WAIT_STEP_MS = 25;
 
 const SEALED = 'intent-plan/1';
+/** The authenticated data of a sealed plan text, kept under its idempotency record's key. */
+const PLAN_TEXT = 'plan-text';
 
 export class IntentPlans {
   private readonly sealKey: Buffer;
@@ -253,6 +257,18 @@ export class IntentPlans {
     }
   }
 
+  /** An intent plan's first answer as its idempotency record keeps it: sealed, as the venue's challenge may name the taker. */
+  sealPlanText(json: string): string {
+    return this.seal(PLAN_TEXT, { state: 'text', json });
+  }
+
+  /** A kept plan's text: an intent plan's unsealed (null for one sealed under another secret, which then replays nothing); any other as it is. */
+  openPlanText(text: string): string | null {
+    if (!text.startsWith(`${SEALED}.`)) return text;
+    const opened = this.unseal(PLAN_TEXT, text);
+    return opened?.state === 'text' ? opened.json : null;
+  }
+
   /** The recorded status of plan `planId`'s intent when `party` is its taker; null otherwise (no such plan, another's, or no longer kept). */
   async intentOutcome(planId: string, party: string): Promise<RecordedIntent | null> {
     const held = await this.options.state.get(this.statusKey(planId));
@@ -316,7 +332,7 @@ export class IntentPlans {
   }
 }
 
-const boundOf = (stored: Stored): string => ('plan' in stored ? stored.plan.boundTo : stored.boundTo);
+const boundOf = (stored: Stored): string | null => ('plan' in stored ? stored.plan.boundTo : 'boundTo' in stored ? stored.boundTo : null);
 
 const planNotFound = (): DomainError => new DomainError('plan_not_found', 'no plan with this planId waits for a signature from this caller; nothing was created');
 

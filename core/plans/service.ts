@@ -300,12 +300,14 @@ export class PlanService {
       body = signMessagePlan(checked, challenge, inputs, figures);
       this.guard(signMessagePlanViolations(body as V2.AppPlan, checked), route, params.venueId);
     }
-    const record: IdempotencyRecord = { ...digests, plan: JSON.stringify(body) };
+    const json = JSON.stringify(body);
+    // The venue's challenge may name the taker (OneSwap's does): an intent plan's text is kept sealed.
+    const record: IdempotencyRecord = { ...digests, plan: challenge ? this.intentPlans().sealPlanText(json) : json };
     const kept = await this.claim(request, record);
     if (kept !== record) return { json: this.sameRequest(kept, params, digests, route), replayed: true };
     if (challenge) await this.openIntentPlan(params, caller, digests.boundTo, inputs, figures, challenge);
     this.metrics.plan(route, 'created');
-    return { json: record.plan, replayed: false };
+    return { json, replayed: false };
   }
 
   /**
@@ -314,8 +316,7 @@ export class PlanService {
    * could not be completed, so a failure to keep it is answered as the record's would be.
    */
   private async openIntentPlan(params: PlanParams, caller: PlanCaller, boundTo: string, inputs: PlanInputs, figures: PlanFigures, challenge: WalletChallenge): Promise<void> {
-    const { intentPlans } = this.options;
-    if (!intentPlans) throw new Error('an intent plan was made with nowhere to keep it');
+    const intentPlans = this.intentPlans();
     const opened: OpenIntentPlan = {
       planId: inputs.planId,
       boundTo,
@@ -341,6 +342,12 @@ export class PlanService {
       nonce: challenge.nonce,
     };
     await intentPlans.open(opened);
+  }
+
+  private intentPlans(): IntentPlans {
+    const { intentPlans } = this.options;
+    if (!intentPlans) throw new Error('an intent plan was made with nowhere to keep it');
+    return intentPlans;
   }
 
   /**
@@ -569,7 +576,10 @@ export class PlanService {
   private checkedReplay(held: IdempotencyRecord, boundTo: string, route: PlanRoute, venueId: string): string {
     this.guard(held.boundTo === boundTo ? [] : ['a stored plan is bound to a caller other than the one asking'], route, venueId);
     this.metrics.plan(route, 'replayed');
-    return held.plan;
+    const text = this.options.intentPlans ? this.options.intentPlans.openPlanText(held.plan) : held.plan;
+    // Records are found under keys of the same secret that seals them: one that does not open is a fault.
+    if (text === null) throw new Error('a kept intent plan does not open under this service\'s secret');
+    return text;
   }
 
   /** Stops a plan that breaks a guardrail rule: logged (never with a party), counted, never returned. */
