@@ -52,6 +52,10 @@ export interface Config {
   readonly stateMaxRateWindows: number;
   /** How often each instance adds the usage it counted to the shared state. */
   readonly usageFlushMs: number;
+  /** How often each instance reads the status of every swap intent it follows (OneSwap's, for their outcome and expiry). */
+  readonly intentPollIntervalMs: number;
+  /** The most swap intents one instance follows at once. */
+  readonly intentFollowMax: number;
   /** While false, every disclosed fee line reads zero and no plan collects a fee. */
   readonly feeCollectionEnabled: boolean;
   /** A JSON file of fee schemas and partner overrides (docs/api.md, Fees); null for the built-in default schema. */
@@ -286,6 +290,8 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     stateMaxPlanRecords: read('STATE_MAX_PLAN_RECORDS', 50_000, int(1, 10_000_000), 'an integer from 1 to 10000000'),
     stateMaxRateWindows: read('STATE_MAX_RATE_WINDOWS', 200_000, int(1, 10_000_000), 'an integer from 1 to 10000000'),
     usageFlushMs: read('USAGE_FLUSH_MS', 2_000, int(100, 600_000), 'an integer from 100 to 600000'),
+    intentPollIntervalMs: read('INTENT_POLL_INTERVAL_MS', 5_000, int(100, 600_000), 'an integer from 100 to 600000'),
+    intentFollowMax: read('INTENT_FOLLOW_MAX', 1_000, int(1, 100_000), 'an integer from 1 to 100000'),
     feeCollectionEnabled,
     feeSchemasFile: read<string | null>('FEE_SCHEMAS_FILE', null, (raw) => raw, 'a file path'),
     rateLimitKeylessPerMinute: read('RATE_LIMIT_KEYLESS_PER_MINUTE', 120, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),

@@ -29,7 +29,9 @@ import type { Ledger } from './ledger/ledger.js';
 import { OutcomeService, poolTokens } from './outcomes/outcomes.js';
 import { RedisSharedState } from './state/redis.js';
 import { KeyPortal } from './portal/portal.js';
-import { isExecutableVenue, type Venue } from './venues/venue.js';
+import { isExecutableVenue, isIntentVenue, type Venue } from './venues/venue.js';
+import { IntentPlans } from './plans/intent-plans.js';
+import { IntentFollower } from './plans/intent-follower.js';
 import { UsageCounter } from './usage/usage-counter.js';
 import { V1_EXECUTION_VENUE_ID } from './execution/venues.js';
 import { InstrumentRegistries, tokenList } from './execution/tokens.js';
@@ -65,6 +67,9 @@ export interface CoreServices {
   readonly quotes: QuoteService;
   readonly partnerQuotes: PartnerQuotes;
   readonly plans: PlanService;
+  /** Intent plans (OneSwap) between their two calls, completed with the wallet's signature; the intents this instance follows. */
+  readonly intentPlans: IntentPlans;
+  readonly intentFollower: IntentFollower;
   readonly outcomes: OutcomeService;
   /** The v2 quote: the same quotes, with each venue's execution block. */
   readonly v2Quotes: V2Quotes;
@@ -187,6 +192,31 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
     });
     // Keys already named in a warning: each is named once, at start or at its first request.
     const unconfiguredKeys = new Set<string>();
+    // Without REDIS_URL no other instance reads the records: a secret of this process's own will do.
+    const secret = config.idempotencySecret ?? randomBytes(32);
+    const records = new IdempotencyRecords(sharedState, secret);
+    // The intents this instance made, each with its wallet token in this memory alone.
+    const intentFollower = new IntentFollower({
+      intervalMs: config.intentPollIntervalMs,
+      max: config.intentFollowMax,
+      timeoutMs: config.venueTimeoutMs,
+      now,
+      record: (key, status) => intentPlans.recordFollowed(key, status),
+      log,
+    });
+    // Every intent venue is reached over HTTP through its adapter, the sandbox's as a real one's.
+    const intentVenues = Object.fromEntries(venues.filter(isIntentVenue).map((venue) => [venue.id, venue]));
+    const intentPlans: IntentPlans = new IntentPlans({
+      state: sharedState,
+      secret,
+      records,
+      venues: intentVenues,
+      assemble: (opened, intent) => plans.completedIntentPlan(opened, intent),
+      follower: intentFollower,
+      now,
+      log,
+      venueTimeoutMs: config.venueTimeoutMs,
+    });
     const plans = new PlanService({
       quotes,
       schemas,
@@ -195,12 +225,13 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       venueIds,
       registries,
       executableVenues: Object.fromEntries(venues.filter(isExecutableVenue).map((venue) => [venue.id, venue])),
+      intentVenues,
+      intentPlans,
       venueTimeoutMs: config.venueTimeoutMs,
       poolParties: config.poolParties,
       serviceFeeParty: config.serviceFeeParty,
       b2cFeeParty: config.b2cFeeParty,
-      // Without REDIS_URL no other instance reads the records: a secret of this process's own will do.
-      records: new IdempotencyRecords(sharedState, config.idempotencySecret ?? randomBytes(32)),
+      records,
       // Windows as long as a record is kept, apart from the minute-long ones (one lifetime per
       // in-process map), and no more of them than the records they stand for.
       quota: new PlanQuota(
@@ -221,7 +252,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       down: 'ledger unreadable: outcomes answer 500 ledger_unavailable',
       up: 'ledger readable again',
     });
-    const outcomes = new OutcomeService({ ledger: opened.ledger, pools: poolTokens(config.poolParties), budgetMs: config.outcomeTimeoutMs, pageSize: config.ledgerPageSize, health: ledgerHealth, now, metrics });
+    const outcomes = new OutcomeService({ ledger: opened.ledger, pools: poolTokens(config.poolParties), budgetMs: config.outcomeTimeoutMs, pageSize: config.ledgerPageSize, health: ledgerHealth, now, metrics, intents: intentPlans });
     const health: HealthOptions = {
       monitor,
       venueIds,
@@ -261,6 +292,8 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       partnerQuotes,
       v2Quotes: new V2Quotes(quotes, partnerQuotes, config.quoteCacheMaxEntries),
       plans,
+      intentPlans,
+      intentFollower,
       outcomes,
       registries,
       tokenList: () => tokenList(registries, venues),
@@ -290,8 +323,9 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
         }
       },
       close: async () => {
-        // The last counts go before the connection they go over.
+        // The last counts go before the connection they go over; followed intents' tokens are dropped.
         await usage.close();
+        await intentFollower.close();
         await quotes.settled();
         await marker?.close();
         await Promise.all([sharedState.close(), opened.close()]);

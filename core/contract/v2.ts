@@ -21,3 +21,6 @@ export type PlanStep = Schemas['PlanStep'];
 export type VenueExecution = Schemas['VenueExecution'];
 export type GetOutcomeQuery = operations['getOutcome']['parameters']['query'];
 export type Outcome = Schemas['Outcome'];
+export type SignMessageStep = Schemas['SignMessageStep'];
+export type PlanIntent = Schemas['PlanIntent'];
+export type SignPlanRequest = Schemas['SignPlanRequest'];

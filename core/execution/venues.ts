@@ -25,7 +25,8 @@ export const NOT_EXECUTABLE_REASONS = [
   'venue_requires_account',
   // Temple: credentialed institutional participants only.
   'venue_requires_credential',
-  // OneSwap: a wallet-signed challenge and this service's own API key before any swap intent.
+  // A wallet-signed challenge and the service's own API key before any swap intent: OneSwap's
+  // before this build made its plans in two calls (openapi/v2.yaml signPlan); kept, a stable code.
   'venue_requires_signed_challenge',
   // A venue a wallet could execute, whose execution this build does not serve (or a venue it knows nothing of).
   'venue_execution_not_served',
@@ -45,7 +46,8 @@ const EXECUTION: Readonly<Record<string, VenueExecution>> = {
   tradecraft: { executable: true, settlement: 'memo-floor', reason: null },
   // The taker's party as recipient of Nightly's quote, a transfer to its swap address with its memo.
   nightly: { executable: true, settlement: 'swap-address-memo', reason: null },
-  oneswap: { executable: false, settlement: 'intent-deposit-reference', reason: 'venue_requires_signed_challenge' },
+  // A plan in two calls: the taker's wallet signs OneSwap's challenge, the service makes the intent the deposit funds.
+  oneswap: { executable: true, settlement: 'intent-deposit-reference', reason: null },
   cantex: { executable: false, settlement: 'account-intent', reason: 'venue_requires_account' },
   temple: { executable: false, settlement: 'account-order-book', reason: 'venue_requires_credential' },
 };
@@ -75,3 +77,12 @@ export function requireExecutable(venueId: string): VenueExecution {
   }
   return execution;
 }
+
+/**
+ * The least slippage a venue takes, in bps, where it bounds it: OneSwap's slippageTolerance is
+ * 0.001 to 0.5. A plan asking less is refused 400 rather than planned on a tolerance the venue
+ * would widen.
+ */
+export const MIN_SLIPPAGE_BPS: Readonly<Record<string, { readonly bps: number; readonly why: string }>> = {
+  oneswap: { bps: 10, why: "OneSwap's slippage tolerance is 0.001 to 0.5 (10 to 5000 bps)" },
+};

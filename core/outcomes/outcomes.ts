@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics.js';
 import { CHOICES, HOLDING, namesEntity, REASON_KEY, RESULTS, TRANSFER_INSTRUCTION } from '../ledger/token-standard.js';
 import { resolveToken, type Token } from '../tokens.js';
 import type { GetOutcomeQuery, Outcome, OutcomeStatus } from '../contract/v1.js';
+import type * as V2 from '../contract/v2.js';
 
 /** The longest window a query may span: a plan lives 90 seconds, and a wider window only costs reading more. */
 export const MAX_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -315,7 +316,44 @@ export interface OutcomeServiceOptions {
   readonly now: () => Date;
   /** Hears each outcome's status. */
   readonly metrics?: Metrics;
+  /** Where an intent plan's intent status is recorded (core/plans/intent-plans.ts, wired by core/services.ts); none: outcomes by planId are read from the ledger. */
+  readonly intents?: IntentOutcomes;
 }
+
+/** Where an intent stands, as the venue port names it (core/venues' IntentState). */
+export type IntentOutcomeState = 'awaiting_deposit' | 'in_progress' | 'completed' | 'refunded' | 'expired' | 'cancelled' | 'failed';
+
+/** An intent plan's intent status, as recorded by the instance that follows it. */
+export interface RecordedIntentOutcome {
+  readonly venueId: string;
+  readonly intentId: string;
+  /** The venue's own status. */
+  readonly venueStatus: string;
+  readonly state: IntentOutcomeState;
+  /** What the venue paid, in wire form; null before, or when it paid nothing. */
+  readonly received: string | null;
+}
+
+/** The port to intent plans' recorded intent statuses: by the plan's id, for its taker only. */
+export interface IntentOutcomes {
+  /** Null when no intent plan `planId` of `party` is recorded (unknown, another taker's, on another venue, or no longer kept). */
+  intentOutcome(planId: string, party: string): Promise<RecordedIntentOutcome | null>;
+}
+
+/**
+ * What each intent state says of the swap, in v2's outcome statuses: refunded reads as
+ * slippage_failed (no swap, the deposit back), expired and cancelled as expired (no deposit
+ * taken), failed as venue_failed (terminal: the venue's own operators must act).
+ */
+const INTENT_OUTCOME: Readonly<Record<IntentOutcomeState, V2.Outcome['status']>> = {
+  awaiting_deposit: 'pending',
+  in_progress: 'pending',
+  completed: 'completed',
+  refunded: 'slippage_failed',
+  expired: 'expired',
+  cancelled: 'expired',
+  failed: 'venue_failed',
+};
 
 /**
  * Record times of different synchronizers interleave in a participant's offsets without strict
@@ -357,6 +395,24 @@ export class OutcomeService {
     const outcome = tracker.outcome(now().getTime());
     this.options.metrics?.outcome(outcome.status);
     return outcome;
+  }
+
+  /**
+   * v2's outcome: for `planId` naming an intent plan of the query's party, the venue's status of
+   * its intent as recorded (basis: venue); otherwise the ledger's reading, as without it.
+   */
+  async outcomeOf(query: OutcomeQuery, planId: string | undefined): Promise<V2.Outcome> {
+    const recorded = planId === undefined ? null : ((await this.options.intents?.intentOutcome(planId, query.party)) ?? null);
+    if (recorded === null) return this.outcome(query);
+    return {
+      status: INTENT_OUTCOME[recorded.state],
+      depositUpdateId: null,
+      basis: 'venue',
+      venueId: recorded.venueId,
+      venueStatus: recorded.venueStatus,
+      intentId: recorded.intentId,
+      received: recorded.received,
+    };
   }
 
 }

@@ -4,8 +4,10 @@
 // or to a configured fee party (or the integrator's recipient), in the amounts the quote gives,
 // with the floor the memo carries (or the venue's own memo, binding it to at least the floor), in
 // a plan bound to the caller that asked (its record, core/plans/idempotency.ts). A v2 plan is
-// checked again in its own shape: the same steps, and the deposit's minOut. A violation names the
-// rule, never a party.
+// checked again in its own shape: the same steps, and the deposit's minOut. An intent plan
+// (OneSwap) is checked so before its message is signed, on a stand-in receiver, and answered as
+// the one message to sign; once signed, its deposit is checked against the intent's own terms. A
+// violation names the rule, never a party.
 import { isDeepStrictEqual } from 'node:util';
 import { dec, toWire } from '../decimal.js';
 import { planFigures, type PlanFigures, type PlanInputs } from './assembly.js';
@@ -122,6 +124,10 @@ export function v2PlanViolations(shaped: V2.AppPlan, plan: AppPlan, inputs: Plan
     const checked = plan.steps[i];
     const at = `step ${i} (${step.kind})`;
     if (!checked) continue;
+    if (step.kind === 'sign-message') {
+      violations.push(`${at} is not the checked plan's step`);
+      continue;
+    }
     rule(
       step.kind === checked.kind && step.target === checked.target && step.instrument.id === checked.instrument && step.amount === checked.amount && step.memo === (checked.memo ?? null) && step.expiresAt === checked.expiresAt,
       `${at} is not the checked plan's step`,
@@ -133,5 +139,46 @@ export function v2PlanViolations(shaped: V2.AppPlan, plan: AppPlan, inputs: Plan
       rule(step.settlement === null && step.minOut === null, `${at} is a fee leg with a venue's settlement or minimum`);
     }
   }
+  return violations;
+}
+
+/**
+ * Every rule an intent plan's first answer breaks: it is the checked v2 plan (`checked`) in every
+ * figure, party and registry, with its steps the one message to sign, to be signed by the plan's
+ * expiry, and no transfer at all; empty when it may be stored and returned.
+ */
+export function signMessagePlanViolations(shaped: V2.AppPlan, checked: V2.AppPlan): string[] {
+  const violations: string[] = [];
+  const rule = (holds: boolean, violation: string) => {
+    if (!holds) violations.push(violation);
+  };
+  const { steps, trustWindow: _words, ...figures } = shaped;
+  const { steps: _checkedSteps, trustWindow: _checkedWords, ...checkedFigures } = checked;
+  rule(isDeepStrictEqual(figures, checkedFigures), "the plan is not the checked plan's figures, registries and expiry");
+  rule(shaped.settlement === 'intent-deposit-reference', 'a plan with a message to sign does not settle by intent');
+  const [step, ...more] = steps;
+  rule(step?.kind === 'sign-message' && more.length === 0, 'the plan is not one message to sign');
+  if (step?.kind === 'sign-message') rule(Date.parse(step.expiresAt) <= Date.parse(shaped.expiry), 'the message is to be signed after the plan expires');
+  return violations;
+}
+
+/**
+ * Every rule a completed intent plan breaks beyond the v2 plan's: its deposit goes where the
+ * intent says (`inputs.parties.pool`, the intent's deposit address), carries the intent's own
+ * reference and minimum (`inputs.venueTerms`), and the plan names that intent.
+ */
+export function intentPlanViolations(complete: V2.AppPlan, inputs: PlanInputs, intentId: string): string[] {
+  const violations: string[] = [];
+  const rule = (holds: boolean, violation: string) => {
+    if (!holds) violations.push(violation);
+  };
+  const [deposit] = complete.steps;
+  rule(complete.settlement === 'intent-deposit-reference', 'a completed intent plan does not settle by intent');
+  rule(inputs.venueTerms !== undefined, "an intent plan's deposit is not bound to its intent's reference and minimum");
+  rule(
+    deposit?.kind === 'venue-deposit' && deposit.target === inputs.parties.pool && deposit.memo === inputs.venueTerms?.memo && deposit.minOut === inputs.venueTerms?.minOut,
+    "the deposit is not the intent's: its address, its reference as the memo, its minimum",
+  );
+  rule(complete.intent?.intentId === intentId && complete.intent.venueId === inputs.params.venueId, 'the plan does not name its intent');
   return violations;
 }

@@ -70,6 +70,11 @@ export class IdempotencyRecords {
     return createHmac('sha256', this.secret).update(text).digest('base64url');
   }
 
+  /** A caller (PlanRequestKey.caller) as a record is bound to it: its `boundTo`. */
+  callerDigest(caller: string): string {
+    return this.keyed(`caller\0${caller}`);
+  }
+
   /** The request's fingerprint and caller as a record keeps them. */
   digests(request: PlanRequestKey): PlanRequestDigests {
     return this.keyedRequest(request).digests;

@@ -3,7 +3,10 @@
 // party-isolation guardrail, and kept under the caller's idempotencyKey so a retry gets it again.
 // A v2 plan on a venue that sets its own terms for the taker (swap-address-memo: Nightly) asks the
 // venue for them once every check has passed and before the record is claimed: its deposit goes
-// where they say, with their memo, bound to their minimum, which is never below the floor.
+// where they say, with their memo, bound to their minimum, which is never below the floor. A v2
+// plan on a venue whose swap is an intent the wallet proves it owns (intent-deposit-reference:
+// OneSwap) asks the venue for its challenge at that point instead: the plan's one step is the
+// message to sign, and core/plans/intent-plans.ts completes it into the deposit once signed.
 import { checkIntegratorCap } from '../quotes/client-fees.js';
 import { dec, toWire, type Decimal } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
@@ -11,7 +14,7 @@ import type { FeeSchemas, FeeTerms } from '../quotes/fee-schemas.js';
 import { IdempotencyRecords, type IdempotencyRecord, type PlanRequestDigests, type PlanRequestKey } from './idempotency.js';
 import type { KeyCheck, Partner } from '../keys/partner-keys.js';
 import { assemblePlan, planFigures, type PlanFigures, type PlanInputs, type PlanParties, type VenueDepositTerms } from './assembly.js';
-import { planViolations, v2PlanViolations } from './guardrail.js';
+import { intentPlanViolations, planViolations, signMessagePlanViolations, v2PlanViolations } from './guardrail.js';
 import type { PlanParams, PlanRoute } from './params.js';
 import type { QuoteService } from '../quotes/service.js';
 import type { CoreLog } from '../log.js';
@@ -21,10 +24,13 @@ import type { PendingCount } from '../state/rate-windows.js';
 import type { PlanQuota } from './plan-quota.js';
 import { CC, pairKey } from '../tokens.js';
 import type { AppPlan, QuoteResponse, RejectionCode } from '../contract/v1.js';
-import { requireExecutable, venueExecution } from '../execution/venues.js';
+import type * as V2 from '../contract/v2.js';
+import { MIN_SLIPPAGE_BPS, requireExecutable, venueExecution } from '../execution/venues.js';
 import { InstrumentRegistries } from '../execution/tokens.js';
-import type { Deadline, ExecutableVenue, VenueExecutionTerms } from '../venues/venue.js';
+import { WalletChallengeRefused, type Deadline, type ExecutableVenue, type IntentVenue, type SwapIntent, type VenueExecutionTerms, type WalletChallenge } from '../venues/venue.js';
 import { v2Plan } from './v2-plan.js';
+import { parsePlanRequest } from './params.js';
+import type { IntentPlans, OpenIntentPlan } from './intent-plans.js';
 
 /** The contract version a plan is asked for in: each keeps its own idempotency records (and so its own plan ids). */
 export type PlanContract = 'v1' | 'v2';
@@ -59,6 +65,10 @@ export interface PlanServiceOptions {
   readonly registries?: InstrumentRegistries;
   /** The adapters of the venues a wallet executes on, by venue id: a venue that sets its own terms is asked for them. */
   readonly executableVenues?: Readonly<Record<string, ExecutableVenue>>;
+  /** The adapters of the venues whose swaps are intents the taker's wallet proves it owns (OneSwap), by venue id. */
+  readonly intentVenues?: Readonly<Record<string, IntentVenue>>;
+  /** Where a plan on such a venue is kept until its message is signed (core/plans/intent-plans.ts). */
+  readonly intentPlans?: IntentPlans;
   /** How long a venue may take to give its terms (VENUE_TIMEOUT_MS); 5 s when absent. */
   readonly venueTimeoutMs?: number;
   /** Assembles the plan the guardrail then checks (core/plans/assembly.ts), from its inputs and their figures. */
@@ -98,10 +108,45 @@ interface VenueDeposit extends VenueDepositTerms {
 
 const DEFAULT_VENUE_TIMEOUT_MS = 5000;
 
+/**
+ * The stand-in receiver an intent plan's deposit is checked on before its intent exists: never
+ * answered (the plan's step then is the message to sign), never a party the ledger knows.
+ */
+const INTENT_DEPOSIT_PENDING = `intent-deposit-pending::1220${'0'.repeat(64)}`;
+
+/** A venue's name in the words a plan shows the user. */
+const VENUE_NAMES: Readonly<Record<string, string>> = { oneswap: 'OneSwap' };
+const venueName = (venueId: string): string => VENUE_NAMES[venueId] ?? venueId;
+
+/**
+ * The plan of an intent venue before its message is signed: the checked v2 plan, its steps the
+ * one message to sign, to be signed by the plan's expiry (or the challenge's, if sooner).
+ */
+function signMessagePlan(shaped: V2.AppPlan, challenge: WalletChallenge, inputs: PlanInputs, figures: PlanFigures): V2.AppPlan {
+  const { venueId, request } = inputs.params;
+  const venue = venueName(venueId);
+  const expiresAt = new Date(Math.min(Date.parse(figures.expiry), inputs.createdAt.getTime() + challenge.expiresInSeconds * 1000)).toISOString();
+  const step: V2.SignMessageStep = {
+    kind: 'sign-message',
+    venueId,
+    message: challenge.message,
+    purpose: `Signing this message proves to ${venue} that this party is yours, so ${venue} can create the swap intent your deposit will fund. It moves no funds and approves no transfer.`,
+    expiresAt,
+  };
+  return {
+    ...shaped,
+    steps: [step],
+    trustWindow:
+      `Signing ${venue}'s message moves none of your funds. Sign it by ${expiresAt} and the plan is completed with its deposit of ${toWire(request.amount)} ${request.give.instrument} ` +
+      `to the swap intent ${venue} makes for you, bound to at least ${figures.minReceive} ${request.want.instrument}, which your wallet then signs.`,
+  };
+}
+
 /** A memo a v2 plan step can hold (openapi/v2.yaml PlanStep.memo). */
 const MEMO = /^[\x21-\x7e]{1,256}$/;
 
-const callerId = (caller: PlanCaller): string =>
+/** Who a plan is made for, as its idempotency record (and an intent plan's record) is bound to it. */
+export const callerId = (caller: PlanCaller): string =>
   (caller.contract === 'v2' ? 'v2:' : '') + (caller.route === 'partner' ? `partner:${caller.partner.id}` : `app:${caller.ip}`);
 /**
  * The request's key, one object per parsed request and caller: lookup() and create() see the same
@@ -230,10 +275,14 @@ export class PlanService {
     // The venue's floor is asked of the same net v1's floor is taken from (what the venue pays
     // after its own fee, before the disclosed fee legs, which the taker pays from it), so the
     // venue's minimum and quoteRef.minReceive are one rule.
-    const deposit = pool === null ? await this.venueDeposit(params, route, net, figures.minReceive) : null;
+    const execution = venueExecution(params.venueId);
+    const intent = caller.contract === 'v2' && execution.settlement === 'intent-deposit-reference';
+    const deposit = pool === null && !intent ? await this.venueDeposit(params, route, net, figures.minReceive) : null;
     const inputs: PlanInputs = {
       ...basis,
-      parties: { pool: deposit?.target ?? pool!, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty } satisfies PlanParties,
+      // An intent plan's deposit is not known until its message is signed: its figures, fee legs
+      // and registries are checked now on a stand-in receiver, and its deposit at completion.
+      parties: { pool: deposit?.target ?? pool ?? INTENT_DEPOSIT_PENDING, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty } satisfies PlanParties,
       ...(deposit ? { venueTerms: { memo: deposit.memo, minOut: deposit.minOut } } : {}),
     };
     const plan = (options.assemble ?? assemblePlan)(inputs, figures);
@@ -241,16 +290,131 @@ export class PlanService {
     let body: object = plan;
     if (caller.contract === 'v2') {
       // A v2 plan is the plan the guardrail passed, in v2's shape: its numbers and parties unchanged.
-      const execution = venueExecution(params.venueId);
       const shaped = v2Plan(plan, execution, this.registries, inputs.venueTerms);
       this.guard(v2PlanViolations(shaped, plan, inputs, execution.settlement!, figures), route, params.venueId);
       body = shaped;
     }
-    const record: IdempotencyRecord = { ...digests, plan: JSON.stringify(body) };
+    const challenge = intent ? await this.venueChallenge(params, route) : null;
+    if (challenge) {
+      const checked = body as V2.AppPlan;
+      body = signMessagePlan(checked, challenge, inputs, figures);
+      this.guard(signMessagePlanViolations(body as V2.AppPlan, checked), route, params.venueId);
+    }
+    const json = JSON.stringify(body);
+    // The venue's challenge may name the taker (OneSwap's does): an intent plan's text is kept sealed.
+    const record: IdempotencyRecord = { ...digests, plan: challenge ? this.intentPlans().sealPlanText(json) : json };
     const kept = await this.claim(request, record);
     if (kept !== record) return { json: this.sameRequest(kept, params, digests, route), replayed: true };
+    if (challenge) await this.openIntentPlan(params, caller, digests.boundTo, inputs, figures, challenge);
     this.metrics.plan(route, 'created');
-    return { json: record.plan, replayed: false };
+    return { json, replayed: false };
+  }
+
+  /**
+   * Keeps what completing an intent plan needs, once its record is claimed (only the plan made
+   * first for a planId is kept: a concurrent identical request replays it). Without it the plan
+   * could not be completed, so a failure to keep it is answered as the record's would be.
+   */
+  private async openIntentPlan(params: PlanParams, caller: PlanCaller, boundTo: string, inputs: PlanInputs, figures: PlanFigures, challenge: WalletChallenge): Promise<void> {
+    const intentPlans = this.intentPlans();
+    const opened: OpenIntentPlan = {
+      planId: inputs.planId,
+      boundTo,
+      route: caller.route,
+      ...(caller.route === 'partner' ? { partnerId: caller.partner.id } : {}),
+      request: {
+        from: params.request.give.symbol,
+        to: params.request.want.symbol,
+        amount: toWire(params.request.amount),
+        venueId: params.venueId,
+        takerParty: params.takerParty,
+        idempotencyKey: params.idempotencyKey,
+        slippageBps: params.slippageBps,
+        ...(params.integratorFee ? { feeBps: params.integratorFee.bps, feeRecipient: params.integratorFee.recipient } : {}),
+      },
+      net: toWire(inputs.net),
+      asOf: inputs.asOf,
+      terms: inputs.terms,
+      collecting: inputs.collecting,
+      createdAt: inputs.createdAt.toISOString(),
+      expiry: figures.expiry,
+      floor: figures.minReceive,
+      nonce: challenge.nonce,
+    };
+    await intentPlans.open(opened);
+  }
+
+  private intentPlans(): IntentPlans {
+    const { intentPlans } = this.options;
+    if (!intentPlans) throw new Error('an intent plan was made with nowhere to keep it');
+    return intentPlans;
+  }
+
+  /**
+   * An opened intent plan completed with the venue's intent: the plan assembled again from the
+   * same inputs, its deposit to the intent's deposit address with its reference as the memo,
+   * bound to its minimum, checked by the guardrail in both shapes; the complete plan's JSON text.
+   * Throws DomainError venue_unavailable for an intent a plan cannot carry (a reference no step
+   * can hold as its memo, a deposit address that is one of the plan's own parties).
+   */
+  completedIntentPlan(opened: OpenIntentPlan, intent: SwapIntent): string {
+    const { options } = this;
+    const route = opened.route;
+    const params = parsePlanRequest(opened.request, route);
+    const terms = opened.terms;
+    const basis = { route, params, net: dec(opened.net), asOf: opened.asOf, terms, collecting: opened.collecting, planId: opened.planId, createdAt: new Date(opened.createdAt) };
+    const figures = planFigures(basis);
+    const minOut = toWire(intent.minOutput);
+    const { venueId } = params;
+    if (!MEMO.test(intent.depositReference)) {
+      options.log.warn({ venueId }, "the venue's intent carries a deposit reference no plan step can hold as its memo");
+      throw new DomainError('venue_unavailable', `venue ${venueId} made a swap intent this service cannot plan (its deposit reference); nothing was left: make a new plan`);
+    }
+    const own = [params.takerParty, options.serviceFeeParty, options.b2cFeeParty, params.integratorFee?.recipient ?? null];
+    if (own.includes(intent.depositAddress)) {
+      options.log.warn({ venueId }, "the venue's intent names one of the plan's own parties as its deposit address");
+      throw new DomainError('venue_unavailable', `venue ${venueId} made a swap intent this service cannot plan (its deposit address); nothing was left: make a new plan`);
+    }
+    const inputs: PlanInputs = {
+      ...basis,
+      parties: { pool: intent.depositAddress, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty },
+      venueTerms: { memo: intent.depositReference, minOut },
+    };
+    const plan = (options.assemble ?? assemblePlan)(inputs, figures);
+    this.guard(planViolations(plan, inputs, figures), route, venueId);
+    const execution = venueExecution(venueId);
+    const shaped = v2Plan(plan, execution, this.registries, inputs.venueTerms);
+    this.guard(v2PlanViolations(shaped, plan, inputs, execution.settlement!, figures), route, venueId);
+    const venue = venueName(venueId);
+    const complete: V2.AppPlan = {
+      ...shaped,
+      trustWindow: `${shaped.trustWindow} ${venue} pays you at least ${minOut} ${params.request.want.instrument} for it, or returns it.`,
+      intent: { venueId, intentId: intent.intentId, expiresAt: intent.expiresAt.toISOString() },
+    };
+    this.guard(intentPlanViolations(complete, inputs, intent.intentId), route, venueId);
+    return JSON.stringify(complete);
+  }
+
+  /**
+   * The venue's challenge for the taker, asked once every check has passed: refused as a quote
+   * for the plan is (409 venue_unavailable; on the keyed route a venue that did not answer is 502
+   * quote_failed). The taker's party never reaches the log.
+   */
+  private async venueChallenge(params: PlanParams, route: PlanRoute): Promise<WalletChallenge> {
+    const { venueId, takerParty } = params;
+    const venue = this.options.intentVenues?.[venueId];
+    if (!venue) throw new Error(`venue ${venueId} settles by intent but no adapter makes its intents`);
+    const timeoutMs = this.options.venueTimeoutMs ?? DEFAULT_VENUE_TIMEOUT_MS;
+    try {
+      return await venue.requestChallenge(takerParty, { signal: AbortSignal.timeout(timeoutMs), endsAt: Date.now() + timeoutMs });
+    } catch (err) {
+      if (err instanceof WalletChallengeRefused) {
+        throw new DomainError('venue_unavailable', `venue ${venueId} does not sign in the taker's party (it refused its wallet challenge); nothing was created`);
+      }
+      const message = err instanceof Error ? err.message.replaceAll(takerParty, '<taker>') : 'not an error';
+      this.options.log.warn({ venueId, reason: message }, "the venue's challenge for a plan could not be read");
+      throw this.termsRefused(params, route, 'venue_error');
+    }
   }
 
   /** The checks made of a request that would make a new plan; its pool party, or null where the venue's terms name the deposit's target. */
@@ -270,7 +434,12 @@ export class PlanService {
     // Nightly's deposit goes where its terms for this taker say (its swapAddress), read once the
     // plan is made: no pool of this service's configuration is needed, and the target is checked then.
     let pool: string | null = null;
-    if (execution?.settlement !== 'swap-address-memo') {
+    const minSlippage = execution === null ? undefined : MIN_SLIPPAGE_BPS[params.venueId];
+    if (minSlippage && params.slippageBps < minSlippage.bps) {
+      throw badRequest(`'slippageBps' must be at least ${minSlippage.bps} on venue ${params.venueId}: ${minSlippage.why}`);
+    }
+    // OneSwap's deposit goes to the address of the intent made once the plan's message is signed.
+    if (execution?.settlement !== 'swap-address-memo' && execution?.settlement !== 'intent-deposit-reference') {
       const configured = options.poolParties[pairKey(give, want)];
       if (configured === undefined) throw new DomainError('no_pool', `venue ${params.venueId} has no pool configured for ${pairKey(give, want)}`);
       pool = configured;
@@ -407,7 +576,10 @@ export class PlanService {
   private checkedReplay(held: IdempotencyRecord, boundTo: string, route: PlanRoute, venueId: string): string {
     this.guard(held.boundTo === boundTo ? [] : ['a stored plan is bound to a caller other than the one asking'], route, venueId);
     this.metrics.plan(route, 'replayed');
-    return held.plan;
+    const text = this.options.intentPlans ? this.options.intentPlans.openPlanText(held.plan) : held.plan;
+    // Records are found under keys of the same secret that seals them: one that does not open is a fault.
+    if (text === null) throw new Error('a kept intent plan does not open under this service\'s secret');
+    return text;
   }
 
   /** Stops a plan that breaks a guardrail rule: logged (never with a party), counted, never returned. */

@@ -16,11 +16,14 @@ const tokenOf = (instrument: string): Token => {
   return token;
 };
 
+/** A v2 plan whose steps are all transfers: every plan but an intent plan before its message is signed. */
+export type V2TransferPlan = Omit<V2.AppPlan, 'steps'> & { steps: V2.PlanStep[] };
+
 /**
  * `plan` in v2's shape; `execution`: the venue's (executable), `registries`: where each
  * instrument's admin and registry are, `venueTerms`: the deposit's terms where the venue set them.
  */
-export function v2Plan(plan: AppPlan, execution: VenueExecution, registries: InstrumentRegistries, venueTerms?: VenueDepositTerms): V2.AppPlan {
+export function v2Plan(plan: AppPlan, execution: VenueExecution, registries: InstrumentRegistries, venueTerms?: VenueDepositTerms): V2TransferPlan {
   if (!execution.executable || execution.settlement === null) throw new Error('a v2 plan for a venue that is not executable');
   const settlement = execution.settlement;
   const instruments = [...new Set(plan.steps.map((step) => step.instrument))].map((instrument) => registries.of(tokenOf(instrument)));
@@ -38,7 +41,7 @@ export function v2Plan(plan: AppPlan, execution: VenueExecution, registries: Ins
     settlement: s.kind === 'venue-deposit' ? settlement : null,
     ...(s.beneficiary === undefined ? {} : { beneficiary: s.beneficiary }),
   });
-  const shaped: V2.AppPlan = {
+  const shaped: V2TransferPlan = {
     planId: plan.planId,
     quoteRef: plan.quoteRef,
     settlement,

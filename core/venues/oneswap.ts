@@ -74,6 +74,10 @@
 //   operator's, thrown as is.
 // - A 401 on create, status or cancel whose body speaks of the wallet or its token, and not of the
 //   API key, is WalletTokenRefused (sign a new challenge); any other 401 is thrown as is.
+// - A 4xx answering the challenge other than 401 (the API key) and 429 is OneSwap refusing to sign
+//   the party in (its 404 for a party it does not find): WalletChallengeRefused.
+// - A 409 on create other than ambiguous_pool_pair is the party's other intent awaiting its
+//   deposit on the same pool and input token: the refusal `intent_exists`.
 // - The floor: the docs' create has no minOutput, only slippageTolerance. The adapter sends the
 //   widest tolerance that keeps OneSwap's minOutput at or above the service's floor if OneSwap
 //   expects what the service's quote said: (expectedOutput - floor) / expectedOutput rounded down
@@ -102,7 +106,7 @@ import { isPartyId } from '../party.js';
 import { quoteFromOutputAfterGiveFee, statedImpact } from './venue-math.js';
 import { CBTC, CC, pairKey, USDCX, type Token } from '../tokens.js';
 import {
-  IntentNotFound, unavailable, untilAborted, VenueFloorBelowService, WalletSignatureRefused, WalletToken, WalletTokenRefused, type Deadline, type IntentRef, type IntentRequest,
+  IntentNotFound, unavailable, untilAborted, VenueFloorBelowService, WalletChallengeRefused, WalletSignatureRefused, WalletToken, WalletTokenRefused, type Deadline, type IntentRef, type IntentRequest,
   type IntentState, type IntentStatus, type IntentVenue, type SignedChallenge, type SwapIntent, type VenueIntent, type VenueProbe, type VenueQuote, type VenueQuoteRequest,
   type WalletChallenge,
 } from './venue.js';
@@ -157,7 +161,15 @@ export class OneSwapVenue implements IntentVenue {
 
   async requestChallenge(party: string, deadline: Deadline): Promise<WalletChallenge> {
     if (!isPartyId(party)) throw new TypeError('a OneSwap wallet challenge is for a party id');
-    const answer = objectField(await this.http.postJson(CHALLENGE_PATH, { partyId: party }, deadline), 'the challenge');
+    let asked: unknown;
+    try {
+      asked = await this.http.postJson(CHALLENGE_PATH, { partyId: party }, deadline);
+    } catch (err) {
+      // A refusal about the party (OneSwap's 404 for a party it does not find), not the operator's key or its limit.
+      if (err instanceof VenueHttpError && err.status >= 400 && err.status < 500 && err.status !== 401 && err.status !== 429) throw new WalletChallengeRefused(this.id);
+      throw err;
+    }
+    const answer = objectField(asked, 'the challenge');
     if (answer.partyId !== party) throw new VenueUnreadable('the challenge is not for the party asked');
     const nonce = textField(answer.nonce, 'nonce');
     const message = textField(answer.message, 'message');
@@ -344,10 +356,13 @@ function readIntent(answer: Record<string, unknown>, { give, want, amount }: Int
   };
 }
 
-/** Why creation was refused as a quote would be; null for a failure to throw. */
-function creationRefusal(err: unknown): 'no_pool' | 'below_minimum' | 'insufficient_liquidity' | null {
+/** Why creation was refused; null for a failure to throw. */
+function creationRefusal(err: unknown): 'no_pool' | 'below_minimum' | 'insufficient_liquidity' | 'intent_exists' | null {
   if (!(err instanceof VenueHttpError)) return null;
   if (isNoPool(err)) return 'no_pool';
+  // The documented 409s: another active intent of the wallet, pool and input token, or an
+  // ambiguous pair (thrown, for the operator to see, as the quote throws it).
+  if (err.status === 409) return /ambiguous_pool_pair/.test(errorBodyText(err.body)) ? null : 'intent_exists';
   if (err.status !== 400) return null;
   if (/price[\s_-]*impact/i.test(errorBodyText(err.body))) return 'insufficient_liquidity';
   if (typeof err.body === 'object' && err.body !== null && 'minimumAmount' in err.body) return 'below_minimum';

@@ -207,9 +207,16 @@ export interface SwapIntent {
   readonly expiresAt: Date;
 }
 
+/**
+ * Why a venue refused to create an intent: as a quote is refused, or `intent_exists` when the
+ * party already has an intent awaiting its deposit that this one would stand beside (OneSwap
+ * takes one per wallet, pool and input token).
+ */
+export type IntentRejection = RejectionCode | 'intent_exists';
+
 export type VenueIntent =
   | { readonly available: true; readonly intent: SwapIntent }
-  | { readonly available: false; readonly rejectionCode: RejectionCode };
+  | { readonly available: false; readonly rejectionCode: IntentRejection };
 
 /**
  * Where an intent stands, whatever the venue's own words for it: `awaiting_deposit`;
@@ -244,11 +251,13 @@ export interface IntentRef {
  * intent's `depositAddress` with its `depositReference`.
  */
 export interface IntentVenue extends Venue {
+  /** Throws WalletChallengeRefused when the venue refuses to sign the party in. */
   requestChallenge(party: string, deadline: Deadline): Promise<WalletChallenge>;
   /** Throws WalletSignatureRefused when the venue refuses the signature. */
   verifyChallenge(signed: SignedChallenge, deadline: Deadline): Promise<WalletToken>;
   /**
-   * Refused as a quote is refused (no_pool, below_minimum, insufficient_liquidity); throws
+   * Refused as a quote is refused (no_pool, below_minimum, insufficient_liquidity), or
+   * intent_exists beside the party's intent awaiting its deposit; throws
    * VenueFloorBelowService when the intent's minimum would be below `minOutput` (the intent is then
    * cancelled), WalletTokenRefused when the token is no longer good.
    */
@@ -272,6 +281,18 @@ export class WalletSignatureRefused extends Error {
 
   constructor(readonly venueId: string) {
     super(`venue ${venueId} refused the wallet's signature of its challenge: request a new challenge and sign it`);
+  }
+}
+
+/**
+ * The venue refused to issue a challenge for the party (a party it does not know, say): the
+ * party's wallet cannot sign in there. For a 409 venue_unavailable.
+ */
+export class WalletChallengeRefused extends Error {
+  override readonly name = 'WalletChallengeRefused';
+
+  constructor(readonly venueId: string) {
+    super(`venue ${venueId} refused to issue a wallet challenge for the party`);
   }
 }
 

@@ -15,10 +15,10 @@ export interface AccessLogFields {
   quoteCache?: 'hit' | 'miss';
   /** The caller's attribution slug (schema-checked). */
   ref?: string;
-  /** On plans: `created` when this request made the plan, `replayed` when it got a plan made before under its idempotencyKey. */
-  plan?: 'created' | 'replayed';
+  /** On plans: `created` when this request made the plan, `replayed` when it got a plan made before under its idempotencyKey; `completed` when a plan's signature completed it (or a retry got it again). */
+  plan?: 'created' | 'replayed' | 'completed';
   /** On outcomes: the status answered (never the party asked about). */
-  outcome?: OutcomeStatus;
+  outcome?: OutcomeStatus | 'venue_failed';
   /** The verified key's record id (`key_...`, never the key): attributes a keyed request's traffic. */
   partnerId?: string;
   /** On the key portal's operations: the signed-in or new key's record id (`key_...`, never the key); portal traffic is not API traffic, so it is not `partnerId`. */

@@ -13,7 +13,9 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   bad_party: { status: 400, action: 'send a ledger party id <hint>::1220<64 hex>' },
   bad_fee_params: { status: 400, action: 'fix the fee params' },
   no_pool: { status: 400, action: 're-quote a supported pair' },
+  bad_signature: { status: 400, action: 'make a new plan with a new idempotencyKey and sign its message' },
   invalid_key: { status: 401, action: 'check the key' },
+  plan_not_found: { status: 404, action: 'make a new plan' },
   not_found: { status: 404, action: 'see /docs (or /openapi/v1.json, /openapi/v1.yaml) for the paths' },
   method_not_allowed: { status: 405, action: 'use a method from the Allow header' },
   request_timeout: { status: 408, action: 'send the whole request promptly' },
@@ -24,6 +26,7 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   venue_unavailable: { status: 409, action: 're-quote and choose an available venue' },
   venue_not_executable: { status: 409, action: 'choose a venue whose execution.executable is true in the quote' },
   idempotency_conflict: { status: 409, action: 'send a new idempotencyKey' },
+  plan_expired: { status: 409, action: 'make a new plan with a new idempotencyKey' },
   rate_limited: { status: 429, action: 'back off until Retry-After' },
   guardrail: { status: 500, action: 'contact support' },
   internal: { status: 500, action: 'retry' },
@@ -40,4 +43,4 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
 export const V2_NOT_FOUND_ACTION = 'see /docs (or /openapi/v2.json, /openapi/v2.yaml) for the paths';
 
 /** The codes only v2 operations answer: v1's contract, frozen, does not list them. */
-export const V2_ONLY_ERROR_CODES: readonly ErrorCode[] = ['venue_not_executable', 'venue_floor_below_service'];
+export const V2_ONLY_ERROR_CODES: readonly ErrorCode[] = ['venue_not_executable', 'venue_floor_below_service', 'bad_signature', 'plan_not_found', 'plan_expired'];

@@ -167,6 +167,13 @@ function failureRules(_asked: unknown, answer: Answer): string[] {
   return out;
 }
 
+/**
+ * How far a request generated from its operation's schemas alone can get, where it is not a 200:
+ * a plan's signature (signPlan) needs a plan made moments before and a signature of its message,
+ * so a generated planId names no plan (404 plan_not_found).
+ */
+const FARTHEST_FROM_SCHEMAS: Readonly<Record<string, number>> = { signPlan: 404 };
+
 t.test(`"No answer, however malformed the request, leaves the contract" (FUZZ_SEED=${SEED})`, async (t) => {
   const app = await testApp();
   t.teardown(app.close);
@@ -179,7 +186,10 @@ t.test(`"No answer, however malformed the request, leaves the contract" (FUZZ_SE
       await fuzz.send(app, findings, validRequests);
       t.equal(findings.sent, operations.length * VALID_PER_OPERATION, 'every generated request was answered and judged');
       t.comment([...findings.statuses].sort().map(([k, n]) => `${k}: ${n}`).join(', '));
-      for (const op of operations) t.ok(findings.statuses.get(`${op.operationId} 200`), `some valid ${op.operationId} requests got as far as a 200`);
+      for (const op of operations) {
+        const farthest = FARTHEST_FROM_SCHEMAS[op.operationId] ?? 200;
+        t.ok(findings.statuses.get(`${op.operationId} ${farthest}`), `some valid ${op.operationId} requests got as far as a ${farthest}`);
+      }
       t.strictSame(findings.report(), [], 'no answer outside the contract');
     });
 

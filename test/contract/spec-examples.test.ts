@@ -6,9 +6,11 @@
 // up. Every operation is also sent as /docs "Try it out" sends it unedited (its parameters' and
 // its request body's examples), each of which must succeed: the reference's examples are tried
 // by integrators before any code is written.
+import { generateKeyPairSync, sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import { keysFile } from '../../core/keys/open-store.js';
+import { PLAN_VALIDITY_MS } from '../../core/plan-validity.js';
 import { InProcessSharedState } from '../../core/state/in-process.js';
 import { JsonApiLedger } from '../../core/ledger/json-api-ledger.js';
 import type { CoreOverrides } from '../../core/services.js';
@@ -83,6 +85,64 @@ function another(request: Outgoing): Outgoing {
   if (typeof body?.idempotencyKey !== 'string') return request;
   return { ...request, body: JSON.stringify({ ...body, idempotencyKey: `${body.idempotencyKey}-first` }) };
 }
+
+/** A call to the app's sandbox's control API (its faucet, its price mover). */
+async function sandboxControl(app: TestApp, path: string, body: unknown): Promise<void> {
+  const sandbox = app.sandbox!;
+  const answer = await fetch(new URL(path, sandbox.manifest.ledger), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (answer.status !== 200) throw new Error(`${path} answered ${answer.status}: ${await answer.text()}`);
+}
+
+/** The taker of the OneSwap examples: hosted by the sandbox's participant (funded from its faucet), as OneSwap signs in only parties it finds. */
+const ONESWAP_TAKER = `alice::1220${'b'.repeat(64)}`;
+const hostTaker = (app: TestApp) => sandboxControl(app, '/sandbox/v1/fund', { party: ONESWAP_TAKER, token: 'CC', amount: '1000' });
+
+/**
+ * createAppPlan's oneswapPlan example's request, made by the example's caller under
+ * `idempotencyKey`: the plan, its message signed by a key of the (local) taker's own, and the
+ * signature and key in base64 as OneSwap takes them.
+ */
+async function signedOneSwapPlan(request: Outgoing, idempotencyKey: string): Promise<{ planId: string; signature: string; publicKey: string }> {
+  const made = await sendRaw({
+    url: new URL('/api/v2/app/plan', request.url),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'oneswap', takerParty: ONESWAP_TAKER, idempotencyKey }),
+  });
+  if (made.status !== 200) throw new Error(`the OneSwap plan answered ${made.status}: ${made.text}`);
+  const plan = JSON.parse(made.text) as { planId: string; steps: Array<{ message: string }> };
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    planId: plan.planId,
+    signature: sign(null, Buffer.from(plan.steps[0]!.message, 'utf8'), privateKey).toString('base64'),
+    // The raw 32-byte key: the end of its SPKI encoding.
+    publicKey: publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64'),
+  };
+}
+
+/** `fields` put in the example's request: its body's, or for a GET its query's. */
+function putInRequest(request: Outgoing, fields: Record<string, string>): void {
+  if (request.method === 'GET') {
+    for (const [k, v] of Object.entries(fields)) request.url.searchParams.set(k, v);
+    return;
+  }
+  (request as { body: string | undefined }).body = JSON.stringify({ ...(JSON.parse(request.body ?? '{}') as object), ...fields });
+}
+
+/** The OneSwap plan of an example, made (and signed, when `signed`) with the example's own caller. */
+async function oneswapPlanFor(app: TestApp, request: Outgoing, signed: boolean): Promise<{ planId: string; signature: string; publicKey: string }> {
+  await hostTaker(app);
+  const plan = await signedOneSwapPlan(request, 'app-example-17');
+  putInRequest(request, signed ? plan : { planId: plan.planId });
+  return plan;
+}
+
+/** How far the service's (and its sandbox's) clock runs ahead of the machine's, for the example running now. */
+let clockShiftMs = 0;
 
 const CONDITIONS: Record<string, Condition> = {
   // A partner key issued into the app's key store, sent as x-api-key unless the example sends its own.
@@ -161,6 +221,44 @@ const CONDITIONS: Record<string, Condition> = {
       if (first.status !== 201) throw new Error(`the first creation answered ${first.status}: ${first.text}`);
     },
   },
+  // OneSwap's examples: the taker hosted by the sandbox's participant; createAppPlan's oneswapPlan
+  // made by the example's caller, its id put in the request (`-made`), with its message signed by
+  // a key of the taker's and the signature and key put in too (`-signed`), then completed with
+  // POST /api/v2/plan/signature (`-completed`); the service's clock past the plan's expiry after
+  // it is signed (`-expired`); another OneSwap plan of the taker completed first, its intent
+  // awaiting its deposit (`oneswap-intent-active`); the sandbox OneSwap's CC/USDCx pool moved 3 %
+  // against CC after the plan (`oneswap-moved-after-plan`).
+  'taker-hosted': { prepare: (app) => hostTaker(app) },
+  'oneswap-plan-made': { prepare: async (app, request) => void (await oneswapPlanFor(app, request, false)) },
+  'oneswap-plan-signed': { prepare: async (app, request) => void (await oneswapPlanFor(app, request, true)) },
+  'oneswap-plan-completed': {
+    prepare: async (app, request) => {
+      await hostTaker(app);
+      const plan = await signedOneSwapPlan(request, 'app-example-17');
+      const completed = await sendRaw({ url: new URL('/api/v2/plan/signature', request.url), method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(plan) });
+      if (completed.status !== 200) throw new Error(`the signature answered ${completed.status}: ${completed.text}`);
+      putInRequest(request, { planId: plan.planId });
+    },
+  },
+  'oneswap-plan-expired': {
+    overrides: () => {
+      clockShiftMs = 0;
+      return { now: () => new Date(Date.now() + clockShiftMs) };
+    },
+    prepare: async (app, request) => {
+      await oneswapPlanFor(app, request, true);
+      clockShiftMs = PLAN_VALIDITY_MS + 1000;
+    },
+  },
+  'oneswap-intent-active': {
+    prepare: async (app, request) => {
+      await hostTaker(app);
+      const first = await signedOneSwapPlan(request, 'app-example-17-first');
+      const completed = await sendRaw({ url: new URL('/api/v2/plan/signature', request.url), method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(first) });
+      if (completed.status !== 200) throw new Error(`the first plan's signature answered ${completed.status}: ${completed.text}`);
+    },
+  },
+  'oneswap-moved-after-plan': { prepare: (app) => sandboxControl(app, '/sandbox/v1/move', { venue: 'oneswap', pair: 'CC/USDCx', bps: -300 }) },
   // Outcomes read from a participant that is not there (nothing listens on port 1).
   'ledger-unreachable': {
     overrides: (sandbox) => ({ ledger: new JsonApiLedger({ baseUrl: 'http://127.0.0.1:1', token: null, readAs: Object.values(sandbox.manifest.poolParties), timeoutMs: 2000, pageSize: 100 }) }),
@@ -205,10 +303,14 @@ function resolved<T>(document: OpenApiDocument, node: unknown): T {
   return node as T;
 }
 
-/** A media type's examples by name: its `examples`, or its single `example` as `example`. */
-function mediaExamples(media: Node): Array<[string, unknown]> {
-  if (media.example !== undefined) return [['example', media.example]];
-  return Object.entries((media.examples as Record<string, { value?: unknown }> | undefined) ?? {}).map(([name, e]) => [name, e.value]);
+/**
+ * A media type's examples by name: its `examples`, or its single `example` as `example`; each with
+ * the conditions its `x-request.given` names (a request that cannot succeed unedited, such as a
+ * signature of a message the service gave moments before, says what is put in it first).
+ */
+function mediaExamples(media: Node): Array<[string, unknown, readonly string[]]> {
+  if (media.example !== undefined) return [['example', media.example, []]];
+  return Object.entries((media.examples as Record<string, { value?: unknown; 'x-request'?: { given?: string[] } }> | undefined) ?? {}).map(([name, e]) => [name, e.value, e['x-request']?.given ?? []]);
 }
 
 /**
@@ -231,6 +333,8 @@ interface Tried {
   readonly body: unknown;
   /** Only keyed (no `{}` among its security requirements): sent with a key of its own, as after "Authorize". */
   readonly keyed: boolean;
+  /** The conditions the example's `x-request.given` names, set up first. */
+  readonly given: readonly string[];
 }
 
 /** Each operation of `document` as "Try it out" sends it unedited: one request per request-body example, or one without a body when it takes none. */
@@ -250,11 +354,11 @@ function triedRequests(document: OpenApiDocument): Tried[] {
     const security = (operation as Node).security as Array<Record<string, unknown>> | undefined;
     const keyed = security !== undefined && security.length > 0 && security.every((requirement) => Object.keys(requirement).length > 0);
     const body = resolved<{ content?: Record<string, Node> } | undefined>(document, operation.requestBody);
-    const examples = Object.entries(body?.content ?? {}).flatMap(([type, media]) => mediaExamples(media).map(([name, value]) => ({ type, name, value })));
+    const examples = Object.entries(body?.content ?? {}).flatMap(([type, media]) => mediaExamples(media).map(([name, value, given]) => ({ type, name, value, given })));
     // A body without an example is not tried: the test that every body has one fails instead.
-    if (body === undefined) tried.push({ operationId, name: 'no body', method: method.toUpperCase(), url, headers, body: undefined, keyed });
-    for (const { type, name, value } of examples) {
-      tried.push({ operationId, name, method: method.toUpperCase(), url, headers: { ...headers, 'content-type': type }, body: value, keyed });
+    if (body === undefined) tried.push({ operationId, name: 'no body', method: method.toUpperCase(), url, headers, body: undefined, keyed, given: [] });
+    for (const { type, name, value, given } of examples) {
+      tried.push({ operationId, name, method: method.toUpperCase(), url, headers: { ...headers, 'content-type': type }, body: value, keyed, given });
     }
   }
   return tried;
@@ -299,6 +403,10 @@ const triedRuns: TriedRun[] = [];
 const tryingApp = await testApp();
 for (const s of SPECS) {
   for (const tried of triedRequests(s.document)) {
+    if (tried.given.length > 0) {
+      triedRuns.push({ tried, spec: s, ...(await triedGiven(tried)) });
+      continue;
+    }
     const headers = { ...tried.headers, ...(tried.keyed ? { 'x-api-key': (await issueKey(tryingApp.core.keyStore, { name: 'docs-try-out' })).key } : {}) };
     const response = await tryingApp.server.inject({ method: tried.method as 'GET', url: tried.url, headers, ...(tried.body === undefined ? {} : { payload: JSON.stringify(tried.body) }) });
     let body: unknown = response.body;
@@ -311,6 +419,34 @@ for (const s of SPECS) {
   }
 }
 await tryingApp.close();
+
+/** A tried request whose example names conditions: on an app of its own, put in them first. */
+async function triedGiven(tried: Tried): Promise<{ status: number; body: unknown }> {
+  const conditions = tried.given.map((g) => {
+    const condition = CONDITIONS[g];
+    if (!condition) throw new Error(`${tried.operationId}'s request example names the condition ${g}, which the harness cannot set up`);
+    return condition;
+  });
+  const own = await testApp({
+    env: Object.assign({}, ...conditions.map((c) => c.env)) as Record<string, string>,
+    overrides: (sandbox) => Object.assign({}, ...conditions.map((c) => c.overrides?.(sandbox))) as CoreOverrides,
+  });
+  try {
+    const headers = { ...tried.headers, ...(tried.keyed ? { 'x-api-key': (await issueKey(own.core.keyStore, { name: 'docs-try-out' })).key } : {}) };
+    const request: Outgoing = { url: new URL(tried.url, await listen(own.server)), method: tried.method, headers, body: tried.body === undefined ? undefined : JSON.stringify(tried.body) };
+    for (const condition of conditions) await condition.prepare?.(own, request);
+    const observed = await sendRaw(request);
+    let body: unknown = observed.text;
+    try {
+      body = JSON.parse(observed.text);
+    } catch {
+      // Not JSON: compared as text, and the schema refuses it.
+    }
+    return { status: observed.status, body };
+  } finally {
+    await own.close();
+  }
+}
 
 t.test('"every request body in every spec has an example", as has every required parameter: /docs "Try it out" starts from them', async (t) => {
   for (const { document } of SPECS) {

@@ -6,6 +6,7 @@ import type { HandlerMap } from '../../http/operation.js';
 import { outcomeHandler } from './outcome.js';
 import { appPlanHandler, executePlanHandler } from './plan.js';
 import { quoteHandler } from './quote.js';
+import { signPlanHandler } from './sign-plan.js';
 import { tokensHandler } from './tokens.js';
 
 export function v2OperationMap(core: CoreServices): HandlerMap {
@@ -13,6 +14,7 @@ export function v2OperationMap(core: CoreServices): HandlerMap {
     getQuote: quoteHandler(core.v2Quotes),
     createAppPlan: appPlanHandler(core.plans),
     createExecutePlan: executePlanHandler(core.plans),
+    signPlan: signPlanHandler(core.intentPlans),
     getOutcome: outcomeHandler(core.outcomes),
     getLiveness: livenessHandler(core.health),
     getStatus: statusHandler(core.health),

@@ -42,10 +42,11 @@ t.test('each venue\'s execution: executable exactly when it has no reason; a ven
   }
   t.strictSame(venueExecution('elsewhere'), { executable: false, settlement: null, reason: 'venue_execution_not_served' });
   t.strictSame(venueExecution('toString'), venueExecution('elsewhere'), 'no inherited name is a venue');
-  t.strictSame(EXECUTABLE_VENUE_IDS, ['tradecraft', 'nightly']);
+  t.strictSame(EXECUTABLE_VENUE_IDS, ['tradecraft', 'nightly', 'oneswap']);
   t.ok(EXECUTABLE_VENUE_IDS.includes(V1_EXECUTION_VENUE_ID));
   t.equal(requireExecutable('tradecraft').settlement, 'memo-floor');
   t.equal(requireExecutable('nightly').settlement, 'swap-address-memo');
+  t.equal(requireExecutable('oneswap').settlement, 'intent-deposit-reference');
   t.throws(() => requireExecutable('cantex'), new DomainError('venue_not_executable', 'venue cantex is not executable by a wallet through this service: venue_requires_account (see its execution block in the quote)'));
 });
 

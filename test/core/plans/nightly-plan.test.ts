@@ -25,7 +25,7 @@ import { NIGHTLY_SWAP_ADDRESS, nightlyQuoteBook } from '../../../sandbox/venues/
 import { SANDBOX_POOL_PARTIES } from '../../../sandbox/venues/market.js';
 import { testSandbox } from '../../helpers/sandbox.js';
 import type { AppPlan as V1Plan } from '../../../core/contract/v1.js';
-import type { AppPlan as V2Plan } from '../../../core/contract/v2.js';
+import type { V2TransferPlan as V2Plan } from '../../../core/plans/v2-plan.js';
 
 const party = (hint: string, digit: string): string => `${hint}::1220${digit.repeat(64)}`;
 const TAKER = party('taker', 'a');

@@ -8,7 +8,7 @@ import { dec } from '../../../core/decimal.js';
 import { CC, USDCX } from '../../../core/tokens.js';
 import { ONESWAP_BASE_URL, ONESWAP_SWAP_STATUSES, OneSwapVenue } from '../../../core/venues/oneswap.js';
 import {
-  INTENT_STATES, IntentNotFound, VenueFloorBelowService, WalletSignatureRefused, WalletToken, WalletTokenRefused, type IntentRequest,
+  INTENT_STATES, IntentNotFound, VenueFloorBelowService, WalletChallengeRefused, WalletSignatureRefused, WalletToken, WalletTokenRefused, type IntentRequest,
 } from '../../../core/venues/venue.js';
 import { VenueHttpError, VenueUnreadable } from '../../../core/venues/venue-http.js';
 import { fakeFetch, noDeadline, sentJson, type Reply, type SentRequest } from '../../helpers/venue-fetch.js';
@@ -78,6 +78,16 @@ t.test('requestChallenge: a challenge for another party, or without a nonce or m
   for (const body of [challengeBody.replace(`"partyId": "${PARTY}"`, `"partyId": "bob::1220${'0'.repeat(64)}"`), challengeBody.replace('"nonce": "n-4f1c"', '"nonce": ""'), `{"partyId": "${PARTY}", "nonce": "n", "expiresIn": 300}`]) {
     const { venue } = oneswap(() => ({ body }));
     t.type(await failure(venue.requestChallenge(PARTY, open)), VenueUnreadable, body.slice(0, 70));
+  }
+});
+
+t.test('"a party OneSwap will not sign in": requestChallenge\'s 4xx about the party is WalletChallengeRefused; the API key\'s 401 and a 429 are thrown as they are', async (t) => {
+  const { venue } = oneswap(() => ({ status: 404, body: '{"error": "Party not found"}' }));
+  t.type(await failure(venue.requestChallenge(PARTY, open)), WalletChallengeRefused);
+  for (const [status, body] of [[401, '{"error": "Invalid or missing API key"}'], [429, '{"error": "Too many requests"}']] as const) {
+    const { venue } = oneswap(() => ({ status, body }));
+    const err = await failure(venue.requestChallenge(PARTY, open));
+    t.ok(err instanceof VenueHttpError && err.status === status, body);
   }
 });
 
@@ -177,12 +187,11 @@ t.test('createIntent: "400 over the 15 % price-impact cap" is insufficient_liqui
   }
 });
 
-t.test('createIntent: 401 for the wallet token is WalletTokenRefused; for the API key, 409 and other 400s thrown as is', async (t) => {
+t.test('createIntent: 401 for the wallet token is WalletTokenRefused; for the API key, an ambiguous pair\'s 409 and other 400s thrown as is', async (t) => {
   const { venue } = oneswap(() => ({ status: 401, body: '{"error": "Invalid or missing wallet token"}' }));
   t.type(await failure(venue.createIntent(request(), open)), WalletTokenRefused);
   for (const [status, body] of [
     [401, '{"error": "Invalid or missing API key"}'],
-    [409, '{"error": "An active swap intent already exists for this wallet, pool and input token"}'],
     [409, '{"error": "Multiple pools match", "code": "ambiguous_pool_pair", "candidates": []}'],
     [400, '{"error": "walletAddress does not match the authenticated wallet"}'],
   ] as const) {
@@ -190,6 +199,11 @@ t.test('createIntent: 401 for the wallet token is WalletTokenRefused; for the AP
     const err = await failure(venue.createIntent(request(), open));
     t.ok(err instanceof VenueHttpError && err.status === status, body);
   }
+});
+
+t.test('"another intent awaits its deposit": createIntent\'s 409 for the wallet, pool and input token is the refusal intent_exists', async (t) => {
+  const { venue } = oneswap(() => ({ status: 409, body: '{"error": "An active swap intent already exists for this wallet, pool and input token"}' }));
+  t.strictSame(await venue.createIntent(request(), open), { available: false, rejectionCode: 'intent_exists' });
 });
 
 t.test('intentStatus: GET /api/v1/swaps/<intentId> with the wallet token; every documented status mapped', async (t) => {

@@ -1,0 +1,121 @@
+// Follows the swap intents this instance made for completed intent plans (OneSwap), in memory
+// only: each with the wallet token it was made with, which is never stored, so only this
+// instance can read or cancel it. Every INTENT_POLL_INTERVAL_MS it reads each intent's status and
+// hands it to `record` (the outcome reads it from there); an intent whose plan has expired still
+// awaiting its deposit is cancelled, so nobody funds it after the plan's expiry. An intent is let
+// go once terminal, once the venue no longer takes its token (its lifetime), or on close; at most
+// INTENT_FOLLOW_MAX are followed at once (an intent over the bound is not followed: its status
+// stays as it was made, and it lapses unfunded at its own expiry).
+import type { CoreLog } from '../log.js';
+import { IntentNotFound, WalletTokenRefused, type IntentRef, type IntentStatus, type IntentVenue } from '../venues/venue.js';
+
+/** An intent to follow, with what following it needs. */
+export interface FollowedIntent {
+  /** What its status is recorded under (the plan's). */
+  readonly key: string;
+  readonly venue: IntentVenue;
+  readonly ref: IntentRef;
+  /** When its plan expires, in ms: an intent still awaiting its deposit after it is cancelled. */
+  readonly planExpiry: number;
+  /** When its wallet token ends, in ms: the intent is let go then. */
+  readonly tokenExpiry: number;
+}
+
+export interface IntentFollowerOptions {
+  /** How often every followed intent is read (INTENT_POLL_INTERVAL_MS). */
+  readonly intervalMs: number;
+  /** How many intents are followed at once at most (INTENT_FOLLOW_MAX). */
+  readonly max: number;
+  /** How long one venue call may take (VENUE_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+  readonly now: () => Date;
+  /** Keeps an intent's status where the outcome reads it; its failure is logged, and the intent read again next round. */
+  readonly record: (key: string, status: IntentStatus) => Promise<void>;
+  readonly log: CoreLog;
+}
+
+/** States after which an intent never changes. */
+const TERMINAL: ReadonlySet<IntentStatus['state']> = new Set(['completed', 'refunded', 'expired', 'cancelled', 'failed']);
+
+export class IntentFollower {
+  private readonly followed = new Map<string, FollowedIntent & { last: string | null }>();
+  private timer: NodeJS.Timeout | null = null;
+  private round: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(private readonly options: IntentFollowerOptions) {}
+
+  /** How many intents are followed now. */
+  get size(): number {
+    return this.followed.size;
+  }
+
+  /** Follows `intent` from now on; false when the bound is reached or the follower is closed (it is not followed). */
+  follow(intent: FollowedIntent): boolean {
+    if (this.closed) return false;
+    if (this.followed.size >= this.options.max) {
+      this.options.log.warn({ venueId: intent.venue.id, followed: this.followed.size }, 'an intent is not followed: INTENT_FOLLOW_MAX intents are followed already; its outcome stays as made, and it lapses unfunded at its own expiry if its plan expires');
+      return false;
+    }
+    this.followed.set(intent.key, { ...intent, last: null });
+    this.timer ??= setInterval(() => void this.tick(), this.options.intervalMs).unref();
+    return true;
+  }
+
+  /** One round over every followed intent (the timer's; a test's, on its own clock); a round already running is waited for, not doubled. */
+  tick(): Promise<void> {
+    this.round ??= Promise.all([...this.followed.values()].map((intent) => this.read(intent))).then(() => {
+      this.round = null;
+      if (this.followed.size === 0 && this.timer) {
+        clearInterval(this.timer);
+        this.timer = null;
+      }
+    });
+    return this.round;
+  }
+
+  private async read(intent: FollowedIntent & { last: string | null }): Promise<void> {
+    const { venue, ref, key } = intent;
+    const now = this.options.now().getTime();
+    if (now >= intent.tokenExpiry) {
+      this.followed.delete(key);
+      return;
+    }
+    try {
+      let status = await venue.intentStatus(ref, this.deadline());
+      if (status.state === 'awaiting_deposit' && now >= intent.planExpiry) {
+        // The plan expired unfunded: its deposit address is no one's to fund any more.
+        await venue.cancelIntent(ref, this.deadline());
+        status = await venue.intentStatus(ref, this.deadline());
+      }
+      const seen = `${status.venueStatus}\0${status.actualOutput?.toFixed() ?? ''}`;
+      if (seen !== intent.last) {
+        await this.options.record(key, status);
+        intent.last = seen;
+      }
+      if (TERMINAL.has(status.state)) this.followed.delete(key);
+    } catch (err) {
+      if (err instanceof WalletTokenRefused || err instanceof IntentNotFound) {
+        this.followed.delete(key);
+        this.options.log.warn({ venueId: venue.id, reason: err.name }, 'a followed intent can no longer be read: it is let go');
+        return;
+      }
+      // Its name, not its message: a venue's answer could quote what the service must not log.
+      this.options.log.warn({ venueId: venue.id, reason: err instanceof Error ? err.name : 'not an error' }, 'a followed intent could not be read; it is read again next round');
+    }
+  }
+
+  private deadline() {
+    const { timeoutMs } = this.options;
+    return { signal: AbortSignal.timeout(timeoutMs), endsAt: Date.now() + timeoutMs };
+  }
+
+  /** Stops following every intent (their tokens dropped); waits for a round in progress. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.round;
+    this.followed.clear();
+  }
+}
