@@ -2,9 +2,11 @@
 // dApp API (`POST /api/v0/dapp`, JSON-RPC with the session as a bearer token; its failures at the
 // HTTP statuses the gateway's jsonRpcHandler gives them), its event stream (`GET
 // /api/v0/dapp/events?token=`, server-sent events), the login page (`/login/`, which hands the
-// session to the dApp that opened it with the SPLICE_WALLET_IDP_AUTH_SUCCESS message) and the
-// approval page (`/approve/index.html?transactionId=`). An approval link is the capability to
-// answer it, as a one-time URL: the sandbox has no user accounts to check it against.
+// session to the dApp that opened it with the SPLICE_WALLET_IDP_AUTH_SUCCESS message), the
+// approval page (`/approve/index.html?transactionId=`) and the sign-message page
+// (`/sign-message/index.html?messageId=`, the path the official gateway gives dapp-sdk). An
+// approval link is the capability to answer it, as a one-time URL: the sandbox has no user
+// accounts to check it against.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { answeredPreflight, BodyTooLarge, closeServer, listen, OPEN_CORS, readBody, sendJson } from '../loopback-server.js';
 import { PAGES } from './pages.js';
@@ -14,6 +16,7 @@ const MAX_BODY_BYTES = 256 * 1024;
 const DAPP_ROUTE = '/api/v0/dapp';
 const HINT = /^[A-Za-z0-9_-]{1,64}$/;
 const NOT_PARKED = 'no such transaction waits for approval (answered, or its session ended)';
+const NO_MESSAGE = 'no such message waits to be signed (answered, or its session ended)';
 /** An event stream is kept open with a comment line this often, as proxies close idle ones. */
 const KEEPALIVE_MS = 15_000;
 
@@ -67,6 +70,10 @@ async function serve(gateway: WalletGateway, streams: Set<ServerResponse>, reque
     const view = gateway.view(url.searchParams.get('transactionId') ?? '');
     return view ? sendJson(response, 200, view) : sendJson(response, 404, { error: NOT_PARKED });
   }
+  if (method === 'GET' && url.pathname === '/sign-message/message') {
+    const view = gateway.messageView(url.searchParams.get('messageId') ?? '');
+    return view ? sendJson(response, 200, view) : sendJson(response, 404, { error: NO_MESSAGE });
+  }
   const page = method === 'GET' ? PAGES[url.pathname] : undefined;
   if (page) {
     response.writeHead(200, { ...PAGE_HEADERS, 'content-type': page.type });
@@ -96,6 +103,12 @@ async function serve(gateway: WalletGateway, streams: Set<ServerResponse>, reque
       if (typeof transactionId !== 'string' || typeof approve !== 'boolean') return sendJson(response, 400, { error: 'body: {transactionId, approve: true | false}' });
       const outcome = await gateway.decide(transactionId, approve);
       return outcome === 'unknown' ? sendJson(response, 404, { error: NOT_PARKED }) : sendJson(response, 200, { outcome });
+    }
+    case '/sign-message/': {
+      const { messageId, approve } = (body ?? {}) as { messageId?: unknown; approve?: unknown };
+      if (typeof messageId !== 'string' || typeof approve !== 'boolean') return sendJson(response, 400, { error: 'body: {messageId, approve: true | false}' });
+      const outcome = gateway.decideMessage(messageId, approve);
+      return outcome === 'unknown' ? sendJson(response, 404, { error: NO_MESSAGE }) : sendJson(response, 200, { outcome });
     }
     default:
       return sendJson(response, 404, { error: `no route ${method} ${url.pathname.slice(0, 120)}` });

@@ -1,6 +1,7 @@
-// The sandbox wallet gateway's two pages for its user: sign in (a new party, handed to the dApp
-// that opened the page), and approve or decline a transaction a dApp parked. Served with a CSP
-// that allows only these same-origin scripts and styles.
+// The sandbox wallet gateway's pages for its user: sign in (a new party, handed to the dApp that
+// opened the page), approve or decline a transaction a dApp parked, and sign or decline a message
+// a dApp asked to have signed. Served with a CSP that allows only these same-origin scripts and
+// styles.
 const html = (title: string, script: string, body: string) => `<!doctype html>
 <html lang="en">
 <head>
@@ -95,9 +96,54 @@ document.getElementById('approve').addEventListener('click', () => answer(true))
 document.getElementById('decline').addEventListener('click', () => answer(false));
 `;
 
+const SIGN_HTML = html(
+  'Sign a message',
+  'sign-message.js',
+  `<p>A page asks this wallet to sign the message below. Signing moves no funds: it proves to whoever checks the signature that the party is yours.</p>
+<dl id="details"></dl>
+<div id="actions" hidden>
+<button id="sign" type="button">Sign</button>
+<button id="decline" type="button">Decline</button>
+</div>`,
+);
+
+const SIGN_JS = `const params = new URLSearchParams(location.search);
+const messageId = params.get('messageId') || '';
+const details = document.getElementById('details');
+const actions = document.getElementById('actions');
+const result = document.getElementById('result');
+const row = (name, value) => {
+  const dt = document.createElement('dt');
+  dt.textContent = name;
+  const dd = document.createElement('dd');
+  dd.textContent = value;
+  details.append(dt, dd);
+};
+const response = await fetch('/sign-message/message?messageId=' + encodeURIComponent(messageId));
+const view = await response.json();
+if (!response.ok) {
+  result.textContent = view.error;
+} else {
+  row('Signing as', view.party);
+  row('With the key', view.publicKey);
+  row('Message', view.message);
+  actions.hidden = false;
+}
+const answer = async (approve) => {
+  actions.hidden = true;
+  result.textContent = approve ? 'Signing…' : 'Declining…';
+  const reply = await fetch('/sign-message/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messageId, approve }) });
+  const body = await reply.json();
+  result.textContent = reply.ok ? (approve ? 'Signed.' : 'Declined.') : body.error;
+  if (reply.ok && params.has('closeafteraction')) window.close();
+};
+document.getElementById('sign').addEventListener('click', () => answer(true));
+document.getElementById('decline').addEventListener('click', () => answer(false));
+`;
+
 const CSS = `body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #111; background: #f6f6f4; }
 main { max-width: 32rem; margin: 3rem auto; padding: 1.5rem; background: #fff; border-radius: 8px; }
-dt { font-weight: 600; } dd { margin: 0 0 0.5rem; overflow-wrap: anywhere; }
+dt { font-weight: 600; } dd { margin: 0 0 0.5rem; overflow-wrap: anywhere; white-space: pre-wrap; }
 button { font: inherit; padding: 0.4rem 1rem; margin-right: 0.5rem; }
 input { font: inherit; padding: 0.3rem; }
 `;
@@ -108,5 +154,7 @@ export const PAGES: Readonly<Record<string, { readonly type: string; readonly te
   '/approve/index.html': { type: 'text/html; charset=utf-8', text: APPROVE_HTML },
   '/assets/login.js': { type: 'text/javascript; charset=utf-8', text: LOGIN_JS },
   '/assets/approve.js': { type: 'text/javascript; charset=utf-8', text: APPROVE_JS },
+  '/sign-message/index.html': { type: 'text/html; charset=utf-8', text: SIGN_HTML },
+  '/assets/sign-message.js': { type: 'text/javascript; charset=utf-8', text: SIGN_JS },
   '/assets/gateway.css': { type: 'text/css; charset=utf-8', text: CSS },
 };

@@ -5,10 +5,18 @@
 // where the user approves it; the user's approval submits it through the participant's JSON Ledger
 // API, and the dApp hears `txChanged` (pending, then executed or failed). A declined transaction
 // is dropped with no event, as the official gateway drops it.
-import { randomBytes, randomUUID } from 'node:crypto';
+//
+// `signMessage` works the same way: parked, answered with `{messageId, userUrl}` (the sign-message
+// page, whose URL carries the messageId as dapp-sdk reads it), and the dApp hears
+// `messageSignature` (pending; then signed with the signature, or failed when the user declines,
+// so that a dApp waiting for it is not left waiting). The party is hosted by the participant, which
+// signs its transactions; a message is signed with an Ed25519 key the gateway makes for the
+// session (its account's `publicKey`, base64 of the raw 32 bytes), over the message's UTF-8 bytes.
+import { generateKeyPairSync, randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
 import type {
   ConnectResult,
   LedgerApiParams,
+  MessageSignatureEvent,
   Network,
   PrepareExecuteParams,
   PrepareExecuteResult,
@@ -32,7 +40,7 @@ export class RpcFailure extends Error {
 export const RPC = { invalidParams: -32602, methodNotFound: -32601, internal: -32603, unauthorized: 4100 } as const;
 
 export interface GatewayEvent {
-  readonly event: 'txChanged' | 'statusChanged';
+  readonly event: 'txChanged' | 'statusChanged' | 'messageSignature';
   readonly data: unknown;
 }
 
@@ -40,6 +48,21 @@ interface Session {
   readonly id: string;
   readonly party: string;
   readonly listeners: Set<(event: GatewayEvent) => void>;
+  /** The session's message-signing key, and its public half as the account shows it. */
+  readonly key: KeyObject;
+  readonly publicKey: string;
+}
+
+interface ParkedMessage {
+  readonly session: Session;
+  readonly message: string;
+}
+
+/** What the user sees on the sign-message page: whom it signs as and the text itself. */
+export interface ParkedMessageView {
+  readonly party: string;
+  readonly publicKey: string;
+  readonly message: string;
 }
 
 interface Parked {
@@ -69,7 +92,9 @@ const USER_ID = 'bestex-sandbox-gateway';
 export const GATEWAY_VERSION = '1.0.0';
 
 type Method = keyof RpcTypes;
-const METHODS: readonly Method[] = ['status', 'connect', 'disconnect', 'isConnected', 'getActiveNetwork', 'listAccounts', 'getPrimaryAccount', 'ledgerApi', 'prepareExecute'];
+const METHODS: readonly Method[] = ['status', 'connect', 'disconnect', 'isConnected', 'getActiveNetwork', 'listAccounts', 'getPrimaryAccount', 'ledgerApi', 'prepareExecute', 'signMessage'];
+/** The longest message the gateway parks for signing: a sign-in challenge is a few lines. */
+const MAX_MESSAGE_CHARS = 8192;
 /** The methods a dApp may call before its user signs in. */
 const OPEN_METHODS: readonly Method[] = ['status', 'connect', 'isConnected', 'getActiveNetwork'];
 
@@ -78,6 +103,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 export class WalletGateway {
   private readonly sessions = new Map<string, Session>();
   private readonly parked = new Map<string, Parked>();
+  private readonly messages = new Map<string, ParkedMessage>();
   private base = '';
 
   constructor(private readonly options: WalletGatewayOptions) {}
@@ -100,7 +126,10 @@ export class WalletGateway {
     const { partyDetails } = (await this.ledger('POST', '/v2/parties', { partyIdHint: hint, identityProviderId: '' })) as { partyDetails: { party: string } };
     await this.ledger('POST', '/sandbox/v1/fund', { party: partyDetails.party, ...this.options.welcome });
     const token = randomBytes(24).toString('base64url');
-    const session: Session = { id: randomUUID(), party: partyDetails.party, listeners: new Set() };
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    // The raw key is the last 32 bytes of its SPKI DER encoding.
+    const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');
+    const session: Session = { id: randomUUID(), party: partyDetails.party, listeners: new Set(), key: privateKey, publicKey: raw };
     this.sessions.set(token, session);
     return { token, sessionId: session.id, party: session.party };
   }
@@ -122,7 +151,7 @@ export class WalletGateway {
     if (!(METHODS as readonly string[]).includes(method)) throw new RpcFailure(RPC.methodNotFound, `Method ${method} not found`);
     const session = token === undefined ? undefined : this.sessions.get(token);
     if (!session && !(OPEN_METHODS as readonly string[]).includes(method)) throw new RpcFailure(RPC.unauthorized, 'not signed in: open the gateway login page (connect answers its userUrl)');
-    const takesParams = method === 'ledgerApi' || method === 'prepareExecute';
+    const takesParams = method === 'ledgerApi' || method === 'prepareExecute' || method === 'signMessage';
     if (!takesParams && params !== undefined && !(Array.isArray(params) && params.length === 0)) throw new RpcFailure(RPC.invalidParams, `${method} takes no params`);
     switch (method as Method) {
       case 'status':
@@ -146,6 +175,8 @@ export class WalletGateway {
         return this.ledgerApi(params);
       case 'prepareExecute':
         return this.prepareExecute(session!, params);
+      case 'signMessage':
+        return this.signMessage(session!, params);
       default:
         throw new RpcFailure(RPC.methodNotFound, `Method ${method} not found`);
     }
@@ -194,9 +225,30 @@ export class WalletGateway {
     }
   }
 
+  /** The message parked under `id`, as the sign-message page shows it; null when there is none. */
+  messageView(id: string): ParkedMessageView | null {
+    const parked = this.messages.get(id);
+    return parked ? { party: parked.session.party, publicKey: parked.session.publicKey, message: parked.message } : null;
+  }
+
+  /** The user's answer to a parked message: approved, it is signed with the session's key; either way the dApp is told. */
+  decideMessage(id: string, approve: boolean): 'signed' | 'declined' | 'unknown' {
+    const parked = this.messages.get(id);
+    if (!parked) return 'unknown';
+    this.messages.delete(id);
+    if (!approve) {
+      this.emitSignature(parked.session, { status: 'failed', messageId: id });
+      return 'declined';
+    }
+    const signature = sign(null, Buffer.from(parked.message, 'utf8'), parked.session.key).toString('base64');
+    this.emitSignature(parked.session, { status: 'signed', messageId: id, signature });
+    return 'signed';
+  }
+
   close(): void {
     for (const token of [...this.sessions.keys()]) this.end(token);
     this.parked.clear();
+    this.messages.clear();
   }
 
   private end(token: string): void {
@@ -204,11 +256,16 @@ export class WalletGateway {
     if (!session) return;
     this.sessions.delete(token);
     for (const [id, parked] of this.parked) if (parked.session === session) this.parked.delete(id);
+    for (const [id, parked] of this.messages) if (parked.session === session) this.messages.delete(id);
     session.listeners.clear();
   }
 
   private emit(session: Session, event: TxChangedEvent): void {
     for (const listener of session.listeners) listener({ event: 'txChanged', data: [event] });
+  }
+
+  private emitSignature(session: Session, event: MessageSignatureEvent): void {
+    for (const listener of session.listeners) listener({ event: 'messageSignature', data: [event] });
   }
 
   private connection(session: Session | undefined): ConnectResult {
@@ -232,7 +289,7 @@ export class WalletGateway {
 
   private wallet(session: Session): Wallet {
     const [hint, namespace] = session.party.split('::') as [string, string];
-    return { primary: true, partyId: session.party, status: 'allocated', hint, publicKey: '', namespace, networkId: NETWORK_ID, signingProviderId: 'participant', rights: [] };
+    return { primary: true, partyId: session.party, status: 'allocated', hint, publicKey: session.publicKey, namespace, networkId: NETWORK_ID, signingProviderId: 'participant', rights: [] };
   }
 
   private async ledgerApi(params: unknown): Promise<unknown> {
@@ -255,6 +312,17 @@ export class WalletGateway {
     const commandId = request.commandId || randomUUID();
     this.parked.set(id, { session, params: request, commandId });
     return { userUrl: `${this.base}/approve/index.html?transactionId=${id}&commandId=${encodeURIComponent(commandId)}` };
+  }
+
+  private signMessage(session: Session, params: unknown): { messageId: string; userUrl: string } {
+    if (!isRecord(params) || typeof params.message !== 'string' || params.message === '' || Object.keys(params).length !== 1) {
+      throw new RpcFailure(RPC.invalidParams, 'signMessage takes {message: <the text to sign>}');
+    }
+    if (params.message.length > MAX_MESSAGE_CHARS) throw new RpcFailure(RPC.invalidParams, `signMessage takes a message of at most ${MAX_MESSAGE_CHARS} characters`);
+    const messageId = randomUUID();
+    this.messages.set(messageId, { session, message: params.message });
+    this.emitSignature(session, { status: 'pending', messageId });
+    return { messageId, userUrl: `${this.base}/sign-message/index.html?messageId=${messageId}` };
   }
 
   /** A call to the participant as the gateway: a refusal is thrown as the ledger's own error body (a JsCantonError), as the official gateway passes it on. */

@@ -46,6 +46,13 @@ export interface BestexClientV2 {
   status(): Promise<V2.StatusSummary>;
   /** The tokens, each with its admin party, registry and each venue's limits. */
   tokens(): Promise<V2.TokenList>;
+  /**
+   * Completes a plan made with a sign-message step (OneSwap's) with the wallet's signature of its
+   * message and the key it signed with (POST /api/v2/plan/signature): the complete plan, its
+   * deposit to the venue's swap intent. A plan made with a key is completed with the same key
+   * (this client's apiKey); a replay answers the same plan.
+   */
+  signPlan(request: V2.SignPlanRequest): Promise<V2.AppPlan>;
 }
 
 interface Answer<T> {
@@ -115,5 +122,6 @@ export function createClientV2(options: ClientOptions): BestexClientV2 {
     liveness: (query) => v2(() => api.GET('/api/v2/liveness', { params: { query: query ?? {} } })),
     status: () => v2(() => api.GET('/api/v2/status')),
     tokens: () => v2(() => api.GET('/api/v2/tokens')),
+    signPlan: (request) => v2(() => api.POST('/api/v2/plan/signature', { body: request, headers: keyed })),
   };
 }

@@ -28,11 +28,13 @@ export {
   type ExecutionResult,
   type ExecutionStatus,
   type Realised,
+  type SignatureRequest,
+  type SigningRecord,
   type StatusDetail,
   type StepState,
   type StepUpdate,
 } from './execution/types.js';
-export { checkPlan, isPlanV2, type AnyPlanStep, type CheckedPlan, type Plan, type PlanV1, type PlanV2 } from './plan.js';
+export { checkPlan, isPlanV2, isSigningPlan, type AnyPlanStep, type CheckedPlan, type DepositPlanV2, type Plan, type PlanV1, type PlanV2, type SignMessageStep, type SigningPlanV2 } from './plan.js';
 export { readRefusal, DAPP_SDK_ERRORS, type Refusal } from './refusals.js';
 export {
   PROVIDER_ERRORS,

@@ -4,9 +4,11 @@
 // want instrument and for the disclosed amounts, and the plan not expired. A version 2 plan
 // (told apart by its shape: `settlement`, no `mode`) is checked the same way, and also for how its
 // venue settles (a settlement this SDK executes, its memo and minOut as that settlement says),
-// each instrument's admin, and a registry named for every instrument it moves. Each check is named
-// in PLAN_CHECKS (version 1) or PLAN_CHECKS_V2, in the order they run, so a test can hold one
-// tampered plan against each.
+// each instrument's admin, and a registry named for every instrument it moves. A version 2 plan
+// made with a sign-message step (OneSwap's: the wallet signs the venue's challenge, then the
+// service completes the plan) is checked as a whole and for that step; the plan the service
+// completes it into is checked as any other. Each check is named in PLAN_CHECKS (version 1) or
+// PLAN_CHECKS_V2, in the order they run, so a test can hold one tampered plan against each.
 import { isDecimal, toUnits } from './decimal.js';
 import { BestexError } from './errors.js';
 import type { AppPlan, ExecutionPlan, PlanStep } from './contract/v1.js';
@@ -16,10 +18,19 @@ export type PlanV1 = AppPlan | ExecutionPlan;
 export type PlanV2 = V2.AppPlan | V2.ExecutionPlan;
 /** A plan `execute` takes: version 1's or version 2's, told apart by its shape (`isPlanV2`). */
 export type Plan = PlanV1 | PlanV2;
+/** A step that moves funds: a deposit or a fee leg, in either version. */
 export type AnyPlanStep = PlanStep | V2.PlanStep;
+/** A version 2 plan's first step when the venue needs the wallet's signature before the service can complete the plan (OneSwap's sign-in challenge). */
+export type SignMessageStep = V2.SignMessageStep;
+
+type WithSteps<P, S> = P extends unknown ? Omit<P, 'steps'> & { readonly steps: S[] } : never;
+/** A version 2 plan whose steps move funds: every v2 plan but one made with a sign-message step. */
+export type DepositPlanV2 = WithSteps<PlanV2, V2.PlanStep>;
+/** A version 2 plan made with a sign-message step: the wallet signs, then `signPlan` answers the complete plan. */
+export type SigningPlanV2 = WithSteps<PlanV2, SignMessageStep>;
 
 /** The settlements this SDK executes: a transfer offer to the venue's party carrying the memo. */
-export const EXECUTED_SETTLEMENTS: readonly V2.Settlement[] = ['memo-floor', 'swap-address-memo'];
+export const EXECUTED_SETTLEMENTS: readonly V2.Settlement[] = ['memo-floor', 'swap-address-memo', 'intent-deposit-reference'];
 
 const PARTY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,184}::1220[0-9a-f]{64}$/;
 const INSTRUMENTS = ['Amulet', 'USDCx', 'CBTC'];
@@ -28,12 +39,17 @@ const FEE_KINDS = ['b2c-fee-transfer', 'fee-escrow-lock', 'fee-transfer'];
 /** Whether `plan` has version 2's shape: a `settlement` and no `mode`. */
 export const isPlanV2 = (plan: unknown): plan is PlanV2 => typeof plan === 'object' && plan !== null && 'settlement' in plan && !('mode' in plan);
 
+/** Whether `plan` is a version 2 plan made with a sign-message step, which the wallet signs before the service completes it. */
+export const isSigningPlan = (plan: unknown): plan is SigningPlanV2 =>
+  isPlanV2(plan) && Array.isArray(plan.steps) && (plan.steps[0] as { kind?: unknown } | undefined)?.kind === 'sign-message';
+
 /** A step's instrument id: v1 names it by id, v2 by `{id, admin}`. */
 export const instrumentOf = (step: AnyPlanStep): string | undefined => (typeof step.instrument === 'string' ? step.instrument : (step.instrument as { id?: string } | null)?.id);
 
 export interface CheckedPlan {
   readonly plan: Plan;
-  readonly deposit: AnyPlanStep;
+  /** The deposit; null for a plan made with a sign-message step, which has none until the service completes it. */
+  readonly deposit: AnyPlanStep | null;
   readonly feeLegs: readonly AnyPlanStep[];
 }
 
@@ -46,16 +62,16 @@ const time = (text: unknown): number => (typeof text === 'string' ? Date.parse(t
  * `batch`, once every step is known to be well-formed), each step in turn, or each fee leg in
  * turn. It answers the error that refuses the plan, or null.
  */
-export type PlanCheck<P extends Plan = PlanV1> = { readonly id: string } & (
+export type PlanCheck<P extends PlanV1 | DepositPlanV2 = PlanV1> = { readonly id: string } & (
   | { readonly on: 'plan' | 'batch'; readonly check: (plan: P, now: Date) => BestexError | null }
   | { readonly on: 'step'; readonly check: (step: P['steps'][number], index: number, plan: P) => BestexError | null }
   | { readonly on: 'fee-leg'; readonly check: (leg: P['steps'][number], plan: P) => BestexError | null }
 );
 
-const stepsOf = (plan: Plan): readonly AnyPlanStep[] => plan.steps;
-const feeLegsOf = (plan: Plan) => stepsOf(plan).slice(1);
+const stepsOf = (plan: PlanV1 | DepositPlanV2): readonly AnyPlanStep[] => plan.steps;
+const feeLegsOf = (plan: PlanV1 | DepositPlanV2) => stepsOf(plan).slice(1);
 
-type Check = PlanCheck<Plan>;
+type Check = PlanCheck<PlanV1 | DepositPlanV2>;
 
 // The checks both versions make, each written once.
 const planId: Check = {
@@ -195,8 +211,21 @@ export const PLAN_CHECKS: readonly PlanCheck[] = [
 
 const REGISTRY_URL = /^https?:\/\/\S+$/;
 
+const nonEmpty = (text: unknown): text is string => typeof text === 'string' && text.trim() !== '';
+
+/** The venue's memo (Nightly's quote memo, OneSwap's depositReference) is its own, opaque: what the SDK holds the venue to is its guarantee, never below the floor. */
+const venueMemo = (settlement: V2.Settlement): PlanCheck<DepositPlanV2> => ({
+  id: settlement,
+  on: 'batch',
+  check: ({ settlement: planned, steps: [deposit], quoteRef: ref }) => {
+    if (planned !== settlement) return null;
+    if (typeof deposit!.memo !== 'string' || deposit!.memo === '') return unverifiable('the deposit carries no venue memo');
+    return !isDecimal(deposit!.minOut) || toUnits(deposit!.minOut) < toUnits(ref.minReceive) ? unverifiable('the deposit\'s minOut is below the quote\'s floor (quoteRef.minReceive)') : null;
+  },
+});
+
 /** Every check the SDK makes before it signs a version 2 plan, in the order it makes them. */
-export const PLAN_CHECKS_V2: readonly PlanCheck<PlanV2>[] = [
+export const PLAN_CHECKS_V2: readonly PlanCheck<DepositPlanV2>[] = [
   planId,
   {
     id: 'settlement',
@@ -208,6 +237,21 @@ export const PLAN_CHECKS_V2: readonly PlanCheck<PlanV2>[] = [
   notExpired,
   quoteRef,
   hasSteps,
+  {
+    // Made with a sign-message step, the plan is that step alone, for the settlement whose venue asks for it.
+    id: 'sign-message',
+    on: 'plan',
+    check: (plan) => {
+      const steps = plan.steps as readonly unknown[];
+      const step = steps[0] as Partial<SignMessageStep>;
+      if (step?.kind !== 'sign-message') return null;
+      if (steps.length !== 1) return unverifiable('its sign-message step is not its only step');
+      if (plan.settlement !== 'intent-deposit-reference') return unverifiable(`it asks for a signed message, which settlement ${JSON.stringify(plan.settlement)} does not`);
+      if (!nonEmpty(step.venueId) || !nonEmpty(step.message) || !nonEmpty(step.purpose)) return unverifiable('its sign-message step does not say the venue, the message and why it is signed');
+      const expiresAt = time(step.expiresAt);
+      return Number.isNaN(expiresAt) || expiresAt > time(plan.expiry) ? unverifiable('its sign-message step expires after the plan') : null;
+    },
+  },
   stepKind,
   stepTarget,
   stepAmount,
@@ -240,16 +284,8 @@ export const PLAN_CHECKS_V2: readonly PlanCheck<PlanV2>[] = [
         ? unverifiable('the deposit\'s memo and minOut are not the quote\'s floor (quoteRef.minReceive)')
         : null,
   },
-  {
-    // The memo is the venue's own, opaque: what the SDK holds the venue to is its guarantee, never below the floor.
-    id: 'swap-address-memo',
-    on: 'batch',
-    check: ({ settlement, steps: [deposit], quoteRef: ref }) => {
-      if (settlement !== 'swap-address-memo') return null;
-      if (typeof deposit!.memo !== 'string' || deposit!.memo === '') return unverifiable('the deposit carries no venue memo');
-      return !isDecimal(deposit!.minOut) || toUnits(deposit!.minOut) < toUnits(ref.minReceive) ? unverifiable('the deposit\'s minOut is below the quote\'s floor (quoteRef.minReceive)') : null;
-    },
-  },
+  venueMemo('swap-address-memo'),
+  venueMemo('intent-deposit-reference'),
   floorWithinNet,
   netNotZero,
   feeLegsCollectFees,
@@ -292,10 +328,11 @@ export const PLAN_CHECKS_V2: readonly PlanCheck<PlanV2>[] = [
   integratorFeeDisclosed,
 ];
 
-function run<P extends Plan>(checks: readonly PlanCheck<P>[], plan: P, now: Date): void {
-  const refuse = (error: BestexError | null) => {
-    if (error) throw error;
-  };
+const refuse = (error: BestexError | null) => {
+  if (error) throw error;
+};
+
+function run<P extends PlanV1 | DepositPlanV2>(checks: readonly PlanCheck<P>[], plan: P, now: Date): void {
   const steps = plan.steps as readonly P['steps'][number][];
   for (const c of checks) if (c.on === 'plan') refuse(c.check(plan, now));
   for (const [i, step] of steps.entries()) for (const c of checks) if (c.on === 'step') refuse(c.check(step, i, plan));
@@ -303,10 +340,18 @@ function run<P extends Plan>(checks: readonly PlanCheck<P>[], plan: P, now: Date
   for (const leg of steps.slice(1)) for (const c of checks) if (c.on === 'fee-leg') refuse(c.check(leg, plan));
 }
 
-/** The plan, checked (by PLAN_CHECKS_V2 when it has version 2's shape); BestexError `plan_unverifiable` or `plan_expired` otherwise. */
+/**
+ * The plan, checked (by PLAN_CHECKS_V2 when it has version 2's shape; a plan made with a
+ * sign-message step by the checks of the plan as a whole, its one step included); BestexError
+ * `plan_unverifiable` or `plan_expired` otherwise.
+ */
 export function checkPlan(value: unknown, now: Date): CheckedPlan {
-  const plan = value as Plan;
-  if (isPlanV2(plan)) run(PLAN_CHECKS_V2, plan, now);
-  else run(PLAN_CHECKS, plan, now);
+  if (isSigningPlan(value)) {
+    for (const c of PLAN_CHECKS_V2) if (c.on === 'plan') refuse(c.check(value as unknown as DepositPlanV2, now));
+    return { plan: value, deposit: null, feeLegs: [] };
+  }
+  const plan = value as PlanV1 | DepositPlanV2;
+  if (isPlanV2(plan)) run(PLAN_CHECKS_V2, plan as DepositPlanV2, now);
+  else run(PLAN_CHECKS, plan as PlanV1, now);
   return { plan, deposit: plan.steps[0]!, feeLegs: feeLegsOf(plan) };
 }

@@ -1,8 +1,8 @@
 // The CIP-0103 provider shell that the SDK's own wallets (the sandbox's, wallet-sdk's) share: the
-// account they hold, `status` and `connect`, `txChanged` listeners, and a submission's progress as
-// `txChanged` events (pending, then executed or failed). Each wallet brings only its ledger reads
-// and how it submits.
-import type { ConnectResult, StatusEvent } from './generated/dapp-api.js';
+// account they hold, `status` and `connect`, `txChanged` listeners, a submission's progress as
+// `txChanged` events (pending, then executed or failed), and `signMessage` as the dApp API types
+// it. Each wallet brings only its ledger reads, how it submits, and how it signs a message.
+import type { ConnectResult, SignMessageResult, StatusEvent } from './generated/dapp-api.js';
 import { PROVIDER_ERRORS, type CantonProvider, type ProviderRequest, type TxChangedEvent, type WalletAccount } from './provider.js';
 
 /** An error as a provider answers one: an EIP-1193 code, the ledger's own code in `data`. */
@@ -37,10 +37,13 @@ export interface WalletParts {
   readonly name: string;
   readonly provider: StatusEvent['provider'];
   readonly network: NonNullable<StatusEvent['network']>;
-  readonly account: WalletAccount;
+  /** The account; a function when it waits on something, such as the key made for the session. */
+  readonly account: WalletAccount | (() => Promise<WalletAccount>);
   ledgerApi(params: unknown): Promise<unknown>;
   /** The submission `params` ask for; a refusal thrown here is made before any txChanged. */
   submission(params: unknown): PendingSubmission;
+  /** The signature (base64) of `message`'s UTF-8 bytes under the account's publicKey; a refusal thrown here says why none is given. */
+  signMessage(message: string): Promise<string>;
 }
 
 /** The account a wallet of one party holds, as `getPrimaryAccount` and `listAccounts` answer it. */
@@ -58,6 +61,7 @@ export function accountOf(party: string, of: { readonly publicKey: string; reado
 }
 
 export function providerShell(wallet: WalletParts): CantonProvider {
+  const account = async () => (typeof wallet.account === 'function' ? wallet.account() : wallet.account);
   const listeners = new Map<string, Set<(payload: never) => void>>();
   const emit: Emit = (event, payload) => {
     for (const listener of listeners.get(event) ?? []) {
@@ -93,9 +97,14 @@ export function providerShell(wallet: WalletParts): CantonProvider {
         case 'isConnected':
           return CONNECTED;
         case 'listAccounts':
-          return [wallet.account];
+          return [await account()];
         case 'getPrimaryAccount':
-          return wallet.account;
+          return account();
+        case 'signMessage': {
+          const message = (params as { message?: unknown } | undefined)?.message;
+          if (typeof message !== 'string') throw new ProviderRpcError(PROVIDER_ERRORS.invalidParams, 'signMessage takes {message: <the text to sign>}');
+          return { signature: await wallet.signMessage(message) } satisfies SignMessageResult;
+        }
         case 'ledgerApi':
           return wallet.ledgerApi(params);
         // Answered once the ledger has answered, so a refusal reaches the caller as well as the txChanged listeners.

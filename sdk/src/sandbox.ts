@@ -2,10 +2,15 @@
 // sandbox`), standing in for the user's wallet so the whole flow runs on one machine with nothing
 // faked: `listAccounts`, `getPrimaryAccount`, `ledgerApi` (JSON Ledger API calls, with the
 // sandbox's bearer token), `prepareExecute` (progress as `txChanged` events) and
-// `prepareExecuteAndWait`. It signs nothing: the sandbox ledger lets its token act as any party.
+// `prepareExecuteAndWait`, and `signMessage`. It signs no transaction: the sandbox ledger lets its
+// token act as any party. It signs a message (a venue's sign-in challenge, such as OneSwap's) with
+// an Ed25519 key it makes for its session, through WebCrypto, on first use (never on import): its
+// account's `publicKey` is that key (base64 of the raw 32 bytes), as the sandbox's OneSwap takes
+// it for a party its participant hosts.
 import type { Fetch } from './platform.js';
 import { PROVIDER_ERRORS, type CantonProvider, type PrepareExecuteParams } from './provider.js';
 import { accountOf, providerShell, ProviderRpcError } from './provider-shell.js';
+import { sessionSigner, type Ed25519Signer } from './signing.js';
 
 export { ProviderRpcError };
 
@@ -52,11 +57,22 @@ export function sandboxProvider(options: SandboxProviderOptions): CantonProvider
     return parsed;
   }
 
+  let signer: Promise<Ed25519Signer> | null = null;
+  const session = (): Promise<Ed25519Signer> => {
+    signer ??= sessionSigner().catch((err: unknown) => {
+      // A later call tries again: the platform may lack Ed25519 now, not forever.
+      signer = null;
+      throw new ProviderRpcError(-32603, `the sandbox wallet could not make its Ed25519 key with WebCrypto: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    return signer;
+  };
+
   return providerShell({
     name: 'the sandbox wallet',
     provider: { id: 'bestex-sandbox', providerType: 'browser' },
     network: { networkId: 'bestex-sandbox', ledgerApi: base },
-    account: accountOf(options.party, { publicKey: '', networkId: 'bestex-sandbox', signingProviderId: 'bestex-sandbox' }),
+    account: async () => accountOf(options.party, { publicKey: (await session()).publicKey, networkId: 'bestex-sandbox', signingProviderId: 'bestex-sandbox' }),
+    signMessage: async (message) => (await session()).signMessage(message),
     ledgerApi(params) {
       const p = (params ?? {}) as { requestMethod?: string; resource?: string; body?: unknown; query?: Record<string, string> };
       if (typeof p.resource !== 'string' || !p.resource.startsWith('/')) throw new ProviderRpcError(-32602, 'ledgerApi needs a resource path');

@@ -3,12 +3,16 @@
 // participant hosts and signs for (internal) submits with submit-and-wait; a party with its own key
 // (external) is prepared on the participant, its hash signed by the signer, then executed and
 // waited for. Ledger reads go through the wallet-sdk instance's own connection, with its auth.
+// `signMessage` signs with the external party's own key, as Canton's signing library's
+// signMessage does (Ed25519 over the message's UTF-8 bytes, base64); a party the participant
+// hosts has no key of its own, so for it signMessage is refused (4200), saying why.
 //
 // wallet-sdk is an optional peer dependency: only its types are imported, so this entry loads
 // nothing of it, and the main entry never imports this one.
 import type { SDKContext, SDKInterface, SDKPlugin } from '@canton-network/wallet-sdk';
 import { PROVIDER_ERRORS, type CantonProvider, type DisclosedContract, type LedgerCommand } from './provider.js';
 import { accountOf, providerShell, ProviderRpcError, type Emit } from './provider-shell.js';
+import { keySigner } from './signing.js';
 
 export { ProviderRpcError };
 
@@ -38,6 +42,18 @@ export interface WalletSdkProviderOptions {
   readonly party: string;
   /** The party's signer when it is external; without one the party is internal and the participant signs. */
   readonly signer?: WalletSdkSigner | undefined;
+  /**
+   * For an external party whose `signer` is a function: its public key (base64 of the raw 32-byte
+   * Ed25519 key), which the account shows as `publicKey` and a venue checks a signed message
+   * against. With `{ privateKey }` it comes from the key.
+   */
+  readonly publicKey?: string | undefined;
+  /**
+   * For an external party whose `signer` is a function: signs a message (`signMessage`, such as a
+   * venue's sign-in challenge) with the party's key, Ed25519 over its UTF-8 bytes, answering the
+   * signature in base64. Throwing declines (4001). With `{ privateKey }` the key signs.
+   */
+  readonly messageSigner?: ((message: string) => Promise<string>) | undefined;
   /** The network the accounts name (CIP-0103 `networkId`); the participant's synchronizer by default. */
   readonly networkId?: string | undefined;
 }
@@ -67,30 +83,6 @@ function contextOf(sdk: WalletSdk): SDKContext {
   if (!ctx?.ledgerProvider) throw new TypeError('the wallet-sdk instance gave its plugin no ledger connection');
   contexts.set(sdk, ctx);
   return ctx;
-}
-
-const fromBase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-const toBase64 = (bytes: Uint8Array) => btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(''));
-
-/** PKCS#8 framing of a raw Ed25519 seed (RFC 8410), which is how WebCrypto takes a private key. */
-const PKCS8_ED25519 = [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
-
-/** Signs as wallet-sdk's signTransactionHash does (Ed25519 over the hash's bytes), without loading wallet-sdk. */
-function keySigner(privateKey: string): { sign: (hash: string) => Promise<string>; publicKey: string } {
-  let secret: Uint8Array;
-  try {
-    secret = fromBase64(privateKey);
-  } catch {
-    secret = new Uint8Array();
-  }
-  if (secret.length !== 64) throw new TypeError('signer.privateKey must be an Ed25519 secret key as sdk.keys.generate() gives it: base64 of 64 bytes');
-  const key = crypto.subtle.importKey('pkcs8', new Uint8Array([...PKCS8_ED25519, ...secret.subarray(0, 32)]), { name: 'Ed25519' }, false, ['sign']);
-  // Reported when signing, as the signer's failure, not as an unhandled rejection now.
-  key.catch(() => undefined);
-  return {
-    sign: async (hash) => toBase64(new Uint8Array(await crypto.subtle.sign({ name: 'Ed25519' }, await key, fromBase64(hash)))),
-    publicKey: toBase64(secret.subarray(32)),
-  };
 }
 
 interface CantonError {
@@ -171,7 +163,11 @@ export function walletSdkProvider(options: WalletSdkProviderOptions): CantonProv
     throw new TypeError('signer must be { privateKey } or a function that signs a hash');
   }
   const key = given !== undefined && typeof given !== 'function' ? keySigner(given.privateKey) : null;
-  const signer = typeof given === 'function' ? given : key ? (hash: string) => key.sign(hash) : null;
+  const signer = typeof given === 'function' ? given : key ? (hash: string) => key.signBytes(hash) : null;
+  if (options.messageSigner !== undefined && typeof given !== 'function') throw new TypeError('messageSigner is for an external party whose signer is a function: with { privateKey } the key signs messages, and a participant-hosted party has no key to sign with');
+  if (key && options.publicKey !== undefined && options.publicKey !== key.publicKey) throw new TypeError('publicKey is not the public half of signer.privateKey');
+  const publicKey = key?.publicKey ?? options.publicKey ?? '';
+  const signsMessages = key ? (message: string) => key.signMessage(message) : options.messageSigner && publicKey !== '' ? options.messageSigner : null;
   const namespace = party.split('::')[1]!;
   const networkId = options.networkId ?? ctx.defaultSynchronizerId;
 
@@ -239,6 +235,24 @@ export function walletSdkProvider(options: WalletSdkProviderOptions): CantonProv
     }
   }
 
+  async function signMessage(message: string): Promise<string> {
+    if (!signer) {
+      throw new ProviderRpcError(
+        PROVIDER_ERRORS.unsupportedMethod,
+        `this wallet cannot sign a message: its party is hosted by its participant, which signs its transactions, and has no key of its own (signingProviderId participant, no publicKey); an external party, with its own key, can sign`,
+      );
+    }
+    if (!signsMessages) throw new ProviderRpcError(PROVIDER_ERRORS.unsupportedMethod, 'this wallet cannot sign a message: its signer signs transaction hashes only; give walletSdkProvider messageSigner and publicKey');
+    let signature: unknown;
+    try {
+      signature = await signsMessages(message);
+    } catch (err) {
+      throw withCause(new ProviderRpcError(PROVIDER_ERRORS.userRejected, `the signer declined to sign the message: ${messageOf(err)}`), err);
+    }
+    if (typeof signature !== 'string' || signature === '') throw new ProviderRpcError(PROVIDER_ERRORS.userRejected, 'the signer gave no signature for the message');
+    return signature;
+  }
+
   async function internal(submission: Submission): Promise<{ updateId: string; completionOffset: number }> {
     type SubmitArgs = Parameters<WalletSdk['ledger']['internal']['submit']>[0];
     try {
@@ -252,8 +266,9 @@ export function walletSdkProvider(options: WalletSdkProviderOptions): CantonProv
     name: 'the wallet-sdk provider',
     provider: { id: 'wallet-sdk', providerType: 'remote' },
     network: { networkId },
-    account: accountOf(party, { publicKey: key?.publicKey ?? '', networkId, signingProviderId: signer ? 'wallet-sdk' : 'participant' }),
+    account: accountOf(party, { publicKey, networkId, signingProviderId: signer ? 'wallet-sdk' : 'participant' }),
     ledgerApi,
+    signMessage: (message) => signMessage(message),
     submission(params) {
       const submission = submissionOf(params);
       return { commandId: submission.commandId, run: (emit) => (signer ? external(submission, signer, emit) : internal(submission)) };

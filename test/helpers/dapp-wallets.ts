@@ -11,9 +11,12 @@
 //    the user has approved, the remote API having no prepareExecuteAndWait.
 // Both accept only params the official dApp API types define: the validators below are typed as
 // `JSONSchemaType<>` of those types, so `tsc` refuses one that drifts from them.
+// Both sign a message (`signMessage`) with an Ed25519 key each wallet holds, shown as its account's
+// `publicKey`: the extension answers the signature; the gateway answers its sign-message page and
+// then a `messageSignature` event (signed, or failed when the user declines).
 // Knobs make them behave as real wallets do when things go wrong: the user declines, the wallet
 // cannot submit at all, or the answer is lost after the ledger committed.
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import * as providerDapp from '@canton-network/core-provider-dapp';
@@ -30,9 +33,12 @@ import type {
   ExerciseByKeyCommand,
   ExerciseCommand,
   LedgerApiParams,
+  MessageSignatureEvent,
   PrepareExecuteAndWaitResult,
   PrepareExecuteParams,
   RpcTypes as DappRpcTypes,
+  SignMessageParams,
+  SignMessageResult,
   StatusEvent,
   TxChangedEvent,
   TxChangedExecutedEvent,
@@ -50,6 +56,8 @@ export interface WalletKnobs {
   readonly withoutSubmit?: boolean;
   /** The wallet submits to the ledger, then the answer is lost: never posted (extension), the connection dropped (gateway). */
   readonly dropAfterSubmit?: boolean;
+  /** The user declines to sign a message: 4001 from the extension; a `failed` messageSignature from the gateway. */
+  readonly declineMessage?: boolean;
 }
 
 export interface DappWallet<P> {
@@ -118,6 +126,8 @@ const ledgerApiParams: JSONSchemaType<LedgerApiParams> = {
   additionalProperties: false,
 };
 
+const signMessageParams: JSONSchemaType<SignMessageParams> = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'], additionalProperties: false };
+
 const ajv = new Ajv({ allErrors: true });
 // JSONSchemaType asks optional fields to be `nullable`; the types allow them absent, never null.
 const strict = <T>(schema: JSONSchemaType<T>): ValidateFunction<T> => ajv.compile<T>(JSON.parse(JSON.stringify(schema), (key, value: unknown) => (key === 'nullable' ? undefined : value)));
@@ -125,6 +135,7 @@ const validators: Readonly<Record<string, ValidateFunction | null>> = {
   prepareExecute: strict(prepareExecuteParams),
   prepareExecuteAndWait: strict(prepareExecuteParams),
   ledgerApi: strict(ledgerApiParams),
+  signMessage: strict(signMessageParams),
   // The methods whose params the types declare `never`: none may be sent.
   status: null,
   connect: null,
@@ -165,7 +176,11 @@ const NETWORK_ID = 'bestex-sandbox';
 function participant(sandbox: TestSandbox, party: string) {
   const base = sandbox.manifest.ledger.replace(/\/+$/, '');
   const [hint, namespace] = party.split('::') as [string, string];
-  const wallet: Wallet = { primary: true, partyId: party, status: 'allocated', hint, publicKey: '', namespace, networkId: NETWORK_ID, signingProviderId: 'participant' };
+  // The wallet's own message-signing key: the participant signs the party's transactions.
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const rawKey = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');
+  const signMessage = (message: string) => sign(null, Buffer.from(message, 'utf8'), privateKey).toString('base64');
+  const wallet: Wallet = { primary: true, partyId: party, status: 'allocated', hint, publicKey: rawKey, namespace, networkId: NETWORK_ID, signingProviderId: 'participant' };
 
   async function ledgerApi(params: LedgerApiParams): Promise<Record<string, unknown>> {
     const resource = params.resource.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params.path?.[name] ?? '')));
@@ -210,7 +225,7 @@ function participant(sandbox: TestSandbox, party: string) {
   }
 
   const connection: ConnectResult = { isConnected: true, reason: 'OK', isNetworkConnected: true, networkReason: 'OK' };
-  return { base, wallet, ledgerApi, submit, connection };
+  return { base, wallet, ledgerApi, submit, connection, signMessage };
 }
 
 
@@ -292,6 +307,9 @@ export function extensionWallet(sandbox: TestSandbox, party: string, knobs: Wall
         if (executed === 'dropped') return executed;
         return method === 'prepareExecute' ? null : ({ tx: executed } satisfies PrepareExecuteAndWaitResult);
       }
+      case 'signMessage':
+        if (knobs.declineMessage) throw providerErrors.userRejectedRequest();
+        return { signature: ledger.signMessage((params as SignMessageParams).message) } satisfies SignMessageResult;
     }
     throw rpcErrors.methodNotFound({ message: `Method ${method} not found` });
   }
@@ -363,7 +381,7 @@ export async function remoteGateway(sandbox: TestSandbox, party: string, knobs: 
   const wallet: RemoteWallet = { ...ledger.wallet, rights: [] };
   const received: Array<{ method: string; error: unknown }> = [];
   // The remote API's methods (it has no prepareExecuteAndWait); a gateway without submission lacks prepareExecute too.
-  const methods = new Set(['status', 'connect', 'disconnect', 'isConnected', 'getActiveNetwork', 'listAccounts', 'getPrimaryAccount', 'ledgerApi', ...(knobs.withoutSubmit ? [] : ['prepareExecute'])]);
+  const methods = new Set(['status', 'connect', 'disconnect', 'isConnected', 'getActiveNetwork', 'listAccounts', 'getPrimaryAccount', 'ledgerApi', 'signMessage', ...(knobs.withoutSubmit ? [] : ['prepareExecute'])]);
   const streams = new Set<ServerResponse>();
   const sockets = new Set<Socket>();
   const approvals = new Set<Promise<unknown>>();
@@ -374,6 +392,17 @@ export async function remoteGateway(sandbox: TestSandbox, party: string, knobs: 
   const emit = (event: TxChangedEvent) => {
     for (const stream of streams) stream.write(`event: txChanged\ndata: ${JSON.stringify([event])}\n\n`);
   };
+  const emitSignature = (event: MessageSignatureEvent) => {
+    for (const stream of streams) stream.write(`event: messageSignature\ndata: ${JSON.stringify([event])}\n\n`);
+  };
+
+  /** Answers the sign-message page at once; the user signs (or declines) straight after, as one who clicks would. */
+  function signMessage(params: SignMessageParams): { messageId: string; userUrl: string } {
+    const messageId = randomUUID();
+    emitSignature({ status: 'pending', messageId });
+    setImmediate(() => emitSignature(knobs.declineMessage ? { status: 'failed', messageId } : { status: 'signed', messageId, signature: ledger.signMessage(params.message) }));
+    return { messageId, userUrl: `${base}/sign-message/index.html?messageId=${messageId}&closeafteraction` };
+  }
   const status = (): RemoteStatusEvent => ({
     provider: { id: 'bestex-test-gateway', version: '1.0.0', providerType: 'remote', url: `${base}${DAPP_ROUTE}`, userUrl: `${base}/login/` },
     connection: ledger.connection,
@@ -417,6 +446,8 @@ export async function remoteGateway(sandbox: TestSandbox, party: string, knobs: 
         return ledger.ledgerApi(params as LedgerApiParams);
       case 'prepareExecute':
         return prepareExecute(params as PrepareExecuteParams, drop);
+      case 'signMessage':
+        return signMessage(params as SignMessageParams);
     }
     throw rpcErrors.methodNotFound({ message: `Method ${method} not found` });
   }

@@ -4,15 +4,18 @@
 // with the sandbox participant and accepts only what the official dApp API types define
 // (test/helpers/dapp-wallets.ts). For each pair: the same swap, CC -> USDCx on tradecraft, to its
 // end; a user who declines; a wallet that cannot submit at all; an answer lost after the ledger
-// committed; and version 2 plans (tradecraft's and Nightly's) executed with no registry option.
+// committed; version 2 plans (tradecraft's and Nightly's) executed with no registry option; and
+// OneSwap's plan, whose challenge the wallet signs (signMessage: the extension answers the
+// signature, the gateway its sign-message page and then a messageSignature event) before the
+// service completes it, executed to COMPLETED, or USER_REJECTED when the user declines to sign.
 import t from 'tap';
-import { createClient, createClientV2, execute, isPlanV2, type AppPlan, type ExecutionResult, type Plan } from '@bestex/sdk';
+import { createClient, createClientV2, execute, isPlanV2, isSigningPlan, type AppPlan, type ExecutionResult, type ExecutionStatus, type Plan } from '@bestex/sdk';
 import { Decimal } from '../../core/decimal.js';
 import { listen, testApp } from '../helpers/app.js';
 import { extensionWallet, remoteGateway, type DappWallet, type WalletKnobs } from '../helpers/dapp-wallets.js';
 import { spendable } from '../helpers/ledger.js';
 
-const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' } });
+const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1', INTENT_POLL_INTERVAL_MS: '200' } });
 t.teardown(app.close);
 const sandbox = app.sandbox!;
 const baseUrl = await listen(app.server);
@@ -68,7 +71,7 @@ function answered(wallet: Wallet): string {
 }
 
 /** A v2 plan for 100 CC -> USDCx on `venueId`: it names its registries, so none is configured. */
-const planV2For = (venueId: 'tradecraft' | 'nightly') => (party: string) => clientV2.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId, takerParty: party, idempotencyKey: `${party}-swap-v2` });
+const planV2For = (venueId: 'tradecraft' | 'nightly' | 'oneswap') => (party: string) => clientV2.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId, takerParty: party, idempotencyKey: `${party}-swap-v2` });
 
 async function swap(
   t: { teardown(fn: () => Promise<void>): void; comment(...message: unknown[]): void },
@@ -82,6 +85,7 @@ async function swap(
   t.teardown(wallet.close);
   const events: Array<{ status?: string; commandId?: string }> = [];
   wallet.provider.on('txChanged', (event: { status?: string; commandId?: string }) => void events.push(event));
+  const statuses: ExecutionStatus[] = [];
   const stop = new AbortController();
   const timer = setTimeout(() => stop.abort(), BOUND_MS);
   const unanswered = new Promise<'stuck awaiting the wallet'>((resolve) => stop.signal.addEventListener('abort', () => setTimeout(() => resolve('stuck awaiting the wallet'), 2_000).unref(), { once: true }));
@@ -89,13 +93,16 @@ async function swap(
   try {
     // A v2 plan names its registries: none is configured for it.
     const registries = isPlanV2(plan) ? {} : { registries: sandbox.manifest.registries };
-    result = await Promise.race([execute(plan, { provider: wallet.provider, ...registries, signal: stop.signal }), unanswered]);
+    // A plan asking for a signed message is completed by the service: the v2 client is given for it.
+    const client = isSigningPlan(plan) ? { client: clientV2 } : {};
+    const hooks = { onStatus: (status: ExecutionStatus) => void statuses.push(status) };
+    result = await Promise.race([execute(plan, { provider: wallet.provider, ...registries, ...client, hooks, signal: stop.signal }), unanswered]);
   } finally {
     clearTimeout(timer);
   }
   // What the wallet answered, for whoever reads a failure: the SDK keeps only its own reading.
   t.comment(`the wallet answered: ${answered(wallet)}`);
-  return { party, plan, wallet, events, result };
+  return { party, plan, wallet, events, result, statuses };
 }
 
 for (const [name, pair] of PAIRS) {
@@ -144,4 +151,22 @@ for (const [name, pair] of PAIRS) {
       t.equal(submittedBy(party).length, 1, 'one submission');
     });
   }
+
+  t.test(`${name}: a OneSwap plan: the wallet signs OneSwap's challenge, the service completes the plan, the deposit funds the intent: COMPLETED, the service's reading agreeing`, async (t) => {
+    const { party, plan, result, wallet, statuses } = await swap(t, pair, {}, planV2For('oneswap'));
+    t.ok(isSigningPlan(plan), 'the plan asks for a signed message');
+    t.strictSame(statuses, ['SIGNING', 'SUBMITTING', 'INITIATED', 'COMPLETED']);
+    t.match(result, { status: 'COMPLETED', party, depositUpdateId: /^1220[0-9a-f]{64}$/, error: null, intent: { venueId: 'oneswap' }, outcome: { status: 'completed', basis: 'venue', agrees: true } });
+    t.ok(new Decimal((result as ExecutionResult).received ?? '0').gte(plan.quoteRef.minReceive), 'at least the floor');
+    t.equal(wallet.received.filter((r) => r.method === 'signMessage' && r.error === null).length, 1, 'signed once');
+    t.equal(submittedBy(party).length, 1, 'one submission');
+  });
+
+  t.test(`${name}: the user declines to sign OneSwap's challenge -> USER_REJECTED, nothing submitted`, async (t) => {
+    const { party, result, statuses } = await swap(t, pair, { declineMessage: true }, planV2For('oneswap'));
+    t.match(result, { status: 'USER_REJECTED', error: { code: 'user_rejected' } });
+    t.strictSame(statuses, ['SIGNING', 'USER_REJECTED']);
+    t.strictSame(submittedBy(party), [], 'the taker submitted nothing');
+    t.equal(spendable(sandbox.ledger, party, 'Amulet').toFixed(), '1000');
+  });
 }

@@ -1,18 +1,20 @@
 // '@bestex/sdk/wallet-sdk' with version 2 plans, as a partner's backend uses it: Canton's wallet-sdk
 // on the sandbox participant holds the taker (a participant-hosted party, or an external one with
 // its own key), createClientV2 plans, and `execute` runs the plan through walletSdkProvider to its
-// end with no registry configuration: the plan names each instrument's registry. Both settlements
-// this SDK executes, tradecraft's memo-floor and Nightly's swap-address-memo. Nothing is mocked.
+// end with no registry configuration: the plan names each instrument's registry. Tradecraft's
+// memo-floor and Nightly's swap-address-memo; and OneSwap's intent plan, whose challenge an
+// external party signs with its own key, while a participant-hosted party, which has none, is
+// refused before anything is signed. Nothing is mocked.
 import t from 'tap';
 import { CustomLogAdapter, SDK } from '@canton-network/wallet-sdk';
-import { createClientV2, execute, type ExecutionStatus } from '@bestex/sdk';
+import { createClientV2, execute, type ExecutionStatus, type V2 } from '@bestex/sdk';
 import { walletSdkProvider } from '@bestex/sdk/wallet-sdk';
 import { Decimal } from '../../core/decimal.js';
 import { listen, testApp } from '../helpers/app.js';
 import { hint } from '../helpers/canton.js';
 import { spendable } from '../helpers/ledger.js';
 
-const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' } });
+const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1', INTENT_POLL_INTERVAL_MS: '200' } });
 t.teardown(app.close);
 const client = createClientV2({ baseUrl: await listen(app.server) });
 const sandbox = app.sandbox!;
@@ -25,7 +27,7 @@ async function control(resource: string, body: unknown): Promise<void> {
 }
 
 let plans = 0;
-const planFor = (party: string, venueId: 'tradecraft' | 'nightly', amount = '100') =>
+const planFor = (party: string, venueId: 'tradecraft' | 'nightly' | 'oneswap', amount = '100') =>
   client.plan({ from: 'CC', to: 'USDCx', amount, venueId, takerParty: party, idempotencyKey: `wallet-sdk-v2-${process.pid}-${++plans}` });
 
 const statusesOf = () => {
@@ -44,7 +46,7 @@ for (const venue of ['tradecraft', 'nightly'] as const) {
     const result = await execute(plan, { provider: walletSdkProvider({ sdk, party }), client, hooks });
     t.match(result, { status: 'COMPLETED', party, depositUpdateId: /^1220/, error: null });
     t.strictSame(statuses, ['SUBMITTING', 'INITIATED', 'COMPLETED']);
-    t.ok(new Decimal(result.received!).gte(plan.steps[0]!.minOut!), 'at least the deposit\'s minOut');
+    t.ok(new Decimal(result.received!).gte((plan.steps[0] as V2.PlanStep).minOut!), 'at least the deposit\'s minOut');
     t.ok(new Decimal(result.received!).gte(plan.quoteRef.minReceive), 'and so the floor');
     t.equal(balance(party, 'USDCx'), result.received, 'what was received is what the party holds');
     t.equal(balance(party, 'Amulet'), '900');
@@ -75,3 +77,34 @@ for (const venue of ['tradecraft', 'nightly'] as const) {
     t.equal(balance(party, 'USDCx'), result.received);
   });
 }
+
+t.test('OneSwap at 1,000 CC: an external party\'s plan, OneSwap\'s challenge signed with the party\'s own key (which the sandbox\'s OneSwap holds it to), completed by the service, the deposit prepared, signed and executed to COMPLETED; the service\'s reading agreeing', { timeout: 120_000 }, async (t) => {
+  const keys = sdk.keys.generate();
+  const { partyId: party } = await sdk.party.external.create(keys.publicKey, { partyHint: hint('wsdk-v2-oneswap-ext') }).sign(keys.privateKey).execute();
+  await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000' });
+  const plan = await planFor(party, 'oneswap', '1000');
+  t.match(plan, { settlement: 'intent-deposit-reference', steps: [{ kind: 'sign-message', venueId: 'oneswap' }] });
+  const { statuses, hooks } = statusesOf();
+  const result = await execute(plan, { provider: walletSdkProvider({ sdk, party, signer: { privateKey: keys.privateKey } }), client, hooks });
+  t.strictSame(statuses, ['SIGNING', 'SUBMITTING', 'INITIATED', 'COMPLETED']);
+  t.match(result, { status: 'COMPLETED', party, error: null, intent: { venueId: 'oneswap' }, outcome: { status: 'completed', basis: 'venue', agrees: true } });
+  t.ok(new Decimal(result.received!).gte(plan.quoteRef.minReceive), 'at least the floor');
+  t.equal(sandbox.ledger.transactionById(result.submittedUpdateId!)?.commandId, plan.planId, 'submitted under commandId = planId');
+  t.equal(balance(party, 'Amulet'), '0');
+  t.equal(balance(party, 'USDCx'), result.received);
+});
+
+t.test('OneSwap: "a participant-hosted party cannot sign": REFUSED signing_unavailable, in words, with no signMessage asked and nothing submitted', { timeout: 90_000 }, async (t) => {
+  const party = await sdk.party.internal.allocate({ partyHint: hint('wsdk-v2-oneswap-int') });
+  await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000' });
+  const plan = await planFor(party, 'oneswap');
+  const inner = walletSdkProvider({ sdk, party });
+  const asked: string[] = [];
+  const provider: typeof inner = { ...inner, request: (args) => (asked.push(args.method), inner.request(args)) };
+  const before = sandbox.ledger.ledgerEnd;
+  const result = await execute(plan, { provider, client });
+  t.match(result, { status: 'REFUSED', error: { code: 'signing_unavailable', message: /has no key of its own \(no publicKey; signingProviderId "participant"\): a party its participant hosts and signs for cannot sign a message/ } });
+  t.strictSame(asked.filter((m) => m === 'signMessage' || m.startsWith('prepare')), [], 'no signMessage, no submission');
+  t.equal(sandbox.ledger.ledgerEnd, before, 'nothing reached the ledger');
+  t.equal(balance(party, 'Amulet'), '1000');
+});

@@ -1,11 +1,14 @@
 // '@bestex/sdk/wallet-sdk' over the service and its sandbox, as a partner's backend uses it: Canton's
 // wallet-sdk 1.4 on the sandbox participant allocates the taker (a participant-hosted party, or an
 // external one with its own key), the service plans, and `execute` runs the plan through
-// walletSdkProvider to its end. Nothing is mocked: the participant, the registries and the venue
-// are the sandbox's.
+// walletSdkProvider to its end; and signMessage, for a venue's sign-in challenge, by the external
+// party's own key (checked against Canton's own signing library) and refused for a party its
+// participant hosts. Nothing is mocked: the participant, the registries and the venue are the
+// sandbox's.
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import t from 'tap';
+import { signMessage, verifySignedTxHash } from '@canton-network/core-signing-lib';
 import { CustomLogAdapter, SDK, signTransactionHash } from '@canton-network/wallet-sdk';
 import { createClient, execute, memoryStorage, type AppPlan, type ExecutionStatus, type TxChangedEvent } from '@bestex/sdk';
 import { walletSdkProvider, type SigningRequest } from '@bestex/sdk/wallet-sdk';
@@ -170,7 +173,7 @@ t.test('the provider\'s own answers: ledgerApi reaches the participant through t
   t.equal(await provider.request({ method: 'prepareExecute', params: { commands: [bogus], commandId: 'wsdk-bogus-2', actAs: [party] } }).catch((err: { code: number }) => err.code), -32003, 'prepareExecute refuses the same way');
   await t.rejects(provider.request({ method: 'prepareExecuteAndWait', params: { commands: [bogus], commandId: 'wsdk-other', actAs: [`someone-else::1220${'0'.repeat(64)}`] } }), { code: 4100, message: /acts for .* only/ });
   await t.rejects(provider.request({ method: 'prepareExecuteAndWait', params: { commandId: 'wsdk-empty' } }), { code: -32602 });
-  await t.rejects(provider.request({ method: 'signMessage', params: {} }), { code: -32601, message: /signMessage/ });
+  await t.rejects(provider.request({ method: 'getActiveNetwork' }), { code: -32601, message: /getActiveNetwork/ });
   t.throws(() => walletSdkProvider({ sdk, party, signer: { privateKey: 'bm90IGEga2V5' } }), /64 bytes/);
 
   // The sdk's participant reached through a forwarder that then goes away: the connection is refused.
@@ -279,4 +282,54 @@ t.test('"a dropped connection after submitting is tracked to its real end": the 
   t.match(result, { status: 'COMPLETED', depositUpdateId: /^1220/ }, 'tracked on the ledger to its end');
   t.ok(statuses.includes('INITIATED'), 'the deposit was found on the ledger though the wallet never heard back');
   t.equal(depositsBy(party), 1, 'submitted once');
+});
+
+/** Whether `signature` (base64) is an Ed25519 signature of `message`'s UTF-8 bytes by `publicKey` (base64, raw 32 bytes), as Canton's signing library verifies one. */
+const signedBy = (publicKey: string, message: string, signature: string) => verifySignedTxHash(Buffer.from(message, 'utf8').toString('base64'), publicKey, signature);
+
+const CHALLENGE = 'OneSwap wallet authentication\nParty: someone\nNonce: 00ff\nIssued at: 2026-01-01T00:00:00.000Z';
+
+t.test('"wallet-sdk with an external party signs with its own key": signMessage answers what Canton\'s signMessage gives for the same key, verifying under the account\'s publicKey', { timeout: 60_000 }, async (t) => {
+  const { partyId, keys } = await externalParty('wsdk-sign');
+  const provider = walletSdkProvider({ sdk, party: partyId, signer: { privateKey: keys.privateKey } });
+  const account = (await provider.request({ method: 'getPrimaryAccount' })) as { publicKey: string; signingProviderId: string };
+  t.equal(account.publicKey, keys.publicKey, 'the account shows the party\'s own key');
+  const { signature } = (await provider.request({ method: 'signMessage', params: { message: CHALLENGE } })) as { signature: string };
+  t.equal(signature, signMessage(CHALLENGE, keys.privateKey), 'Ed25519 over the UTF-8 bytes, as @canton-network/core-signing-lib signs');
+  t.ok(signedBy(account.publicKey, CHALLENGE, signature), 'verifies under the account\'s publicKey');
+  t.notOk(signedBy(account.publicKey, `${CHALLENGE}.`, signature), 'and under no other message');
+});
+
+t.test('an external party whose signer is a function (an HSM\'s) signs a message with messageSigner, under the publicKey given; without one, signMessage is refused (4200) saying what to give', { timeout: 60_000 }, async (t) => {
+  const { partyId, keys } = await externalParty('wsdk-sign-fn');
+  const asked: string[] = [];
+  const hsm = walletSdkProvider({
+    sdk,
+    party: partyId,
+    signer: async (hash) => signTransactionHash(hash, keys.privateKey),
+    publicKey: keys.publicKey,
+    messageSigner: async (message) => (asked.push(message), signMessage(message, keys.privateKey)),
+  });
+  t.match(await hsm.request({ method: 'getPrimaryAccount' }), { publicKey: keys.publicKey });
+  const { signature } = (await hsm.request({ method: 'signMessage', params: { message: CHALLENGE } })) as { signature: string };
+  t.strictSame(asked, [CHALLENGE], 'the message itself, to the messageSigner');
+  t.ok(signedBy(keys.publicKey, CHALLENGE, signature));
+
+  const declining = walletSdkProvider({ sdk, party: partyId, signer: async (hash) => signTransactionHash(hash, keys.privateKey), publicKey: keys.publicKey, messageSigner: async () => Promise.reject(new Error('not today')) });
+  await t.rejects(declining.request({ method: 'signMessage', params: { message: CHALLENGE } }), { code: 4001, message: /declined to sign the message: not today/ }, 'a messageSigner that throws declines');
+
+  const hashesOnly = walletSdkProvider({ sdk, party: partyId, signer: async (hash) => signTransactionHash(hash, keys.privateKey) });
+  await t.rejects(hashesOnly.request({ method: 'signMessage', params: { message: CHALLENGE } }), { code: 4200, message: /signs transaction hashes only; give walletSdkProvider messageSigner and publicKey/ });
+  t.throws(() => walletSdkProvider({ sdk, party: partyId, signer: { privateKey: keys.privateKey }, publicKey: sdk.keys.generate().publicKey }), /publicKey is not the public half of signer.privateKey/);
+});
+
+t.test('"a participant-hosted party cannot sign": its account shows no publicKey and signMessage is refused (4200) in words saying why, nothing signed', { timeout: 60_000 }, async (t) => {
+  const party = await sdk.party.internal.allocate({ partyHint: hint('wsdk-no-sign') });
+  const provider = walletSdkProvider({ sdk, party });
+  t.match(await provider.request({ method: 'getPrimaryAccount' }), { publicKey: '', signingProviderId: 'participant' });
+  await t.rejects(provider.request({ method: 'signMessage', params: { message: CHALLENGE } }), {
+    code: 4200,
+    message: /cannot sign a message: its party is hosted by its participant, which signs its transactions, and has no key of its own/,
+  });
+  t.throws(() => walletSdkProvider({ sdk, party, messageSigner: async () => 'x' }), /a participant-hosted party has no key to sign with/);
 });

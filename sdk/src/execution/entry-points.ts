@@ -3,6 +3,8 @@
 // reported through hooks; one execution per plan at a time.
 //
 // States (`ExecutionStatus`), terminal ones marked *:
+//   SIGNING          a plan made with a sign-message step (OneSwap's): the wallet is asked to sign
+//                    the venue's message, then the service completes the plan (signPlan)
 //   SUBMITTING       the plan passed the SDK's checks; the wallet is asked to sign and submit
 //   INITIATED        the deposit (with its fee legs, when batched) is on the ledger, awaiting the venue
 //   COMPLETED*       the venue accepted and the payout is on the ledger (fee escrow released)
@@ -10,15 +12,19 @@
 //   EXPIRED*         no answer before the plan's expiry (the deposit comes back when the venue
 //                    rejects it late, or when `withdraw` takes it back)
 //   WITHDRAWN*       the taker took the deposit back before any answer
+//   VENUE_FAILED*    the venue took the deposit and neither paid out nor refunded it (a failed
+//                    OneSwap intent): the venue itself must act
 //   USER_REJECTED*   the user refused to sign in the wallet (EIP-1193 4001); nothing was submitted
 //   SUBMIT_FAILED*   the wallet or the ledger refused the submission; nothing was submitted
 //   REFUSED*         the SDK refused the plan before anything was signed: expired, not checkable,
-//                    or more than the taker can cover
+//                    more than the taker can cover, or a message the wallet cannot sign
+//                    (signing_unavailable); or the service refused to complete a signed plan
 // A plan is submitted under `commandId = planId`, so the ledger runs it at most once whoever
 // retries; executing a plan that is executing returns the same promise; `resume` continues a
-// stored execution without submitting again.
+// stored execution without submitting again, and without asking the wallet to sign a message it
+// signed already (the signature, and then the completed plan, are kept in the record).
 import { BestexError } from '../errors.js';
-import type { Plan } from '../plan.js';
+import { isSigningPlan, type Plan } from '../plan.js';
 import { readRefusal } from '../refusals.js';
 import type { ProviderRequest, WalletAccount } from '../provider.js';
 import { Execution } from './executor.js';
@@ -42,14 +48,27 @@ async function takerOf(options: ExecuteOptions): Promise<string> {
   }
 }
 
-function newRecord(plan: Plan, party: string): ExecutionRecord {
-  return { version: RECORD_VERSION, planId: plan.planId, party, plan, status: 'SUBMITTING', startOffset: 0, included: [0], feeNote: null, submittedUpdateId: null, result: null };
+/**
+ * A new execution of `plan`. A plan made with a sign-message step that the wallet signed before
+ * (an execution of it stored here) starts from what was kept: the completed plan, or the signature.
+ */
+function newRecord(plan: Plan, party: string, stored: ExecutionRecord | null): ExecutionRecord {
+  const fresh: ExecutionRecord = { version: RECORD_VERSION, planId: plan.planId, party, plan, status: 'SUBMITTING', startOffset: 0, included: [0], feeNote: null, submittedUpdateId: null, result: null };
+  if (!isSigningPlan(plan) || stored?.party !== party || !stored.signing?.signature) return fresh;
+  return { ...fresh, plan: isSigningPlan(stored.plan) ? plan : stored.plan, signing: stored.signing };
 }
 
-/** Continues a stored, unfinished execution: tracking only, never a second submission. */
+/** Continues a stored, unfinished execution: tracking only, never a second submission nor a second signature. */
 function continueFrom(record: ExecutionRecord, options: ExecuteOptions): Promise<ExecutionResult> {
   if (record.result && isTerminal(record.status)) return Promise.resolve(record.result);
-  return new Execution(options, record).follow();
+  const execution = new Execution(options, record);
+  if (record.status !== 'SIGNING') return execution.follow();
+  // Signed, not completed: the service is asked again with the signature kept (a replay answers the same plan).
+  if (record.signing?.signature) return execution.run();
+  return execution.finish(
+    'REFUSED',
+    new BestexError(`the wallet was asked to sign ${record.planId}'s message and no signature was kept: nothing was signed or submitted; execute the plan again to ask the wallet again`, { status: null, code: 'not_signed' }),
+  );
 }
 
 function once(planId: string, start: () => Promise<ExecutionResult>): Promise<ExecutionResult> {
@@ -72,11 +91,14 @@ export function execute(plan: Plan, options: ExecuteOptions): Promise<ExecutionR
     const stored = await (options.storage ?? defaultStorage).get(planId);
     // Only an execution that may have reached the ledger is continued; one that submitted nothing
     // runs again, and so does one left while the wallet was asked (resubmitting under the same
-    // commandId is safe: the ledger runs it at most once).
-    if (stored && stored.party === party && !NOTHING_SUBMITTED.includes(stored.status)) {
+    // commandId is safe: the ledger runs it at most once). One signed but not completed goes on
+    // from its signature; one whose signature was never given asks the wallet again.
+    if (stored && stored.party === party && stored.status === 'SIGNING') {
+      if (stored.signing?.signature) return continueFrom(stored, options);
+    } else if (stored && stored.party === party && !NOTHING_SUBMITTED.includes(stored.status)) {
       if (stored.status !== 'SUBMITTING' || (await new Execution(options, stored).onLedger())) return continueFrom(stored, options);
     }
-    const execution = new Execution(options, newRecord(plan, party));
+    const execution = new Execution(options, newRecord(plan, party, stored));
     return execution.run();
   });
 }

@@ -2,7 +2,7 @@
 // its admin party where the plan names it (version 2), and the token registries the plan names.
 // Version 1 names no admin (the holdings spent say it) and no registry (the caller's options do).
 import type { AppPlan } from '../contract/v1.js';
-import { isPlanV2, type Plan } from '../plan.js';
+import { isPlanV2, isSigningPlan, type DepositPlanV2, type Plan, type PlanV1 } from '../plan.js';
 
 export interface ExecutableStep {
   readonly kind: AppPlan['steps'][number]['kind'];
@@ -24,8 +24,10 @@ export interface Executable {
   readonly registries: Readonly<Record<string, string>>;
 }
 
-/** `plan`, checked already (checkPlan), as the executor runs it. */
-export function executable(plan: Plan): Executable {
+/** `plan`, checked already (checkPlan), as the executor runs it: one that moves funds, not one still awaiting its signature. */
+export function executable(given: Plan): Executable {
+  if (isSigningPlan(given)) throw new TypeError('a plan made with a sign-message step moves no funds until the service completes it');
+  const plan = given as PlanV1 | DepositPlanV2;
   const { planId, expiry, quoteRef } = plan;
   if (!isPlanV2(plan)) {
     const steps = plan.steps.map((s) => ({ kind: s.kind, target: s.target, instrument: s.instrument, admin: null, amount: s.amount, memo: s.memo ?? null, expiresAt: s.expiresAt }));

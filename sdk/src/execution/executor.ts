@@ -1,27 +1,42 @@
-// One execution of a plan, as a state machine over its record: checks the plan, chooses the
+// One execution of a plan, as a state machine over its record: checks the plan, has the wallet sign
+// a venue's message and the service complete the plan when the plan asks for it, chooses the
 // holdings, submits once while watching the ledger, tracks the deposit to its end, withdraws it on
 // request, and reports every change through the host's hooks, which can never break it.
 import { batchingSupport, NO_BATCHING_NOTE, PACKAGE_NAMES_NOT_FOUND } from '../batching.js';
 import { fromUnits, toUnits } from '../decimal.js';
 import { BestexError } from '../errors.js';
 import { holdingsOf, ledgerEnd, openOffersOf, transactionsOf, type OwnHolding } from '../ledger-view.js';
-import { checkPlan } from '../plan.js';
+import type { BestexClientV2 } from '../client.js';
+import type * as V2 from '../contract/v2.js';
+import { checkPlan, isSigningPlan, type Plan, type SignMessageStep } from '../plan.js';
 import { ledgerApi, type TxChangedEvent } from '../provider.js';
 import type { ExecutionStorage } from './storage.js';
 import { feesReleased, START, track, type DepositTarget, type Tracked } from '../tracking.js';
 import { batchedCommand, depositCommand, withdrawCommand } from './commands.js';
-import { crossCheck } from './cross-check.js';
+import { crossCheck, intentOutcome, isIntentPlan } from './cross-check.js';
 import { executable, type Executable } from './executable.js';
 import { batchInputs, cover, freeHoldings, spendable } from './holdings.js';
 import { defaultStorage, type ExecuteOptions } from './options.js';
 import { realised } from './realised.js';
 import { withdrawContext } from './registry.js';
+import { signingKey, signWithWallet } from './signature.js';
 import { submit, type Submitted } from './submission.js';
 import { ANSWER_GRACE_MS, PLAN_VALIDITY_MS, sleep } from './timing.js';
 import { isTerminal, type ExecutionHooks, type ExecutionRecord, type ExecutionResult, type ExecutionStatus, type StatusDetail, type StepState } from './types.js';
 
 /** Ledger reads that may fail in a row while tracking before the execution gives up (and can be resumed). */
 const READ_ATTEMPTS = 5;
+
+/** How often the service is asked about an intent whose deposit the venue took without paying yet. */
+const INTENT_READ_MS = 1_000;
+
+/** The service's answers to signPlan that settle it: nothing was made, and asking again would answer the same. */
+const SIGN_PLAN_REFUSALS = new Set([400, 401, 403, 404, 409]);
+
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** Whether `client` is a version 2 client, which completes a plan made with a sign-message step. */
+const signsPlans = (client: unknown): client is BestexClientV2 => typeof (client as Partial<BestexClientV2> | undefined)?.signPlan === 'function';
 
 function safely(hooks: ExecutionHooks | undefined, call: (hooks: ExecutionHooks) => unknown): void {
   if (!hooks) return;
@@ -95,7 +110,8 @@ export class Execution {
     this.options.provider.removeListener('txChanged', this.onTx as (payload: never) => void);
     const { state } = this;
     const received = state.received;
-    const outcome = this.options.client && ['COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN'].includes(status) ? await crossCheck(this.options.client, this.record.plan, this.record.party, state.depositUpdateId, this.options.signal) : null;
+    const outcome = this.options.client && ['COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN', 'VENUE_FAILED'].includes(status) ? await crossCheck(this.options.client, this.record.plan, this.record.party, status, state.depositUpdateId, this.options.signal) : null;
+    const intent = (this.record.plan as { intent?: V2.PlanIntent }).intent;
     const result: ExecutionResult = {
       planId: this.record.planId,
       party: this.record.party,
@@ -103,9 +119,10 @@ export class Execution {
       depositUpdateId: state.depositUpdateId,
       submittedUpdateId: state.offerUpdateId ?? this.record.submittedUpdateId,
       received: received === null ? null : fromUnits(received),
-      realised: received === null ? null : realised(this.plan, received),
+      realised: received === null || isSigningPlan(this.record.plan) ? null : realised(this.plan, received),
       fees: { included: this.record.included.length > 1, released: feesReleased(state), note: this.record.feeNote },
       outcome,
+      ...(intent ? { intent } : {}),
       error,
     };
     await this.save({ status, result: isTerminal(status) ? result : null });
@@ -133,6 +150,10 @@ export class Execution {
       checkPlan(this.record.plan, new Date());
     } catch (err) {
       return this.refuse(err);
+    }
+    if (isSigningPlan(this.record.plan)) {
+      const ended = await this.signed();
+      if (ended) return ended;
     }
     const { steps } = this.plan;
     const deposit = steps[0]!;
@@ -248,6 +269,65 @@ export class Execution {
     return { updateId: first.seen.offerUpdateId };
   }
 
+  /**
+   * A plan made with a sign-message step: the wallet signs the venue's message (once: its
+   * signature is kept in the record), then the service completes the plan, which is checked and
+   * kept as the plan executed. Answers the execution's end when it ends here, null to go on.
+   */
+  private async signed(): Promise<ExecutionResult | null> {
+    const { provider, client } = this.options;
+    const step = this.record.plan.steps[0] as SignMessageStep;
+    // The service completes the plan: without a client that can ask it, nothing is signed.
+    if (!signsPlans(client)) {
+      return this.refuse(
+        new BestexError(`a plan on ${step.venueId} is completed by the service once the wallet signs its message: execute it with a version 2 client (options.client, from createClientV2); nothing was signed`, {
+          status: null,
+          code: 'client_required',
+        }),
+      );
+    }
+    let signing = this.record.signing?.step.message === step.message ? this.record.signing : undefined;
+    if (!signing?.signature || !signing.publicKey) {
+      const key = await signingKey(provider, this.record.party);
+      if ('error' in key) return this.finish('REFUSED', key.error);
+      signing = { step, signature: null, publicKey: key.publicKey };
+      await this.save({ status: 'SIGNING', signing });
+      this.status('SIGNING', { note: step.purpose });
+      this.signingStep(step, 'pending');
+      safely(this.options.hooks, (h) => h.onSignature?.({ planId: this.record.planId, venueId: step.venueId, message: step.message, purpose: step.purpose }));
+      const answer = await signWithWallet(provider, step.message, this.approve, Date.parse(step.expiresAt), this.options.signal);
+      if ('refused' in answer) return this.finish(answer.refused, answer.error);
+      signing = { ...signing, signature: answer.signature };
+      await this.save({ signing });
+      this.signingStep(step, 'signed');
+    }
+    let completed: Plan;
+    try {
+      completed = await client.signPlan({ planId: this.record.planId, signature: signing.signature!, publicKey: signing.publicKey! });
+    } catch (err) {
+      const error = err instanceof BestexError ? err : new BestexError(String(err), { status: null, code: 'network_error', cause: err });
+      if (error.status !== null && (SIGN_PLAN_REFUSALS.has(error.status) || error.code === 'venue_floor_below_service')) return this.finish('REFUSED', error);
+      // The service may have made the intent: asked again (resume, or execute), it answers the same plan, with the signature kept.
+      return this.finish('SIGNING', error);
+    }
+    const made = this.record.plan;
+    const unverifiable = (why: string) => this.refuse(new BestexError(`the plan the service completed cannot be checked, so it is not executed: ${why}`, { status: null, code: 'plan_unverifiable' }));
+    if (completed?.planId !== made.planId || completed.expiry !== made.expiry || !sameJson(completed.quoteRef, made.quoteRef)) return unverifiable('it is not the plan that was signed for (its planId, quoteRef or expiry differ)');
+    if (isSigningPlan(completed) || !isIntentPlan(completed)) return unverifiable('it is not a deposit to the venue\'s swap intent');
+    try {
+      checkPlan(completed, new Date());
+    } catch (err) {
+      return this.refuse(err);
+    }
+    await this.save({ plan: completed });
+    this.runnable = null;
+    return null;
+  }
+
+  private signingStep(step: SignMessageStep, state: StepState): void {
+    safely(this.options.hooks, (h) => h.onStep?.({ index: 0, step, state }));
+  }
+
   private async refuse(err: unknown): Promise<ExecutionResult> {
     const error = err instanceof BestexError ? err : new BestexError(String(err), { status: null, code: 'plan_unverifiable', cause: err });
     return this.finish('REFUSED', error);
@@ -261,6 +341,7 @@ export class Execution {
     let announced = this.record.status === 'INITIATED' && this.state.offerCid !== null;
     const answered = new Set<number>();
     let failedReads = 0;
+    let intentAskedAt = 0;
     for (;;) {
       try {
         this.state = track(this.state, await transactionsOf(provider, this.record.party, this.state.offset), target, this.record.submittedUpdateId);
@@ -290,6 +371,13 @@ export class Execution {
         // A fee leg answered after the payout's transaction reads as not answered yet (fees.released null).
         return this.finish(outcome);
       }
+      // A venue that took the deposit and has not paid is asked about (through the service) while it
+      // is waited for: one that failed says so, and the execution ends saying who must act.
+      if (this.state.depositUpdateId !== null && this.options.client && isIntentPlan(this.record.plan) && Date.now() - intentAskedAt >= INTENT_READ_MS) {
+        intentAskedAt = Date.now();
+        const reading = await intentOutcome(this.options.client, this.record.plan, this.record.party);
+        if (reading?.status === 'venue_failed') return this.finish('VENUE_FAILED', this.venueFailed(reading));
+      }
       if (this.state.offerCid === null && this.walletFailed && !this.duplicate) {
         return this.finish('SUBMIT_FAILED', new BestexError('the wallet reported that the transaction failed', { status: null, code: 'submit_failed' }));
       }
@@ -302,6 +390,16 @@ export class Execution {
       if (signal?.aborted) return this.finish(this.state.offerCid === null ? 'SUBMITTING' : 'INITIATED');
       await sleep(this.options.pollIntervalMs ?? 250, signal);
     }
+  }
+
+  /** Why an intent the venue took the deposit for ended with nothing paid: the venue itself must act. */
+  private venueFailed(reading: V2.Outcome): BestexError {
+    const intent = (this.record.plan as { intent?: V2.PlanIntent }).intent;
+    const venue = reading.venueId ?? intent?.venueId ?? 'the venue';
+    return new BestexError(
+      `${venue} took the deposit and neither paid out nor refunded it (its intent ${reading.intentId ?? intent?.intentId ?? ''} is ${reading.venueStatus ?? 'failed'}): ${venue} itself must act; contact its support with the intent id and the deposit's update ${this.state.depositUpdateId}`,
+      { status: null, code: 'venue_failed', action: `contact ${venue}'s support with the intent id` },
+    );
   }
 
   /** Each fee leg's answer, once, on the plan step it is: matched by receiver and amount. */

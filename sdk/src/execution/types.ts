@@ -1,28 +1,33 @@
 // What an execution is and ends as: its states, a step's progress, the hooks' payloads, the
 // result, and the record storage keeps for `resume` (./entry-points.ts documents the states).
 import type { Outcome } from '../contract/v1.js';
+import type * as V2 from '../contract/v2.js';
 import type { BestexError } from '../errors.js';
-import type { AnyPlanStep, Plan } from '../plan.js';
+import type { AnyPlanStep, Plan, SignMessageStep } from '../plan.js';
 
 /** The version of the record this SDK writes. */
 export const RECORD_VERSION = 1;
 
-export type ExecutionStatus = 'SUBMITTING' | 'INITIATED' | 'COMPLETED' | 'SLIPPAGE_FAILED' | 'EXPIRED' | 'WITHDRAWN' | 'USER_REJECTED' | 'SUBMIT_FAILED' | 'REFUSED';
+export type ExecutionStatus = 'SIGNING' | 'SUBMITTING' | 'INITIATED' | 'COMPLETED' | 'SLIPPAGE_FAILED' | 'EXPIRED' | 'WITHDRAWN' | 'VENUE_FAILED' | 'USER_REJECTED' | 'SUBMIT_FAILED' | 'REFUSED';
 
-export const TERMINAL_STATUSES: readonly ExecutionStatus[] = ['COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN', 'USER_REJECTED', 'SUBMIT_FAILED', 'REFUSED'];
+export const TERMINAL_STATUSES: readonly ExecutionStatus[] = ['COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN', 'VENUE_FAILED', 'USER_REJECTED', 'SUBMIT_FAILED', 'REFUSED'];
 
 export const isTerminal = (status: ExecutionStatus): boolean => TERMINAL_STATUSES.includes(status);
 
 /** The end states in which nothing reached the ledger. */
 export const NOTHING_SUBMITTED: readonly ExecutionStatus[] = ['REFUSED', 'USER_REJECTED', 'SUBMIT_FAILED'];
 
-/** A step's progress: `skipped` for a fee leg left out (the swap went fee-less), `returned` for funds that came back. */
-export type StepState = 'pending' | 'submitted' | 'accepted' | 'returned' | 'skipped';
+/**
+ * A step's progress: `skipped` for a fee leg left out (the swap went fee-less), `returned` for
+ * funds that came back, `signed` for a sign-message step the wallet signed.
+ */
+export type StepState = 'pending' | 'submitted' | 'accepted' | 'returned' | 'skipped' | 'signed';
 
 export interface StepUpdate {
+  /** The step's place in the plan it belongs to: a sign-message step is step 0 of the plan as made; the completed plan's steps, which follow it, count from 0 again. */
   readonly index: number;
   /** The step as the plan says it, in the plan's version. */
-  readonly step: AnyPlanStep;
+  readonly step: AnyPlanStep | SignMessageStep;
   readonly state: StepState;
   readonly updateId?: string;
 }
@@ -46,8 +51,20 @@ export interface ApprovalRequest {
   readonly url: string;
 }
 
+/** The wallet is about to be asked to sign a venue's message (a plan's sign-message step). */
+export interface SignatureRequest {
+  readonly planId: string;
+  readonly venueId: string;
+  /** The exact text the wallet signs. */
+  readonly message: string;
+  /** Why, in plain words: what the signature proves, and that it moves no funds. */
+  readonly purpose: string;
+}
+
 export interface ExecutionHooks {
   readonly onStatus?: ((status: ExecutionStatus, detail: StatusDetail) => void) | undefined;
+  /** Before the wallet is asked to sign a venue's message: what it signs and why, for the page to show. */
+  readonly onSignature?: ((request: SignatureRequest) => void) | undefined;
   readonly onStep?: ((update: StepUpdate) => void) | undefined;
   /**
    * The wallet waits for its user to approve at `url`. Without this hook, a browser opens it in a
@@ -84,9 +101,29 @@ export interface ExecutionResult {
     /** Why they were left out, when they were. */
     readonly note: string | null;
   };
-  /** The service's reading of the same swap (GET /api/outcome, or /api/v2/outcome with a version 2 client), when a client was given. */
-  readonly outcome: { readonly status: Outcome['status']; readonly depositUpdateId: string | null; readonly agrees: boolean } | null;
+  /**
+   * The service's reading of the same swap (GET /api/outcome, or /api/v2/outcome with a version 2
+   * client), when a client was given. For a plan on a swap intent (OneSwap's) it is the venue's
+   * own status of the intent (`basis: 'venue'`, `venueStatus` as the venue says it), and it agrees
+   * when it names the same end.
+   */
+  readonly outcome: {
+    readonly status: Outcome['status'] | V2.Outcome['status'];
+    readonly depositUpdateId: string | null;
+    readonly agrees: boolean;
+    readonly basis?: 'venue';
+    readonly venueStatus?: string;
+  } | null;
+  /** The venue's swap intent the plan's deposit funded (a completed OneSwap plan's `intent`). */
+  readonly intent?: V2.PlanIntent | undefined;
   readonly error: BestexError | null;
+}
+
+/** A plan made with a sign-message step: the step, and once the wallet signed, what it gave (so it is never asked twice). */
+export interface SigningRecord {
+  readonly step: SignMessageStep;
+  readonly signature: string | null;
+  readonly publicKey: string | null;
 }
 
 /** What storage keeps of an execution. */
@@ -94,7 +131,10 @@ export interface ExecutionRecord {
   readonly version: typeof RECORD_VERSION;
   readonly planId: string;
   readonly party: string;
+  /** The plan executed: for a plan made with a sign-message step, the plan as made until the service completes it, then the completed plan. */
   readonly plan: Plan;
+  /** Present for a plan made with a sign-message step. */
+  readonly signing?: SigningRecord | undefined;
   readonly status: ExecutionStatus;
   /** The ledger end before submitting: tracking reads from here. */
   readonly startOffset: number;

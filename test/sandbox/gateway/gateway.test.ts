@@ -1,12 +1,14 @@
 // The sandbox's wallet gateway, as a dApp meets it through Canton's official remote provider
 // (dapp-sdk's DappAsyncProvider over HTTP and server-sent events): sign-in handed to the dApp's
 // window, every answer and event held to the official remote dApp API documents (pinned OpenRPC),
-// a transaction parked until its user approves or declines on the gateway's approval page, the
+// a transaction parked until its user approves or declines on the gateway's approval page, a message
+// parked until its user signs or declines on the sign-message page (messageSignature events), the
 // official gateway's refusals at its HTTP statuses, and a swap through it with @bestex/sdk.
 import * as providerDapp from '@canton-network/core-provider-dapp';
 import type { Provider } from '@canton-network/core-splice-provider';
-import type { RpcTypes as RemoteDappRpcTypes, StatusEvent, TxChangedEvent } from '@canton-network/core-wallet-dapp-remote-rpc-client';
-import { createClient, execute, readRefusal, type AppPlan, type ApprovalRequest } from '@bestex/sdk';
+import { verifySignedTxHash } from '@canton-network/core-signing-lib';
+import type { MessageSignatureEvent, RpcTypes as RemoteDappRpcTypes, StatusEvent, TxChangedEvent } from '@canton-network/core-wallet-dapp-remote-rpc-client';
+import { createClient, createClientV2, execute, readRefusal, type AppPlan, type ApprovalRequest, type ExecutionStatus } from '@bestex/sdk';
 import { EventSource } from 'eventsource';
 import t from 'tap';
 import { listen, testApp } from '../../helpers/app.js';
@@ -21,10 +23,12 @@ const globals = globalThis as { window?: EventTarget; EventSource?: unknown };
 globals.window ??= new EventTarget();
 globals.EventSource ??= EventSource;
 
-const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' } });
+const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1', INTENT_POLL_INTERVAL_MS: '200' } });
 t.teardown(app.close);
 const sandbox = app.sandbox!;
-const client = createClient({ baseUrl: await listen(app.server) });
+const baseUrl = await listen(app.server);
+const client = createClient({ baseUrl });
+const clientV2 = createClientV2({ baseUrl });
 const dappApi = sandbox.manifest.walletGateway;
 const gatewayOrigin = new URL(dappApi).origin;
 
@@ -156,6 +160,90 @@ t.test('declined on the approval page, nothing reaches the ledger and no event i
   await provider.request({ method: 'status' });
   t.equal(sandbox.ledger.ledgerEnd, before, 'the ledger did not move');
   t.strictSame(events, [], 'no txChanged');
+});
+
+/** The messageSignature events the provider hears from now on. */
+function signatureEvents(provider: Provider<RemoteDappRpcTypes>): MessageSignatureEvent[] {
+  const events: MessageSignatureEvent[] = [];
+  provider.on('messageSignature', (event: MessageSignatureEvent) => void events.push(event));
+  return events;
+}
+
+const CHALLENGE = 'OneSwap wallet authentication\nParty: gateway\nNonce: 00ff\nIssued at: 2026-01-01T00:00:00.000Z';
+
+t.test('"signMessage as the remote dApp API specifies it": parked, answered with its messageId and the sign-message page; signed there, the dApp hears messageSignature signed, a signature of the UTF-8 bytes under its account\'s publicKey', async (t) => {
+  const { provider, party } = await connected('gateway-signer');
+  const events = signatureEvents(provider);
+  const account = await provider.request({ method: 'getPrimaryAccount' });
+  t.equal(Buffer.from(account.publicKey, 'base64').length, 32, 'the account shows the session\'s key: a raw Ed25519 key, base64');
+  const answer = await provider.request({ method: 'signMessage', params: { message: CHALLENGE } });
+  t.equal(remoteResultErrors('signMessage', answer), '', 'the answer conforms');
+  t.match(answer.userUrl, new RegExp(`^${gatewayOrigin}/sign-message/index\\.html\\?messageId=${answer.messageId}$`), 'the page dapp-sdk opens, the messageId in its URL as dapp-sdk reads it');
+  const page = await fetch(answer.userUrl);
+  t.equal(page.status, 200);
+  t.match(page.headers.get('content-security-policy'), /default-src 'none'; script-src 'self'/, 'served as the approval page is');
+  t.match(await page.text(), /<script type="module" src="\/assets\/sign-message\.js">/);
+  t.equal((await fetch(`${gatewayOrigin}/assets/sign-message.js`)).status, 200);
+  const view = await fetch(`${gatewayOrigin}/sign-message/message?messageId=${answer.messageId}`);
+  t.strictSame(await view.json(), { party, publicKey: account.publicKey, message: CHALLENGE }, 'the page shows whom it signs as, with which key, and the text');
+  t.match(await post('/sign-message/', { messageId: answer.messageId, approve: true }), { status: 200, body: { outcome: 'signed' } });
+  await until(() => events.some((e) => e.status === 'signed'));
+  t.match(events, [{ status: 'pending', messageId: answer.messageId }, { status: 'signed', messageId: answer.messageId, signature: /\S/ }]);
+  for (const event of events) t.equal(remoteResultErrors('messageSignature', event), '', `messageSignature ${event.status} conforms`);
+  const signature = (events[1] as { signature: string }).signature;
+  t.ok(verifySignedTxHash(Buffer.from(CHALLENGE, 'utf8').toString('base64'), account.publicKey, signature), 'verifies under the account\'s publicKey, by Canton\'s signing library');
+  t.match(await post('/sign-message/', { messageId: answer.messageId, approve: true }), { status: 404, body: { error: /no such message waits/ } }, 'answered once');
+});
+
+t.test('declined on the sign-message page: the dApp hears messageSignature failed, nothing is signed; a second answer is 404; bad params are -32602', async (t) => {
+  const { provider } = await connected('gateway-message-decliner');
+  const events = signatureEvents(provider);
+  const { messageId } = await provider.request({ method: 'signMessage', params: { message: CHALLENGE } });
+  t.match(await post('/sign-message/', { messageId, approve: false }), { status: 200, body: { outcome: 'declined' } });
+  await until(() => events.some((e) => e.status === 'failed'));
+  t.match(events, [{ status: 'pending', messageId }, { status: 'failed', messageId }]);
+  t.notOk(events.some((e) => 'signature' in e), 'no signature');
+  t.match(await post('/sign-message/', { messageId, approve: true }), { status: 404 });
+  t.match(await refusal(provider.request({ method: 'signMessage', params: { message: '' } })), { status: 400, rpc: { code: -32602 } });
+  t.match(await refusal(provider.request({ method: 'signMessage', params: { message: 'x', extra: 1 } as never })), { status: 400, rpc: { code: -32602 } });
+});
+
+t.test('a OneSwap plan through the gateway with @bestex/sdk: its challenge signed on the sign-message page, its deposit approved on the approval page, COMPLETED; the signature is the session key\'s, which the sandbox\'s OneSwap took for the party', async (t) => {
+  const { provider, party } = await connected('gateway-oneswap');
+  const plan = await clientV2.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'oneswap', takerParty: party, idempotencyKey: `${party}-oneswap` });
+  const pages: string[] = [];
+  const statuses: ExecutionStatus[] = [];
+  const result = await execute(plan, {
+    provider: walletFor(provider),
+    client: clientV2,
+    hooks: {
+      onStatus: (status) => void statuses.push(status),
+      onApproval: ({ url }) => {
+        const page = new URL(url);
+        pages.push(page.pathname);
+        void (page.pathname.startsWith('/sign-message/')
+          ? post('/sign-message/', { messageId: page.searchParams.get('messageId'), approve: true })
+          : post('/approve/', { transactionId: page.searchParams.get('transactionId'), approve: true }));
+      },
+    },
+  });
+  t.strictSame(pages, ['/sign-message/index.html', '/approve/index.html'], 'the user signed on one page, then approved the deposit on the other');
+  t.strictSame(statuses, ['SIGNING', 'SUBMITTING', 'INITIATED', 'COMPLETED']);
+  t.match(result, { status: 'COMPLETED', party, error: null, intent: { venueId: 'oneswap' }, outcome: { status: 'completed', basis: 'venue', agrees: true } });
+  t.ok(Number(result.received) > 0);
+});
+
+t.test('declined on the sign-message page, a OneSwap plan ends USER_REJECTED: nothing signed, nothing submitted', async (t) => {
+  const { provider, party } = await connected('gateway-oneswap-decliner');
+  const plan = await clientV2.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'oneswap', takerParty: party, idempotencyKey: `${party}-oneswap` });
+  const before = sandbox.ledger.ledgerEnd;
+  const result = await execute(plan, {
+    provider: walletFor(provider),
+    client: clientV2,
+    hooks: { onApproval: ({ url }) => void post('/sign-message/', { messageId: new URL(url).searchParams.get('messageId'), approve: false }) },
+  });
+  t.match(result, { status: 'USER_REJECTED', error: { code: 'user_rejected', message: /declined to sign the venue's message/ } });
+  t.equal(sandbox.ledger.ledgerEnd, before, 'the ledger did not move');
 });
 
 t.test('refusals as the official gateway sends them, read right by the SDK: an unknown method 404 (-32601), no session 401, bad params 400 (-32602), a ledger refusal 500 with its cause', async (t) => {

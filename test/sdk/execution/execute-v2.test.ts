@@ -1,10 +1,28 @@
 // The SDK's execution client with version 2 plans, used as a partner uses the package: quote ->
 // createClientV2().plan -> execute through the sandbox wallet ('@bestex/sdk/sandbox') with no
 // registry configuration (the plan names each instrument's registry) -> tracked on the taker's own
-// ledger view, cross-checked with GET /api/v2/outcome. Both settlements this SDK executes:
-// tradecraft's memo-floor and Nightly's swap-address-memo. Each test quotes the rule it checks.
+// ledger view, cross-checked with GET /api/v2/outcome. The settlements this SDK executes:
+// tradecraft's memo-floor, Nightly's swap-address-memo, and OneSwap's intent-deposit-reference
+// (the wallet signs OneSwap's challenge, the service completes the plan, the deposit funds the
+// intent, the outcome is the intent's). Each test quotes the rule it checks.
 import t from 'tap';
-import { createClientV2, execute, memoryStorage, resume, withdraw, type CantonProvider, type ExecutionHooks, type ExecutionStatus, type StepUpdate, type V2 } from '@bestex/sdk';
+import {
+  createClientV2,
+  execute,
+  isSigningPlan,
+  memoryStorage,
+  resume,
+  withdraw,
+  type BestexClientV2,
+  type CantonProvider,
+  type DepositPlanV2,
+  type ExecutionHooks,
+  type ExecutionStatus,
+  type SignatureRequest,
+  type SigningPlanV2,
+  type StepUpdate,
+  type V2,
+} from '@bestex/sdk';
 import { sandboxProvider } from '@bestex/sdk/sandbox';
 import { Decimal } from '../../../core/decimal.js';
 import { COLLECTING, listen, testApp, type TestApp, type TestAppOptions } from '../../helpers/app.js';
@@ -13,7 +31,13 @@ import { spendable } from '../../helpers/ledger.js';
 let takers = 0;
 const newTaker = () => `sdk-exec-v2-${++takers}::1220${'5'.repeat(64)}`;
 
-type Plan = V2.AppPlan | V2.ExecutionPlan;
+type Plan = DepositPlanV2;
+
+/** A plan on a venue that needs no signed message: its steps are transfers from the start. */
+function deposits(plan: V2.AppPlan | V2.ExecutionPlan): Plan {
+  if (isSigningPlan(plan)) throw new Error(`${plan.planId} asks for a signed message first`);
+  return plan as Plan;
+}
 type Venue = 'tradecraft' | 'nightly';
 
 interface World {
@@ -25,12 +49,15 @@ interface World {
   readonly registries: Readonly<Record<string, string>>;
   readonly client: ReturnType<typeof createClientV2>;
   plan(venue?: Venue, amount?: string): Promise<Plan>;
+  /** A plan on OneSwap: its one step asks the wallet to sign OneSwap's challenge. */
+  signingPlan(amount?: string): Promise<SigningPlanV2>;
   fund(token: 'CC' | 'USDCx', amount: string): Promise<void>;
   control(path: string, body: unknown): Promise<void>;
 }
 
 async function world(t: { teardown(fn: () => Promise<void>): void }, options: TestAppOptions = {}): Promise<World> {
-  const app = await testApp({ ...options, env: { QUOTE_CACHE_TTL_MS: '1', ...options.env } });
+  // OneSwap's intents read often, so the service's reading follows the swap closely.
+  const app = await testApp({ ...options, env: { QUOTE_CACHE_TTL_MS: '1', INTENT_POLL_INTERVAL_MS: '200', ...options.env } });
   t.teardown(app.close);
   const baseUrl = await listen(app.server);
   const taker = newTaker();
@@ -48,7 +75,12 @@ async function world(t: { teardown(fn: () => Promise<void>): void }, options: Te
     provider,
     registries: sandbox.manifest.registries,
     client,
-    plan: (venueId = 'tradecraft', amount = '100') => client.plan({ from: 'CC', to: 'USDCx', amount, venueId, takerParty: taker, idempotencyKey: `${taker}-${++keys}` }),
+    plan: async (venueId = 'tradecraft', amount = '100') => deposits(await client.plan({ from: 'CC', to: 'USDCx', amount, venueId, takerParty: taker, idempotencyKey: `${taker}-${++keys}` })),
+    signingPlan: async (amount = '1000') => {
+      const plan = await client.plan({ from: 'CC', to: 'USDCx', amount, venueId: 'oneswap', takerParty: taker, idempotencyKey: `${taker}-${++keys}` });
+      if (!isSigningPlan(plan)) throw new Error(`${plan.planId} asks for no signed message`);
+      return plan;
+    },
     fund: (token, amount) => control('/sandbox/v1/fund', { party: taker, token, amount }),
     control,
   };
@@ -219,6 +251,105 @@ t.test('"the instrument admin from the plan step, matched against the holdings t
   t.equal(w.app.sandbox!.ledger.ledgerEnd, before, 'nothing reached the ledger');
 });
 
+/** The provider, with every method it is asked recorded, and an action before a submission when given. */
+function watching(provider: CantonProvider, beforeSubmit?: () => Promise<void>): CantonProvider & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    request: async (args) => {
+      asked.push(args.method);
+      if (beforeSubmit && args.method.startsWith('prepareExecute')) await beforeSubmit();
+      return provider.request(args);
+    },
+    on: (event, listener) => provider.on(event, listener),
+    removeListener: (event, listener) => provider.removeListener(event, listener),
+  };
+}
+
+/** Hooks that record statuses with their notes, steps and signature requests. */
+function signingRecorder() {
+  const statuses: Array<[ExecutionStatus, string | undefined]> = [];
+  const steps: StepUpdate[] = [];
+  const signatures: SignatureRequest[] = [];
+  const hooks: ExecutionHooks = {
+    onStatus: (status, detail) => void statuses.push([status, detail.note]),
+    onStep: (update) => void steps.push(update),
+    onSignature: (request) => void signatures.push(request),
+  };
+  return { statuses, steps, signatures, hooks };
+}
+
+t.test('OneSwap (intent-deposit-reference) at 1,000 CC, "the wallet signs OneSwap\'s challenge, the service creates the intent": SIGNING with the purpose, the sandbox wallet signs once, signPlan completes the plan, the deposit funds the intent, COMPLETED at least the floor, the service\'s reading (the intent\'s status) agreeing', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.signingPlan('1000');
+  const [step] = plan.steps;
+  t.match(plan, { settlement: 'intent-deposit-reference', steps: [{ kind: 'sign-message', venueId: 'oneswap', message: /OneSwap wallet authentication\nParty: sdk-exec-v2-/, purpose: /\S/ }] });
+  const wallet = watching(w.provider);
+  const { statuses, steps, signatures, hooks } = signingRecorder();
+  const result = await execute(plan, { provider: wallet, client: w.client, hooks });
+  t.strictSame(statuses.map(([s]) => s), ['SIGNING', 'SUBMITTING', 'INITIATED', 'COMPLETED']);
+  t.equal(statuses[0]![1], step!.purpose, 'SIGNING says why the wallet signs, as the plan says it');
+  t.strictSame(signatures, [{ planId: plan.planId, venueId: 'oneswap', message: step!.message, purpose: step!.purpose }], 'onSignature: what is signed and why, once');
+  t.strictSame(steps.slice(0, 2).map((u) => [u.index, u.step.kind, u.state]), [[0, 'sign-message', 'pending'], [0, 'sign-message', 'signed']], 'the signing step reported, then the completed plan\'s');
+  t.equal(wallet.asked.filter((m) => m === 'signMessage').length, 1, 'the wallet signed once');
+  t.match(result, { status: 'COMPLETED', party: w.taker, depositUpdateId: /^1220[0-9a-f]{64}$/, error: null, intent: { venueId: 'oneswap', intentId: /\S/ } });
+  t.ok(new Decimal(result.received!).gte(plan.quoteRef.minReceive), 'at least the floor');
+  t.equal(result.received, balance(w, 'USDCx'), 'what was received is what the taker holds');
+  t.match(result.outcome, { status: 'completed', basis: 'venue', venueStatus: 'completed', agrees: true }, 'the service reads the intent\'s status, and agrees');
+  const deposit = w.app.sandbox!.ledger.transactionById(result.submittedUpdateId!)!;
+  t.equal(deposit.commandId, plan.planId, 'submitted under commandId = planId');
+  t.equal(balance(w, 'Amulet'), '0');
+});
+
+t.test('OneSwap: "the pool moved past the floor" between the signature and the deposit -> the intent slippage_failed, SLIPPAGE_FAILED, the deposit refunded; the service reads the same', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.signingPlan('1000');
+  const wallet = watching(w.provider, () => w.control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300, venue: 'oneswap' }));
+  const { statuses, hooks } = signingRecorder();
+  const result = await execute(plan, { provider: wallet, client: w.client, hooks });
+  t.strictSame(statuses.map(([s]) => s), ['SIGNING', 'SUBMITTING', 'INITIATED', 'SLIPPAGE_FAILED']);
+  t.match(result, { status: 'SLIPPAGE_FAILED', depositUpdateId: /^1220/, received: null, outcome: { status: 'slippage_failed', basis: 'venue', venueStatus: 'slippage_failed', agrees: true } });
+  t.equal(balance(w, 'Amulet'), '1000', 'the funds are back');
+});
+
+t.test('OneSwap: "a failed intent is reported in words saying OneSwap itself must act": the venue keeps the deposit and pays nothing -> VENUE_FAILED', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.signingPlan('100');
+  await w.control('/sandbox/v1/oneswap/next-outcome', { status: 'failed' });
+  const { statuses, hooks } = signingRecorder();
+  const result = await execute(plan, { provider: w.provider, client: w.client, hooks });
+  t.equal(statuses.at(-1)![0], 'VENUE_FAILED');
+  t.match(result, {
+    status: 'VENUE_FAILED',
+    received: null,
+    error: { code: 'venue_failed', message: /^oneswap took the deposit and neither paid out nor refunded it \(its intent \S+ is failed\): oneswap itself must act/ },
+    outcome: { status: 'venue_failed', venueStatus: 'failed', agrees: true },
+  });
+  t.equal(balance(w, 'Amulet'), '900', 'the deposit is with the venue');
+});
+
+t.test('OneSwap: "resume never asks the wallet to sign twice": the service unreachable after the signature leaves the execution SIGNING with the signature kept; resume completes it with signPlan and no second signature', async (t) => {
+  const w = await world(t);
+  await w.fund('CC', '1000');
+  const plan = await w.signingPlan('100');
+  const storage = memoryStorage();
+  const wallet = watching(w.provider);
+  const unreachable = createClientV2({ baseUrl: 'http://127.0.0.1:9' });
+  const down: BestexClientV2 = { ...w.client, signPlan: (request) => unreachable.signPlan(request) };
+  const first = await execute(plan, { provider: wallet, client: down, storage });
+  t.match(first, { status: 'SIGNING', error: { code: 'network_error' } }, 'not an end: the signed plan can still be completed');
+  t.equal(w.app.sandbox!.ledger.transactions(0, w.app.sandbox!.ledger.ledgerEnd).filter((tx) => tx.actAs.includes(w.taker)).length, 0, 'nothing submitted');
+  const resumed = await resume(plan.planId, { provider: wallet, client: w.client, storage });
+  t.match(resumed, { status: 'COMPLETED', error: null, outcome: { agrees: true } });
+  t.equal(wallet.asked.filter((m) => m === 'signMessage').length, 1, 'one signature, asked for once');
+  const again = await execute(plan, { provider: wallet, client: w.client, storage });
+  t.strictSame(again, resumed, 'executing it again answers the stored result');
+  t.equal(wallet.asked.filter((m) => m === 'signMessage').length, 1);
+});
+
 /** The SDK's own list of the checks it makes before signing a v2 plan, read from the package as installed. */
 const { PLAN_CHECKS_V2 } = (await import(new URL('./plan.js', import.meta.resolve('@bestex/sdk')).href)) as { PLAN_CHECKS_V2: ReadonlyArray<{ readonly id: string }> };
 
@@ -234,6 +365,16 @@ const later = (time: string, ms: number) => new Date(Date.parse(time) + ms).toIS
 const swapAddress = (memo: string | null, minOut: (plan: Plan) => string | null): Tamper => (plan) =>
   withStep(0, { settlement: 'swap-address-memo', memo, minOut: minOut(plan) })({ ...plan, settlement: 'swap-address-memo' });
 const ANOTHER_PARTY = `someone-else::1220${'b'.repeat(64)}`;
+/** The plan as a OneSwap intent's deposit would settle it, with the deposit's memo and minOut as given. */
+const intentDeposit = (memo: string | null, minOut: (plan: Plan) => string | null): Tamper => (plan) =>
+  withStep(0, { settlement: 'intent-deposit-reference', memo, minOut: minOut(plan) })({ ...plan, settlement: 'intent-deposit-reference' });
+/** The plan as made on OneSwap, before its signature: one sign-message step, changed as given. */
+const signing = (change: Partial<V2.SignMessageStep> = {}, settlement: V2.Settlement = 'intent-deposit-reference', extra: readonly V2.PlanStep[] = []): Tamper => (plan) =>
+  ({
+    ...plan,
+    settlement,
+    steps: [{ kind: 'sign-message', venueId: 'oneswap', message: 'OneSwap wallet authentication\nNonce: 00', purpose: 'to prove the party is yours', expiresAt: plan.expiry, ...change }, ...extra],
+  }) as never;
 
 /**
  * One v2 plan tampered one way per check the SDK makes, each refused by that check; a check may
@@ -246,7 +387,7 @@ const TAMPERED: ReadonlyArray<{ check: string; what: string; tamper: Tamper; ref
     check: 'settlement',
     what: 'a settlement this SDK does not execute',
     tamper: (plan) => withStep(0, { settlement: 'account-intent' })({ ...plan, settlement: 'account-intent' }),
-    refusal: { code: 'plan_unverifiable', message: /settlement "account-intent" is not one this SDK executes \(memo-floor, swap-address-memo\)/ },
+    refusal: { code: 'plan_unverifiable', message: /settlement "account-intent" is not one this SDK executes \(memo-floor, swap-address-memo, intent-deposit-reference\)/ },
   },
   { check: 'settlement', what: 'no settlement', tamper: (plan) => ({ ...plan, settlement: null as never }), refusal: { code: 'plan_unverifiable', message: /settlement null is not one this SDK executes/ } },
   { check: 'expiry-date-time', what: 'an expiry that is no date-time', tamper: (plan) => ({ ...plan, expiry: 'soon' }), refusal: { code: 'plan_unverifiable', message: /its expiry is not a date-time/ } },
@@ -254,6 +395,11 @@ const TAMPERED: ReadonlyArray<{ check: string; what: string; tamper: Tamper; ref
   { check: 'quote-ref', what: 'no quoteRef', tamper: (plan) => ({ ...plan, quoteRef: undefined as never }), refusal: { code: 'plan_unverifiable', message: /quoteRef does not say/ } },
   { check: 'quote-ref', what: 'a floor that is no decimal', tamper: withQuote({ minReceive: '-1' }), refusal: { code: 'plan_unverifiable', message: /quoteRef does not say/ } },
   { check: 'has-steps', what: 'no steps', tamper: (plan) => ({ ...plan, steps: [] }), refusal: { code: 'plan_unverifiable', message: /it has no steps/ } },
+  { check: 'sign-message', what: 'a sign-message step beside a deposit', tamper: (plan) => signing({}, 'intent-deposit-reference', [plan.steps[0]!])(plan), refusal: { code: 'plan_unverifiable', message: /its sign-message step is not its only step/ } },
+  { check: 'sign-message', what: 'a signed message on a settlement that asks for none', tamper: signing({}, 'memo-floor'), refusal: { code: 'plan_unverifiable', message: /it asks for a signed message, which settlement "memo-floor" does not/ } },
+  { check: 'sign-message', what: 'no message to sign', tamper: signing({ message: '' }), refusal: { code: 'plan_unverifiable', message: /its sign-message step does not say the venue, the message and why it is signed/ } },
+  { check: 'sign-message', what: 'no purpose', tamper: signing({ purpose: ' ' }), refusal: { code: 'plan_unverifiable', message: /does not say the venue, the message and why/ } },
+  { check: 'sign-message', what: 'a step expiring after the plan', tamper: (plan) => signing({ expiresAt: later(plan.expiry, 1) })(plan), refusal: { code: 'plan_unverifiable', message: /its sign-message step expires after the plan/ } },
   { check: 'step-kind', what: 'an unknown step kind', tamper: withStep(2, { kind: 'mystery' as never }), refusal: { code: 'plan_unverifiable', message: /step 2 is of a kind this SDK does not know \("mystery"\)/ } },
   { check: 'step-target', what: 'a target that is no party id', tamper: withStep(0, { target: 'nightly-swap' }), refusal: { code: 'plan_unverifiable', message: /step 0's target is not a party id/ } },
   { check: 'step-amount', what: 'a zero amount', tamper: withStep(1, { amount: '0' }), refusal: { code: 'plan_unverifiable', message: /step 1's amount is not a positive Daml Decimal/ } },
@@ -274,6 +420,13 @@ const TAMPERED: ReadonlyArray<{ check: string; what: string; tamper: Tamper; ref
     check: 'swap-address-memo',
     what: 'a venue guarantee below the service\'s floor',
     tamper: swapAddress('nswap-0123456789abcdef', (plan) => new Decimal(plan.quoteRef.minReceive).minus(ONE_UNIT).toFixed()),
+    refusal: { code: 'plan_unverifiable', message: /the deposit's minOut is below the quote's floor/ },
+  },
+  { check: 'intent-deposit-reference', what: 'an intent deposit without its depositReference', tamper: intentDeposit('', (plan) => plan.quoteRef.minReceive), refusal: { code: 'plan_unverifiable', message: /the deposit carries no venue memo/ } },
+  {
+    check: 'intent-deposit-reference',
+    what: 'an intent\'s minOutput below the service\'s floor',
+    tamper: intentDeposit('osr-0123456789abcdef0123', (plan) => new Decimal(plan.quoteRef.minReceive).minus(ONE_UNIT).toFixed()),
     refusal: { code: 'plan_unverifiable', message: /the deposit's minOut is below the quote's floor/ },
   },
   { check: 'swap-address-memo', what: 'no venue guarantee', tamper: swapAddress('nswap-0123456789abcdef', () => null), refusal: { code: 'plan_unverifiable', message: /the deposit's minOut is below the quote's floor/ } },
@@ -335,7 +488,7 @@ t.test('"the SDK re-checks the v2 plan it is handed": a plan tampered against ea
   const partner = createClientV2({ baseUrl: w.baseUrl, apiKey: key });
   await w.fund('CC', '1000');
   await w.fund('USDCx', '5');
-  const plan = await partner.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: w.taker, idempotencyKey: `${w.taker}-tampered`, feeBps: 5, feeRecipient: `wallet-co::1220${'a'.repeat(64)}` });
+  const plan = deposits(await partner.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: w.taker, idempotencyKey: `${w.taker}-tampered`, feeBps: 5, feeRecipient: `wallet-co::1220${'a'.repeat(64)}` }));
   t.strictSame(plan.steps.map((s) => s.kind), ['venue-deposit', 'fee-escrow-lock', 'fee-transfer']);
   t.strictSame(plan.registries.map((r) => r.instrument).sort(), ['Amulet', 'USDCx']);
   const asked: string[] = [];

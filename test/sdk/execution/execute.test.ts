@@ -482,7 +482,7 @@ t.test('the sandbox wallet "emits txChanged": pending, then executed with the up
   w.provider.removeListener('txChanged', listener);
   t.strictSame(await w.provider.request({ method: 'listAccounts' }), [await w.provider.request({ method: 'getPrimaryAccount' })]);
   t.match(await w.provider.request({ method: 'getPrimaryAccount' }), { partyId: w.taker, primary: true });
-  await t.rejects(w.provider.request({ method: 'signMessage' }), { code: -32601 });
+  await t.rejects(w.provider.request({ method: 'disconnect' }), { code: -32601 }, 'a method it does not offer');
 });
 
 t.test('localStorageStorage: "an adapter for localStorage" keeps the record resume reads', async (t) => {
