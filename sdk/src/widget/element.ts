@@ -11,7 +11,7 @@ import { fromUnits } from '../decimal.js';
 import { BestexError } from '../errors.js';
 import type { ExecutionHooks, ExecutionStatus } from '../execution/types.js';
 import { bestLine, el, layout, venueTable, type TokenView } from './render.js';
-import { AMOUNT, AMOUNT_RULE, fieldOf, isV2Quote, MAX_BACKOFF_S, MAX_SLIPPAGE_BPS, ON_LEDGER, percent, PLANNABLE_VENUE, planVenue, priceImpactBps, quoteProblem, REASONS, REFERENCE_DIVISOR, units, warningBps, type ActionError, type Reference } from './rules.js';
+import { AMOUNT, AMOUNT_RULE, fieldOf, isV2Quote, MAX_BACKOFF_S, MAX_SLIPPAGE_BPS, ON_LEDGER, percent, PLANNABLE_VENUE, planVenue, priceImpactBps, quoteProblem, REASONS, REFERENCE_DIVISOR, units, venueName, warningBps, type ActionError, type Reference } from './rules.js';
 
 const DEBOUNCE_MS = 300;
 /** The service's quote cache window: a refresh sooner would get the same bytes. */
@@ -128,6 +128,8 @@ export class BestexSwapElement extends Base {
         }
         const line = this.parts.status!;
         line.replaceChildren(status);
+        // The wallet is about to ask its user to sign: say what and why before it does.
+        if (status === 'SIGNING') line.append(': sign the message your wallet shows you');
         if (status === 'COMPLETED' && detail.received) line.append(`: received ${detail.received} `, this.token(this.planWant));
         if (detail.updateId) line.append(` (update ${detail.updateId})`);
         if (detail.note) line.append(`: ${detail.note}`);
@@ -399,12 +401,18 @@ export class BestexSwapElement extends Base {
     };
     tick();
     this.planTimer = setInterval(tick, 1000);
-    const deposit = plan.steps[0]!;
-    // v1 names the instrument by its id, v2 by its id and admin.
-    const instrument = typeof deposit.instrument === 'string' ? deposit.instrument : deposit.instrument.id;
-    this.parts.plan!.replaceChildren(
-      el('p', {}, `Plan ${plan.planId}: deposit ${deposit.amount} `, this.token(instrument), `, receive at least ${plan.quoteRef.minReceive} `, this.token(plan.quoteRef.pair.want), ', ', left),
-    );
+    const first = plan.steps[0]!;
+    const receive = [`, receive at least ${plan.quoteRef.minReceive} `, this.token(plan.quoteRef.pair.want), ', ', left] as const;
+    if (first.kind === 'sign-message') {
+      // A venue that signs its user in first (OneSwap): nothing is deposited until the wallet has signed its message.
+      this.parts.plan!.replaceChildren(
+        el('p', {}, `Plan ${plan.planId}: sign ${venueName(first.venueId)}'s message in your wallet (it moves no funds), then deposit ${plan.quoteRef.amount} `, this.token(plan.quoteRef.pair.give), ...receive),
+      );
+    } else {
+      // v1 names the instrument by its id, v2 by its id and admin.
+      const instrument = typeof first.instrument === 'string' ? first.instrument : first.instrument.id;
+      this.parts.plan!.replaceChildren(el('p', {}, `Plan ${plan.planId}: deposit ${first.amount} `, this.token(instrument), ...receive));
+    }
     this.parts.status!.replaceChildren();
     delete this.parts.status!.dataset.status;
     this.parts.plan!.focus();

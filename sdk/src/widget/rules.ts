@@ -57,6 +57,11 @@ export const EXECUTION_REASONS: Readonly<Record<NotExecutableReason, string>> = 
   venue_execution_not_served: 'this service does not make plans for it yet.',
 };
 
+/** The venues' own names, for sentences; a venue this build does not know goes by its id. */
+const VENUE_NAMES: Readonly<Record<string, string>> = { tradecraft: 'tradecraft', nightly: 'Nightly', oneswap: 'OneSwap', cantex: 'Cantex', temple: 'Temple' };
+
+export const venueName = (venueId: string): string => (Object.hasOwn(VENUE_NAMES, venueId) ? VENUE_NAMES[venueId]! : venueId);
+
 /** A v2 venue's reason in words; a code this build does not know, as it is. */
 export const executionReason = (reason: string | null): string => EXECUTION_REASONS[reason as NotExecutableReason] ?? `${String(reason)}.`;
 

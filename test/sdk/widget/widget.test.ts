@@ -10,6 +10,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import t from 'tap';
 import Ajv2020 from 'ajv/dist/2020.js';
+import { Decimal } from 'decimal.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import type { Browser, Page } from 'playwright-core';
@@ -247,7 +248,7 @@ async function run(skip: { skip?: string }): Promise<void> {
     t.match(answer, { status: 401, body: { code: 'invalid_key', error: 'the API key is not valid from this origin' } }, 'the key copied to another site is useless there, and the page reads why');
   });
 
-  t.test('"make run serves GET /demo" on API version 2: from a v2 quote to a v2 plan on the best executable venue and a COMPLETED swap with its update id, executed with no registry configuration, by keyboard alone, with a demo key kept to its own origin', skip, async (t) => {
+  t.test('"make run serves GET /demo" on API version 2: at 1,000 CC a new user gets OneSwap\'s better price, signs its message in the wallet and gets a COMPLETED swap with its update id, executed with no registry configuration, by keyboard alone, with a demo key kept to its own origin', skip, async (t) => {
     const app = await testApp();
     t.teardown(app.close);
     const service = await listen(app.server);
@@ -257,16 +258,31 @@ async function run(skip: { skip?: string }): Promise<void> {
     await widgetText(page, 'tbody tr').first().waitFor();
     t.equal(await page.locator('bestex-swap').getAttribute('api-version'), '2');
     t.notMatch(await page.content(), /registries/, 'the page configures no registry: the plan names them');
-    await page.evaluate(() => document.addEventListener('bestex:plan', (event) => void ((window as unknown as { planned: unknown }).planned = (event as CustomEvent).detail)));
+    t.equal(await page.locator('bestex-swap').getAttribute('amount'), '1000');
+    await page.evaluate(() => {
+      const w = window as unknown as { planned: unknown; statuses: string[] };
+      w.statuses = [];
+      document.addEventListener('bestex:plan', (event) => void (w.planned = (event as CustomEvent).detail));
+      const line = document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=status]')!;
+      new MutationObserver(() => w.statuses.push(line.textContent ?? '')).observe(line, { childList: true, subtree: true, characterData: true });
+    });
     await page.evaluate(() => (window as unknown as { demo: { funded: Promise<unknown> } }).demo.funded);
     await tabTo(page, 'create');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=status]')!.getAttribute('data-status') === 'COMPLETED', undefined, { timeout: 20_000 });
-    const result = await page.evaluate(() => (window as unknown as { demo: { result: { depositUpdateId: string; received: string } } }).demo.result);
+    await page.waitForFunction(() => document.querySelector('bestex-swap')!.shadowRoot!.querySelector('[part=status]')!.getAttribute('data-status') === 'COMPLETED', undefined, { timeout: 30_000 });
+    const result = await page.evaluate(() => (window as unknown as { demo: { result: { depositUpdateId: string; received: string; outcome: { agrees: boolean } | null } } }).demo.result);
     t.equal(await widgetText(page, '[part=status]').innerText(), `COMPLETED: received ${result.received} USDCx (update ${result.depositUpdateId})`);
-    const planned = await page.evaluate(() => (window as unknown as { planned: { plan: { quoteRef: { venueId: string }; registries: unknown[] }; quote: V2Quote } }).planned);
-    t.equal(planned.plan.quoteRef.venueId, planned.quote.bestExecutable!.venueId, 'a v2 plan, on the best executable venue');
+    const planned = await page.evaluate(() => (window as unknown as { planned: { plan: { quoteRef: { venueId: string; minReceive: string }; registries: unknown[]; steps: Array<{ kind: string }> }; quote: V2Quote } }).planned);
+    t.equal(planned.quote.bestExecutable!.venueId, 'oneswap', 'OneSwap pays the most of the venues a wallet can execute at 1,000 CC');
+    t.equal(planned.plan.quoteRef.venueId, 'oneswap', 'a v2 plan, on the best executable venue');
+    t.equal(planned.plan.steps[0]!.kind, 'sign-message', 'whose one step is OneSwap\'s message to sign');
     t.ok(planned.plan.registries.length > 0, 'naming its registries');
+    t.ok(new Decimal(result.received).gte(planned.plan.quoteRef.minReceive), 'received at least the floor');
+    t.equal(result.outcome?.agrees, true, "the service's reading of the swap agrees");
+    const statuses = await page.evaluate(() => (window as unknown as { statuses: string[] }).statuses);
+    const signing = statuses.find((line) => line.startsWith('SIGNING'));
+    t.match(signing, /^SIGNING: sign the message your wallet shows you: .*OneSwap.*moves no funds/, 'the person is told to sign in the wallet, and why, before the wallet asks');
+    t.ok(statuses.indexOf(signing!) < statuses.findIndex((line) => line.startsWith('COMPLETED')), 'before the swap completes');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'demo-completed.png'), fullPage: true });
     const demoKeys = (await app.core.keyStore.list()).filter((k) => k.name === 'demo (sandbox)');
     t.strictSame(demoKeys.map((k) => k.origins), [[service]], 'one demo key, allowed only from the page\'s origin');
