@@ -52,18 +52,35 @@ form.addEventListener('submit', async (event) => {
 });
 `;
 
-const APPROVE_HTML = html(
-  'Approve a transaction',
-  'approve.js',
-  `<dl id="details"></dl>
+/** A page where the user decides on something a dApp parked: what it shows, and how each answer is sent and said. */
+interface Decision {
+  readonly title: string;
+  readonly script: string;
+  readonly intro: string;
+  /** The query parameter naming what is decided on, and the path under which it is read and answered. */
+  readonly idParam: string;
+  readonly path: string;
+  readonly yes: string;
+  /** The page's script: `view` (what the gateway answered) shown as rows. */
+  readonly rows: string;
+  readonly doing: string;
+  /** The words for an answered approval, from the reply's `body`. */
+  readonly done: string;
+}
+
+const decisionHtml = ({ title, script, intro, yes }: Decision) =>
+  html(
+    title,
+    script,
+    `${intro}<dl id="details"></dl>
 <div id="actions" hidden>
-<button id="approve" type="button">Approve</button>
+<button id="approve" type="button">${yes}</button>
 <button id="decline" type="button">Decline</button>
 </div>`,
-);
+  );
 
-const APPROVE_JS = `const params = new URLSearchParams(location.search);
-const transactionId = params.get('transactionId') || '';
+const decisionJs = ({ idParam, path, rows, doing, done }: Decision) => `const params = new URLSearchParams(location.search);
+const id = params.get('${idParam}') || '';
 const details = document.getElementById('details');
 const actions = document.getElementById('actions');
 const result = document.getElementById('result');
@@ -74,72 +91,53 @@ const row = (name, value) => {
   dd.textContent = value;
   details.append(dt, dd);
 };
-const response = await fetch('/approve/transaction?transactionId=' + encodeURIComponent(transactionId));
+const response = await fetch('${path}?${idParam}=' + encodeURIComponent(id));
 const view = await response.json();
 if (!response.ok) {
   result.textContent = view.error;
 } else {
-  row('Acting as', view.party);
-  row('Command id', view.commandId);
-  row('Commands', view.commands + ': ' + view.choices.join(', '));
+${rows}
   actions.hidden = false;
 }
 const answer = async (approve) => {
   actions.hidden = true;
-  result.textContent = approve ? 'Submitting…' : 'Declining…';
-  const reply = await fetch('/approve/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ transactionId, approve }) });
+  result.textContent = approve ? '${doing}' : 'Declining…';
+  const reply = await fetch('${path.slice(0, path.lastIndexOf('/') + 1)}', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ${idParam}: id, approve }) });
   const body = await reply.json();
-  result.textContent = reply.ok ? (approve ? 'Approved: ' + body.outcome + '.' : 'Declined.') : body.error;
+  result.textContent = reply.ok ? (approve ? ${done} : 'Declined.') : body.error;
   if (reply.ok && params.has('closeafteraction')) window.close();
 };
 document.getElementById('approve').addEventListener('click', () => answer(true));
 document.getElementById('decline').addEventListener('click', () => answer(false));
 `;
 
-const SIGN_HTML = html(
-  'Sign a message',
-  'sign-message.js',
-  `<p>A page asks this wallet to sign the message below. Signing moves no funds: it proves to whoever checks the signature that the party is yours.</p>
-<dl id="details"></dl>
-<div id="actions" hidden>
-<button id="sign" type="button">Sign</button>
-<button id="decline" type="button">Decline</button>
-</div>`,
-);
+const APPROVE: Decision = {
+  title: 'Approve a transaction',
+  script: 'approve.js',
+  intro: '',
+  idParam: 'transactionId',
+  path: '/approve/transaction',
+  yes: 'Approve',
+  rows: `  row('Acting as', view.party);
+  row('Command id', view.commandId);
+  row('Commands', view.commands + ': ' + view.choices.join(', '));`,
+  doing: 'Submitting…',
+  done: `'Approved: ' + body.outcome + '.'`,
+};
 
-const SIGN_JS = `const params = new URLSearchParams(location.search);
-const messageId = params.get('messageId') || '';
-const details = document.getElementById('details');
-const actions = document.getElementById('actions');
-const result = document.getElementById('result');
-const row = (name, value) => {
-  const dt = document.createElement('dt');
-  dt.textContent = name;
-  const dd = document.createElement('dd');
-  dd.textContent = value;
-  details.append(dt, dd);
-};
-const response = await fetch('/sign-message/message?messageId=' + encodeURIComponent(messageId));
-const view = await response.json();
-if (!response.ok) {
-  result.textContent = view.error;
-} else {
-  row('Signing as', view.party);
+const SIGN: Decision = {
+  title: 'Sign a message',
+  script: 'sign-message.js',
+  intro: '<p>A page asks this wallet to sign the message below. Signing moves no funds: it proves to whoever checks the signature that the party is yours.</p>\n',
+  idParam: 'messageId',
+  path: '/sign-message/message',
+  yes: 'Sign',
+  rows: `  row('Signing as', view.party);
   row('With the key', view.publicKey);
-  row('Message', view.message);
-  actions.hidden = false;
-}
-const answer = async (approve) => {
-  actions.hidden = true;
-  result.textContent = approve ? 'Signing…' : 'Declining…';
-  const reply = await fetch('/sign-message/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messageId, approve }) });
-  const body = await reply.json();
-  result.textContent = reply.ok ? (approve ? 'Signed.' : 'Declined.') : body.error;
-  if (reply.ok && params.has('closeafteraction')) window.close();
+  row('Message', view.message);`,
+  doing: 'Signing…',
+  done: `'Signed.'`,
 };
-document.getElementById('sign').addEventListener('click', () => answer(true));
-document.getElementById('decline').addEventListener('click', () => answer(false));
-`;
 
 const CSS = `body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #111; background: #f6f6f4; }
 main { max-width: 32rem; margin: 3rem auto; padding: 1.5rem; background: #fff; border-radius: 8px; }
@@ -151,10 +149,10 @@ input { font: inherit; padding: 0.3rem; }
 export const PAGES: Readonly<Record<string, { readonly type: string; readonly text: string }>> = {
   '/login/': { type: 'text/html; charset=utf-8', text: LOGIN_HTML },
   '/login/index.html': { type: 'text/html; charset=utf-8', text: LOGIN_HTML },
-  '/approve/index.html': { type: 'text/html; charset=utf-8', text: APPROVE_HTML },
+  '/approve/index.html': { type: 'text/html; charset=utf-8', text: decisionHtml(APPROVE) },
   '/assets/login.js': { type: 'text/javascript; charset=utf-8', text: LOGIN_JS },
-  '/assets/approve.js': { type: 'text/javascript; charset=utf-8', text: APPROVE_JS },
-  '/sign-message/index.html': { type: 'text/html; charset=utf-8', text: SIGN_HTML },
-  '/assets/sign-message.js': { type: 'text/javascript; charset=utf-8', text: SIGN_JS },
+  '/assets/approve.js': { type: 'text/javascript; charset=utf-8', text: decisionJs(APPROVE) },
+  '/sign-message/index.html': { type: 'text/html; charset=utf-8', text: decisionHtml(SIGN) },
+  '/assets/sign-message.js': { type: 'text/javascript; charset=utf-8', text: decisionJs(SIGN) },
   '/assets/gateway.css': { type: 'text/css; charset=utf-8', text: CSS },
 };

@@ -12,7 +12,7 @@ import type { ExecutionStatus } from '../execution/types.js';
 export const PLANNABLE_VENUE = 'tradecraft';
 export const TOKENS = ['CC', 'USDCx', 'CBTC'] as const;
 /** The states in which the plan's deposit is on the ledger. */
-export const ON_LEDGER: readonly ExecutionStatus[] = ['INITIATED', 'COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN'];
+export const ON_LEDGER: readonly ExecutionStatus[] = ['INITIATED', 'COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN', 'VENUE_FAILED'];
 /** The longest a retry after a 503 waits. */
 export const MAX_BACKOFF_S = 60;
 
