@@ -10,13 +10,19 @@ import { CustomLogAdapter, SDK } from '@canton-network/wallet-sdk';
 import { createClientV2, execute, type ExecutionStatus, type V2 } from '@bestex/sdk';
 import { walletSdkProvider } from '@bestex/sdk/wallet-sdk';
 import { Decimal } from '../../core/decimal.js';
+import { newPartnerKey } from '../helpers/keys.js';
 import { listen, testApp } from '../helpers/app.js';
 import { hint } from '../helpers/canton.js';
 import { spendable } from '../helpers/ledger.js';
 
 const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1', INTENT_POLL_INTERVAL_MS: '200' } });
 t.teardown(app.close);
-const client = createClientV2({ baseUrl: await listen(app.server) });
+const baseUrl = await listen(app.server);
+const client = createClientV2({ baseUrl });
+// A partner's backend: its key makes the plan (POST /api/v2/execute/plan) and completes it.
+const partnerKey = newPartnerKey('wallet-sdk partner');
+await app.core.keyStore.add(partnerKey.record);
+const partner = createClientV2({ baseUrl, apiKey: partnerKey.key });
 const sandbox = app.sandbox!;
 const { manifest, ledgerToken } = sandbox;
 const sdk = await SDK.create({ auth: { method: 'static', token: ledgerToken }, ledgerClientUrl: manifest.ledger, logAdapter: new CustomLogAdapter(() => {}) });
@@ -78,14 +84,14 @@ for (const venue of ['tradecraft', 'nightly'] as const) {
   });
 }
 
-t.test('OneSwap at 1,000 CC: an external party\'s plan, OneSwap\'s challenge signed with the party\'s own key (which the sandbox\'s OneSwap holds it to), completed by the service, the deposit prepared, signed and executed to COMPLETED; the service\'s reading agreeing', { timeout: 120_000 }, async (t) => {
+t.test('OneSwap at 1,000 CC, as a partner\'s backend: an external party\'s keyed plan, OneSwap\'s challenge signed with the party\'s own key (which the sandbox\'s OneSwap holds it to), completed by the service with the same key, the deposit prepared, signed and executed to COMPLETED; the service\'s reading agreeing', { timeout: 120_000 }, async (t) => {
   const keys = sdk.keys.generate();
   const { partyId: party } = await sdk.party.external.create(keys.publicKey, { partyHint: hint('wsdk-v2-oneswap-ext') }).sign(keys.privateKey).execute();
   await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000' });
-  const plan = await planFor(party, 'oneswap', '1000');
+  const plan = await partner.plan({ from: 'CC', to: 'USDCx', amount: '1000', venueId: 'oneswap', takerParty: party, idempotencyKey: `wallet-sdk-v2-${process.pid}-partner` });
   t.match(plan, { settlement: 'intent-deposit-reference', steps: [{ kind: 'sign-message', venueId: 'oneswap' }] });
   const { statuses, hooks } = statusesOf();
-  const result = await execute(plan, { provider: walletSdkProvider({ sdk, party, signer: { privateKey: keys.privateKey } }), client, hooks });
+  const result = await execute(plan, { provider: walletSdkProvider({ sdk, party, signer: { privateKey: keys.privateKey } }), client: partner, hooks });
   t.strictSame(statuses, ['SIGNING', 'SUBMITTING', 'INITIATED', 'COMPLETED']);
   t.match(result, { status: 'COMPLETED', party, error: null, intent: { venueId: 'oneswap' }, outcome: { status: 'completed', basis: 'venue', agrees: true } });
   t.ok(new Decimal(result.received!).gte(plan.quoteRef.minReceive), 'at least the floor');
