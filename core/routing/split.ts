@@ -284,13 +284,25 @@ class Search {
       given[i] = a;
       rest -= a;
     }
-    // What is left goes first to a book's levels at mu, then to any leg with room, in venue-id
-    // order (slots are in venue-id order); an excess from rounding up to a minimum comes off the same way.
-    for (let pass = 0; pass < 2 && rest > 0n; pass++) {
+    // What is left goes first to a book's levels at mu; what the rounding down left (a few units)
+    // then in even shares to the legs with room, the last units one each, in venue-id order (slots
+    // are in that order), and anything still left to the first with room; an excess from rounding
+    // up to a minimum comes off the same way.
+    for (let i = 0; i < slots.length && rest > 0n; i++) {
+      if (!active[i] || partial[i] === 0n) continue;
+      const add = partial[i]! < rest ? partial[i]! : rest;
+      given[i]! += add;
+      rest -= add;
+    }
+    let open = 0n;
+    for (let i = 0; i < slots.length; i++) if (active[i] && given[i]! < slots[i]!.hi) open += 1n;
+    for (let pass = 0; pass < 3 && rest > 0n && open > 0n; pass++) {
+      const share = pass === 0 ? rest / open : pass === 1 ? 1n : rest;
       for (let i = 0; i < slots.length && rest > 0n; i++) {
         if (!active[i]) continue;
-        const room = pass === 0 ? partial[i]! : slots[i]!.hi - given[i]!;
-        const add = room < rest ? room : rest;
+        const room = slots[i]!.hi - given[i]!;
+        const want = share < rest ? share : rest;
+        const add = room < want ? room : want;
         if (add > 0n) {
           given[i]! += add;
           rest -= add;

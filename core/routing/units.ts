@@ -1,11 +1,11 @@
 // Exact arithmetic in scaled integers for the split's inner loop: an amount is a bigint count of
 // 1e-10 units (a Daml Decimal's last digit, as the SDK's decimal.ts counts), a rate an exact
-// fraction of two bigints. Why not decimal.js here, as everywhere else in core: optimalSplit
-// evaluates a few hundred venue legs per call, and a decimal.js operation allocates and costs ~1 us
-// where a bigint one on numbers this size costs ~0.1 us; with decimal.js the split alone took
-// several ms, over the 1 ms its callers can spend. Nothing is lost: every value is an exact integer
-// or fraction, every division says which way it rounds, and amounts cross the module's boundary as
-// decimal.js Decimals (toUnits/fromUnits).
+// fraction of two bigints. Why not decimal.js here, as everywhere else in core: optimalSplit prices
+// over a hundred venue legs per call within 1 ms, and one leg (a pool with a fee inside its price
+// and a traffic fee before it) took ~10.6 us in decimal.js against ~0.6 us in bigint (measured
+// in-process, 40,000 legs each): in decimal.js the legs alone would take over 1.5 ms. Nothing is
+// lost: every value is an exact integer or fraction, every division says which way it rounds, and
+// amounts cross the module's boundary as decimal.js Decimals (toUnits/fromUnits).
 import { Decimal } from '../decimal.js';
 
 export const UNIT = 10_000_000_000n;
