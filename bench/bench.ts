@@ -1,9 +1,9 @@
 // `make bench`: what the service's work costs, as deployed, each measurement set against a baseline
 // doing only the unavoidable part of the same work. What it measures, its gates, its environment's
 // figures and its exit statuses: docs/performance.md. This entry point runs its parts in order (the
-// usage-recording cost, the one-instance section of bench/pairs.ts' pairs, bench/hung-venue.ts,
-// bench/redis-section.ts), prints the conclusion last, and stops every child process on the way out,
-// even on error.
+// usage-recording cost and the split's, bench/split-routing.ts, the one-instance section of
+// bench/pairs.ts' pairs, bench/hung-venue.ts, bench/redis-section.ts), prints the conclusion last,
+// and stops every child process on the way out, even on error.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,14 +11,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dataDirOf, startSandbox, startService } from './deployment.js';
-import { conclusion, EXIT_STATUS, exitStatus, SPREAD_BOUND, type Outcome } from './gates.js';
+import { conclusion, EXIT_STATUS, exitStatus, MAX_SPLIT_P99_US, record, SPREAD_BOUND, type Outcome } from './gates.js';
 import { hungScenario } from './hung-venue.js';
 import { CONNECTIONS, PIPELINING } from './load.js';
 import { PAIRS, WIDE } from './pairs.js';
 import { HOST, killAll, stopAll } from './processes.js';
 import { redisSection } from './redis-section.js';
+import { median } from './report.js';
 import { report, runSection, type Section } from './section.js';
 import { settingsFromEnv } from './settings.js';
+import { describeSplitCost, measureSplitRouting } from './split-routing.js';
 import { startBaselines, takeSamples } from './start-baselines.js';
 import { describeRecordingCost, measureUsageRecording } from './usage-recording.js';
 
@@ -37,8 +39,10 @@ async function main(): Promise<number> {
       `${rounds > 1 ? `, ${settings.laterWarmupS} s in later rounds` : ''}`,
   );
 
-  // First, while no child process competes for the CPU.
+  // First, while no child process competes for the CPU; the split's figure is printed once the
+  // fresh quote's, which it is set beside, is measured.
   console.log(describeRecordingCost(await measureUsageRecording()));
+  const splitCost = measureSplitRouting();
 
   const root = mkdtempSync(path.join(os.tmpdir(), 'bestex-bench-'));
   tmpDir = root;
@@ -82,6 +86,11 @@ async function main(): Promise<number> {
       `(per-round spread: the largest per-round value over the smallest; a gate whose rounds spread wider than its bound, ${SPREAD_BOUND.cpuRatio} for CPU-capacity ratios and shares, ` +
         `${SPREAD_BOUND.p99Ratio} for the p99 ratio, cannot be judged: the median would land either side of the level by chance)`,
     );
+
+    console.log('');
+    const splitPass = splitCost.p99Us <= MAX_SPLIT_P99_US;
+    record(outcome, 'split routing: p99 CPU per call', splitPass ? 'PASS' : 'FAIL');
+    console.log(describeSplitCost(splitCost, median(results.get('fresh')!.map((r) => r.service.serverCpuUs)), MAX_SPLIT_P99_US, splitPass ? 'PASS' : 'FAIL'));
 
     await hungScenario(root, ledgerToken, settings, outcome);
 

@@ -19,6 +19,8 @@ export const MIN_SHARE_OF_V1 = { cached: 0.8, plan: 0.8 } as const;
 export const MAX_P99_FACTOR = 2;
 /** One venue hung: how far past VENUE_TIMEOUT_MS the quote's p99 may be. */
 export const HUNG_SLACK_MS = 20;
+/** The split of one swap across five venues (bench/split-routing.ts): its p99 CPU per call, in µs. */
+export const MAX_SPLIT_P99_US = 1000;
 
 /**
  * The widest spread, the largest per-round value over the smallest, at which a gate is still
