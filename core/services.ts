@@ -290,7 +290,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
     return {
       quotes,
       partnerQuotes,
-      v2Quotes: new V2Quotes(quotes, partnerQuotes, config.quoteCacheMaxEntries),
+      v2Quotes: new V2Quotes(quotes, partnerQuotes, config.quoteCacheMaxEntries, (venueId, give) => venues.find((venue) => venue.id === venueId)?.limits?.(give) ?? null),
       plans,
       intentPlans,
       intentFollower,

@@ -6,6 +6,8 @@ import type { components, operations } from '../../generated/v2/types.js';
 type Schemas = components['schemas'];
 export type QuoteResponse = Schemas['QuoteResponse'];
 export type QuoteVenue = Schemas['QuoteVenue'];
+export type SplitQuote = Schemas['SplitQuote'];
+export type SplitLeg = Schemas['SplitLeg'];
 export type Liveness = Schemas['Liveness'];
 export type StatusSummary = Schemas['StatusSummary'];
 export type TokenList = Schemas['TokenList'];

@@ -10,30 +10,42 @@ import type { QuoteParams } from '../quotes/params.js';
 import type { VenueImpacts } from '../quotes/engine.js';
 import type { BaseQuote, KeyedQuoteRequest, QuoteCounts, QuoteService } from '../quotes/service.js';
 import { venueExecution } from './venues.js';
+import { QuoteSplits, quoteSplit, type LimitsOf, type SplitOf } from './split.js';
+import { TOKENS } from '../tokens.js';
 
-/** The v2 quote of a v1 quote and its venues' price impacts: its ranking, numbers and fee lines unchanged. */
-export function withExecution(quote: V1.QuoteResponse, impacts: VenueImpacts): V2.QuoteResponse {
+/** No venue's limits known. */
+const NO_LIMITS: LimitsOf = () => null;
+
+/** The split with no venue's limits known, computed each time. */
+const SPLIT_WITHOUT_LIMITS: SplitOf = (quote, venues, bestExecutable, give) => quoteSplit(quote, venues, bestExecutable, give, NO_LIMITS);
+
+/** The v2 quote of a v1 quote and its venues' price impacts: its ranking, numbers and fee lines unchanged, its best split beside them. */
+export function withExecution(quote: V1.QuoteResponse, impacts: VenueImpacts, splitOf: SplitOf = SPLIT_WITHOUT_LIMITS): V2.QuoteResponse {
   const venues = quote.venues.map(
     (venue): V2.QuoteVenue => ({ ...venue, priceImpact: venue.available ? (impacts[venue.venueId] ?? null) : null, execution: venueExecution(venue.venueId) }),
   );
   // Ranked best net first, the unavailable after: the first available executable entry is the best executable now.
   const first = venues.find((venue) => venue.available && venue.execution.executable && venue.net !== null && venue.gross !== null);
   const { pair, amount, asOf, best, edgeBps, appliedSchema } = quote;
+  const bestExecutable = first ? { venueId: first.venueId, gross: first.gross!, net: first.net! } : null;
+  const give = TOKENS.find((token) => token.instrument === pair.give);
+  const split = give ? splitOf(quote, venues, bestExecutable, give) : null;
   return {
     pair,
     amount,
     asOf,
     venues,
     best,
-    bestExecutable: first ? { venueId: first.venueId, gross: first.gross!, net: first.net! } : null,
+    bestExecutable,
     edgeBps,
     ...(appliedSchema === undefined ? {} : { appliedSchema }),
+    ...(split === null ? {} : { split }),
   };
 }
 
 /** The v2 body of a v1 quote's JSON text and its impacts' (service.ts CachedQuote). */
-export const v2QuoteJson = (v1Json: string, impacts: string): string =>
-  JSON.stringify(withExecution(JSON.parse(v1Json) as V1.QuoteResponse, JSON.parse(impacts) as VenueImpacts));
+export const v2QuoteJson = (v1Json: string, impacts: string, splitOf: SplitOf = SPLIT_WITHOUT_LIMITS): string =>
+  JSON.stringify(withExecution(JSON.parse(v1Json) as V1.QuoteResponse, JSON.parse(impacts) as VenueImpacts, splitOf));
 
 /**
  * The v2 bodies of the keyless quotes, each computed once per cached quote: every caller within a
@@ -44,12 +56,15 @@ export const v2QuoteJson = (v1Json: string, impacts: string): string =>
 export class V2QuoteBodies {
   private readonly bodies = new Map<string, { readonly impacts: string; readonly body: string }>();
 
-  constructor(private readonly maxEntries = 1024) {}
+  constructor(
+    private readonly maxEntries = 1024,
+    private readonly splitOf: SplitOf = SPLIT_WITHOUT_LIMITS,
+  ) {}
 
   body(v1Json: string, impacts: string): string {
     const known = this.bodies.get(v1Json);
     if (known?.impacts === impacts) return known.body;
-    const body = v2QuoteJson(v1Json, impacts);
+    const body = v2QuoteJson(v1Json, impacts, this.splitOf);
     // The oldest out first: a body outlives its cache window by no more than the entries after it.
     if (!known && this.bodies.size >= this.maxEntries) this.bodies.delete(this.bodies.keys().next().value!);
     this.bodies.set(v1Json, { impacts, body });
@@ -71,12 +86,17 @@ export interface V2PartnerQuote {
 export class V2Quotes {
   private readonly bodies: V2QuoteBodies;
 
+  private readonly splits: QuoteSplits;
+
+  /** `limitsOf`: each venue's limits on the give token, which a split's legs keep to. */
   constructor(
     private readonly quotes: QuoteService,
     private readonly partnerQuotes: PartnerQuotes,
     maxBodies?: number,
+    limitsOf: LimitsOf = NO_LIMITS,
   ) {
-    this.bodies = new V2QuoteBodies(maxBodies);
+    this.splits = new QuoteSplits(limitsOf);
+    this.bodies = new V2QuoteBodies(maxBodies, this.splits.of);
   }
 
   private readonly v2 = ({ json, impacts, cached }: BaseQuote): BaseQuote => ({ json: this.bodies.body(json, impacts), impacts, cached });
@@ -100,6 +120,6 @@ export class V2Quotes {
   /** PartnerQuotes.quote, in v2. */
   async partner(params: QuoteParams, partner: Partner, beforeCompute?: () => void | Promise<void>, counts?: QuoteCounts): Promise<V2PartnerQuote> {
     const { body, cached, impacts } = await this.partnerQuotes.quote(params, partner, beforeCompute, counts);
-    return { body: withExecution(body, JSON.parse(impacts) as VenueImpacts), cached };
+    return { body: withExecution(body, JSON.parse(impacts) as VenueImpacts, this.splits.of), cached };
   }
 }

@@ -5,6 +5,8 @@ import type { components, operations } from '../generated/v2-types.js';
 type Schemas = components['schemas'];
 export type QuoteResponse = Schemas['QuoteResponse'];
 export type QuoteVenue = Schemas['QuoteVenue'];
+export type SplitQuote = Schemas['SplitQuote'];
+export type SplitLeg = Schemas['SplitLeg'];
 export type VenueExecution = Schemas['VenueExecution'];
 export type Settlement = Schemas['Settlement'];
 export type PlanRequest = Schemas['PlanRequest'];
