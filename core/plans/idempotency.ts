@@ -176,6 +176,19 @@ export class IdempotencyRecords {
   }
 
   /**
+   * Gives back the key `record` was claimed under, while it still holds that record: a plan whose
+   * making failed after its claim (what it needs beside the record could not be kept) must not
+   * be replayed. Best effort: a failure leaves the record to its retention.
+   */
+  async release(request: PlanRequestKey, record: IdempotencyRecord): Promise<void> {
+    try {
+      await this.state.replaceIf(this.key(request), formatRecord(record), null, this.retentionMs);
+    } catch {
+      // The store is unreachable: the record lapses with its retention.
+    }
+  }
+
+  /**
    * Without its records a retry could get a second plan, so a plan is refused while the shared
    * state cannot be reached (its health is logged and shown in the status once, elsewhere).
    */

@@ -37,6 +37,12 @@ export interface IntentFollowerOptions {
 /** States after which an intent never changes. */
 const TERMINAL: ReadonlySet<IntentStatus['state']> = new Set(['completed', 'refunded', 'expired', 'cancelled', 'failed']);
 
+/** How many followed intents one round reads at once. */
+const ROUND_CONCURRENCY = 16;
+
+/** Rounds after a plan's expiry before its unfunded intent is cancelled. */
+const CANCEL_GRACE_ROUNDS = 2;
+
 export class IntentFollower {
   private readonly followed = new Map<string, FollowedIntent & { last: string | null }>();
   private timer: NodeJS.Timeout | null = null;
@@ -64,7 +70,7 @@ export class IntentFollower {
 
   /** One round over every followed intent (the timer's; a test's, on its own clock); a round already running is waited for, not doubled. */
   tick(): Promise<void> {
-    this.round ??= Promise.all([...this.followed.values()].map((intent) => this.read(intent))).then(() => {
+    this.round ??= this.readAll().then(() => {
       this.round = null;
       if (this.followed.size === 0 && this.timer) {
         clearInterval(this.timer);
@@ -74,16 +80,32 @@ export class IntentFollower {
     return this.round;
   }
 
-  private async read(intent: FollowedIntent & { last: string | null }): Promise<void> {
+  /**
+   * Every followed intent read, ROUND_CONCURRENCY at a time, so a thousand of them never become a
+   * thousand requests at once to the venue; the round's failures said in one line.
+   */
+  private async readAll(): Promise<void> {
+    const intents = [...this.followed.values()];
+    const failed = new Map<string, number>();
+    for (let start = 0; start < intents.length; start += ROUND_CONCURRENCY) {
+      const reasons = await Promise.all(intents.slice(start, start + ROUND_CONCURRENCY).map((intent) => this.read(intent)));
+      for (const reason of reasons) if (reason !== null) failed.set(reason, (failed.get(reason) ?? 0) + 1);
+    }
+    if (failed.size > 0) this.options.log.warn({ failures: Object.fromEntries(failed) }, 'followed intents could not be read this round; they are read again next round');
+  }
+
+  /** Reads one intent; the name of the failure when it could not be read (to try again), else null. */
+  private async read(intent: FollowedIntent & { last: string | null }): Promise<string | null> {
     const { venue, ref, key } = intent;
     const now = this.options.now().getTime();
     if (now >= intent.tokenExpiry) {
       this.followed.delete(key);
-      return;
+      return null;
     }
     try {
       let status = await venue.intentStatus(ref, this.deadline());
-      if (status.state === 'awaiting_deposit' && now >= intent.planExpiry) {
+      // A grace after the plan's expiry: a deposit accepted just before it may not show in the venue's status yet.
+      if (status.state === 'awaiting_deposit' && now >= intent.planExpiry + this.options.intervalMs * CANCEL_GRACE_ROUNDS) {
         // The plan expired unfunded: its deposit address is no one's to fund any more.
         await venue.cancelIntent(ref, this.deadline());
         status = await venue.intentStatus(ref, this.deadline());
@@ -94,14 +116,15 @@ export class IntentFollower {
         intent.last = seen;
       }
       if (TERMINAL.has(status.state)) this.followed.delete(key);
+      return null;
     } catch (err) {
       if (err instanceof WalletTokenRefused || err instanceof IntentNotFound) {
         this.followed.delete(key);
         this.options.log.warn({ venueId: venue.id, reason: err.name }, 'a followed intent can no longer be read: it is let go');
-        return;
+        return null;
       }
       // Its name, not its message: a venue's answer could quote what the service must not log.
-      this.options.log.warn({ venueId: venue.id, reason: err instanceof Error ? err.name : 'not an error' }, 'a followed intent could not be read; it is read again next round');
+      return `${venue.id}: ${err instanceof Error ? err.name : 'not an error'}`;
     }
   }
 

@@ -93,6 +93,12 @@ export interface IntentPlansOptions {
 /** How long OneSwap takes a wallet token (its docs: 15 minutes); the follower lets an intent go then. */
 export const WALLET_TOKEN_LIFETIME_MS = 15 * 60_000;
 
+/** How many times a completion's answer is written before the shared state is taken as not keeping it. */
+const KEEP_TRIES = 3;
+
+/** Completions kept in this instance's memory at most (each only while the store refused it). */
+const MAX_COMPLETED_HERE = 1000;
+
 /** How often a call waiting for a concurrent completion reads the record again. */
 const WAIT_STEP_MS = 25;
 
@@ -102,6 +108,8 @@ const PLAN_TEXT = 'plan-text';
 
 export class IntentPlans {
   private readonly sealKey: Buffer;
+  /** Completions the shared state would not keep, by record key: this instance still answers their retries. */
+  private readonly completedHere = new Map<string, { readonly boundTo: string; readonly json: string }>();
   private readonly keySecret: Buffer;
   private readonly retentionMs: number;
 
@@ -119,6 +127,10 @@ export class IntentPlans {
     const key = this.planKey(plan.planId);
     const text = this.seal(key, { state: 'open', plan });
     await this.unlessUnavailable(async () => {
+      // A status kept for an earlier plan under the same id (re-made after its record's retention) is not this plan's.
+      const status = this.statusKey(plan.planId);
+      const stale = await this.options.state.get(status);
+      if (stale !== null) await this.options.state.replaceIf(status, stale.value, null, this.retentionMs);
       for (;;) {
         if (await this.options.state.setIfAbsent(key, text, this.retentionMs)) return;
         const held = await this.options.state.get(key);
@@ -134,7 +146,6 @@ export class IntentPlans {
   async complete(caller: string, signed: SignedPlan): Promise<string> {
     const boundTo = this.options.records.callerDigest(caller);
     const key = this.planKey(signed.planId);
-    const waitUntil = Date.now() + 2 * this.options.venueTimeoutMs + 1000;
     for (;;) {
       const held = await this.unlessUnavailable(() => this.options.state.get(key));
       const stored = held === null ? null : this.unseal(key, held.value);
@@ -144,15 +155,20 @@ export class IntentPlans {
           return stored.json;
         case 'refused':
           throw new DomainError(stored.code, stored.message);
-        case 'claimed':
-          // Another call is completing it: its answer is this one's.
-          if (Date.now() >= waitUntil) throw new DomainError('quote_failed', 'the plan is being completed by another call that has not finished; nothing more was created: make a new plan with a new idempotencyKey');
+        case 'claimed': {
+          // Another call is completing it: its answer is this one's; this instance's own, when the store would not keep it.
+          const kept = this.completedHere.get(key);
+          if (kept !== undefined && kept.boundTo === boundTo) return kept.json;
+          // A claim older than a completion can take was left by a call that ended without its answer kept (its instance stopped).
+          if (Date.now() >= stored.claimedAt + this.claimLifetimeMs()) {
+            if (this.options.now().getTime() >= Date.parse(stored.plan.expiry)) throw planExpired();
+            throw new DomainError('quote_failed', 'the call completing this plan ended without its answer being kept; its intent may exist and expires unfunded: make a new plan with a new idempotencyKey');
+          }
           await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));
           continue;
+        }
         case 'open': {
-          if (this.options.now().getTime() >= Date.parse(stored.plan.expiry)) {
-            throw new DomainError('plan_expired', 'the plan expired before it was signed; nothing was created: make a new plan with a new idempotencyKey');
-          }
+          if (this.options.now().getTime() >= Date.parse(stored.plan.expiry)) throw planExpired();
           const claimed = this.seal(key, { state: 'claimed', plan: stored.plan, claimedAt: Date.now() });
           if (!(await this.unlessUnavailable(() => this.options.state.replaceIf(key, held!.value, claimed, this.retentionMs)))) continue;
           return this.completeClaimed(key, claimed, stored.plan, signed);
@@ -173,13 +189,14 @@ export class IntentPlans {
       if (!(err instanceof DomainError)) this.options.log.error({ venueId: plan.request.venueId, reason: err instanceof Error ? err.name : 'not an error' }, 'an intent plan could not be completed');
       outcome = { state: 'refused', boundTo: plan.boundTo, code: refusal.code, message: refusal.message };
     }
-    const kept = await this.options.state.replaceIf(key, claimed, this.seal(key, outcome), this.retentionMs).catch(() => false);
-    if (!kept) this.options.log.warn({ venueId: plan.request.venueId }, "an intent plan's completion could not be kept: a retry of it is answered plan_not_found");
+    if (!(await this.keep(key, claimed, this.seal(key, outcome)))) {
+      // Other instances' retries wait out the claim (claimLifetimeMs); this one's get the answer from memory.
+      if (outcome.state === 'completed') this.rememberHere(key, { boundTo: plan.boundTo, json: outcome.json });
+      this.options.log.warn({ venueId: plan.request.venueId }, "an intent plan's completion could not be kept in the shared state: this instance answers its retries, others refuse them once the claim has lapsed");
+    }
     if (outcome.state === 'refused') throw new DomainError(outcome.code, outcome.message);
     const { intent, walletToken, venue } = made!;
-    await this.recordStatus(plan.planId, this.partyDigest(plan.request.takerParty), venue.id, {
-      intentId: intent.intentId, state: 'awaiting_deposit', venueStatus: 'pending', actualOutput: null, minOutput: intent.minOutput, expiresAt: intent.expiresAt,
-    });
+    // Followed first: whatever befalls the status record, the intent is cancelled if its plan expires unfunded.
     this.options.follower.follow({
       key: `${plan.planId}\0${this.partyDigest(plan.request.takerParty)}\0${venue.id}`,
       venue,
@@ -187,7 +204,37 @@ export class IntentPlans {
       planExpiry: Date.parse(plan.expiry),
       tokenExpiry: this.options.now().getTime() + WALLET_TOKEN_LIFETIME_MS,
     });
+    try {
+      await this.recordStatus(plan.planId, this.partyDigest(plan.request.takerParty), venue.id, {
+        intentId: intent.intentId, state: 'awaiting_deposit', venueStatus: 'pending', actualOutput: null, minOutput: intent.minOutput, expiresAt: intent.expiresAt,
+      });
+    } catch (err) {
+      // The follower records it on its first round; the plan is made either way.
+      this.options.log.warn({ venueId: venue.id, reason: err instanceof Error ? err.name : 'not an error' }, "an intent's first status could not be recorded; the follower records it next round");
+    }
     return outcome.json;
+  }
+
+  /** The claim replaced by the completion's answer, tried a few times: false when the store would not keep it. */
+  private async keep(key: string, claimed: string, answer: string): Promise<boolean> {
+    for (let tries = 0; tries < KEEP_TRIES; tries += 1) {
+      try {
+        return await this.options.state.replaceIf(key, claimed, answer, this.retentionMs);
+      } catch {
+        // Unreachable for a moment: tried again.
+      }
+    }
+    return false;
+  }
+
+  /** How long a claim may be held before it is taken for abandoned: a completion's two venue calls and their margin. */
+  private claimLifetimeMs(): number {
+    return 2 * this.options.venueTimeoutMs + 1000;
+  }
+
+  private rememberHere(key: string, completed: { readonly boundTo: string; readonly json: string }): void {
+    if (this.completedHere.size >= MAX_COMPLETED_HERE) this.completedHere.delete(this.completedHere.keys().next().value!);
+    this.completedHere.set(key, completed);
   }
 
   /** The venue's verification of the signature, its intent for the plan, and the complete plan; the intent is cancelled when the plan cannot carry it. */
@@ -255,6 +302,7 @@ export class IntentPlans {
       const held = await state.get(key);
       if (held !== null && (await state.replaceIf(key, held.value, text, this.retentionMs))) return;
     }
+    this.options.log.warn({ venueId }, "an intent's status was changed by others three times while it was written; the follower writes it again on its next change");
   }
 
   /** An intent plan's first answer as its idempotency record keeps it: sealed, as the venue's challenge may name the taker. */
@@ -335,10 +383,11 @@ export class IntentPlans {
 const boundOf = (stored: Stored): string | null => ('plan' in stored ? stored.plan.boundTo : 'boundTo' in stored ? stored.boundTo : null);
 
 const planNotFound = (): DomainError => new DomainError('plan_not_found', 'no plan with this planId waits for a signature from this caller; nothing was created');
+const planExpired = (): DomainError => new DomainError('plan_expired', 'the plan expired before it was signed; nothing was created: make a new plan with a new idempotencyKey');
 
 function intentRefused(venueId: string, code: IntentRejection): DomainError {
   if (code === 'intent_exists') {
-    return new DomainError('venue_unavailable', `venue ${venueId} refused the swap intent: the taker has another intent on this pool awaiting its deposit (intent_exists); nothing was created: retry once that plan has expired`);
+    return new DomainError('venue_unavailable', `venue ${venueId} refused the swap intent: the taker has another intent on this pool awaiting its deposit (intent_exists); nothing was created: retry once that plan has expired and its intent is cancelled (at most OneSwap's 24-hour deposit window when it could not be)`);
   }
   return new DomainError('venue_unavailable', `venue ${venueId} refused the swap intent (${code}); nothing was created`);
 }

@@ -305,7 +305,15 @@ export class PlanService {
     const record: IdempotencyRecord = { ...digests, plan: challenge ? this.intentPlans().sealPlanText(json) : json };
     const kept = await this.claim(request, record);
     if (kept !== record) return { json: this.sameRequest(kept, params, digests, route), replayed: true };
-    if (challenge) await this.openIntentPlan(params, caller, digests.boundTo, inputs, figures, challenge);
+    if (challenge) {
+      try {
+        await this.openIntentPlan(params, caller, digests.boundTo, inputs, figures, challenge);
+      } catch (err) {
+        // A plan that could never be completed is not replayed: its retry makes it anew.
+        await options.records.release(request, record);
+        throw err;
+      }
+    }
     this.metrics.plan(route, 'created');
     return { json, replayed: false };
   }

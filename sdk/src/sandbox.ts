@@ -71,7 +71,8 @@ export function sandboxProvider(options: SandboxProviderOptions): CantonProvider
     name: 'the sandbox wallet',
     provider: { id: 'bestex-sandbox', providerType: 'browser' },
     network: { networkId: 'bestex-sandbox', ledgerApi: base },
-    account: async () => accountOf(options.party, { publicKey: (await session()).publicKey, networkId: 'bestex-sandbox', signingProviderId: 'bestex-sandbox' }),
+    // A platform without WebCrypto's Ed25519 shows no key: the wallet still executes every plan but one it must sign a message for, which the SDK refuses unsigned.
+    account: async () => accountOf(options.party, { publicKey: await session().then((s) => s.publicKey, () => ''), networkId: 'bestex-sandbox', signingProviderId: 'bestex-sandbox' }),
     signMessage: async (message) => (await session()).signMessage(message),
     ledgerApi(params) {
       const p = (params ?? {}) as { requestMethod?: string; resource?: string; body?: unknown; query?: Record<string, string> };

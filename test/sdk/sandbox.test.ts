@@ -49,3 +49,14 @@ t.test('"SSR-safe": making the provider makes no key; the first request that nee
 t.test('signMessage takes {message}: anything else is -32602', async (t) => {
   await t.rejects(wallet().request({ method: 'signMessage', params: {} as never }), { code: -32602, message: /signMessage takes \{message/ });
 });
+
+t.test('"a platform without WebCrypto\'s Ed25519": the account shows no key, so every plan but a signing one still executes; signMessage says why it cannot', async (t) => {
+  const subtle = globalThis.crypto.subtle;
+  const generate = subtle.generateKey.bind(subtle);
+  subtle.generateKey = (() => Promise.reject(new DOMException('Unrecognized algorithm name', 'NotSupportedError'))) as typeof subtle.generateKey;
+  t.teardown(() => void (subtle.generateKey = generate as typeof subtle.generateKey));
+  const provider = wallet();
+  t.match(await provider.request({ method: 'getPrimaryAccount' }), { publicKey: '' });
+  t.match(await provider.request({ method: 'listAccounts' }), [{ publicKey: '' }]);
+  await t.rejects(provider.request({ method: 'signMessage', params: { message: 'x' } }), { code: -32603, message: /could not make its Ed25519 key/ });
+});

@@ -17,6 +17,8 @@ const CROSS_CHECK_BUDGET_MS = 6_000;
 /** The service reads a swap intent's status every INTENT_POLL_INTERVAL_MS (5 s by default): one read, and a margin. */
 const INTENT_CROSS_CHECK_BUDGET_MS = 12_000;
 const POLL_MS = 250;
+/** The service's reading of an intent changes once per INTENT_POLL_INTERVAL_MS at most: asked every second, not four times (a keyless caller's window counts each). */
+const INTENT_POLL_MS = 1_000;
 
 /** The service's statuses of an intent each end of the taker's view agrees with. */
 const SAME_END: Partial<Record<ExecutionStatus, V2.Outcome['status']>> = { COMPLETED: 'completed', SLIPPAGE_FAILED: 'slippage_failed', EXPIRED: 'expired', VENUE_FAILED: 'venue_failed' };
@@ -58,7 +60,7 @@ async function readOutcome(client: BestexClient | BestexClientV2, plan: Plan, pa
     outcome = intent ? await intentOutcome(client, plan, party) : await client.outcome(query).catch(() => null);
     if (outcome === null) return null;
     if (outcome.status !== 'pending') break;
-    await sleep(POLL_MS, signal);
+    await sleep(intent ? INTENT_POLL_MS : POLL_MS, signal);
   }
   if (outcome === null) return null;
   // The venue's status not read since the deposit: no reading yet.

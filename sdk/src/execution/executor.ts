@@ -27,8 +27,12 @@ import { isTerminal, type ExecutionHooks, type ExecutionRecord, type ExecutionRe
 /** Ledger reads that may fail in a row while tracking before the execution gives up (and can be resumed). */
 const READ_ATTEMPTS = 5;
 
-/** How often the service is asked about an intent whose deposit the venue took without paying yet. */
-const INTENT_READ_MS = 1_000;
+/**
+ * How often the service is asked about an intent whose deposit the venue took without paying yet:
+ * its reading changes once per INTENT_POLL_INTERVAL_MS (5 s by default) at most, and every ask
+ * counts in a keyless caller's rate-limit window.
+ */
+const INTENT_READ_MS = 5_000;
 
 /** The service's answers to signPlan that settle it: nothing was made, and asking again would answer the same. */
 const SIGN_PLAN_REFUSALS = new Set([400, 401, 403, 404, 409]);

@@ -15,10 +15,13 @@ function setUp(max = 10) {
   const cancelled: string[] = [];
   const venue = {
     id: 'oneswap',
-    intentStatus: async ({ intentId }: { intentId: string }) => ({
+    intentStatus: async ({ intentId }: { intentId: string }) => {
+      if (!states.has(intentId)) throw new Error('the venue did not answer');
+      return {
       intentId, state: states.get(intentId)!, venueStatus: states.get(intentId) === 'completed' ? 'completed' : states.get(intentId) === 'cancelled' ? 'cancelled' : 'pending',
       actualOutput: states.get(intentId) === 'completed' ? dec('14.9') : null, minOutput: null, expiresAt: new Date(START + 86_400_000),
-    }),
+      };
+    },
     cancelIntent: async ({ intentId }: { intentId: string }) => {
       cancelled.push(intentId);
       states.set(intentId, 'cancelled');
@@ -52,13 +55,16 @@ t.test('"each change recorded once; a terminal intent let go"', async (t) => {
   t.equal(follower.size, 0, 'let go once terminal');
 });
 
-t.test('"an expired plan\'s intent is cancelled": still awaiting its deposit after the plan\'s expiry, never before', async (t) => {
+t.test('"an expired plan\'s intent is cancelled": still awaiting its deposit two rounds after the plan\'s expiry (a deposit accepted just before it may not show at once), never before', async (t) => {
   const { follower, cancelled, recorded, intent, at } = setUp();
   follower.follow(intent('b'));
   at(89_999);
   await follower.tick();
   t.strictSame(cancelled, [], 'not before the plan expires');
-  at(90_000);
+  at(90_000 + 2 * 60_000 - 1);
+  await follower.tick();
+  t.strictSame(cancelled, [], 'nor within two rounds of it');
+  at(90_000 + 2 * 60_000);
   await follower.tick();
   t.strictSame(cancelled, ['b']);
   t.strictSame(recorded.at(-1), ['plan-b', 'cancelled'], 'its cancellation recorded');
@@ -77,4 +83,16 @@ t.test('"bounded": at INTENT_FOLLOW_MAX an intent is not followed, said in the l
   await follower.close();
   t.equal(follower.size, 0);
   t.notOk(follower.follow(intent('f')), 'nothing followed once closed');
+});
+
+t.test('"a round says its failures in one line": intents the venue does not answer are read again next round, never one line each', async (t) => {
+  const { follower, intent, warnings, states } = setUp();
+  follower.follow(intent('g'));
+  follower.follow(intent('h'));
+  states.delete('g');
+  states.delete('h');
+  await follower.tick();
+  t.equal(warnings.length, 1, 'one line for the round');
+  t.match(warnings[0], /read again next round/);
+  t.equal(follower.size, 2, 'both still followed');
 });

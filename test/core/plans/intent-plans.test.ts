@@ -209,8 +209,12 @@ t.test('"an expired plan\'s intent is cancelled": the follower cancels an intent
   await app.core.intentFollower.tick();
   t.match(await outcomeOf(party, plan.planId), { status: 'pending', basis: 'venue', venueStatus: 'pending', intentId: complete.intent.intentId, depositUpdateId: null, received: null }, 'before the plan expires: awaiting the deposit');
   t.equal(book.get(complete.intent.intentId)?.status, 'pending', 'not cancelled before the plan expires');
+  // Past the plan's expiry, within the follower's grace (two rounds of INTENT_POLL_INTERVAL_MS, 5 s by default): not yet.
   skewMs = PLAN_VALIDITY_MS + 1000;
   t.teardown(() => void (skewMs = 0));
+  await app.core.intentFollower.tick();
+  t.equal(book.get(complete.intent.intentId)?.status, 'pending', 'a deposit accepted just before the expiry may not show yet: not cancelled within the grace');
+  skewMs = PLAN_VALIDITY_MS + 11_000;
   await app.core.intentFollower.tick();
   t.equal(book.get(complete.intent.intentId)?.status, 'cancelled', 'cancelled at OneSwap');
   t.match(await outcomeOf(party, plan.planId), { status: 'expired', basis: 'venue', venueId: 'oneswap', venueStatus: 'cancelled' });
