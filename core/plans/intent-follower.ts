@@ -56,6 +56,11 @@ export class IntentFollower {
     return this.followed.size;
   }
 
+  /** Whether another intent would be followed now (follow() would take it). */
+  get hasRoom(): boolean {
+    return !this.closed && this.followed.size < this.options.max;
+  }
+
   /** Follows `intent` from now on; false when the bound is reached or the follower is closed (it is not followed). */
   follow(intent: FollowedIntent): boolean {
     if (this.closed) return false;

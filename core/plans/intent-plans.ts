@@ -93,6 +93,9 @@ export interface IntentPlansOptions {
 /** How long OneSwap takes a wallet token (its docs: 15 minutes); the follower lets an intent go then. */
 export const WALLET_TOKEN_LIFETIME_MS = 15 * 60_000;
 
+/** When to try again while the follower is full: its rounds let terminal intents go every few seconds. */
+const FOLLOWER_FULL_RETRY_SECONDS = 5;
+
 /** How many times a completion's answer is written before the shared state is taken as not keeping it. */
 const KEEP_TRIES = 3;
 
@@ -169,6 +172,10 @@ export class IntentPlans {
         }
         case 'open': {
           if (this.options.now().getTime() >= Date.parse(stored.plan.expiry)) throw planExpired();
+          // An intent this instance could not follow could not be cancelled either, and would block the taker's next one for a day: none is made.
+          if (!this.options.follower.hasRoom) {
+            throw new DomainError('at_capacity', `plans cannot be completed right now: this instance follows as many swap intents as it may; nothing was created; retry in ${FOLLOWER_FULL_RETRY_SECONDS} seconds`, FOLLOWER_FULL_RETRY_SECONDS);
+          }
           const claimed = this.seal(key, { state: 'claimed', plan: stored.plan, claimedAt: Date.now() });
           if (!(await this.unlessUnavailable(() => this.options.state.replaceIf(key, held!.value, claimed, this.retentionMs)))) continue;
           return this.completeClaimed(key, claimed, stored.plan, signed);

@@ -96,3 +96,12 @@ t.test('"a round says its failures in one line": intents the venue does not answ
   t.match(warnings[0], /read again next round/);
   t.equal(follower.size, 2, 'both still followed');
 });
+
+t.test('"room to follow": none once INTENT_FOLLOW_MAX intents are followed, or once closed', async (t) => {
+  const { follower, intent } = setUp(1);
+  t.ok(follower.hasRoom);
+  follower.follow(intent('i'));
+  t.notOk(follower.hasRoom, 'full');
+  await follower.close();
+  t.notOk(follower.hasRoom, 'closed');
+});
