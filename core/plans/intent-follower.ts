@@ -138,12 +138,31 @@ export class IntentFollower {
     return { signal: AbortSignal.timeout(timeoutMs), endsAt: Date.now() + timeoutMs };
   }
 
-  /** Stops following every intent (their tokens dropped); waits for a round in progress. */
+  /**
+   * Stops following every intent (their tokens dropped), waiting for a round in progress; first,
+   * each intent whose plan has expired still awaiting its deposit is cancelled: with its token gone
+   * no one could, and it would block its taker's next intent until the venue's own expiry.
+   */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.round;
+    const now = this.options.now().getTime();
+    const lapsed = [...this.followed.values()].filter((intent) => now >= intent.planExpiry && now < intent.tokenExpiry);
+    for (let start = 0; start < lapsed.length; start += ROUND_CONCURRENCY) {
+      await Promise.all(lapsed.slice(start, start + ROUND_CONCURRENCY).map((intent) => this.cancelLapsed(intent)));
+    }
     this.followed.clear();
+  }
+
+  /** Cancels an intent still awaiting its deposit; a failure is logged by name and changes nothing. */
+  private async cancelLapsed({ venue, ref }: FollowedIntent): Promise<void> {
+    try {
+      const status = await venue.intentStatus(ref, this.deadline());
+      if (status.state === 'awaiting_deposit') await venue.cancelIntent(ref, this.deadline());
+    } catch (err) {
+      this.options.log.warn({ venueId: venue.id, reason: err instanceof Error ? err.name : 'not an error' }, 'an expired plan\'s intent could not be cancelled on close: it lapses unfunded at the venue\'s own expiry');
+    }
   }
 }

@@ -205,7 +205,8 @@ export class IntentPlans {
     const { intent, walletToken, venue } = made!;
     // Followed first: whatever befalls the status record, the intent is cancelled if its plan expires unfunded.
     this.options.follower.follow({
-      key: `${plan.planId}\0${this.partyDigest(plan.request.takerParty)}\0${venue.id}`,
+      // The intent's id too: an earlier intent of a plan re-made under the same id stays followed (and cancelled) on its own.
+      key: `${plan.planId}\0${this.partyDigest(plan.request.takerParty)}\0${venue.id}\0${intent.intentId}`,
       venue,
       ref: { intentId: intent.intentId, walletToken },
       planExpiry: Date.parse(plan.expiry),
@@ -289,10 +290,11 @@ export class IntentPlans {
   /** Keeps an intent's status where the outcome reads it (the follower's `record`, by its key). */
   async recordFollowed(key: string, status: IntentStatus): Promise<void> {
     const [planId, partyDigest, venueId] = key.split('\0') as [string, string, string];
-    await this.recordStatus(planId, partyDigest, venueId, status);
+    await this.recordStatus(planId, partyDigest, venueId, status, true);
   }
 
-  private async recordStatus(planId: string, partyDigest: string, venueId: string, status: Pick<IntentStatus, 'intentId' | 'state' | 'venueStatus' | 'actualOutput'> & Partial<IntentStatus>): Promise<void> {
+  /** `ownOnly`: the follower's write, which never replaces the status of another intent (a plan re-made under the same id has its own). */
+  private async recordStatus(planId: string, partyDigest: string, venueId: string, status: Pick<IntentStatus, 'intentId' | 'state' | 'venueStatus' | 'actualOutput'> & Partial<IntentStatus>, ownOnly = false): Promise<void> {
     const key = this.statusKey(planId);
     const recorded: RecordedIntent & { readonly party: string } = {
       party: partyDigest,
@@ -307,6 +309,7 @@ export class IntentPlans {
     for (let tries = 0; tries < 3; tries += 1) {
       if (await state.setIfAbsent(key, text, this.retentionMs)) return;
       const held = await state.get(key);
+      if (held !== null && ownOnly && (JSON.parse(held.value) as RecordedIntent).intentId !== status.intentId) return;
       if (held !== null && (await state.replaceIf(key, held.value, text, this.retentionMs))) return;
     }
     this.options.log.warn({ venueId }, "an intent's status was changed by others three times while it was written; the follower writes it again on its next change");

@@ -105,3 +105,13 @@ t.test('"room to follow": none once INTENT_FOLLOW_MAX intents are followed, or o
   await follower.close();
   t.notOk(follower.hasRoom, 'closed');
 });
+
+t.test('"close cancels what no one else could": an intent whose plan has expired still awaiting its deposit is cancelled as its token is dropped; one whose plan has not expired is left', async (t) => {
+  const { follower, intent, cancelled, at } = setUp();
+  follower.follow(intent('j'));
+  follower.follow(intent('k', START + 200_000));
+  at(100_000);
+  await follower.close();
+  t.strictSame(cancelled, ['j']);
+  t.equal(follower.size, 0);
+});
