@@ -220,6 +220,16 @@ t.test('"an expired plan\'s intent is cancelled": the follower cancels an intent
   t.match(await outcomeOf(party, plan.planId), { status: 'expired', basis: 'venue', venueId: 'oneswap', venueStatus: 'cancelled' });
 });
 
+t.test('"a followed intent writes only its own status": a status of another intent under the same plan id (an earlier plan re-made under it) leaves this plan\'s as it is', async (t) => {
+  const party = await taker('own-status');
+  const { plan, complete } = await completed(party, 'own-status-1');
+  const before = await outcomeOf(party, plan.planId);
+  t.match(before, { status: 'pending', basis: 'venue', intentId: complete.intent.intentId });
+  const status = { intentId: 'an-earlier-intent', state: 'completed' as const, venueStatus: 'completed', actualOutput: dec('14.9'), minOutput: null, expiresAt: new Date() };
+  await app.core.intentPlans.recordFollowed(`${plan.planId}\0not-this-party\0oneswap\0an-earlier-intent`, status);
+  t.strictSame(await outcomeOf(party, plan.planId), before, "this plan's intent's status, unchanged");
+});
+
 // The swap that completes last: it moves OneSwap's pool, below what the quotes cached before it pay.
 for (const [forced, status] of [['slippage_failed', 'slippage_failed'], ['refund_failed', 'venue_failed'], [null, 'completed']] as const) {
   t.test(`"the outcome by planId is OneSwap's": a deposit ${forced === null ? 'swapped' : `ending ${forced}`} reads ${status}, basis venue`, async (t) => {
@@ -261,3 +271,4 @@ t.test('"redaction": across every flow above, no log line holds a taker\'s party
   t.notOk(/osw_[0-9a-f]{8}/.test(logs), 'no wallet token in the log');
   t.notOk(state.written.some((v) => /osw_[0-9a-f]{8}/.test(v)), 'no wallet token in the shared state');
 });
+
