@@ -17,6 +17,7 @@ import { PLAN_VALIDITY_MS } from '../../../core/plan-validity.js';
 import { InProcessSharedState } from '../../../core/state/in-process.js';
 import { oneswapIntentBook } from '../../../sandbox/venues/oneswap-intents.js';
 import { SANDBOX_VENUE_KEY } from '../../../sandbox/venues/wire.js';
+import { IntentNotFound, WalletToken, type IntentVenue } from '../../../core/venues/venue.js';
 import { claims, silent } from '../../helpers/canton.js';
 import { testApp } from '../../helpers/app.js';
 import { issueKey } from '../../helpers/keys.js';
@@ -228,6 +229,27 @@ t.test('"a followed intent writes only its own status": a status of another inte
   const status = { intentId: 'an-earlier-intent', state: 'completed' as const, venueStatus: 'completed', actualOutput: dec('14.9'), minOutput: null, expiresAt: new Date() };
   await app.core.intentPlans.recordFollowed(`${plan.planId}\0not-this-party\0oneswap\0an-earlier-intent`, status);
   t.strictSame(await outcomeOf(party, plan.planId), before, "this plan's intent's status, unchanged");
+});
+
+t.test('"no intent the instance could not follow": while it follows INTENT_FOLLOW_MAX intents the signature is 503 at_capacity with Retry-After, nothing is made at OneSwap, and the plan is signed once there is room', async (t) => {
+  const party = await taker('follower-full');
+  const plan = (await planFor(party, 'follower-full-1')).json() as Json;
+  const follower = app.core.intentFollower;
+  // Intents of a venue that no longer knows them: the next round lets every one of them go.
+  const gone = { id: 'elsewhere', intentStatus: async ({ intentId }: { intentId: string }) => Promise.reject(new IntentNotFound('elsewhere', intentId)) } as unknown as IntentVenue;
+  for (let i = 0; follower.hasRoom; i++) {
+    follower.follow({ key: `filler-${i}`, venue: gone, ref: { intentId: `filler-${i}`, walletToken: new WalletToken('unused') }, planExpiry: Date.now() + 60_000, tokenExpiry: Date.now() + 600_000 });
+  }
+  const body = signed(plan);
+  const full = await sign(body);
+  t.equal(full.statusCode, 503);
+  t.match(full.json(), { code: 'at_capacity' });
+  t.equal(full.headers['retry-after'], '5');
+  t.equal(book.match(party, 'Amulet', undefined), undefined, 'no intent made');
+  await follower.tick();
+  t.ok(follower.hasRoom, 'the fillers let go');
+  const later = await sign(body);
+  t.equal(later.statusCode, 200, 'the same signature completes the plan once there is room');
 });
 
 // The swap that completes last: it moves OneSwap's pool, below what the quotes cached before it pay.
