@@ -14,6 +14,7 @@ export const DOMAIN_ERROR_CODES = [
   'unsupported_pair',
   'venue_unavailable',
   'venue_not_executable',
+  'split_changed',
   'idempotency_conflict',
   'plan_expired',
   'rate_limited',

@@ -36,6 +36,7 @@ import { UsageCounter } from './usage/usage-counter.js';
 import { V1_EXECUTION_VENUE_ID } from './execution/venues.js';
 import { InstrumentRegistries, tokenList } from './execution/tokens.js';
 import { V2Quotes } from './execution/quote.js';
+import type { LimitsOf } from './execution/split.js';
 import type { TokenList } from './contract/v2.js';
 
 /**
@@ -217,8 +218,10 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       log,
       venueTimeoutMs: config.venueTimeoutMs,
     });
+    const limitsOf: LimitsOf = (venueId, give) => venues.find((venue) => venue.id === venueId)?.limits?.(give) ?? null;
     const plans = new PlanService({
       quotes,
+      limitsOf,
       schemas,
       collecting: config.feeCollectionEnabled,
       supportedVenueId: SUPPORTED_VENUE_ID,
@@ -290,7 +293,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
     return {
       quotes,
       partnerQuotes,
-      v2Quotes: new V2Quotes(quotes, partnerQuotes, config.quoteCacheMaxEntries, (venueId, give) => venues.find((venue) => venue.id === venueId)?.limits?.(give) ?? null),
+      v2Quotes: new V2Quotes(quotes, partnerQuotes, config.quoteCacheMaxEntries, limitsOf),
       plans,
       intentPlans,
       intentFollower,

@@ -9,7 +9,7 @@
 // traffic fee, flat; Nightly states none. A venue's limits on the give token come from its
 // adapter where it knows them. A venue whose quote of the whole amount places no curve (it did
 // not quote, or its impact reads 0) takes no leg.
-import { dec, toWire } from '../decimal.js';
+import { dec, toWire, ZERO, type Decimal } from '../decimal.js';
 import type * as V1 from '../contract/v1.js';
 import { MAX_EDGE_BPS } from '../quotes/math.js';
 import type * as V2 from '../contract/v2.js';
@@ -28,9 +28,8 @@ const FEE_SCALES: Readonly<Record<string, VenueShape['feeScales']>> = {
 /** A venue's limits on what it is given of a token, where its adapter knows them. */
 export type LimitsOf = (venueId: string, give: Token) => VenueLimits | null;
 
-/** The v2 quote's split of `quote.amount`, or null when none beats `bestExecutable` by more than SPLIT_MIN_EDGE_BPS. */
-export function quoteSplit(quote: V1.QuoteResponse, venues: readonly V2.QuoteVenue[], bestExecutable: V1.QuoteResponse['best'], give: Token, limitsOf: LimitsOf): V2.SplitQuote | null {
-  if (bestExecutable === null) return null;
+/** Each executable venue's curve, fitted from what `quote` states of it at the whole amount; a venue that places none is left out. */
+export function venueCurves(quote: V1.QuoteResponse, venues: readonly V2.QuoteVenue[], give: Token, limitsOf: LimitsOf): VenueCurve[] {
   const amount = dec(quote.amount);
   const curves: VenueCurve[] = [];
   for (const venue of venues) {
@@ -45,19 +44,72 @@ export function quoteSplit(quote: V1.QuoteResponse, venues: readonly V2.QuoteVen
     const spec = fitConstantProduct({ venueId: venue.venueId, amount, gross: dec(venue.gross), priceImpact: dec(venue.priceImpact), fee }, shape);
     if (spec) curves.push(new VenueCurve(spec));
   }
-  if (curves.length < 2) return null;
-  const split = optimalSplit(amount, curves);
-  if (split === null) return null;
-  // The edge over the quote's own bestExecutable (its stated net, not its fitted curve's), rounded
-  // down as every edge is; the threshold judged on it, so the figures shown recompute.
+  return curves;
+}
+
+/**
+ * The edge in bps of a split's `net` over the quote's own bestExecutable (its stated net, not its
+ * fitted curve's), rounded down as every edge is; null when it is not above SPLIT_MIN_EDGE_BPS,
+ * judged on the exact gain, so the figures shown recompute.
+ */
+function edgeOver(net: Decimal, bestExecutable: NonNullable<V1.QuoteResponse['best']>): number | null {
   const best = dec(bestExecutable.net);
-  const gain = split.net.minus(best).times(10_000);
+  const gain = net.minus(best).times(10_000);
   if (!gain.gt(best.times(SPLIT_MIN_EDGE_BPS))) return null;
+  return Math.min(gain.dividedToIntegerBy(best).toNumber(), MAX_EDGE_BPS);
+}
+
+/** The v2 quote's split of `quote.amount`, or null when none beats `bestExecutable` by more than SPLIT_MIN_EDGE_BPS. */
+export function quoteSplit(quote: V1.QuoteResponse, venues: readonly V2.QuoteVenue[], bestExecutable: V1.QuoteResponse['best'], give: Token, limitsOf: LimitsOf): V2.SplitQuote | null {
+  if (bestExecutable === null) return null;
+  const curves = venueCurves(quote, venues, give, limitsOf);
+  if (curves.length < 2) return null;
+  const split = optimalSplit(dec(quote.amount), curves);
+  if (split === null) return null;
+  const edgeBps = edgeOver(split.net, bestExecutable);
+  if (edgeBps === null) return null;
   return {
     legs: split.legs.map((leg) => ({ venueId: leg.venueId, amount: toWire(leg.amount), net: toWire(leg.net) })),
     net: toWire(split.net),
-    edgeBps: Math.min(gain.dividedToIntegerBy(best).toNumber(), MAX_EDGE_BPS),
+    edgeBps,
   };
+}
+
+/** A named split priced on a quote: each leg's net, their total and the edge over bestExecutable. */
+export interface PricedSplit {
+  readonly legs: ReadonlyArray<{ readonly venueId: string; readonly amount: Decimal; readonly net: Decimal }>;
+  readonly net: Decimal;
+  readonly edgeBps: number;
+  readonly bestExecutable: NonNullable<V1.QuoteResponse['best']>;
+}
+
+/**
+ * The split `legs` names, priced on `quote` by the same curves its own split is found on, or why
+ * it no longer holds: a leg's venue places no curve or cannot take its amount (a cap, a minimum),
+ * or the legs together no longer beat bestExecutable by more than SPLIT_MIN_EDGE_BPS. The quote's
+ * own split, named back, is priced to the same figures.
+ */
+export function priceNamedSplit(
+  quote: V1.QuoteResponse,
+  venues: readonly V2.QuoteVenue[],
+  bestExecutable: V1.QuoteResponse['best'],
+  give: Token,
+  limitsOf: LimitsOf,
+  legs: ReadonlyArray<{ readonly venueId: string; readonly amount: Decimal }>,
+): PricedSplit | { readonly refused: string } {
+  if (bestExecutable === null) return { refused: 'no venue can execute the whole amount now' };
+  const curves = new Map(venueCurves(quote, venues, give, limitsOf).map((curve) => [curve.venueId, curve]));
+  const priced: Array<PricedSplit['legs'][number]> = [];
+  for (const leg of legs) {
+    const curve = curves.get(leg.venueId);
+    const net = curve?.net(leg.amount) ?? null;
+    if (net === null) return { refused: `venue ${leg.venueId} cannot take ${toWire(leg.amount)} now` };
+    priced.push({ venueId: leg.venueId, amount: leg.amount, net });
+  }
+  const net = priced.reduce((sum, leg) => sum.plus(leg.net), ZERO);
+  const edgeBps = edgeOver(net, bestExecutable);
+  if (edgeBps === null) return { refused: `the legs net ${toWire(net)}, no more than ${SPLIT_MIN_EDGE_BPS} bps over ${bestExecutable.venueId} alone (${bestExecutable.net})` };
+  return { legs: priced, net, edgeBps, bestExecutable };
 }
 
 /** A quote's split, by what it is computed from (quoteSplit's arguments). */

@@ -19,6 +19,7 @@ import { SharedStateUnavailable, type SharedState } from '../state/shared-state.
 import { resolvePair } from '../tokens.js';
 import type { FeeTerms } from '../quotes/fee-schemas.js';
 import type { PlanRequest } from '../contract/v1.js';
+import type * as V2 from '../contract/v2.js';
 import {
   VenueFloorBelowService, WalletSignatureRefused, type Deadline, type IntentRejection, type IntentState, type IntentStatus, type IntentVenue, type SwapIntent, type WalletToken,
 } from '../venues/venue.js';
@@ -27,14 +28,33 @@ import type { IntentFollower } from './intent-follower.js';
 import type { PlanRoute } from './params.js';
 
 /** What the plan service keeps of an intent plan when it makes it: everything its completion needs. */
+/**
+ * What completing a split plan with an intent leg needs beyond that leg's: the whole request, each
+ * leg as priced at plan time (with the terms a venue that sets its own gave for its leg), and the
+ * split's edge over the best single venue.
+ */
+export interface OpenSplit {
+  readonly request: V2.PlanRequest;
+  readonly legs: ReadonlyArray<{
+    readonly venueId: string;
+    readonly amount: string;
+    readonly net: string;
+    readonly deposit?: { readonly target: string; readonly memo: string; readonly minOut: string };
+  }>;
+  readonly edgeBps: number;
+  readonly bestExecutable: { readonly venueId: string; readonly gross: string; readonly net: string };
+}
+
 export interface OpenIntentPlan {
   readonly planId: string;
   /** The caller the plan is bound to, keyed as its idempotency record's `boundTo`. */
   readonly boundTo: string;
   readonly route: PlanRoute;
   readonly partnerId?: string;
-  /** The plan request as the caller meant it (its fields in canonical form), the taker's party included. */
+  /** The plan request as the caller meant it (its fields in canonical form), the taker's party included; a split's, its intent leg's. */
   readonly request: PlanRequest;
+  /** A split plan's: what its other legs need; the fields above are its intent leg's. */
+  readonly split?: OpenSplit;
   readonly net: string;
   readonly asOf: string;
   readonly terms: FeeTerms;

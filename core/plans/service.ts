@@ -30,7 +30,12 @@ import { InstrumentRegistries } from '../execution/tokens.js';
 import { WalletChallengeRefused, type Deadline, type ExecutableVenue, type IntentVenue, type SwapIntent, type VenueExecutionTerms, type WalletChallenge } from '../venues/venue.js';
 import { v2Plan } from './v2-plan.js';
 import { parsePlanRequest } from './params.js';
-import type { IntentPlans, OpenIntentPlan } from './intent-plans.js';
+import type { IntentPlans, OpenIntentPlan, OpenSplit } from './intent-plans.js';
+import { priceNamedSplit, type LimitsOf, type PricedSplit } from '../execution/split.js';
+import { withExecution } from '../execution/quote.js';
+import type { VenueImpacts } from '../quotes/engine.js';
+import { signMessageSplitViolations, splitPlan, splitPlanViolations, type SplitBasis, type SplitTransferPlan } from './split-plan.js';
+import type { V2TransferPlan } from './v2-plan.js';
 
 /** The contract version a plan is asked for in: each keeps its own idempotency records (and so its own plan ids). */
 export type PlanContract = 'v1' | 'v2';
@@ -71,6 +76,8 @@ export interface PlanServiceOptions {
   readonly intentPlans?: IntentPlans;
   /** How long a venue may take to give its terms (VENUE_TIMEOUT_MS); 5 s when absent. */
   readonly venueTimeoutMs?: number;
+  /** Each venue's limits on the give token, which a split's legs keep to (as the quote's split does). */
+  readonly limitsOf?: LimitsOf;
   /** Assembles the plan the guardrail then checks (core/plans/assembly.ts), from its inputs and their figures. */
   readonly assemble?: (inputs: PlanInputs, figures: PlanFigures) => AppPlan;
 }
@@ -99,6 +106,8 @@ interface NewPlan {
   readonly terms: FeeTerms;
   /** The venue's pool party; null where the venue's own terms name the deposit's target. */
   readonly pool: string | null;
+  /** A split's: each leg's pool party, in leg order. */
+  readonly pools: ReadonlyArray<string | null>;
 }
 
 /** The deposit of a venue that sets its own terms: where it goes, and the terms the guardrail checks. */
@@ -125,14 +134,8 @@ const venueName = (venueId: string): string => VENUE_NAMES[venueId] ?? venueId;
 function signMessagePlan(shaped: V2.AppPlan, challenge: WalletChallenge, inputs: PlanInputs, figures: PlanFigures): V2.AppPlan {
   const { venueId, request } = inputs.params;
   const venue = venueName(venueId);
-  const expiresAt = new Date(Math.min(Date.parse(figures.expiry), inputs.createdAt.getTime() + challenge.expiresInSeconds * 1000)).toISOString();
-  const step: V2.SignMessageStep = {
-    kind: 'sign-message',
-    venueId,
-    message: challenge.message,
-    purpose: `Signing this message proves to ${venue} that this party is yours, so ${venue} can create the swap intent your deposit will fund. It moves no funds and approves no transfer.`,
-    expiresAt,
-  };
+  const step = signStep(venueId, challenge, inputs.createdAt, figures.expiry);
+  const { expiresAt } = step;
   return {
     ...shaped,
     steps: [step],
@@ -140,6 +143,43 @@ function signMessagePlan(shaped: V2.AppPlan, challenge: WalletChallenge, inputs:
       `Signing ${venue}'s message moves none of your funds. Sign it by ${expiresAt} and the plan is completed with its deposit of ${toWire(request.amount)} ${request.give.instrument} ` +
       `to the swap intent ${venue} makes for you, bound to at least ${figures.minReceive} ${request.want.instrument}, which your wallet then signs.`,
   };
+}
+
+/** A plan's legs: a split's, or the one venue of a plan on one venue. */
+function legsOf(params: PlanParams): PlanParams[] {
+  if (params.legs === null) return [params];
+  return params.legs.map((leg) => legParams(params, leg.venueId, leg.amount));
+}
+
+/** The request of one leg of a split: the plan on its venue alone, for its amount. */
+function legParams(params: PlanParams, venueId: string, amount: Decimal): PlanParams {
+  return { ...params, venueId, legs: null, request: { ...params.request, amount } };
+}
+
+/** The message to sign of a plan with a leg on an intent venue, signed by the plan's expiry (or the challenge's, if sooner). */
+function signStep(venueId: string, challenge: WalletChallenge, createdAt: Date, expiry: string): V2.SignMessageStep {
+  const venue = venueName(venueId);
+  return {
+    kind: 'sign-message',
+    venueId,
+    message: challenge.message,
+    purpose: `Signing this message proves to ${venue} that this party is yours, so ${venue} can create the swap intent your deposit will fund. It moves no funds and approves no transfer.`,
+    expiresAt: new Date(Math.min(Date.parse(expiry), createdAt.getTime() + challenge.expiresInSeconds * 1000)).toISOString(),
+  };
+}
+
+/** The plan request as the caller meant it, its fields in canonical form (a split's legs by venue). */
+function requestOf(params: PlanParams): V2.PlanRequest {
+  return {
+    from: params.request.give.symbol,
+    to: params.request.want.symbol,
+    amount: toWire(params.request.amount),
+    ...(params.legs === null ? { venueId: params.venueId } : { legs: params.legs.map((leg) => ({ venueId: leg.venueId, amount: toWire(leg.amount) })) }),
+    takerParty: params.takerParty,
+    idempotencyKey: params.idempotencyKey,
+    slippageBps: params.slippageBps,
+    ...(params.integratorFee ? { feeBps: params.integratorFee.bps, feeRecipient: params.integratorFee.recipient } : {}),
+  } as V2.PlanRequest;
 }
 
 /** A memo a v2 plan step can hold (openapi/v2.yaml PlanStep.memo). */
@@ -219,8 +259,10 @@ export class PlanService {
     const { options } = this;
     try {
       checkIntegratorCap(params.integratorFee, caller.route === 'partner' ? options.schemas.termsOfPartner(caller.partner) : options.schemas.b2c);
-      if (!options.venueIds.includes(params.venueId)) return false;
-      this.checkExecutable(params, caller);
+      for (const leg of legsOf(params)) {
+        if (!options.venueIds.includes(leg.venueId)) return false;
+        this.checkExecutable(leg, caller);
+      }
       return true;
     } catch {
       return false;
@@ -233,22 +275,24 @@ export class PlanService {
     const { route } = caller;
     const terms = caller.route === 'partner' ? options.schemas.termsOfPartner(caller.partner) : options.schemas.b2c;
     checkIntegratorCap(params.integratorFee, terms);
-    if (!options.venueIds.includes(params.venueId)) {
-      throw badRequest(`unknown venue '${params.venueId}': integrated venues are ${[...options.venueIds].sort().join(', ')}`);
+    for (const { venueId } of legsOf(params)) {
+      if (!options.venueIds.includes(venueId)) throw badRequest(`unknown venue '${venueId}': integrated venues are ${[...options.venueIds].sort().join(', ')}`);
     }
     const request = requestKey(params, caller);
     const digests = options.records.digests(request);
     if (held !== null) return { json: this.sameRequest(held, params, digests, route), replayed: true };
 
-    const pool = this.checkExecutable(params, caller);
+    // A split's legs are each checked as a plan on its venue would be; its pool is each leg's own.
+    const pools = legsOf(params).map((leg) => this.checkExecutable(leg, caller));
+    const pool = pools[0]!;
     const { quota } = options;
-    if (!quota) return this.make(params, caller, { request, digests, terms, pool });
+    if (!quota) return this.make(params, caller, { request, digests, terms, pool, pools });
     // The caller's share is spent only by a request that would make a new record, and before any
     // venue is asked; a request then not made has its count taken back, so only plans made spend it.
     let made = false;
     try {
       await quota.admit(caller, quotaCount);
-      const plan = await this.make(params, caller, { request, digests, terms, pool });
+      const plan = await this.make(params, caller, { request, digests, terms, pool, pools });
       made = !plan.replayed;
       return plan;
     } finally {
@@ -266,7 +310,9 @@ export class PlanService {
   }
 
   /** A new plan, its record kept; replayed when an identical request's record was kept first. */
-  private async make(params: PlanParams, caller: PlanCaller, { request, digests, terms, pool }: NewPlan): Promise<MadePlan> {
+  private async make(params: PlanParams, caller: PlanCaller, newPlan: NewPlan): Promise<MadePlan> {
+    if (params.legs !== null) return this.makeSplit(params, caller, newPlan);
+    const { request, digests, terms, pool } = newPlan;
     const { options } = this;
     const { route } = caller;
     const { net, asOf } = await this.venueQuote(params, route);
@@ -319,27 +365,117 @@ export class PlanService {
   }
 
   /**
+   * A new split plan: the named legs priced on the same base quote a quote request gets (409
+   * split_changed when they no longer hold), each leg assembled and guarded as a plan on its venue
+   * alone would be (Nightly's terms asked for its leg), then the split plan of them, guarded as a
+   * whole. With a leg on an intent venue, the plan is its venue's message to sign, completed by
+   * completedIntentPlan with the split kept beside it.
+   */
+  private async makeSplit(params: PlanParams, caller: PlanCaller, { request, digests, terms, pools }: NewPlan): Promise<MadePlan> {
+    const { options } = this;
+    const { route } = caller;
+    const { priced, asOf } = await this.splitQuote(params, route);
+    const planId = options.records.planId(request);
+    const createdAt = options.now();
+    const basis: SplitBasis = { edgeBps: priced.edgeBps, bestExecutable: priced.bestExecutable, amount: toWire(params.request.amount) };
+    const legs: OpenSplit['legs'][number][] = [];
+    const shaped: V2TransferPlan[] = [];
+    let intentLeg: { params: PlanParams; inputs: PlanInputs; figures: PlanFigures } | null = null;
+    for (const [i, leg] of priced.legs.entries()) {
+      const params_ = legParams(params, leg.venueId, leg.amount);
+      const legBasis = { route, params: params_, net: leg.net, asOf, terms, collecting: options.collecting, planId, createdAt };
+      const figures = planFigures(legBasis);
+      const intent = venueExecution(leg.venueId).settlement === 'intent-deposit-reference';
+      const pool = pools[i]!;
+      const deposit = pool === null && !intent ? await this.venueDeposit(params_, route, leg.net, figures.minReceive) : null;
+      const inputs: PlanInputs = {
+        ...legBasis,
+        parties: { pool: deposit?.target ?? pool ?? INTENT_DEPOSIT_PENDING, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty },
+        ...(deposit ? { venueTerms: { memo: deposit.memo, minOut: deposit.minOut } } : {}),
+      };
+      if (intent) intentLeg = { params: params_, inputs, figures };
+      shaped.push(this.checkedLeg(inputs, figures));
+      legs.push({ venueId: leg.venueId, amount: toWire(leg.amount), net: toWire(leg.net), ...(deposit ? { deposit } : {}) });
+    }
+    const plan = splitPlan(shaped, basis);
+    this.guard(splitPlanViolations(plan, shaped, basis), route, params.venueId);
+    let body: V2.SplitPlan = plan;
+    const challenge = intentLeg ? await this.venueChallenge(intentLeg.params, route) : null;
+    if (challenge && intentLeg) {
+      const step = signStep(intentLeg.params.venueId, challenge, createdAt, plan.expiry);
+      const venue = venueName(intentLeg.params.venueId);
+      const { give, want } = plan.split.pair;
+      body = {
+        ...plan,
+        steps: [step],
+        trustWindow:
+          `Signing ${venue}'s message moves none of your funds. Sign it by ${step.expiresAt} and the plan is completed with its ${plan.split.legs.length} deposits of ${plan.split.amount} ${give} in all, ` +
+          `one to the swap intent ${venue} makes for you, bound together to at least ${plan.split.minReceive} ${want}, which your wallet then signs in one batch.`,
+      };
+      this.guard(signMessageSplitViolations(body, plan), route, params.venueId);
+    }
+    const json = JSON.stringify(body);
+    const record: IdempotencyRecord = { ...digests, plan: challenge ? this.intentPlans().sealPlanText(json) : json };
+    const kept = await this.claim(request, record);
+    if (kept !== record) return { json: this.sameRequest(kept, params, digests, route), replayed: true };
+    if (challenge && intentLeg) {
+      try {
+        const split: OpenSplit = { request: requestOf(params), legs, edgeBps: basis.edgeBps, bestExecutable: basis.bestExecutable };
+        await this.openIntentPlan(intentLeg.params, caller, digests.boundTo, intentLeg.inputs, intentLeg.figures, challenge, split);
+      } catch (err) {
+        await options.records.release(request, record);
+        throw err;
+      }
+    }
+    this.metrics.plan(route, 'created');
+    return { json, replayed: false };
+  }
+
+  /** One leg's plan (or a plan on one venue) assembled, guarded, and shaped as v2's, guarded again. */
+  private checkedLeg(inputs: PlanInputs, figures: PlanFigures): V2TransferPlan {
+    const { route, params } = inputs;
+    const plan = (this.options.assemble ?? assemblePlan)(inputs, figures);
+    this.guard(planViolations(plan, inputs, figures), route, params.venueId);
+    const execution = venueExecution(params.venueId);
+    const shaped = v2Plan(plan, execution, this.registries, inputs.venueTerms);
+    this.guard(v2PlanViolations(shaped, plan, inputs, execution.settlement!, figures), route, params.venueId);
+    return shaped;
+  }
+
+  /** The named split priced on the base quote a quote request for the whole amount gets, and that quote's time. */
+  private async splitQuote(params: PlanParams, route: PlanRoute): Promise<{ priced: PricedSplit; asOf: string }> {
+    let quote: QuoteResponse;
+    let impacts: VenueImpacts;
+    try {
+      const base = await this.options.quotes.baseQuote(params);
+      quote = JSON.parse(base.json) as QuoteResponse;
+      impacts = JSON.parse(base.impacts) as VenueImpacts;
+    } catch (err) {
+      this.options.log.warn({ venueId: params.venueId, err }, 'the quote for a split plan could not be built');
+      throw new DomainError(route === 'partner' ? 'quote_failed' : 'internal', 'the quote for this plan could not be built; nothing was created; retry');
+    }
+    // The quote's venues in v2's shape, as a v2 quote states them; its own split is not needed.
+    const v2 = withExecution(quote, impacts, () => null);
+    const { give } = params.request;
+    const priced = priceNamedSplit(quote, v2.venues, v2.bestExecutable, give, this.options.limitsOf ?? (() => null), params.legs!);
+    if ('refused' in priced) throw new DomainError('split_changed', `the split no longer holds: ${priced.refused}; nothing was created: re-quote`);
+    return { priced, asOf: quote.asOf };
+  }
+
+  /**
    * Keeps what completing an intent plan needs, once its record is claimed (only the plan made
    * first for a planId is kept: a concurrent identical request replays it). Without it the plan
    * could not be completed, so a failure to keep it is answered as the record's would be.
    */
-  private async openIntentPlan(params: PlanParams, caller: PlanCaller, boundTo: string, inputs: PlanInputs, figures: PlanFigures, challenge: WalletChallenge): Promise<void> {
+  private async openIntentPlan(params: PlanParams, caller: PlanCaller, boundTo: string, inputs: PlanInputs, figures: PlanFigures, challenge: WalletChallenge, split?: OpenSplit): Promise<void> {
     const intentPlans = this.intentPlans();
     const opened: OpenIntentPlan = {
       planId: inputs.planId,
       boundTo,
       route: caller.route,
       ...(caller.route === 'partner' ? { partnerId: caller.partner.id } : {}),
-      request: {
-        from: params.request.give.symbol,
-        to: params.request.want.symbol,
-        amount: toWire(params.request.amount),
-        venueId: params.venueId,
-        takerParty: params.takerParty,
-        idempotencyKey: params.idempotencyKey,
-        slippageBps: params.slippageBps,
-        ...(params.integratorFee ? { feeBps: params.integratorFee.bps, feeRecipient: params.integratorFee.recipient } : {}),
-      },
+      request: requestOf(params) as OpenIntentPlan['request'],
+      ...(split ? { split } : {}),
       net: toWire(inputs.net),
       asOf: inputs.asOf,
       terms: inputs.terms,
@@ -388,19 +524,47 @@ export class PlanService {
       parties: { pool: intent.depositAddress, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty },
       venueTerms: { memo: intent.depositReference, minOut },
     };
-    const plan = (options.assemble ?? assemblePlan)(inputs, figures);
-    this.guard(planViolations(plan, inputs, figures), route, venueId);
-    const execution = venueExecution(venueId);
-    const shaped = v2Plan(plan, execution, this.registries, inputs.venueTerms);
-    this.guard(v2PlanViolations(shaped, plan, inputs, execution.settlement!, figures), route, venueId);
+    const shaped = this.checkedLeg(inputs, figures);
     const venue = venueName(venueId);
+    const named = { venueId, intentId: intent.intentId, expiresAt: intent.expiresAt.toISOString() };
     const complete: V2.AppPlan = {
       ...shaped,
       trustWindow: `${shaped.trustWindow} ${venue} pays you at least ${minOut} ${params.request.want.instrument} for it, or returns it.`,
-      intent: { venueId, intentId: intent.intentId, expiresAt: intent.expiresAt.toISOString() },
+      intent: named,
     };
     this.guard(intentPlanViolations(complete, inputs, intent.intentId), route, venueId);
+    if (opened.split) return JSON.stringify(this.completedSplit(opened, opened.split, shaped, named));
     return JSON.stringify(complete);
+  }
+
+  /**
+   * A split plan completed with its intent leg's plan (`intentLeg`, checked): every other leg
+   * assembled again from what was kept of it (Nightly's terms included), the split plan of them
+   * guarded as a whole, naming the intent.
+   */
+  private completedSplit(opened: OpenIntentPlan, split: OpenSplit, intentLeg: V2TransferPlan, intent: V2.PlanIntent): V2.SplitPlan {
+    const { options } = this;
+    const route = opened.route;
+    const params = parsePlanRequest(split.request, route);
+    const { give, want } = params.request;
+    const createdAt = new Date(opened.createdAt);
+    const shaped = split.legs.map((leg) => {
+      if (leg.venueId === intent.venueId) return intentLeg;
+      const params_ = legParams(params, leg.venueId, dec(leg.amount));
+      const basis = { route, params: params_, net: dec(leg.net), asOf: opened.asOf, terms: opened.terms, collecting: opened.collecting, planId: opened.planId, createdAt };
+      const pool = leg.deposit?.target ?? options.poolParties[pairKey(give, want)];
+      if (pool === undefined) throw new Error(`a kept split's leg on ${leg.venueId} has no pool configured`);
+      const inputs: PlanInputs = {
+        ...basis,
+        parties: { pool, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty },
+        ...(leg.deposit ? { venueTerms: { memo: leg.deposit.memo, minOut: leg.deposit.minOut } } : {}),
+      };
+      return this.checkedLeg(inputs, planFigures(basis));
+    });
+    const basis: SplitBasis = { edgeBps: split.edgeBps, bestExecutable: split.bestExecutable, amount: toWire(params.request.amount) };
+    const plan: SplitTransferPlan = splitPlan(shaped, basis);
+    this.guard(splitPlanViolations(plan, shaped, basis), route, params.venueId);
+    return { ...plan, intent };
   }
 
   /**

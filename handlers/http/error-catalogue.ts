@@ -25,6 +25,7 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
   unsupported_pair: { status: 409, action: 're-quote a supported pair' },
   venue_unavailable: { status: 409, action: 're-quote and choose an available venue' },
   venue_not_executable: { status: 409, action: 'choose a venue whose execution.executable is true in the quote' },
+  split_changed: { status: 409, action: "re-quote and plan the quote's split, or its bestExecutable venue" },
   idempotency_conflict: { status: 409, action: 'send a new idempotencyKey' },
   plan_expired: { status: 409, action: 'make a new plan with a new idempotencyKey' },
   rate_limited: { status: 429, action: 'back off until Retry-After' },
@@ -43,4 +44,4 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: numb
 export const V2_NOT_FOUND_ACTION = 'see /docs (or /openapi/v2.json, /openapi/v2.yaml) for the paths';
 
 /** The codes only v2 operations answer: v1's contract, frozen, does not list them. */
-export const V2_ONLY_ERROR_CODES: readonly ErrorCode[] = ['venue_not_executable', 'venue_floor_below_service', 'bad_signature', 'plan_not_found', 'plan_expired'];
+export const V2_ONLY_ERROR_CODES: readonly ErrorCode[] = ['venue_not_executable', 'venue_floor_below_service', 'bad_signature', 'plan_not_found', 'plan_expired', 'split_changed'];
