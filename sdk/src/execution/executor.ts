@@ -93,13 +93,13 @@ function overall(fates: readonly LegStatus[]): ExecutionStatus {
 }
 
 /** A leg's fate, in words, for the status's note. */
-function fateWords(leg: LegResult, want: string): string {
+function fateWords(leg: LegResult, want: string, feeLegs: boolean): string {
   const what = `leg ${leg.index} (${leg.venueId}, ${leg.amount})`;
   switch (leg.status) {
     case 'COMPLETED':
       return `${what} paid ${leg.received} ${want}`;
     case 'SLIPPAGE_FAILED':
-      return `${what} returned: its venue could not pay its floor ${leg.minReceive}, and its deposit and fee legs came back`;
+      return `${what} returned: its venue could not pay its floor ${leg.minReceive}, and its deposit${feeLegs ? ' and fee legs' : ''} came back`;
     case 'EXPIRED':
       return `${what} expired unanswered: its deposit comes back when its venue rejects it, or withdraw takes it back`;
     case 'WITHDRAWN':
@@ -236,7 +236,7 @@ export class Execution {
       const disagreements = legs.flatMap(({ index, venueId, outcome }) =>
         outcome && !outcome.agrees ? [`${split ? `leg ${index} (${venueId}): ` : ''}the service reads ${outcome.status} with update ${outcome.depositUpdateId ?? '(none)'}, not the wallet's`] : [],
       );
-      const fates = split && legs.some((leg) => leg.status !== null) ? legs.map((leg) => fateWords(leg, plan!.quoteRef.pair.want)).join('; ') : null;
+      const fates = split && legs.some((leg) => leg.status !== null) ? legs.map((leg) => fateWords(leg, plan!.quoteRef.pair.want, plan!.legs[leg.index]!.feeLegs.length > 0)).join('; ') : null;
       const note = split ? [error?.message, fates, ...disagreements].filter(Boolean).join('; ') || null : (error?.message ?? disagreements[0] ?? this.record.feeNote);
       this.status(status, {
         ...(single?.depositUpdateId ? { updateId: single.depositUpdateId } : {}),
@@ -458,7 +458,7 @@ export class Execution {
     const updateId = tracked?.depositUpdateId ?? undefined;
     if (tracked?.outcome) this.step(leg.deposit, fate === 'COMPLETED' ? 'accepted' : 'returned', updateId);
     if (!this.plan.split) return;
-    const received = fate === 'COMPLETED' && tracked?.received != null ? fromUnits(tracked.received) : undefined;
+    const received = fate === 'COMPLETED' && typeof tracked?.received === 'bigint' ? fromUnits(tracked.received) : undefined;
     safely(this.options.hooks, (h) =>
       h.onLeg?.({ planId: this.record.planId, index: leg.index, venueId: leg.venueId, status: fate, ...(received === undefined ? {} : { received }), ...(updateId === undefined ? {} : { updateId }) }),
     );
@@ -513,7 +513,7 @@ export class Execution {
       if (open().length === 0) return this.ended();
       // A venue that took a deposit to its swap intent and has not paid is asked about (through
       // the service) while it is waited for: one that failed says so, and that leg ends saying who must act.
-      const intents = open().filter((leg) => isIntentLeg(leg) && this.deposit(leg)?.depositUpdateId != null);
+      const intents = open().filter((leg) => isIntentLeg(leg) && typeof this.deposit(leg)?.depositUpdateId === 'string');
       if (intents.length > 0 && this.options.client && Date.now() - intentAskedAt >= INTENT_READ_MS) {
         intentAskedAt = Date.now();
         for (const leg of intents) {
