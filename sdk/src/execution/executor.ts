@@ -16,6 +16,7 @@ import { feesReleased, start, track, type DepositTarget, type DepositTracked, ty
 import { batchedCommand, depositCommand, withdrawCommand } from './commands.js';
 import { crossCheck, intentOutcome, isIntentLeg } from './cross-check.js';
 import { executable, type Executable, type ExecutableLeg } from './executable.js';
+import { fateWords, splitStatus } from './legs.js';
 import { batchInputs, cover, freeHoldings, spendable } from './holdings.js';
 import { defaultStorage, type ExecuteOptions } from './options.js';
 import { realised } from './realised.js';
@@ -75,41 +76,6 @@ function targetsOf(plan: Executable, party: string): DepositTarget[] {
 
 /** When the wait for an answer ends: the last deposit's offer stops being acceptable, and the ledger's tolerance after it. */
 const giveUpAtOf = (plan: Executable): number => Math.max(...plan.legs.map((leg) => Date.parse(plan.steps[leg.deposit]!.expiresAt))) + ANSWER_GRACE_MS;
-
-/**
- * A split plan's end, from its legs': COMPLETED when every leg paid, PARTIALLY_COMPLETED when some
- * did and the others were returned, VENUE_FAILED when a venue kept a leg; with none paid,
- * SLIPPAGE_FAILED when a venue rejected one, EXPIRED when none was answered, WITHDRAWN when the
- * taker took them all back. A single-venue plan ends as its one deposit does.
- */
-function overall(fates: readonly LegStatus[]): ExecutionStatus {
-  if (fates.length === 1) return fates[0]!;
-  if (fates.includes('VENUE_FAILED')) return 'VENUE_FAILED';
-  const paid = fates.filter((f) => f === 'COMPLETED').length;
-  if (paid === fates.length) return 'COMPLETED';
-  if (paid > 0) return 'PARTIALLY_COMPLETED';
-  if (fates.includes('SLIPPAGE_FAILED')) return 'SLIPPAGE_FAILED';
-  return fates.includes('EXPIRED') ? 'EXPIRED' : 'WITHDRAWN';
-}
-
-/** A leg's fate, in words, for the status's note. */
-function fateWords(leg: LegResult, want: string, feeLegs: boolean): string {
-  const what = `leg ${leg.index} (${leg.venueId}, ${leg.amount})`;
-  switch (leg.status) {
-    case 'COMPLETED':
-      return `${what} paid ${leg.received} ${want}`;
-    case 'SLIPPAGE_FAILED':
-      return `${what} returned: its venue could not pay its floor ${leg.minReceive}, and its deposit${feeLegs ? ' and fee legs' : ''} came back`;
-    case 'EXPIRED':
-      return `${what} expired unanswered: its deposit comes back when its venue rejects it, or withdraw takes it back`;
-    case 'WITHDRAWN':
-      return `${what} withdrawn: its deposit came back`;
-    case 'VENUE_FAILED':
-      return `${what} kept by its venue, which neither paid out nor refunded it`;
-    case null:
-      return `${what} not answered yet`;
-  }
-}
 
 export class Execution {
   private record: ExecutionRecord;
@@ -466,7 +432,7 @@ export class Execution {
 
   /** Ends the execution as its legs ended (every leg has). */
   private ended(): Promise<ExecutionResult> {
-    return this.finish(overall(this.fates as LegStatus[]), this.legErrors.find((e) => e !== null) ?? null);
+    return this.finish(splitStatus(this.fates as LegStatus[]), this.legErrors.find((e) => e !== null) ?? null);
   }
 
   /** Tracks every deposit on the taker's ledger view until each has ended, the wait is stopped, or the plan is long past its expiry. */
