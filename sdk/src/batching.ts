@@ -6,6 +6,7 @@
 // map holds for its instrument (its own inputHoldingCids are replaced), and its change goes back
 // into the map for the next action of that instrument. So the fee legs of one instrument share
 // holdings, and the map only has to cover each instrument's total.
+import { BestexError } from './errors.js';
 import { ledgerApi, type CantonProvider, type DisclosedContract, type LedgerCommand } from './provider.js';
 import { readRefusal } from './refusals.js';
 
@@ -18,6 +19,20 @@ const TRANSFER_ACTION = 'TSA_TransferFactory_TransferV1';
 export const PACKAGE_NAMES_NOT_FOUND = 'PACKAGE_NAMES_NOT_FOUND';
 
 export const NO_BATCHING_NOTE = `the wallet's participant lacks the batching package ${BATCHING_PACKAGE} (CIP-0112), so the fee legs cannot ride atomically with the deposit: the deposit goes alone, fee-less`;
+
+/**
+ * A split plan's legs go in one batch or not at all (one deposit alone would leave the others'
+ * floors and fees unbound to it): without the package the plan is refused, before the wallet
+ * signs anything (`asked`), or once the ledger refused the batch whole (`refused`).
+ */
+export function splitNeedsBatching(when: 'asked' | 'refused'): BestexError {
+  const what = when === 'asked' ? 'nothing was signed or submitted' : 'the ledger refused the batch whole (PACKAGE_NAMES_NOT_FOUND), so nothing landed, and no deposit is sent alone';
+  return new BestexError(`the wallet's participant lacks the batching package ${BATCHING_PACKAGE} (CIP-0112), which a split plan needs to submit its legs together: ${what}`, {
+    status: null,
+    code: 'batching_unavailable',
+    action: 'plan the best single venue (the quote\'s bestExecutable) instead of the split',
+  });
+}
 
 /** A TransferFactory_Transfer choice argument, as the SDK sends it. */
 export interface TransferArgument {

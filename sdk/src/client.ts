@@ -39,8 +39,15 @@ export interface BestexClient {
 export interface BestexClientV2 {
   /** Each venue with its execution block, and the best venue executable now. */
   quote(query: V2.GetQuoteQuery): Promise<V2.QuoteResponse>;
-  /** A plan on any executable venue: keyless (POST /api/v2/app/plan) without an apiKey, a partner plan (POST /api/v2/execute/plan) with one. */
-  plan(request: V2.PlanRequest): Promise<V2.AppPlan | V2.ExecutionPlan>;
+  /**
+   * A plan on any executable venue: keyless (POST /api/v2/app/plan) without an apiKey, a partner
+   * plan (POST /api/v2/execute/plan) with one. A request naming a venue (`venueId`) is answered a
+   * single-venue plan; one naming a quote's split (`legs`) a split plan (`V2.SplitPlan`, told
+   * apart by `isSplitPlan`).
+   */
+  plan(request: V2.PlanRequest & { readonly venueId: string; readonly legs?: undefined }): Promise<V2.AppPlan | V2.ExecutionPlan>;
+  plan(request: V2.PlanRequest & { readonly legs: readonly V2.SplitLegRequest[] }): Promise<V2.SplitPlan>;
+  plan(request: V2.PlanRequest): Promise<V2.AppPlan | V2.ExecutionPlan | V2.SplitPlan>;
   outcome(query: V2.GetOutcomeQuery): Promise<V2.Outcome>;
   liveness(query?: V2.GetLivenessQuery): Promise<V2.Liveness>;
   status(): Promise<V2.StatusSummary>;
@@ -49,10 +56,11 @@ export interface BestexClientV2 {
   /**
    * Completes a plan made with a sign-message step (OneSwap's) with the wallet's signature of its
    * message and the key it signed with (POST /api/v2/plan/signature): the complete plan, its
-   * deposit to the venue's swap intent. A plan made with a key is completed with the same key
-   * (this client's apiKey); a replay answers the same plan.
+   * deposit to the venue's swap intent (a split plan's: the complete split plan, its OneSwap leg's
+   * deposit to the intent). A plan made with a key is completed with the same key (this client's
+   * apiKey); a replay answers the same plan.
    */
-  signPlan(request: V2.SignPlanRequest): Promise<V2.AppPlan>;
+  signPlan(request: V2.SignPlanRequest): Promise<V2.AppPlan | V2.SplitPlan>;
 }
 
 interface Answer<T> {
@@ -116,8 +124,8 @@ export function createClientV2(options: ClientOptions): BestexClientV2 {
   const v2 = <T>(call: () => Promise<Answer<T>>) => settle(API_VERSION_2, call);
   return {
     quote: (query) => v2(() => api.GET('/api/v2/quote', { params: { query }, headers: keyed })),
-    plan: (request) =>
-      key === undefined ? v2(() => api.POST('/api/v2/app/plan', { body: request })) : v2(() => api.POST('/api/v2/execute/plan', { body: request, headers: keyed })),
+    plan: ((request: V2.PlanRequest) =>
+      key === undefined ? v2(() => api.POST('/api/v2/app/plan', { body: request })) : v2(() => api.POST('/api/v2/execute/plan', { body: request, headers: keyed }))) as BestexClientV2['plan'],
     outcome: (query) => v2(() => api.GET('/api/v2/outcome', { params: { query } })),
     liveness: (query) => v2(() => api.GET('/api/v2/liveness', { params: { query: query ?? {} } })),
     status: () => v2(() => api.GET('/api/v2/status')),

@@ -9,6 +9,7 @@ export type SdkErrorCode =
   | 'plan_expired'
   | 'plan_unverifiable'
   | 'insufficient_funds'
+  | 'batching_unavailable'
   | 'signing_unavailable'
   | 'client_required'
   | 'not_signed'

@@ -27,14 +27,34 @@ export {
   type ExecutionRecord,
   type ExecutionResult,
   type ExecutionStatus,
+  type LegResult,
+  type LegStatus,
+  type LegUpdate,
   type Realised,
+  type ServiceReading,
   type SignatureRequest,
   type SigningRecord,
   type StatusDetail,
   type StepState,
   type StepUpdate,
 } from './execution/types.js';
-export { checkPlan, isPlanV2, isSigningPlan, type AnyPlanStep, type CheckedPlan, type DepositPlanV2, type Plan, type PlanV1, type PlanV2, type SignMessageStep, type SigningPlanV2 } from './plan.js';
+export {
+  checkPlan,
+  isPlanV2,
+  isSigningPlan,
+  isSplitPlan,
+  type AnyPlanStep,
+  type CheckedPlan,
+  type DepositPlanV2,
+  type DepositSplitPlan,
+  type Plan,
+  type PlanV1,
+  type PlanV2,
+  type SignMessageStep,
+  type SigningPlanV2,
+  type SigningSplitPlan,
+  type SplitPlan,
+} from './plan.js';
 export { readRefusal, DAPP_SDK_ERRORS, type Refusal } from './refusals.js';
 export {
   PROVIDER_ERRORS,

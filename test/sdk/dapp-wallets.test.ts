@@ -9,7 +9,10 @@
 // signature, the gateway its sign-message page and then a messageSignature event) before the
 // service completes it, executed to COMPLETED, or USER_REJECTED when the user declines to sign.
 import t from 'tap';
-import { createClient, createClientV2, execute, isPlanV2, isSigningPlan, type AppPlan, type ExecutionResult, type ExecutionStatus, type Plan } from '@bestex/sdk';
+import { createClient, createClientV2, execute, isPlanV2, isSigningPlan, type AppPlan, type ExecutionResult, type ExecutionStatus, type PlanV1, type PlanV2 } from '@bestex/sdk';
+
+/** The single-venue plans these wallets swap. */
+type Plan = PlanV1 | PlanV2;
 import { Decimal } from '../../core/decimal.js';
 import { listen, testApp } from '../helpers/app.js';
 import { extensionWallet, remoteGateway, type DappWallet, type WalletKnobs } from '../helpers/dapp-wallets.js';

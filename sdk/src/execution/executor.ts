@@ -1,20 +1,21 @@
 // One execution of a plan, as a state machine over its record: checks the plan, has the wallet sign
 // a venue's message and the service complete the plan when the plan asks for it, chooses the
-// holdings, submits once while watching the ledger, tracks the deposit to its end, withdraws it on
+// holdings, submits once while watching the ledger, tracks each deposit to its end (a split plan's
+// legs each on its own, the execution ending once every leg has), withdraws what is still open on
 // request, and reports every change through the host's hooks, which can never break it.
-import { batchingSupport, NO_BATCHING_NOTE, PACKAGE_NAMES_NOT_FOUND } from '../batching.js';
+import { batchingSupport, distinctDisclosures, NO_BATCHING_NOTE, PACKAGE_NAMES_NOT_FOUND, splitNeedsBatching } from '../batching.js';
 import { fromUnits, toUnits } from '../decimal.js';
 import { BestexError } from '../errors.js';
 import { holdingsOf, ledgerEnd, openOffersOf, transactionsOf, type OwnHolding } from '../ledger-view.js';
 import type { BestexClientV2 } from '../client.js';
 import type * as V2 from '../contract/v2.js';
-import { checkPlan, isSigningPlan, type Plan, type SignMessageStep } from '../plan.js';
-import { ledgerApi, type TxChangedEvent } from '../provider.js';
+import { checkCompleted, checkPlan, isSigningPlan, isSplitPlan, type Plan, type SignMessageStep, type SigningPlanV2, type SigningSplitPlan } from '../plan.js';
+import { ledgerApi, type DisclosedContract, type LedgerCommand, type TxChangedEvent } from '../provider.js';
 import type { ExecutionStorage } from './storage.js';
-import { feesReleased, START, track, type DepositTarget, type Tracked } from '../tracking.js';
+import { feesReleased, start, track, type DepositTarget, type DepositTracked, type Tracked } from '../tracking.js';
 import { batchedCommand, depositCommand, withdrawCommand } from './commands.js';
-import { crossCheck, intentOutcome, isIntentPlan } from './cross-check.js';
-import { executable, type Executable } from './executable.js';
+import { crossCheck, intentOutcome, isIntentLeg } from './cross-check.js';
+import { executable, type Executable, type ExecutableLeg } from './executable.js';
 import { batchInputs, cover, freeHoldings, spendable } from './holdings.js';
 import { defaultStorage, type ExecuteOptions } from './options.js';
 import { realised } from './realised.js';
@@ -22,7 +23,18 @@ import { withdrawContext } from './registry.js';
 import { signingKey, signWithWallet } from './signature.js';
 import { submit, type Submitted } from './submission.js';
 import { ANSWER_GRACE_MS, PLAN_VALIDITY_MS, sleep } from './timing.js';
-import { isTerminal, type ExecutionHooks, type ExecutionRecord, type ExecutionResult, type ExecutionStatus, type StatusDetail, type StepState } from './types.js';
+import {
+  isTerminal,
+  LEG_STATUSES,
+  type ExecutionHooks,
+  type ExecutionRecord,
+  type ExecutionResult,
+  type ExecutionStatus,
+  type LegResult,
+  type LegStatus,
+  type StatusDetail,
+  type StepState,
+} from './types.js';
 
 /** Ledger reads that may fail in a row while tracking before the execution gives up (and can be resumed). */
 const READ_ATTEMPTS = 5;
@@ -36,8 +48,6 @@ const INTENT_READ_MS = 5_000;
 
 /** The service's answers to signPlan that settle it: nothing was made, and asking again would answer the same. */
 const SIGN_PLAN_REFUSALS = new Set([400, 401, 403, 404, 409]);
-
-const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /** Whether `client` is a version 2 client, which completes a plan made with a sign-message step. */
 const signsPlans = (client: unknown): client is BestexClientV2 => typeof (client as Partial<BestexClientV2> | undefined)?.signPlan === 'function';
@@ -53,10 +63,52 @@ function safely(hooks: ExecutionHooks | undefined, call: (hooks: ExecutionHooks)
   }
 }
 
-function targetOf(plan: Executable, party: string): DepositTarget {
-  const deposit = plan.steps[0]!;
+/** Each leg's deposit as tracking looks for it, with the fee legs that go with it. */
+function targetsOf(plan: Executable, party: string): DepositTarget[] {
   const notBefore = new Date(Date.parse(plan.expiry) - PLAN_VALIDITY_MS - ANSWER_GRACE_MS).toISOString();
-  return { party, pool: deposit.target, instrument: deposit.instrument, amount: deposit.amount, memo: deposit.memo ?? '', want: plan.quoteRef.pair.want, executeBefore: deposit.expiresAt, notBefore };
+  return plan.legs.map((leg) => {
+    const deposit = plan.steps[leg.deposit]!;
+    const feeLegs = leg.feeLegs.map((i) => ({ receiver: plan.steps[i]!.target, amount: plan.steps[i]!.amount }));
+    return { party, pool: deposit.target, instrument: deposit.instrument, amount: deposit.amount, memo: deposit.memo ?? '', want: plan.quoteRef.pair.want, executeBefore: deposit.expiresAt, notBefore, feeLegs };
+  });
+}
+
+/** When the wait for an answer ends: the last deposit's offer stops being acceptable, and the ledger's tolerance after it. */
+const giveUpAtOf = (plan: Executable): number => Math.max(...plan.legs.map((leg) => Date.parse(plan.steps[leg.deposit]!.expiresAt))) + ANSWER_GRACE_MS;
+
+/**
+ * A split plan's end, from its legs': COMPLETED when every leg paid, PARTIALLY_COMPLETED when some
+ * did and the others were returned, VENUE_FAILED when a venue kept a leg; with none paid,
+ * SLIPPAGE_FAILED when a venue rejected one, EXPIRED when none was answered, WITHDRAWN when the
+ * taker took them all back. A single-venue plan ends as its one deposit does.
+ */
+function overall(fates: readonly LegStatus[]): ExecutionStatus {
+  if (fates.length === 1) return fates[0]!;
+  if (fates.includes('VENUE_FAILED')) return 'VENUE_FAILED';
+  const paid = fates.filter((f) => f === 'COMPLETED').length;
+  if (paid === fates.length) return 'COMPLETED';
+  if (paid > 0) return 'PARTIALLY_COMPLETED';
+  if (fates.includes('SLIPPAGE_FAILED')) return 'SLIPPAGE_FAILED';
+  return fates.includes('EXPIRED') ? 'EXPIRED' : 'WITHDRAWN';
+}
+
+/** A leg's fate, in words, for the status's note. */
+function fateWords(leg: LegResult, want: string): string {
+  const what = `leg ${leg.index} (${leg.venueId}, ${leg.amount})`;
+  switch (leg.status) {
+    case 'COMPLETED':
+      return `${what} paid ${leg.received} ${want}`;
+    case 'SLIPPAGE_FAILED':
+      return `${what} returned: its venue could not pay its floor ${leg.minReceive}, and its deposit and fee legs came back`;
+    case 'EXPIRED':
+      return `${what} expired unanswered: its deposit comes back when its venue rejects it, or withdraw takes it back`;
+    case 'WITHDRAWN':
+      return `${what} withdrawn: its deposit came back`;
+    case 'VENUE_FAILED':
+      return `${what} kept by its venue, which neither paid out nor refunded it`;
+    case null:
+      return `${what} not answered yet`;
+  }
 }
 
 export class Execution {
@@ -66,6 +118,9 @@ export class Execution {
   private duplicate = false;
   /** The wallet said (txChanged) that the latest submission failed. */
   private walletFailed = false;
+  /** Each leg's end once it has one, by leg index (set while following), and why, when a venue kept it. */
+  private fates: Array<LegStatus | null> = [];
+  private legErrors: Array<BestexError | null> = [];
   private readonly onTx = (event: TxChangedEvent) => {
     if (event.commandId === this.record.planId && event.status === 'failed') this.walletFailed = true;
   };
@@ -84,14 +139,21 @@ export class Execution {
   ) {
     this.record = record;
     this.storage = options.storage ?? defaultStorage;
-    this.state = { ...START, offset: record.startOffset };
+    this.state = start(record.startOffset);
   }
 
   private runnable: Executable | null = null;
+  /** The plan passed the checks here (a stored one, tracked or withdrawn, did before): it can be read as the executor runs it. */
+  private checked = false;
 
   /** The plan as the executor runs it: read only once it passed the checks (a stored plan did). */
   private get plan(): Executable {
     return (this.runnable ??= executable(this.record.plan));
+  }
+
+  /** Where `leg`'s deposit stands (unseen until the submission is). */
+  private deposit(leg: ExecutableLeg): DepositTracked | undefined {
+    return this.state.deposits[leg.index];
   }
 
   private async save(changes: Partial<ExecutionRecord>): Promise<void> {
@@ -109,34 +171,76 @@ export class Execution {
     if (step) safely(this.options.hooks, (h) => h.onStep?.(updateId === undefined ? { index, step, state } : { index, step, state, updateId }));
   }
 
+  /**
+   * Each leg as it stands, read on its own: its end, payout and realised figures against its own
+   * net and floor, its fee legs' answers, and (once the swap ended, with a client) the service's
+   * reading of its deposit.
+   */
+  private async legResults(plan: Executable, ended: boolean): Promise<LegResult[]> {
+    const { client, signal } = this.options;
+    return Promise.all(
+      plan.legs.map(async (leg): Promise<LegResult> => {
+        const tracked = this.deposit(leg);
+        const status = this.fates[leg.index] ?? null;
+        const received = status === 'COMPLETED' ? (tracked?.received ?? null) : null;
+        const depositUpdateId = tracked?.depositUpdateId ?? null;
+        const outcome = client && ended && status !== null ? await crossCheck(client, plan, leg, this.record.party, status, depositUpdateId, signal) : null;
+        return {
+          index: leg.index,
+          venueId: leg.venueId,
+          amount: leg.amount,
+          minReceive: leg.minReceive,
+          status,
+          depositUpdateId,
+          received: received === null ? null : fromUnits(received),
+          realised: received === null ? null : realised({ quoteRef: { amount: leg.amount, net: leg.net, minReceive: leg.minReceive } }, received),
+          fees: { released: tracked ? feesReleased([tracked]) : null },
+          outcome,
+        };
+      }),
+    );
+  }
+
   /** Ends the execution in `status`: recorded, reported, and returned. */
   async finish(status: ExecutionStatus, error: BestexError | null = null): Promise<ExecutionResult> {
     this.options.provider.removeListener('txChanged', this.onTx as (payload: never) => void);
-    const { state } = this;
-    const received = state.received;
-    const outcome = this.options.client && ['COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN', 'VENUE_FAILED'].includes(status) ? await crossCheck(this.options.client, this.record.plan, this.record.party, status, state.depositUpdateId, this.options.signal) : null;
+    // A plan refused by its checks, or still awaiting its signature, has no legs to read.
+    const plan = this.runnable ?? (this.checked && !isSigningPlan(this.record.plan) ? this.plan : null);
+    const ended = status === 'PARTIALLY_COMPLETED' || (LEG_STATUSES as readonly ExecutionStatus[]).includes(status);
+    const legs = plan ? await this.legResults(plan, ended) : [];
+    const split = plan?.split === true;
+    const paid = legs.filter((leg) => leg.received !== null);
+    const units = paid.reduce((total, leg) => total + toUnits(leg.received!), 0n);
+    const received = paid.length === 0 ? null : fromUnits(units);
+    // A split's figures on the whole mean something only when every leg was paid.
+    const whole = plan && paid.length > 0 && paid.length === legs.length ? realised(plan, units) : null;
     const intent = (this.record.plan as { intent?: V2.PlanIntent }).intent;
+    const single = split ? undefined : legs[0];
     const result: ExecutionResult = {
       planId: this.record.planId,
       party: this.record.party,
       status,
-      depositUpdateId: state.depositUpdateId,
-      submittedUpdateId: state.offerUpdateId ?? this.record.submittedUpdateId,
-      received: received === null ? null : fromUnits(received),
-      realised: received === null || isSigningPlan(this.record.plan) ? null : realised(this.plan, received),
-      fees: { included: this.record.included.length > 1, released: feesReleased(state), note: this.record.feeNote },
-      outcome,
+      depositUpdateId: single?.depositUpdateId ?? null,
+      submittedUpdateId: this.state.offerUpdateId ?? this.record.submittedUpdateId,
+      received,
+      realised: whole,
+      fees: { included: plan !== null && this.record.included.some((i) => plan.steps[i]?.kind !== 'venue-deposit'), released: feesReleased(this.state.deposits), note: this.record.feeNote },
+      outcome: single?.outcome ?? null,
       ...(intent ? { intent } : {}),
+      ...(split ? { legs } : {}),
       error,
     };
     await this.save({ status, result: isTerminal(status) ? result : null });
     // A wait stopped mid-way changes no state: there is nothing new to report.
     if (isTerminal(status)) {
-      const disagreement = outcome && !outcome.agrees ? `the service reads ${outcome.status} with update ${outcome.depositUpdateId ?? '(none)'}, not the wallet's` : null;
-      const note = error?.message ?? disagreement ?? this.record.feeNote;
+      const disagreements = legs.flatMap(({ index, venueId, outcome }) =>
+        outcome && !outcome.agrees ? [`${split ? `leg ${index} (${venueId}): ` : ''}the service reads ${outcome.status} with update ${outcome.depositUpdateId ?? '(none)'}, not the wallet's`] : [],
+      );
+      const fates = split && legs.some((leg) => leg.status !== null) ? legs.map((leg) => fateWords(leg, plan!.quoteRef.pair.want)).join('; ') : null;
+      const note = split ? [error?.message, fates, ...disagreements].filter(Boolean).join('; ') || null : (error?.message ?? disagreements[0] ?? this.record.feeNote);
       this.status(status, {
-        ...(state.depositUpdateId ? { updateId: state.depositUpdateId } : {}),
-        ...(status === 'COMPLETED' && result.received !== null ? { received: result.received } : {}),
+        ...(single?.depositUpdateId ? { updateId: single.depositUpdateId } : {}),
+        ...((status === 'COMPLETED' || status === 'PARTIALLY_COMPLETED') && received !== null ? { received } : {}),
         ...(error ? { error } : {}),
         ...(note ? { note } : {}),
       });
@@ -155,19 +259,24 @@ export class Execution {
     } catch (err) {
       return this.refuse(err);
     }
+    this.checked = true;
+    // A split's legs ride one batch or none: a participant that has no batching package is known
+    // before the wallet is asked to sign anything, its venue's message included.
+    if (isSplitPlan(this.record.plan) && (await batchingSupport(provider, this.record.party)) === 'absent') return this.refuse(splitNeedsBatching('asked'));
     if (isSigningPlan(this.record.plan)) {
       const ended = await this.signed();
       if (ended) return ended;
     }
-    const { steps } = this.plan;
-    const deposit = steps[0]!;
+    const { steps, legs, split } = this.plan;
+    const deposit = steps[legs[0]!.deposit]!;
+    const depositTotal = legs.reduce((total, leg) => total + toUnits(steps[leg.deposit]!.amount), 0n);
     const owned = await holdingsOf(provider, this.record.party);
     // Where the plan names an instrument's admin, only that admin's holdings are the instrument.
     const holdings = owned.filter((h) => steps.every((s) => s.admin === null || s.instrument !== h.instrument || s.admin === h.admin));
-    const depositInputs = cover(freeHoldings(holdings), deposit.instrument, toUnits(deposit.amount));
+    const depositInputs = cover(freeHoldings(holdings), deposit.instrument, depositTotal);
     if (!depositInputs) {
       const others = deposit.admin === null ? [] : [...new Set(owned.filter((h) => h.instrument === deposit.instrument && h.admin !== deposit.admin).map((h) => h.admin))];
-      if (others.length > 0 && cover(freeHoldings(owned), deposit.instrument, toUnits(deposit.amount))) {
+      if (others.length > 0 && cover(freeHoldings(owned), deposit.instrument, depositTotal)) {
         return this.refuse(
           new BestexError(`the plan's ${deposit.instrument} is the admin ${deposit.admin}'s, and the party's ${deposit.instrument} holdings are another admin's (${others.join(', ')}): it is not executed`, {
             status: null,
@@ -175,8 +284,9 @@ export class Execution {
           }),
         );
       }
+      const needs = split ? `the split's venue-deposit steps: they need ${fromUnits(depositTotal)} ${deposit.instrument} together to deposit` : `the venue-deposit step: it needs ${deposit.amount} ${deposit.instrument} to deposit`;
       return this.refuse(
-        new BestexError(`the party cannot cover the venue-deposit step: it needs ${deposit.amount} ${deposit.instrument} to deposit; it holds ${spendable(holdings, deposit.instrument)} ${deposit.instrument} spendable`, {
+        new BestexError(`the party cannot cover ${needs}; it holds ${spendable(holdings, deposit.instrument)} ${deposit.instrument} spendable`, {
           status: null,
           code: 'insufficient_funds',
         }),
@@ -185,20 +295,26 @@ export class Execution {
     let included = [0];
     let feeNote: string | null = null;
     let inputs: ReadonlyMap<string, readonly OwnHolding[]> | null = null;
-    if (steps.length > 1) {
+    if (split) {
+      // Every leg and every fee leg in one batch, or nothing: a leg's fees are never left out.
       const chosen = batchInputs(steps, holdings);
-      if ('short' in chosen) feeNote = chosen.short;
+      if ('short' in chosen) return this.refuse(new BestexError(`the party cannot cover every step of the split in its one batch: ${chosen.short}`, { status: null, code: 'insufficient_funds' }));
+      included = steps.map((_, i) => i);
+      inputs = chosen.inputs;
+    } else if (steps.length > 1) {
+      const chosen = batchInputs(steps, holdings);
+      if ('short' in chosen) feeNote = `${chosen.short}: the deposit goes alone, fee-less`;
       else if ((await batchingSupport(provider, this.record.party)) === 'absent') feeNote = NO_BATCHING_NOTE;
       else {
-        included = this.plan.steps.map((_, i) => i);
+        included = steps.map((_, i) => i);
         inputs = chosen.inputs;
       }
     }
     const startOffset = await ledgerEnd(provider);
     await this.save({ status: 'SUBMITTING', startOffset, included, feeNote });
-    this.state = { ...START, offset: startOffset };
+    this.state = start(startOffset);
     this.status('SUBMITTING', feeNote ? { note: feeNote } : {});
-    this.plan.steps.forEach((_, i) => this.step(i, included.includes(i) ? 'pending' : 'skipped'));
+    steps.forEach((_, i) => this.step(i, included.includes(i) ? 'pending' : 'skipped'));
     const commandId = this.plan.planId;
     let submitted: Submitted;
     provider.on('txChanged', this.onTx as (payload: never) => void);
@@ -208,11 +324,12 @@ export class Execution {
       submitted = await this.submitWatching({ ...built, commandId, party: this.record.party });
       if (inputs && 'refused' in submitted && submitted.ledgerCode === PACKAGE_NAMES_NOT_FOUND) {
         // The participant could not be asked beforehand, and lacks the package: the batch was
-        // refused whole, nothing landed, so the deposit goes alone under the same commandId.
+        // refused whole, nothing landed. A split ends there; a single deposit goes alone under the same commandId.
+        if (split) return this.finish('REFUSED', splitNeedsBatching('refused'));
         feeNote = NO_BATCHING_NOTE;
         included = [0];
         await this.save({ included, feeNote });
-        this.plan.steps.forEach((_, i) => i > 0 && this.step(i, 'skipped'));
+        steps.forEach((_, i) => i > 0 && this.step(i, 'skipped'));
         const alone = await depositCommand(this.options, this.plan, this.record.party, depositInputs);
         this.walletFailed = false;
         submitted = await this.submitWatching({ ...alone, commandId, party: this.record.party });
@@ -229,7 +346,7 @@ export class Execution {
       this.duplicate = true;
       const { participantPrunedUpToInclusive } = await ledgerApi<{ participantPrunedUpToInclusive?: number }>(provider, 'get', '/v2/state/latest-pruned-offsets');
       await this.save({ startOffset: participantPrunedUpToInclusive ?? 0 });
-      this.state = { ...START, offset: this.record.startOffset };
+      this.state = start(this.record.startOffset);
     }
     await this.save({ status: 'INITIATED', submittedUpdateId: submitted.updateId });
     return this.follow();
@@ -237,7 +354,7 @@ export class Execution {
 
   /**
    * Submits, watching the ledger meanwhile: a wallet that never answers (its connection dropped
-   * after it submitted) does not hold the execution up. The deposit found on the taker's view is
+   * after it submitted) does not hold the execution up. The deposits found on the taker's view are
    * the answer; none by the plan's expiry (and the ledger's tolerance), and it is tracked as a
    * submission that may have been made, which ends it there.
    */
@@ -246,8 +363,8 @@ export class Execution {
     const asked = submit(this.options.provider, params, this.approve).finally(() => {
       answered = true;
     });
-    const target = targetOf(this.plan, this.record.party);
-    const giveUpAt = Date.parse(target.executeBefore) + ANSWER_GRACE_MS;
+    const targets = targetsOf(this.plan, this.record.party);
+    const giveUpAt = giveUpAtOf(this.plan);
     // The watch reads into a state of its own, taken over only if it wins: the wallet's answer,
     // when it comes first, leaves the tracking state as it was.
     let watching = this.state;
@@ -256,8 +373,8 @@ export class Execution {
         await sleep(this.options.pollIntervalMs ?? 250, this.options.signal);
         if (answered) return null;
         try {
-          watching = track(watching, await transactionsOf(this.options.provider, this.record.party, watching.offset), target, this.record.submittedUpdateId);
-          if (watching.offerCid !== null) return watching;
+          watching = track(watching, await transactionsOf(this.options.provider, this.record.party, watching.offset), targets, this.record.submittedUpdateId);
+          if (watching.offerUpdateId !== null) return watching;
         } catch {
           // An unreadable ledger: the wallet's answer is waited for, or the next read.
         }
@@ -314,12 +431,8 @@ export class Execution {
       // The service may have made the intent: asked again (resume, or execute), it answers the same plan, with the signature kept.
       return this.finish('SIGNING', error);
     }
-    const made = this.record.plan;
-    const unverifiable = (why: string) => this.refuse(new BestexError(`the plan the service completed cannot be checked, so it is not executed: ${why}`, { status: null, code: 'plan_unverifiable' }));
-    if (completed?.planId !== made.planId || completed.expiry !== made.expiry || !sameJson(completed.quoteRef, made.quoteRef)) return unverifiable('it is not the plan that was signed for (its planId, quoteRef or expiry differ)');
-    if (isSigningPlan(completed) || !isIntentPlan(completed)) return unverifiable('it is not a deposit to the venue\'s swap intent');
     try {
-      checkPlan(completed, new Date());
+      checkCompleted(this.record.plan as SigningPlanV2 | SigningSplitPlan, completed, new Date());
     } catch (err) {
       return this.refuse(err);
     }
@@ -337,18 +450,41 @@ export class Execution {
     return this.finish('REFUSED', error);
   }
 
-  /** Tracks the deposit on the taker's ledger view until it ends, the wait is stopped, or the plan is long past its expiry. */
+  /** `leg` ended as `fate`: its deposit's step, and (a split's leg) the host's onLeg, told once. */
+  private settle(leg: ExecutableLeg, fate: LegStatus, error: BestexError | null = null): void {
+    this.fates[leg.index] = fate;
+    this.legErrors[leg.index] = error;
+    const tracked = this.deposit(leg);
+    const updateId = tracked?.depositUpdateId ?? undefined;
+    if (tracked?.outcome) this.step(leg.deposit, fate === 'COMPLETED' ? 'accepted' : 'returned', updateId);
+    if (!this.plan.split) return;
+    const received = fate === 'COMPLETED' && tracked?.received != null ? fromUnits(tracked.received) : undefined;
+    safely(this.options.hooks, (h) =>
+      h.onLeg?.({ planId: this.record.planId, index: leg.index, venueId: leg.venueId, status: fate, ...(received === undefined ? {} : { received }), ...(updateId === undefined ? {} : { updateId }) }),
+    );
+  }
+
+  /** Ends the execution as its legs ended (every leg has). */
+  private ended(): Promise<ExecutionResult> {
+    return this.finish(overall(this.fates as LegStatus[]), this.legErrors.find((e) => e !== null) ?? null);
+  }
+
+  /** Tracks every deposit on the taker's ledger view until each has ended, the wait is stopped, or the plan is long past its expiry. */
   async follow(): Promise<ExecutionResult> {
     const { provider, signal } = this.options;
-    const target = targetOf(this.plan, this.record.party);
-    const giveUpAt = Date.parse(target.executeBefore) + ANSWER_GRACE_MS;
-    let announced = this.record.status === 'INITIATED' && this.state.offerCid !== null;
+    const plan = this.plan;
+    const targets = targetsOf(plan, this.record.party);
+    const giveUpAt = giveUpAtOf(plan);
+    let announced = this.record.status === 'INITIATED' && this.state.offerUpdateId !== null;
+    this.fates = plan.legs.map(() => null);
+    this.legErrors = plan.legs.map(() => null);
     const answered = new Set<number>();
     let failedReads = 0;
     let intentAskedAt = 0;
+    const open = () => plan.legs.filter((leg) => this.fates[leg.index] === null);
     for (;;) {
       try {
-        this.state = track(this.state, await transactionsOf(provider, this.record.party, this.state.offset), target, this.record.submittedUpdateId);
+        this.state = track(this.state, await transactionsOf(provider, this.record.party, this.state.offset), targets, this.record.submittedUpdateId);
         failedReads = 0;
       } catch (err) {
         // A passing failure to read is waited out; a lasting one ends the wait (resume goes on later).
@@ -359,83 +495,101 @@ export class Execution {
         await sleep(this.options.pollIntervalMs ?? 250, signal);
         continue;
       }
-      if (this.state.offerCid !== null && !announced) {
+      if (this.state.offerUpdateId !== null && !announced) {
         announced = true;
         if (this.record.status !== 'INITIATED') await this.save({ status: 'INITIATED' });
         this.record.included.forEach((i) => this.step(i, 'submitted', this.state.offerUpdateId!));
         this.status('INITIATED', {
-          updateId: this.state.offerUpdateId!,
+          updateId: this.state.offerUpdateId,
           ...(this.duplicate ? { duplicate: true, note: 'this plan was submitted before, under the same commandId: that submission is tracked, nothing new was sent' } : this.record.feeNote ? { note: this.record.feeNote } : {}),
         });
       }
       this.reportFeeLegs(answered);
-      const outcome = this.state.outcome;
-      if (outcome) {
-        this.step(0, outcome === 'COMPLETED' ? 'accepted' : 'returned', this.state.depositUpdateId ?? undefined);
-        // A fee leg answered after the payout's transaction reads as not answered yet (fees.released null).
-        return this.finish(outcome);
+      // A fee leg answered after the payout's transaction reads as not answered yet (fees.released null).
+      for (const leg of open()) {
+        const outcome = this.deposit(leg)?.outcome;
+        if (outcome) this.settle(leg, outcome);
       }
-      // A venue that took the deposit and has not paid is asked about (through the service) while it
-      // is waited for: one that failed says so, and the execution ends saying who must act.
-      if (this.state.depositUpdateId !== null && this.options.client && isIntentPlan(this.record.plan) && Date.now() - intentAskedAt >= INTENT_READ_MS) {
+      if (open().length === 0) return this.ended();
+      // A venue that took a deposit to its swap intent and has not paid is asked about (through
+      // the service) while it is waited for: one that failed says so, and that leg ends saying who must act.
+      const intents = open().filter((leg) => isIntentLeg(leg) && this.deposit(leg)?.depositUpdateId != null);
+      if (intents.length > 0 && this.options.client && Date.now() - intentAskedAt >= INTENT_READ_MS) {
         intentAskedAt = Date.now();
-        const reading = await intentOutcome(this.options.client, this.record.plan, this.record.party);
-        if (reading?.status === 'venue_failed') return this.finish('VENUE_FAILED', this.venueFailed(reading));
+        for (const leg of intents) {
+          const reading = await intentOutcome(this.options.client, plan, leg, this.record.party);
+          if (reading?.status === 'venue_failed') this.settle(leg, 'VENUE_FAILED', this.venueFailed(reading, leg));
+        }
+        if (open().length === 0) return this.ended();
       }
-      if (this.state.offerCid === null && this.walletFailed && !this.duplicate) {
+      if (this.state.offerUpdateId === null && this.walletFailed && !this.duplicate) {
         return this.finish('SUBMIT_FAILED', new BestexError('the wallet reported that the transaction failed', { status: null, code: 'submit_failed' }));
       }
       if (Date.now() >= giveUpAt) {
-        if (this.state.offerCid === null) {
+        if (this.state.offerUpdateId === null) {
           return this.finish('SUBMIT_FAILED', new BestexError('the deposit never reached the ledger before the plan expired', { status: null, code: 'submit_failed' }));
         }
-        return this.finish('EXPIRED', null);
+        for (const leg of open()) this.settle(leg, 'EXPIRED');
+        return this.ended();
       }
-      if (signal?.aborted) return this.finish(this.state.offerCid === null ? 'SUBMITTING' : 'INITIATED');
+      if (signal?.aborted) return this.finish(this.state.offerUpdateId === null ? 'SUBMITTING' : 'INITIATED');
       await sleep(this.options.pollIntervalMs ?? 250, signal);
     }
   }
 
-  /** Why an intent the venue took the deposit for ended with nothing paid: the venue itself must act. */
-  private venueFailed(reading: V2.Outcome): BestexError {
+  /** Why a leg whose deposit the venue's intent took ended with nothing paid: the venue itself must act. */
+  private venueFailed(reading: V2.Outcome, leg: ExecutableLeg): BestexError {
     const intent = (this.record.plan as { intent?: V2.PlanIntent }).intent;
-    const venue = reading.venueId ?? intent?.venueId ?? 'the venue';
+    const venue = reading.venueId ?? intent?.venueId ?? leg.venueId;
     return new BestexError(
-      `${venue} took the deposit and neither paid out nor refunded it (its intent ${reading.intentId ?? intent?.intentId ?? ''} is ${reading.venueStatus ?? 'failed'}): ${venue} itself must act; contact its support with the intent id and the deposit's update ${this.state.depositUpdateId}`,
+      `${venue} took the deposit and neither paid out nor refunded it (its intent ${reading.intentId ?? intent?.intentId ?? ''} is ${reading.venueStatus ?? 'failed'}): ${venue} itself must act; contact its support with the intent id and the deposit's update ${this.deposit(leg)?.depositUpdateId}`,
       { status: null, code: 'venue_failed', action: `contact ${venue}'s support with the intent id` },
     );
   }
 
-  /** Each fee leg's answer, once, on the plan step it is: matched by receiver and amount. */
+  /** Each fee leg's answer, once, on the plan step it is: its leg's fee leg, as tracking matched it. */
   private reportFeeLegs(answered: Set<number>): void {
-    for (const leg of this.state.feeLegs) {
-      const answer = this.state.feeAnswers[leg.cid];
-      if (!answer) continue;
-      const index = this.record.included.find((i) => i > 0 && !answered.has(i) && this.plan.steps[i]!.target === leg.receiver && toUnits(this.plan.steps[i]!.amount) === toUnits(leg.amount));
-      if (index === undefined) continue;
-      answered.add(index);
-      this.step(index, answer);
+    for (const leg of this.plan.legs) {
+      const tracked = this.deposit(leg);
+      for (const offered of tracked?.feeLegs ?? []) {
+        const answer = tracked!.feeAnswers[offered.cid];
+        const index = leg.feeLegs[offered.index];
+        if (!answer || index === undefined || answered.has(index) || !this.record.included.includes(index)) continue;
+        answered.add(index);
+        this.step(index, answer);
+      }
     }
   }
 
-  /** Whether the plan's deposit offer is on the ledger (read once, from the record's start). */
+  /** Whether the plan's deposit offers are on the ledger (read once, from the record's start). */
   async onLedger(): Promise<boolean> {
-    const target = targetOf(this.plan, this.record.party);
-    this.state = track(this.state, await transactionsOf(this.options.provider, this.record.party, this.state.offset), target, this.record.submittedUpdateId);
-    return this.state.offerCid !== null;
+    this.state = track(this.state, await transactionsOf(this.options.provider, this.record.party, this.state.offset), targetsOf(this.plan, this.record.party), this.record.submittedUpdateId);
+    return this.state.offerUpdateId !== null;
   }
 
-  /** Takes back the deposit offer no pool answered: one withdraw, under its own commandId, with the registry's choice context. */
+  /**
+   * Takes back every deposit offer of the plan no venue answered (a split plan's still-open legs'):
+   * one submission, under its own commandId, each withdraw with its registry's choice context.
+   */
   async withdraw(): Promise<ExecutionResult> {
     const { provider } = this.options;
     const nothing = () => new BestexError(`no open deposit of ${this.plan.planId} to withdraw: the venue answered it, or it was withdrawn`, { status: null, code: 'nothing_to_withdraw' });
-    if (!(await this.onLedger()) || this.state.outcome !== null) throw nothing();
-    const offerCid = this.state.offerCid!;
-    const offer = (await openOffersOf(provider, this.record.party)).find((open) => open.contractId === offerCid);
-    if (!offer) throw nothing();
-    const context = await withdrawContext(this.options, this.plan.registries, offer.transfer.instrumentId.admin, offerCid);
-    const command = withdrawCommand(offerCid, context);
-    const submitted = await submit(provider, { commands: [command], disclosed: [...(context.disclosedContracts ?? [])], commandId: `${this.plan.planId}-withdraw`, party: this.record.party }, this.approve);
+    if (!(await this.onLedger())) throw nothing();
+    const openOffers = await openOffersOf(provider, this.record.party);
+    const offers = this.plan.legs.flatMap((leg) => {
+      const tracked = this.deposit(leg);
+      const offer = tracked?.outcome === null ? openOffers.find((o) => o.contractId === tracked.offerCid) : undefined;
+      return offer ? [offer] : [];
+    });
+    if (offers.length === 0) throw nothing();
+    const commands: LedgerCommand[] = [];
+    const disclosed: DisclosedContract[] = [];
+    for (const offer of offers) {
+      const context = await withdrawContext(this.options, this.plan.registries, offer.transfer.instrumentId.admin, offer.contractId);
+      commands.push(withdrawCommand(offer.contractId, context));
+      disclosed.push(...(context.disclosedContracts ?? []));
+    }
+    const submitted = await submit(provider, { commands, disclosed: distinctDisclosures(disclosed), commandId: `${this.plan.planId}-withdraw`, party: this.record.party }, this.approve);
     if ('refused' in submitted) throw submitted.error;
     return this.follow();
   }

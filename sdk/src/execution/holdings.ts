@@ -25,7 +25,7 @@ export const spendable = (holdings: readonly OwnHolding[], instrument: string) =
 /**
  * The holdings a batch of `steps` starts from, by instrument: enough for every step of that
  * instrument together, since the batch threads one transfer's change into the next. Or, when an
- * instrument falls short, what it lacks, in words.
+ * instrument falls short, what it lacks, in words (its deposits covered: only fee legs fall short).
  */
 export function batchInputs(steps: readonly ExecutableStep[], holdings: readonly OwnHolding[]): { inputs: Map<string, OwnHolding[]> } | { short: string } {
   const free = freeHoldings(holdings);
@@ -43,7 +43,7 @@ export function batchInputs(steps: readonly ExecutableStep[], holdings: readonly
     const what = legs.length === 1 ? `the ${legs[0]!.kind} leg needs ${legs[0]!.amount} ${instrument}` : `the ${legs.map((l) => l.kind).join(' and ')} legs need ${fromUnits(legs.reduce((sum, l) => sum + toUnits(l.amount), 0n))} ${instrument} together`;
     const held = spendable(holdings, instrument);
     return {
-      short: `${what}${deposit ? ` besides the deposit's ${deposit.amount}` : ''} and the party holds ${held} ${instrument} spendable, ${fromUnits(needed - toUnits(held))} short: the deposit goes alone, fee-less`,
+      short: `${what}${deposit ? ` besides the deposit's ${deposit.amount}` : ''} and the party holds ${held} ${instrument} spendable, ${fromUnits(needed - toUnits(held))} short`,
     };
   }
   return { inputs };
