@@ -22,7 +22,7 @@ import { REASON_KEY } from '../../core/ledger/token-standard.js';
 import { CC, type Token } from '../../core/tokens.js';
 import { nightlyPayout, type NightlyQuoteBook } from '../venues/nightly.js';
 import { AmmDesk, type AmmDeskOptions } from './amm-desk.js';
-import { directTransfer, type SandboxPool } from './pool-operator.js';
+import { directTransfer, type DeskAnswer, type SandboxPool } from './pool-operator.js';
 import type { Instruction } from './token-contracts.js';
 
 export interface NightlyDeskOptions extends AmmDeskOptions {
@@ -40,7 +40,7 @@ export class NightlyDesk extends AmmDesk<NightlyDeskOptions> {
   }
 
   /** Answers one open offer: paid and accepted, or returned. */
-  answer(cid: string, instruction: Instruction): void {
+  answer(cid: string, instruction: Instruction): DeskAnswer {
     const { contracts } = this;
     const now = this.now();
     const answer = now.getTime() >= Date.parse(instruction.executeBefore) ? { refused: 'expired' } : this.price(instruction);
@@ -48,7 +48,7 @@ export class NightlyDesk extends AmmDesk<NightlyDeskOptions> {
       const returned = contracts.returned(cid, instruction, 'reject');
       returned.apply();
       this.commit(`nightly-${cid.slice(2, 14)}`, [returned.node]);
-      return;
+      return 'returned';
     }
     const { entry, want, payout, recipient } = answer;
     const accept = contracts.accepted(cid, instruction);
@@ -63,6 +63,7 @@ export class NightlyDesk extends AmmDesk<NightlyDeskOptions> {
       pool.quoteReserve = pool.quoteReserve.minus(payout);
     }
     this.commit(`nightly-${cid.slice(2, 14)}`, [accept.node, paid]);
+    return 'paid';
   }
 
   /** The quote the offer's memo redeems, priced against the pools now; or why it is returned. */

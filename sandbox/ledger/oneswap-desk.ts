@@ -28,7 +28,7 @@ import { CC } from '../../core/tokens.js';
 import { ONESWAP_MAX_PRICE_IMPACT, type OneSwapIntent, type OneSwapIntentBook, type SwapStatus } from '../venues/oneswap-intents.js';
 import { oneswapSwap } from '../venues/oneswap-swap.js';
 import { AmmDesk, type AmmDeskOptions } from './amm-desk.js';
-import { directTransfer, type SandboxPool } from './pool-operator.js';
+import { directTransfer, type DeskAnswer, type SandboxPool } from './pool-operator.js';
 import type { Instruction } from './token-contracts.js';
 
 export interface OneSwapDeskOptions extends AmmDeskOptions {
@@ -41,14 +41,14 @@ const REFUNDED: ReadonlySet<SwapStatus> = new Set(['slippage_failed', 'price_imp
 
 export class OneSwapDesk extends AmmDesk<OneSwapDeskOptions> {
   /** Answers one open offer: settles the intent it meets, or returns it. */
-  answer(cid: string, instruction: Instruction): void {
+  answer(cid: string, instruction: Instruction): DeskAnswer {
     const { contracts } = this;
     const commandId = `oneswap-${cid.slice(2, 14)}`;
     const now = this.now();
     const intent = this.options.intents.match(instruction.sender, instruction.instrument, instruction.meta[REASON_KEY]);
     if (!intent || intent.status !== 'pending' || now.getTime() >= Date.parse(instruction.executeBefore)) {
       this.refund(cid, instruction, commandId);
-      return;
+      return 'returned';
     }
     intent.matchedAt = now.getTime();
     const entry = this.poolFor(intent.give, intent.want);
@@ -56,14 +56,14 @@ export class OneSwapDesk extends AmmDesk<OneSwapDeskOptions> {
     intent.status = status;
     if (REFUNDED.has(status)) {
       this.refund(cid, instruction, commandId);
-      return;
+      return 'returned';
     }
     const accept = contracts.accepted(cid, instruction);
     if (status !== 'completed' || !entry) {
       // The deposit is kept and nothing is paid: the states the docs leave to manual intervention.
       accept.apply();
       this.commit(commandId, [accept.node]);
-      return;
+      return 'kept';
     }
     const swap = oneswapSwap(this.options.spec, entry.pool, intent.give, instruction.amount);
     const paid = directTransfer(contracts, { sender: this.party, receiver: intent.party, instrument: intent.want.instrument, amount: swap.output, now, executeBefore: instruction.executeBefore, reason: `${intent.depositReference} payout ${toWire(swap.output)}` });
@@ -78,6 +78,7 @@ export class OneSwapDesk extends AmmDesk<OneSwapDeskOptions> {
     }
     intent.actualOutput = swap.output;
     this.commit(commandId, [accept.node, paid]);
+    return 'paid';
   }
 
   private refund(cid: string, instruction: Instruction, commandId: string): void {

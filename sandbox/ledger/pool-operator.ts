@@ -46,9 +46,12 @@ export interface OfferDesk {
   readonly party: string;
   /** Its reserves as its holdings, issued at genesis. */
   reserveHoldings(): CreateNode[];
-  /** Accepts and pays, or returns, one open offer to its party, committing the answer. */
-  answer(cid: string, instruction: Instruction): void;
+  /** Accepts and pays, or returns, one open offer to its party, committing the answer; says which (or that it kept the deposit unpaid). */
+  answer(cid: string, instruction: Instruction): DeskAnswer;
 }
+
+/** What a desk did with a deposit: paid it, returned it, or kept it with nothing paid (left to the venue's operators). */
+export type DeskAnswer = 'paid' | 'returned' | 'kept';
 
 /** The pool's reserve of `token`: its base (CC) or quote reserve. */
 const reserveOf = (entry: SandboxPool, token: Token) => (token === entry.tokens[0] ? entry.pool.baseReserve : entry.pool.quoteReserve);
@@ -128,7 +131,7 @@ export class PoolOperator {
       try {
         const instruction = this.contracts.instructions.get(cid)!;
         const desk = this.deskOf(instruction.receiver);
-        if (desk) desk.answer(cid, instruction);
+        if (desk) this.answerFeeLegs(cid, instruction, desk.answer(cid, instruction));
         else this.answerDeposit(cid, instruction);
       } catch (err) {
         if (!this.failedOffers.has(cid)) this.options.onOperatorError?.(err);
@@ -153,11 +156,29 @@ export class PoolOperator {
     return { want, payout };
   }
 
-  /** The open offers submitted in the same batch as a deposit, by its sender, to parties other than a pool: its fee legs. */
+  /**
+   * A deposit's fee legs: the open offers its sender submitted in the same batch after it, to
+   * parties other than a venue's, up to the batch's next deposit (a split's batch carries each
+   * leg's deposit followed by its own fee legs), so each deposit's fees follow its own fate.
+   */
   private feeLegsOf(depositCid: string, deposit: Instruction): Array<[string, Instruction]> {
-    return [...this.contracts.instructions.entries()].filter(
-      ([cid, i]) => cid !== depositCid && i.batch === deposit.batch && i.sender === deposit.sender && !this.isPoolParty(i.receiver),
-    );
+    const batch = this.contracts.batchOrder(deposit.batch);
+    const legs: Array<[string, Instruction]> = [];
+    for (const { cid, receiver } of batch.slice(batch.findIndex((entry) => entry.cid === depositCid) + 1)) {
+      if (this.isPoolParty(receiver)) break;
+      const leg = this.contracts.instructions.get(cid);
+      if (leg?.sender === deposit.sender) legs.push([cid, leg]);
+    }
+    return legs;
+  }
+
+  /** With a desk's payout on the ledger the fee parties accept the deposit's fee legs; a returned deposit's come back. */
+  private answerFeeLegs(cid: string, deposit: Instruction, answer: DeskAnswer): void {
+    if (answer === 'kept') return;
+    const legs = this.feeLegsOf(cid, deposit).map(([legCid, leg]) => (answer === 'paid' ? this.contracts.accepted(legCid, leg) : this.contracts.returned(legCid, leg, 'reject')));
+    if (legs.length === 0) return;
+    legs.forEach((leg) => leg.apply());
+    this.options.commit(`fees-${cid.slice(2, 14)}`, legs.map((leg) => leg.node));
   }
 
   private answerDeposit(cid: string, instruction: Instruction): void {

@@ -112,7 +112,7 @@ export function stage(contracts: TokenContracts, now: Date, stateVersion: number
       for (const [cid] of spentHoldings) contracts.holdings.delete(cid);
       contracts.holdings.set(lockedCid, locked);
       if (changeCid && changeHolding) contracts.holdings.set(changeCid, changeHolding);
-      contracts.instructions.set(instructionCid, instruction);
+      contracts.open(instructionCid, instruction);
     });
     return { node, result };
   };

@@ -46,6 +46,8 @@ export interface Settlement {
 export class TokenContracts {
   readonly holdings = new Map<string, Holding>();
   readonly instructions = new Map<string, Instruction>();
+  /** Each submission's instructions in the order it made them, while any of them is open: a deposit's fee legs follow it. */
+  private readonly batches = new Map<string, Array<{ readonly cid: string; readonly receiver: string }>>();
   /** The transfer factory contract of each instrument admin. */
   readonly factories: ReadonlyMap<string, string>;
   private contractCounter = 0;
@@ -107,6 +109,25 @@ export class TokenContracts {
     return { inputs: inputs.map(([cid]) => cid), nodes, changeCid };
   }
 
+  /** An instruction made open by its submission, in its batch's order. */
+  open(cid: string, instruction: Instruction): void {
+    this.instructions.set(cid, instruction);
+    const batch = this.batches.get(instruction.batch) ?? [];
+    batch.push({ cid, receiver: instruction.receiver });
+    this.batches.set(instruction.batch, batch);
+  }
+
+  /** The instructions `batch` made, open or answered, in its order; none once all are answered. */
+  batchOrder(batch: string): ReadonlyArray<{ readonly cid: string; readonly receiver: string }> {
+    return this.batches.get(batch) ?? [];
+  }
+
+  private close(cid: string, instruction: Instruction): void {
+    this.instructions.delete(cid);
+    const batch = this.batches.get(instruction.batch);
+    if (batch && !batch.some((entry) => this.instructions.has(entry.cid))) this.batches.delete(instruction.batch);
+  }
+
   /** The receiver's acceptance: the locked holding spent, the receiver's created. */
   accepted(instructionCid: string, instruction: Instruction): Settlement {
     const { receiver, instrument, amount } = instruction;
@@ -118,7 +139,7 @@ export class TokenContracts {
         this.holdingCreated(receivedCid, received),
       ]),
       apply: () => {
-        this.instructions.delete(instructionCid);
+        this.close(instructionCid, instruction);
         this.holdings.delete(instruction.lockedHoldingCid);
         this.holdings.set(receivedCid, received);
       },
@@ -137,7 +158,7 @@ export class TokenContracts {
         [this.holdingArchived(instruction.lockedHoldingCid, this.holdings.get(instruction.lockedHoldingCid)!), this.holdingCreated(refundCid, refund)],
       ),
       apply: () => {
-        this.instructions.delete(instructionCid);
+        this.close(instructionCid, instruction);
         this.holdings.delete(instruction.lockedHoldingCid);
         this.holdings.set(refundCid, refund);
       },

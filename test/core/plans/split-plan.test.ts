@@ -4,7 +4,7 @@
 // with a OneSwap leg is its message to sign, completed with the wallet's signature into every leg's
 // deposit. The taker signs with Canton's signing library.
 import { createHash } from 'node:crypto';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createKeyPair, signMessage } from '@canton-network/core-signing-lib';
 import { Decimal } from '../../../core/decimal.js';
 import { clientFees } from '../../../core/quotes/client-fees.js';
@@ -52,7 +52,7 @@ function signed(made: Json): { planId: string; signature: string; publicKey: str
 }
 
 /** The rules every complete split plan keeps, whatever its legs: its figures recompute and each leg's steps are its own. */
-function holdsTogether(t: Tap.Test, made: V2.SplitPlan, q: V2.QuoteResponse, slippageBps = 50): void {
+function holdsTogether(t: Test, made: V2.SplitPlan, q: V2.QuoteResponse, slippageBps = 50): void {
   const { split } = made;
   t.equal(split.amount, q.amount, "the split's amount is the quote's");
   t.equal(sum(split.legs.map((l) => l.amount)).toFixed(), new Decimal(split.amount).toFixed(), "the legs' amounts sum to it");

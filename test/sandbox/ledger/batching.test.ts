@@ -250,6 +250,31 @@ t.test('"fee escrow is not released" without a payout: a floor the pool cannot p
   t.equal(spendable(sandbox.ledger, FEE_A, 'USDCx').toFixed(), '0');
 });
 
+t.test('"each deposit\'s fees follow its own fate": a batch of two deposits, each followed by its fee leg (a split), has the paid deposit\'s fee accepted and the returned one\'s returned', async (t) => {
+  const sandbox = await sandboxFor(t);
+  const taker = newTaker();
+  const holdings = (await funded(t, sandbox, taker, { CC: '100', USDCx: '2' })) as { CC: string; USDCx: string };
+  const action = (admin: string, arg: unknown) => ({ tag: 'TSA_TransferFactory_TransferV1', value: { cid: sandbox.ledger.factories.get(admin)!, arg } });
+  const command = batchCommand(sandbox, taker, holdings, '30', '0.0000000001', []);
+  command.CreateAndExerciseCommand.choiceArgument.actions = [
+    action(CC_ADMIN, transferArg(CC_ADMIN, 'Amulet', taker, POOL, '30', '0.0000000001')),
+    action(USD_ADMIN, transferArg(USD_ADMIN, 'USDCx', taker, FEE_A, '0.5', 'fee')),
+    // A floor the pool cannot pay: this deposit is returned.
+    action(CC_ADMIN, transferArg(CC_ADMIN, 'Amulet', taker, POOL, '30', '1000000')),
+    action(USD_ADMIN, transferArg(USD_ADMIN, 'USDCx', taker, FEE_B, '0.25', 'fee')),
+  ];
+  const before = sandbox.ledger.ledgerEnd;
+  const answer = await call(t, sandbox, 'POST', '/v2/commands/submit-and-wait', commands(sandbox, taker, command));
+  t.equal(answer.status, 200, JSON.stringify(answer.body).slice(0, 300));
+  await new Promise((resolve) => setImmediate(resolve));
+  const answers = sandbox.ledger.transactions(before + 1, sandbox.ledger.ledgerEnd).flatMap((tx) => tx.events.filter((e) => e.kind === 'exercised' && e.choice.startsWith('TransferInstruction_')).map((e) => (e as { choice: string }).choice));
+  t.strictSame(answers.sort(), ['TransferInstruction_Accept', 'TransferInstruction_Accept', 'TransferInstruction_Reject', 'TransferInstruction_Reject'], 'every offer of the batch answered: one deposit and its fee accepted, the other and its fee rejected');
+  t.equal(spendable(sandbox.ledger, FEE_A, 'USDCx').toFixed(), '0.5', 'the paid deposit\'s fee is released');
+  t.equal(spendable(sandbox.ledger, FEE_B, 'USDCx').toFixed(), '0', 'the returned deposit\'s fee is not');
+  t.equal(spendable(sandbox.ledger, taker, 'Amulet').toFixed(), '70', 'the returned deposit is back');
+  t.ok(spendable(sandbox.ledger, taker, 'USDCx').gt(new Decimal('1.75')), 'the returned fee is back, and the payout arrived');
+});
+
 t.test('"a batch is all or nothing": an action that fails leaves every holding as it was, and the refusal says which and why', async (t) => {
   const sandbox = await sandboxFor(t);
   const taker = newTaker();
