@@ -1,6 +1,7 @@
 // CIP-0112's batching utility (Splice's package splice-util-token-standard-wallet, module
 // Splice.Util.Token.Wallet.BatchingUtilityV2): the one command that runs a plan's deposit and its
-// fee legs in one transaction, and whether the wallet's participant has the package to run it.
+// fee legs (a split plan's every deposit and fee leg) in one transaction, whether the wallet's
+// participant has the package to run it, and the refusal of a split plan where it has not.
 //
 // The utility threads holdings: each TransferFactory_Transfer action is given every holding the
 // map holds for its instrument (its own inputHoldingCids are replaced), and its change goes back

@@ -36,6 +36,8 @@ export async function crossCheck(
   depositUpdateId: string | null,
   signal?: AbortSignalLike,
 ): Promise<ServiceReading | null> {
+  // A deposit the taker withdrew never reached the venue: its intent's status says nothing of it.
+  if (isIntentLeg(leg) && status === 'WITHDRAWN') return null;
   let timer: ReturnType<typeof setTimeout> | undefined;
   // The service's reading is a cross-check: it may hold the final status back this long at most.
   const ms = isIntentLeg(leg) ? INTENT_CROSS_CHECK_BUDGET_MS : CROSS_CHECK_BUDGET_MS;

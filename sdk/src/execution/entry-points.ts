@@ -3,26 +3,38 @@
 // reported through hooks; one execution per plan at a time.
 //
 // States (`ExecutionStatus`), terminal ones marked *:
-//   SIGNING          a plan made with a sign-message step (OneSwap's): the wallet is asked to sign
-//                    the venue's message, then the service completes the plan (signPlan)
-//   SUBMITTING       the plan passed the SDK's checks; the wallet is asked to sign and submit
-//   INITIATED        the deposit (with its fee legs, when batched) is on the ledger, awaiting the venue
-//   COMPLETED*       the venue accepted and the payout is on the ledger (fee escrow released)
-//   SLIPPAGE_FAILED* the venue could not pay the floor and rejected: the deposit came back
-//   EXPIRED*         no answer before the plan's expiry (the deposit comes back when the venue
-//                    rejects it late, or when `withdraw` takes it back)
-//   WITHDRAWN*       the taker took the deposit back before any answer
-//   VENUE_FAILED*    the venue took the deposit and neither paid out nor refunded it (a failed
-//                    OneSwap intent): the venue itself must act
-//   USER_REJECTED*   the user refused to sign in the wallet (EIP-1193 4001); nothing was submitted
-//   SUBMIT_FAILED*   the wallet or the ledger refused the submission; nothing was submitted
-//   REFUSED*         the SDK refused the plan before anything was signed: expired, not checkable,
-//                    more than the taker can cover, or a message the wallet cannot sign
-//                    (signing_unavailable); or the service refused to complete a signed plan
-// A plan is submitted under `commandId = planId`, so the ledger runs it at most once whoever
-// retries; executing a plan that is executing returns the same promise; `resume` continues a
-// stored execution without submitting again, and without asking the wallet to sign a message it
-// signed already (the signature, and then the completed plan, are kept in the record).
+//   SIGNING              a plan made with a sign-message step (OneSwap's, or a split's with a OneSwap
+//                        leg): the wallet is asked to sign the venue's message, then the service
+//                        completes the plan (signPlan)
+//   SUBMITTING           the plan passed the SDK's checks; the wallet is asked to sign and submit
+//   INITIATED            the deposit (with its fee legs, when batched; a split's every deposit and
+//                        fee leg, in one batch) is on the ledger, awaiting the venue
+//   COMPLETED*           the venue accepted and the payout is on the ledger (fee escrow released);
+//                        a split: every leg was paid
+//   PARTIALLY_COMPLETED* a split: some legs paid, the others returned (their fees with them); each
+//                        leg's fate in `result.legs`, and in the status's note
+//   SLIPPAGE_FAILED*     the venue could not pay the floor and rejected: the deposit came back (a
+//                        split: no leg paid, a venue rejected one)
+//   EXPIRED*             no answer before the plan's expiry (the deposit comes back when the venue
+//                        rejects it late, or when `withdraw` takes it back); a split: no leg answered
+//   WITHDRAWN*           the taker took the deposit back before any answer (a split: every leg's)
+//   VENUE_FAILED*        the venue took the deposit and neither paid out nor refunded it (a failed
+//                        OneSwap intent): the venue itself must act; a split: one leg's venue did,
+//                        the other legs' fates in `result.legs`
+//   USER_REJECTED*       the user refused to sign in the wallet (EIP-1193 4001); nothing was submitted
+//   SUBMIT_FAILED*       the wallet or the ledger refused the submission; nothing was submitted
+//   REFUSED*             the SDK refused the plan before anything was signed: expired, not
+//                        checkable, more than the taker can cover, a message the wallet cannot sign
+//                        (signing_unavailable), or a split on a participant without the batching
+//                        package (batching_unavailable: asked before anything is signed, or the
+//                        batch refused whole for it; a split never sends one deposit alone); or the
+//                        service refused to complete a signed plan
+// A split plan's legs settle each on its own (`hooks.onLeg` once per leg, `result.legs`); the
+// execution ends once every leg has. A plan is submitted under `commandId = planId`, so the
+// ledger runs it at most once whoever retries; executing a plan that is executing returns the
+// same promise; `resume` continues a stored execution without submitting again, and without
+// asking the wallet to sign a message it signed already (the signature, and then the completed
+// plan, are kept in the record); `withdraw` takes back every deposit of the plan still open.
 import { BestexError } from '../errors.js';
 import { isSigningPlan, type Plan } from '../plan.js';
 import { readRefusal } from '../refusals.js';
@@ -112,7 +124,7 @@ export function resume(planId: string, options: ExecuteOptions): Promise<Executi
   });
 }
 
-/** Takes back the deposit of a stored execution that no pool has answered; resolves with the result (WITHDRAWN). */
+/** Takes back every deposit of a stored execution that no venue has answered (a split's still-open legs', in one submission); resolves with the result. */
 export async function withdraw(planId: string, options: ExecuteOptions): Promise<ExecutionResult> {
   const stored = await (options.storage ?? defaultStorage).get(planId);
   if (!stored) throw new BestexError(`no execution of ${planId} is stored here: pass the storage it was executed with`, { status: null, code: 'unknown_plan' });

@@ -16,6 +16,7 @@ import { feesReleased, start, track, type DepositTarget, type DepositTracked, ty
 import { batchedCommand, depositCommand, withdrawCommand } from './commands.js';
 import { crossCheck, intentOutcome, isIntentLeg } from './cross-check.js';
 import { executable, type Executable, type ExecutableLeg } from './executable.js';
+import { fateWords, splitStatus } from './legs.js';
 import { batchInputs, cover, freeHoldings, spendable } from './holdings.js';
 import { defaultStorage, type ExecuteOptions } from './options.js';
 import { realised } from './realised.js';
@@ -75,41 +76,6 @@ function targetsOf(plan: Executable, party: string): DepositTarget[] {
 
 /** When the wait for an answer ends: the last deposit's offer stops being acceptable, and the ledger's tolerance after it. */
 const giveUpAtOf = (plan: Executable): number => Math.max(...plan.legs.map((leg) => Date.parse(plan.steps[leg.deposit]!.expiresAt))) + ANSWER_GRACE_MS;
-
-/**
- * A split plan's end, from its legs': COMPLETED when every leg paid, PARTIALLY_COMPLETED when some
- * did and the others were returned, VENUE_FAILED when a venue kept a leg; with none paid,
- * SLIPPAGE_FAILED when a venue rejected one, EXPIRED when none was answered, WITHDRAWN when the
- * taker took them all back. A single-venue plan ends as its one deposit does.
- */
-function overall(fates: readonly LegStatus[]): ExecutionStatus {
-  if (fates.length === 1) return fates[0]!;
-  if (fates.includes('VENUE_FAILED')) return 'VENUE_FAILED';
-  const paid = fates.filter((f) => f === 'COMPLETED').length;
-  if (paid === fates.length) return 'COMPLETED';
-  if (paid > 0) return 'PARTIALLY_COMPLETED';
-  if (fates.includes('SLIPPAGE_FAILED')) return 'SLIPPAGE_FAILED';
-  return fates.includes('EXPIRED') ? 'EXPIRED' : 'WITHDRAWN';
-}
-
-/** A leg's fate, in words, for the status's note. */
-function fateWords(leg: LegResult, want: string): string {
-  const what = `leg ${leg.index} (${leg.venueId}, ${leg.amount})`;
-  switch (leg.status) {
-    case 'COMPLETED':
-      return `${what} paid ${leg.received} ${want}`;
-    case 'SLIPPAGE_FAILED':
-      return `${what} returned: its venue could not pay its floor ${leg.minReceive}, and its deposit and fee legs came back`;
-    case 'EXPIRED':
-      return `${what} expired unanswered: its deposit comes back when its venue rejects it, or withdraw takes it back`;
-    case 'WITHDRAWN':
-      return `${what} withdrawn: its deposit came back`;
-    case 'VENUE_FAILED':
-      return `${what} kept by its venue, which neither paid out nor refunded it`;
-    case null:
-      return `${what} not answered yet`;
-  }
-}
 
 export class Execution {
   private record: ExecutionRecord;
@@ -236,7 +202,7 @@ export class Execution {
       const disagreements = legs.flatMap(({ index, venueId, outcome }) =>
         outcome && !outcome.agrees ? [`${split ? `leg ${index} (${venueId}): ` : ''}the service reads ${outcome.status} with update ${outcome.depositUpdateId ?? '(none)'}, not the wallet's`] : [],
       );
-      const fates = split && legs.some((leg) => leg.status !== null) ? legs.map((leg) => fateWords(leg, plan!.quoteRef.pair.want)).join('; ') : null;
+      const fates = split && legs.some((leg) => leg.status !== null) ? legs.map((leg) => fateWords(leg, plan!.quoteRef.pair.want, plan!.legs[leg.index]!.feeLegs.length > 0)).join('; ') : null;
       const note = split ? [error?.message, fates, ...disagreements].filter(Boolean).join('; ') || null : (error?.message ?? disagreements[0] ?? this.record.feeNote);
       this.status(status, {
         ...(single?.depositUpdateId ? { updateId: single.depositUpdateId } : {}),
@@ -458,7 +424,7 @@ export class Execution {
     const updateId = tracked?.depositUpdateId ?? undefined;
     if (tracked?.outcome) this.step(leg.deposit, fate === 'COMPLETED' ? 'accepted' : 'returned', updateId);
     if (!this.plan.split) return;
-    const received = fate === 'COMPLETED' && tracked?.received != null ? fromUnits(tracked.received) : undefined;
+    const received = fate === 'COMPLETED' && typeof tracked?.received === 'bigint' ? fromUnits(tracked.received) : undefined;
     safely(this.options.hooks, (h) =>
       h.onLeg?.({ planId: this.record.planId, index: leg.index, venueId: leg.venueId, status: fate, ...(received === undefined ? {} : { received }), ...(updateId === undefined ? {} : { updateId }) }),
     );
@@ -466,7 +432,7 @@ export class Execution {
 
   /** Ends the execution as its legs ended (every leg has). */
   private ended(): Promise<ExecutionResult> {
-    return this.finish(overall(this.fates as LegStatus[]), this.legErrors.find((e) => e !== null) ?? null);
+    return this.finish(splitStatus(this.fates as LegStatus[]), this.legErrors.find((e) => e !== null) ?? null);
   }
 
   /** Tracks every deposit on the taker's ledger view until each has ended, the wait is stopped, or the plan is long past its expiry. */
@@ -513,7 +479,7 @@ export class Execution {
       if (open().length === 0) return this.ended();
       // A venue that took a deposit to its swap intent and has not paid is asked about (through
       // the service) while it is waited for: one that failed says so, and that leg ends saying who must act.
-      const intents = open().filter((leg) => isIntentLeg(leg) && this.deposit(leg)?.depositUpdateId != null);
+      const intents = open().filter((leg) => isIntentLeg(leg) && typeof this.deposit(leg)?.depositUpdateId === 'string');
       if (intents.length > 0 && this.options.client && Date.now() - intentAskedAt >= INTENT_READ_MS) {
         intentAskedAt = Date.now();
         for (const leg of intents) {
