@@ -6,7 +6,9 @@
 // dispatches `bestex:plan` ({plan, quote}, bubbling and composed) for the host to execute with its
 // own wallet; the host may hand the execution back (`executionHooks()`) to show its status. It
 // speaks API version 1 unless api-version="2": then its quotes, the venues it may plan (those the
-// quote says can be executed) and the plan and quote in bestex:plan are version 2's.
+// quote says can be executed) and the plan and quote in bestex:plan are version 2's, and a quote's
+// split is shown as the route and planned by its legs (each leg's fate shown as it settles; a
+// wallet that cannot batch the legs gets the best venue alone, planned and dispatched again).
 // Importing it defines nothing and touches no window, document or storage: a browser calls
 // defineBestexSwap() (the served /sdk/widget.js does), so server-side rendering never breaks.
 // docs/widget.md is its guide. Its parts: widget/element.ts (behaviour), widget/render.ts (DOM),
@@ -16,6 +18,8 @@
 // slippageBps, party, priceImpactWarningBps): api-base, api-key, api-version, from, to, amount,
 // slippage-bps, party, price-impact-warning-bps. Theming: CSS custom properties (--bestex-accent,
 // --bestex-text, --bestex-muted, --bestex-surface, --bestex-radius) and ::part(form), ::part(best),
-// ::part(best-note), ::part(venues), ::part(venue), ::part(execution), ::part(edge), ::part(impact),
-// ::part(impact-warning), ::part(create), ::part(error), ::part(dismiss), ::part(plan), ::part(status).
+// ::part(best-note), ::part(venues), ::part(venue), ::part(execution), ::part(split),
+// ::part(split-leg), ::part(split-total), ::part(edge), ::part(impact), ::part(impact-warning),
+// ::part(create), ::part(error), ::part(dismiss), ::part(plan), ::part(plan-leg), ::part(status),
+// ::part(legs), ::part(leg).
 export { BestexSwapElement, defineBestexSwap } from './widget/element.js';

@@ -1,7 +1,8 @@
-// <bestex-swap>'s behaviour: the custom element's state (the quote, the selected venue, the plan,
-// refusals' waits and the person's errors), its lifecycle, its requests to the service and when it
-// redraws. It speaks the API version its api-version attribute names (1 unless it says 2). What it
-// draws comes from render.ts, the rules it applies from rules.ts. Importing it touches no DOM: a
+// <bestex-swap>'s behaviour: the custom element's state (the quote, the selected venue or split,
+// the plan and its legs, refusals' waits and the person's errors), its lifecycle, its requests to
+// the service (a split the wallet cannot batch planned again on one venue) and when it redraws. It
+// speaks the API version its api-version attribute names (1 unless it says 2). What it draws comes
+// from render.ts, the rules it applies from rules.ts. Importing it touches no DOM: a
 // browser's HTMLElement is read where there is one, and defining it is the caller's
 // (defineBestexSwap).
 import { createClient, createClientV2, type BestexClient, type BestexClientV2 } from '../client.js';
@@ -9,9 +10,36 @@ import type { AppPlan, ExecutionPlan, QuoteResponse } from '../contract/v1.js';
 import type * as V2 from '../contract/v2.js';
 import { fromUnits } from '../decimal.js';
 import { BestexError } from '../errors.js';
-import type { ExecutionHooks, ExecutionStatus } from '../execution/types.js';
-import { bestLine, el, layout, venueTable, type TokenView } from './render.js';
-import { AMOUNT, AMOUNT_RULE, fieldOf, isV2Quote, MAX_BACKOFF_S, MAX_SLIPPAGE_BPS, ON_LEDGER, percent, PLANNABLE_VENUE, planVenue, priceImpactBps, quoteProblem, REASONS, REFERENCE_DIVISOR, units, venueName, warningBps, type ActionError, type Reference } from './rules.js';
+import type { ExecutionHooks, ExecutionStatus, LegUpdate } from '../execution/types.js';
+import { bestLine, el, layout, splitPlanLegs, splitRoute, venueTable, type TokenView } from './render.js';
+import {
+  AMOUNT,
+  AMOUNT_RULE,
+  BATCHING_UNAVAILABLE,
+  batchingFallback,
+  fieldOf,
+  isSplitPlan,
+  isV2Quote,
+  legFate,
+  legRequests,
+  MAX_BACKOFF_S,
+  MAX_SLIPPAGE_BPS,
+  ON_LEDGER,
+  percent,
+  PLANNABLE_VENUE,
+  planRoute,
+  priceImpactBps,
+  quoteProblem,
+  REASONS,
+  REFERENCE_DIVISOR,
+  units,
+  venueName,
+  warningBps,
+  type ActionError,
+  type LegProgress,
+  type Reference,
+  type Route,
+} from './rules.js';
 
 const DEBOUNCE_MS = 300;
 /** The service's quote cache window: a refresh sooner would get the same bytes. */
@@ -25,7 +53,9 @@ const CLIENT_ATTRIBUTES = ['api-base', 'api-key', 'api-version'];
 const QUOTED_FIELDS = ['from', 'to', 'amount'];
 
 type Quote = QuoteResponse | V2.QuoteResponse;
-type Plan = AppPlan | ExecutionPlan | V2.AppPlan | V2.ExecutionPlan;
+type Plan = AppPlan | ExecutionPlan | V2.AppPlan | V2.ExecutionPlan | V2.SplitPlan;
+/** A plan request but for its route (`venueId` or `legs`) and its idempotency key. */
+type PlanBase = Omit<V2.PlanRequest, 'venueId' | 'legs' | 'idempotencyKey'>;
 
 const Base = ((globalThis as { HTMLElement?: typeof HTMLElement }).HTMLElement ?? class {}) as typeof HTMLElement;
 
@@ -40,7 +70,7 @@ export class BestexSwapElement extends Base {
   private quote: Quote | null = null;
   /** The quote for a thousandth of the amount, or why there is none: each venue's price-impact reference. */
   private small: { amount: string; quote: Quote } | { unknown: string } | null = null;
-  /** The venue the person chose; in v1 only its one execution venue can be. */
+  /** The venue the person chose, or the split (SPLIT_CHOICE); in v1 only its one execution venue can be. */
   private chosen: string | null = null;
   private debounce: ReturnType<typeof setTimeout> | undefined;
   private refresh: ReturnType<typeof setInterval> | undefined;
@@ -50,6 +80,10 @@ export class BestexSwapElement extends Base {
   private planLeft: HTMLElement | undefined;
   /** The symbol of the plan's want instrument, for its status. */
   private planWant = '';
+  /** The split plan shown, what its request was but for its route, and the quote it came from: a wallet that cannot batch it has it re-planned on one venue. */
+  private splitPlanned: { plan: V2.SplitPlan; base: PlanBase; quote: Quote | null } | null = null;
+  /** What each leg of the split plan executing became, by its index, as execute() reports them. */
+  private legs = new Map<number, LegProgress>();
   /** A refusal's wait (429, 503), counting down or waiting to retry. */
   private waitTimer: ReturnType<typeof setInterval> | undefined;
   private creating = false;
@@ -117,10 +151,19 @@ export class BestexSwapElement extends Base {
     this.showKeyNote();
   }
 
-  /** Hooks for the SDK's execute: the widget shows the execution's status as it goes. */
+  /**
+   * Hooks for the SDK's execute: the widget shows the execution's status as it goes, and a split's
+   * legs as each settles. A split the wallet cannot batch (REFUSED, batching_unavailable: nothing
+   * signed) is re-planned on the best venue alone and dispatched again.
+   */
   executionHooks(): ExecutionHooks {
     return {
       onStatus: (status: ExecutionStatus, detail) => {
+        const split = this.splitPlanned?.plan.planId === detail.planId ? this.splitPlanned : null;
+        if (split && status === 'REFUSED' && detail.error?.code === BATCHING_UNAVAILABLE) {
+          void this.planAlone(split);
+          return;
+        }
         // Once on the ledger the plan's validity no longer counts: its countdown stops and says so.
         if (ON_LEDGER.includes(status) && this.planLeft) {
           clearInterval(this.planTimer);
@@ -130,10 +173,21 @@ export class BestexSwapElement extends Base {
         line.replaceChildren(status);
         // The wallet is about to ask its user to sign: say what and why before it does.
         if (status === 'SIGNING') line.append(': sign the message your wallet shows you');
-        if (status === 'COMPLETED' && detail.received) line.append(`: received ${detail.received} `, this.token(this.planWant));
+        if (status === 'COMPLETED' && detail.received) line.append(`: received ${detail.received} `, this.token(this.planWant), ...(split ? [' in all, every leg paid'] : []));
+        if (status === 'PARTIALLY_COMPLETED') line.append(`: received ${detail.received ?? '0'} `, this.token(this.planWant), ' from the legs paid; the others came back to you, each leg as listed below');
         if (detail.updateId) line.append(` (update ${detail.updateId})`);
-        if (detail.note) line.append(`: ${detail.note}`);
+        // A split's end lists each leg's fate below, which the SDK's note repeats; a refusal's reason stays.
+        const note = split && ON_LEDGER.includes(status) ? detail.error?.message : detail.note;
+        if (note) line.append(`: ${note}`);
         line.dataset.status = status;
+        // Each leg's fate is shown once the deposits are on the ledger.
+        if (split && ON_LEDGER.includes(status)) this.renderLegs();
+      },
+      onLeg: (update: LegUpdate) => {
+        const leg = this.splitPlanned?.plan.planId === update.planId ? this.splitPlanned.plan.split.legs[update.index] : undefined;
+        if (!leg) return;
+        this.legs.set(update.index, { venueId: leg.venueId, amount: leg.amount, status: update.status, received: update.received });
+        this.renderLegs();
       },
     };
   }
@@ -155,12 +209,18 @@ export class BestexSwapElement extends Base {
   }
 
   /**
-   * The venue a plan is made on and the price impact measured on: v1's one execution venue; in v2
-   * the person's choice while the quote says it can be executed, else the quote's bestExecutable.
+   * What a plan is made on: v1's one execution venue; in v2 the person's choice while the quote
+   * says it can be executed, else the quote's split while it has one, else its bestExecutable.
    */
+  private route(): Route | null {
+    if (!this.v2()) return { venueId: PLANNABLE_VENUE };
+    return this.quote && isV2Quote(this.quote) ? planRoute(this.quote, this.chosen) : null;
+  }
+
+  /** The one venue a plan is made on and the price impact measured on; null for a split. */
   private selected(): string | null {
-    if (!this.v2()) return PLANNABLE_VENUE;
-    return this.quote && isV2Quote(this.quote) ? planVenue(this.quote, this.chosen) : null;
+    const route = this.route();
+    return route && 'venueId' in route ? route.venueId : null;
   }
 
   /** A token as the person chose it (CC), its registry name (Amulet) in its title where that differs. */
@@ -292,12 +352,16 @@ export class BestexSwapElement extends Base {
   }
 
   private renderQuote(quote: Quote): void {
-    const table = venueTable(quote, this.selected(), this.view, (venueId) => {
-      this.chosen = venueId;
+    const choose = (choice: string) => {
+      this.chosen = choice;
       this.renderImpact();
-    });
+    };
+    const route = this.route();
+    const table = venueTable(quote, this.selected(), this.view, choose);
+    // A v2 quote's split is a route of its own, above the venues it splits across.
+    const split = isV2Quote(quote) && quote.split ? [splitRoute({ ...quote, split: quote.split }, route !== null && 'split' in route, this.view, choose)] : [];
     const edge = quote.edgeBps === null ? 'no second venue to compare' : `best beats the next by ${quote.edgeBps} bps`;
-    this.keepingFocus(() => this.parts.venues!.replaceChildren(table, el('p', { class: 'note', part: 'edge' }, `${edge}; as of ${quote.asOf}`)));
+    this.keepingFocus(() => this.parts.venues!.replaceChildren(...split, table, el('p', { class: 'note', part: 'edge' }, `${edge}; as of ${quote.asOf}`)));
     this.renderBest(quote);
     this.renderImpact();
   }
@@ -316,12 +380,15 @@ export class BestexSwapElement extends Base {
 
   /** The selected venue's price impact for this amount, and a warning above the host's threshold. */
   private renderImpact(): void {
+    const route = this.route();
     const selected = this.selected();
     const venue = this.quote?.venues.find((v) => v.venueId === selected);
     const reference = venue ? this.reference(venue.venueId) : null;
     const line: Array<Node | string> = [];
     let warning = '';
-    if (this.quote && reference && venue?.available && venue.gross) {
+    // The split's figures are each venue's price for its own leg: its impact is in what each leg pays.
+    if (route && 'split' in route) line.push('Price impact: each venue is given only its leg, and what each leg pays above is after that leg\'s own price impact.');
+    else if (this.quote && reference && venue?.available && venue.gross) {
       if ('unknown' in reference) line.push(`Price impact on ${venue.venueId}: not known (${reference.unknown}).`);
       else {
         const bps = priceImpactBps(this.quote.amount, venue.gross, reference.amount, reference.gross);
@@ -360,26 +427,43 @@ export class BestexSwapElement extends Base {
       this.showActionError({ text: `Slippage is a whole number of bps from 0 to ${MAX_SLIPPAGE_BPS}; leave it empty for the default (50).`, field: 'slippage-bps' }, true);
       return;
     }
-    const venueId = this.selected();
-    if (venueId === null) {
+    const route = this.route();
+    if (route === null) {
       this.showActionError({ text: 'No venue you can execute quotes this now: there is nothing to plan.', field: null }, true);
       return;
     }
+    const base: PlanBase = { from: this.value('from'), to: this.value('to'), amount, takerParty: party, ...(slippageText === '' ? {} : { slippageBps: Number(slippageText) }) };
+    const quote = this.quote;
+    const idempotencyKey = newIdempotencyKey();
+    // Only a v2 quote has a split.
+    const ask = 'split' in route ? () => (this.api() as BestexClientV2).plan({ ...base, legs: legRequests(route.split), idempotencyKey }) : () => this.api().plan({ ...base, venueId: route.venueId, idempotencyKey });
+    await this.planAndDispatch(ask, base, quote, null);
+  }
+
+  /**
+   * A split plan the wallet could not batch (REFUSED, batching_unavailable: nothing was signed)
+   * re-planned on the venue it beat, alone, under a new idempotency key, the person told why.
+   */
+  private async planAlone(refused: { plan: V2.SplitPlan; base: PlanBase; quote: Quote | null }): Promise<void> {
+    const { venueId } = refused.plan.split.bestExecutable;
+    const why = batchingFallback(venueId);
+    this.parts.status!.replaceChildren(`REFUSED: ${why}`);
+    this.parts.status!.dataset.status = 'REFUSED';
+    // A plan the person is asking for meanwhile takes the place of this one.
+    if (this.creating) return;
+    await this.planAndDispatch(() => (this.api() as BestexClientV2).plan({ ...refused.base, venueId, idempotencyKey: newIdempotencyKey() }), refused.base, refused.quote, why);
+  }
+
+  /** Asks for a plan, shows it (after `why`, when it replaces another) and dispatches bestex:plan with the quote it came from. */
+  private async planAndDispatch(ask: () => Promise<Plan>, base: PlanBase, quote: Quote | null, why: string | null): Promise<void> {
     this.creating = true;
     this.showKeyNote();
     try {
-      const plan = await this.api().plan({
-        from: this.value('from'),
-        to: this.value('to'),
-        amount,
-        venueId,
-        takerParty: party,
-        ...(slippageText === '' ? {} : { slippageBps: Number(slippageText) }),
-        idempotencyKey: `widget-${globalThis.crypto.randomUUID()}`,
-      });
+      const plan = await ask();
       this.plan = plan;
-      this.showPlan(plan);
-      this.dispatchEvent(new CustomEvent('bestex:plan', { detail: { plan, quote: this.quote }, bubbles: true, composed: true }));
+      this.splitPlanned = isSplitPlan(plan) ? { plan, base, quote } : null;
+      this.showPlan(plan, why);
+      this.dispatchEvent(new CustomEvent('bestex:plan', { detail: { plan, quote }, bubbles: true, composed: true }));
     } catch (err) {
       // A refused plan is not retried by itself: the person presses again when told.
       this.showError(err, null);
@@ -389,11 +473,10 @@ export class BestexSwapElement extends Base {
     }
   }
 
-  private showPlan(plan: Plan): void {
+  private showPlan(plan: Plan, why: string | null): void {
     clearInterval(this.planTimer);
     const left = el('span');
     this.planLeft = left;
-    this.planWant = plan.quoteRef.pair.want;
     const tick = () => {
       const seconds = Math.max(0, Math.ceil((Date.parse(plan.expiry) - Date.now()) / 1000));
       left.textContent = seconds > 0 ? `valid for ${seconds} s` : 'expired: create a new plan';
@@ -401,21 +484,51 @@ export class BestexSwapElement extends Base {
     };
     tick();
     this.planTimer = setInterval(tick, 1000);
+    this.legs = new Map();
+    this.parts.legs!.replaceChildren();
+    this.parts.legs!.hidden = true;
     const first = plan.steps[0]!;
-    const receive = [`, receive at least ${plan.quoteRef.minReceive} `, this.token(plan.quoteRef.pair.want), ', ', left] as const;
-    if (first.kind === 'sign-message') {
-      // A venue that signs its user in first (OneSwap): nothing is deposited until the wallet has signed its message.
-      this.parts.plan!.replaceChildren(
-        el('p', {}, `Plan ${plan.planId}: sign ${venueName(first.venueId)}'s message in your wallet (it moves no funds), then deposit ${plan.quoteRef.amount} `, this.token(plan.quoteRef.pair.give), ...receive),
-      );
+    const before = why === null ? [] : [el('p', {}, why)];
+    if (isSplitPlan(plan)) {
+      this.planWant = plan.split.pair.want;
+      const how =
+        first.kind === 'sign-message'
+          ? `sign ${venueName(first.venueId)}'s message in your wallet (it moves no funds), then deposit each leg, all in one batch`
+          : 'deposit each leg, all in one batch';
+      this.parts.plan!.replaceChildren(...before, el('p', {}, `Plan ${plan.planId}: split across ${plan.split.legs.length} venues: ${how}, `, left, ':'), splitPlanLegs(plan, this.view));
     } else {
-      // v1 names the instrument by its id, v2 by its id and admin.
-      const instrument = typeof first.instrument === 'string' ? first.instrument : first.instrument.id;
-      this.parts.plan!.replaceChildren(el('p', {}, `Plan ${plan.planId}: deposit ${first.amount} `, this.token(instrument), ...receive));
+      this.planWant = plan.quoteRef.pair.want;
+      const receive = [`, receive at least ${plan.quoteRef.minReceive} `, this.token(plan.quoteRef.pair.want), ', ', left] as const;
+      this.parts.plan!.replaceChildren(...before, this.singlePlanLine(plan, receive));
     }
     this.parts.status!.replaceChildren();
     delete this.parts.status!.dataset.status;
     this.parts.plan!.focus();
+  }
+
+  /** A one-venue plan in one line: its deposit (after a venue's message to sign, when it has one) and its floor. */
+  private singlePlanLine(plan: Exclude<Plan, V2.SplitPlan>, receive: readonly (Node | string)[]): HTMLElement {
+    const first = plan.steps[0]!;
+    if (first.kind === 'sign-message') {
+      // A venue that signs its user in first (OneSwap): nothing is deposited until the wallet has signed its message.
+      return el('p', {}, `Plan ${plan.planId}: sign ${venueName(first.venueId)}'s message in your wallet (it moves no funds), then deposit ${plan.quoteRef.amount} `, this.token(plan.quoteRef.pair.give), ...receive);
+    }
+    // v1 names the instrument by its id, v2 by its id and admin.
+    const instrument = typeof first.instrument === 'string' ? first.instrument : first.instrument.id;
+    return el('p', {}, `Plan ${plan.planId}: deposit ${first.amount} `, this.token(instrument), ...receive);
+  }
+
+  /** The split plan's legs under its status: each leg's venue and what became of it so far. */
+  private renderLegs(): void {
+    const planned = this.splitPlanned;
+    if (!planned) return;
+    const [give, want] = [this.symbol(planned.plan.split.pair.give), this.symbol(planned.plan.split.pair.want)];
+    const items = planned.plan.split.legs.map((leg, index) => {
+      const progress = this.legs.get(index) ?? { venueId: leg.venueId, amount: leg.amount, status: 'INITIATED' };
+      return el('li', { part: 'leg', 'data-status': progress.status }, `${venueName(leg.venueId)}: ${legFate(progress, give, want)}`);
+    });
+    this.parts.legs!.replaceChildren(...items);
+    this.parts.legs!.hidden = false;
   }
 
   /**
@@ -471,6 +584,11 @@ export class BestexSwapElement extends Base {
       this.requote(0);
       return;
     }
+    if (err.code === 'split_changed') {
+      show('The split changed since it was quoted: quoting again, to show the route as it is now.');
+      this.requote(0);
+      return;
+    }
     if (err.code === 'venue_not_executable') {
       show('That venue cannot be executed through this service: quoting again, to plan on one that can.');
       this.requote(0);
@@ -491,6 +609,9 @@ for (const attribute of ATTRIBUTES) {
     },
   });
 }
+
+/** A plan request's idempotency key: a new one for every plan the widget asks for. */
+const newIdempotencyKey = (): string => `widget-${globalThis.crypto.randomUUID()}`;
 
 /** Defines <bestex-swap> (or `tag`) where a browser can: nowhere else, and once. */
 export function defineBestexSwap(tag = 'bestex-swap'): void {

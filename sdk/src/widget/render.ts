@@ -1,10 +1,10 @@
 // The widget's DOM, built from text only (nothing the service or the person says is parsed as
-// markup): the shadow root's layout with the parts the element updates, the quote's venue table and
-// its headline, each drawn from a v1 or a v2 quote as its shape says. It holds no state and touches
-// no document until called: the element does both.
+// markup): the shadow root's layout with the parts the element updates, the quote's venue table,
+// a v2 quote's split and its headline, each drawn from a v1 or a v2 quote as its shape says, and a
+// split plan's legs. It holds no state and touches no document until called: the element does both.
 import type { QuoteResponse } from '../contract/v1.js';
 import type * as V2 from '../contract/v2.js';
-import { executionReason, isV2Quote, PLANNABLE_VENUE, REASONS, TOKENS } from './rules.js';
+import { edgeWords, executionReason, isV2Quote, PLANNABLE_VENUE, REASONS, SPLIT_CHOICE, SPLIT_SETTLEMENT, TOKENS, venueName } from './rules.js';
 import { STYLE } from './style.js';
 
 /** An element, with text content only: nothing the service or the user says is parsed as markup. */
@@ -71,7 +71,9 @@ export function layout(parts: Record<string, HTMLElement>, setting: (name: strin
   // Focused when a plan is made, so the focus leaves the button for what it made, never for the page.
   parts.plan = el('div', { part: 'plan', role: 'region', 'aria-label': 'Your plan', tabindex: '-1' });
   parts.status = el('p', { part: 'status', role: 'status' });
-  return { form, dismiss, nodes: [style, form, parts.keyNote, parts.error, dismiss, parts.plan, parts.status] };
+  // A split plan's legs, each with what became of it: drawn by the execution's hooks.
+  parts.legs = el('ul', { part: 'legs', 'aria-label': 'What became of each leg', hidden: '' });
+  return { form, dismiss, nodes: [style, form, parts.keyNote, parts.error, dismiss, parts.plan, parts.status, parts.legs] };
 }
 
 /**
@@ -116,6 +118,39 @@ export function venueTable(quote: QuoteResponse | V2.QuoteResponse, selected: st
   return table;
 }
 
+/**
+ * A v2 quote's split, shown as a route the person can take (a choice in the venues' group,
+ * `SPLIT_CHOICE`): how many venues, each leg's venue, what it is given and what it pays, the total
+ * and its edge over the best venue alone, and how the legs are deposited and settled.
+ */
+export function splitRoute(quote: V2.QuoteResponse & { split: V2.SplitQuote }, checked: boolean, view: TokenView, onChoose: (choice: string) => void): HTMLElement {
+  const { split, bestExecutable } = quote;
+  const [give, want] = [quote.pair.give, quote.pair.want];
+  const choice = el('input', { type: 'radio', name: 'venue', value: SPLIT_CHOICE });
+  choice.checked = checked;
+  choice.addEventListener('change', () => onChoose(SPLIT_CHOICE));
+  const legs = el('ul', { 'aria-label': 'The split\'s legs' });
+  for (const leg of split.legs) legs.append(el('li', { part: 'split-leg' }, `${venueName(leg.venueId)}: gives ${leg.amount} `, view.token(give), `, pays ${leg.net} `, view.token(want)));
+  const against = bestExecutable ? `, ${edgeWords(split.edgeBps)} more than ${venueName(bestExecutable.venueId)} alone (${bestExecutable.net} ` : '';
+  return el(
+    'div',
+    { part: 'split', role: 'group', 'aria-label': 'Split route' },
+    el('label', {}, choice, ` Split across ${split.legs.length} venues`),
+    legs,
+    el('p', { part: 'split-total' }, `In all: ${split.net} `, view.token(want), ...(bestExecutable ? [against, view.token(want), ')'] : [])),
+    el('p', { class: 'note' }, SPLIT_SETTLEMENT),
+  );
+}
+
+/** A split plan's legs, each its deposit, its venue and its floor, and the floor of them all. */
+export function splitPlanLegs(plan: V2.SplitPlan, view: TokenView): HTMLElement {
+  const { split } = plan;
+  const [give, want] = [split.pair.give, split.pair.want];
+  const legs = el('ol', { 'aria-label': 'Its legs' });
+  for (const leg of split.legs) legs.append(el('li', { part: 'plan-leg' }, `deposit ${leg.amount} `, view.token(give), ` to ${venueName(leg.venueId)}, which must pay at least ${leg.minReceive} `, view.token(want)));
+  return el('div', {}, legs, el('p', {}, `At least ${split.minReceive} `, view.token(want), ` in all when every leg is paid (${split.net} quoted, ${edgeWords(split.edgeBps)} more than ${venueName(split.bestExecutable.venueId)} alone). ${SPLIT_SETTLEMENT}`));
+}
+
 /** The best quote beside the best the person can execute now, and why they differ when they do. */
 export function bestLine(quote: QuoteResponse | V2.QuoteResponse, view: TokenView): { line: Array<Node | string>; note: string } {
   if (isV2Quote(quote)) return bestLineV2(quote, view);
@@ -136,16 +171,23 @@ export function bestLine(quote: QuoteResponse | V2.QuoteResponse, view: TokenVie
 
 /**
  * v2's headline: the best quote alone when its venue can be executed; beside the best executable
- * one (`bestExecutable`) only when it cannot, with its reason in words.
+ * one (`bestExecutable`, or the quote's split, which nets more) only when it cannot, with its
+ * reason in words.
  */
 function bestLineV2(quote: V2.QuoteResponse, view: TokenView): { line: Array<Node | string>; note: string } {
   const want = quote.pair.want;
-  const { best, bestExecutable } = quote;
+  const { best, bestExecutable, split } = quote;
   if (!best) return { line: ['No venue can quote this now'], note: '' };
   const execution = quote.venues.find((v) => v.venueId === best.venueId)?.execution;
-  if (execution?.executable) return { line: [`Best quote: ${best.venueId} ${best.net} `, view.token(want), ', and you can execute it now'], note: '' };
+  // A split nets more than any executable venue alone: it is the best the person can execute.
+  const splitLine = split ? [`a split across ${split.legs.length} venues ${split.net} `, view.token(want)] : null;
+  if (execution?.executable) {
+    if (splitLine) return { line: ['Best quote: ', ...splitLine, `, ${edgeWords(split!.edgeBps)} more than ${best.venueId} alone, and you can execute it now`], note: '' };
+    return { line: [`Best quote: ${best.venueId} ${best.net} `, view.token(want), ', and you can execute it now'], note: '' };
+  }
   const line: Array<Node | string> = [`Best quote: ${best.venueId} ${best.net} `, view.token(want), ' · Best you can execute now: '];
-  if (bestExecutable) line.push(`${bestExecutable.venueId} ${bestExecutable.net} `, view.token(want));
+  if (splitLine) line.push(...splitLine);
+  else if (bestExecutable) line.push(`${bestExecutable.venueId} ${bestExecutable.net} `, view.token(want));
   else line.push('none');
   const reason = executionReason(execution?.reason ?? null);
   const note = bestExecutable

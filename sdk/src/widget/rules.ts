@@ -1,7 +1,7 @@
 // The widget's rules that need no DOM: what it may plan (in v1 one venue; in v2 what the quote
-// says can be executed), the contract's bounds on what a person types and the words for what is
-// wrong, the reasons a venue gives in words, and the price-impact arithmetic. Tested without a
-// browser.
+// says can be executed, or the quote's split across venues), the contract's bounds on what a
+// person types and the words for what is wrong, the reasons a venue gives in words, how a split's
+// legs end in words, and the price-impact arithmetic. Tested without a browser.
 import type { QuoteResponse } from '../contract/v1.js';
 import type * as V2 from '../contract/v2.js';
 import type { BestexError } from '../errors.js';
@@ -12,7 +12,7 @@ import type { ExecutionStatus } from '../execution/types.js';
 export const PLANNABLE_VENUE = 'tradecraft';
 export const TOKENS = ['CC', 'USDCx', 'CBTC'] as const;
 /** The states in which the plan's deposit is on the ledger. */
-export const ON_LEDGER: readonly ExecutionStatus[] = ['INITIATED', 'COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN', 'VENUE_FAILED'];
+export const ON_LEDGER: readonly ExecutionStatus[] = ['INITIATED', 'COMPLETED', 'PARTIALLY_COMPLETED', 'SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN', 'VENUE_FAILED'];
 /** The longest a retry after a 503 waits. */
 export const MAX_BACKOFF_S = 60;
 
@@ -75,6 +75,69 @@ export const isV2Quote = (quote: QuoteResponse | V2.QuoteResponse): quote is V2.
 export function planVenue(quote: Pick<V2.QuoteResponse, 'venues' | 'bestExecutable'>, chosen: string | null): string | null {
   const venue = quote.venues.find((v) => v.venueId === chosen);
   return venue?.available && venue.execution.executable ? venue.venueId : (quote.bestExecutable?.venueId ?? null);
+}
+
+/** The venue choice that stands for the quote's split, beside the venues' own ids. */
+export const SPLIT_CHOICE = 'split';
+
+/** What a v2 plan is made on: one venue, or the quote's split (its legs sent as the request's `legs`). */
+export type Route = { readonly venueId: string } | { readonly split: V2.SplitQuote };
+
+/**
+ * The route a v2 plan is made on: a venue the person chose while the quote says it is available
+ * and executable; else the quote's split while it has one (it nets more than any venue alone);
+ * else the quote's `bestExecutable`; null when there is none of these.
+ */
+export function planRoute(quote: Pick<V2.QuoteResponse, 'venues' | 'bestExecutable' | 'split'>, chosen: string | null): Route | null {
+  const venue = quote.venues.find((v) => v.venueId === chosen);
+  if (venue?.available && venue.execution.executable) return { venueId: venue.venueId };
+  if (quote.split) return { split: quote.split };
+  const venueId = planVenue(quote, chosen);
+  return venueId === null ? null : { venueId };
+}
+
+/** A split's legs as a plan request names them: each leg's venue and amount, in the quote's order. */
+export const legRequests = (split: V2.SplitQuote | V2.SplitPlanRef): V2.SplitLegRequest[] => split.legs.map(({ venueId, amount }) => ({ venueId, amount }));
+
+/** A plan's version-2 split shape, by its `split`. */
+export const isSplitPlan = (plan: object): plan is V2.SplitPlan => 'split' in plan;
+
+/** A split's edge over the best venue alone: 194 is "194 bps (1.94 %)". */
+export const edgeWords = (bps: number): string => `${bps} bps (${percent(BigInt(bps))})`;
+
+/** How a split is settled, in words: one batch signed once, then each venue on its own. */
+export const SPLIT_SETTLEMENT = 'Your wallet sends every leg\'s deposit together, in one batch; each venue then settles its own leg, so one leg can be paid while another is returned to you.';
+
+/** execute()'s error code when the wallet cannot batch a split's deposits: nothing was signed. */
+export const BATCHING_UNAVAILABLE = 'batching_unavailable';
+
+/** Why a split is re-planned on one venue, in words. */
+export const batchingFallback = (venueId: string): string =>
+  `Your wallet cannot send the split's deposits together in one batch (its participant lacks the CIP-0112 batching package), so nothing was signed: planning the whole amount on ${venueName(venueId)} alone instead.`;
+
+/** What a split plan's leg became, as far as the widget has heard. */
+export interface LegProgress {
+  readonly venueId: string;
+  /** What the leg gives, in the give token. */
+  readonly amount: string;
+  readonly status: string;
+  /** What its venue paid, in the want token, once it paid. */
+  readonly received?: string | null | undefined;
+}
+
+/** The statuses of a leg whose deposit came back to the wallet: nothing was swapped on it. */
+const RETURNED: readonly string[] = ['SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN'];
+
+/**
+ * A deposited leg's fate in words, after "<venue>: ": paid, returned (its fees returned with it,
+ * never collected), held by a venue that neither paid nor returned it, or still waiting. `give`
+ * and `want` are the tokens' symbols.
+ */
+export function legFate(leg: LegProgress, give: string, want: string): string {
+  if (leg.status === 'COMPLETED' && leg.received) return `paid ${leg.received} ${want} for ${leg.amount} ${give}`;
+  if (RETURNED.includes(leg.status)) return `returned: your ${leg.amount} ${give} came back to you, and its fees were not collected`;
+  if (leg.status === 'VENUE_FAILED') return `${venueName(leg.venueId)} took ${leg.amount} ${give} and neither paid nor returned it: its operators must act`;
+  return `deposited ${leg.amount} ${give}, waiting for ${venueName(leg.venueId)} to settle it`;
 }
 
 /** The service names a field in its words ('takerParty'); the widget's field for it. */

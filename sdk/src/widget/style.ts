@@ -7,6 +7,8 @@ export const STYLE = `
 form { display: flex; flex-wrap: wrap; gap: 8px; align-items: end; }
 .quote { flex-basis: 100%; }
 label { display: flex; flex-direction: column; font-size: 12px; color: var(--bestex-text, #1b1f24); }
+[part=split] { margin-top: 8px; }
+[part=split] > label { flex-direction: row; align-items: center; gap: 6px; font-size: 14px; font-weight: 600; }
 input, select, button { font: inherit; padding: 4px 6px; }
 button { background: var(--bestex-accent, #0b5cad); color: #fff; border: 0; border-radius: 4px; padding: 6px 12px; cursor: pointer; }
 button[aria-disabled=true] { background: var(--bestex-muted, #6a737d); cursor: not-allowed; }

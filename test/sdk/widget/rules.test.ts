@@ -15,7 +15,21 @@ const rules = (await import(new URL('./widget/rules.js', import.meta.resolve('@b
   EXECUTION_REASONS: Readonly<Record<string, string>>;
   executionReason(reason: string | null): string;
   planVenue(quote: { venues: Array<{ venueId: string; available: boolean; execution: { executable: boolean } }>; bestExecutable: { venueId: string } | null }, chosen: string | null): string | null;
+  planRoute(quote: { venues: Array<{ venueId: string; available: boolean; execution: { executable: boolean } }>; bestExecutable: { venueId: string } | null; split?: Split }, chosen: string | null): { venueId: string } | { split: Split } | null;
+  SPLIT_CHOICE: string;
+  legRequests(split: Split): Array<{ venueId: string; amount: string }>;
+  isSplitPlan(plan: object): boolean;
+  edgeWords(bps: number): string;
+  legFate(leg: { venueId: string; amount: string; status: string; received?: string | null }, give: string, want: string): string;
+  batchingFallback(venueId: string): string;
+  BATCHING_UNAVAILABLE: string;
 };
+
+interface Split {
+  legs: Array<{ venueId: string; amount: string; net: string }>;
+  net: string;
+  edgeBps: number;
+}
 
 t.test('loading the rules needs no DOM: this process has no document', async (t) => {
   t.equal((globalThis as { document?: unknown }).document, undefined);
@@ -69,4 +83,65 @@ t.test('"a v2 plan is made on an executable venue": the person\'s choice while i
   t.equal(rules.planVenue(quote, 'temple'), 'tradecraft', 'a venue that cannot be executed is never planned');
   t.equal(rules.planVenue(quote, 'cantex'), 'tradecraft', 'nor one not quoting now');
   t.equal(rules.planVenue({ venues: [venue('temple', true, false)], bestExecutable: null }, null), null, 'no executable venue: nothing to plan');
+});
+
+/** The spec's split at 1,000,000 CC (openapi/v2.yaml, splitAtOneMillion). */
+const SPLIT: Split = {
+  legs: [
+    { venueId: 'oneswap', amount: '387909.7327266459', net: '56387.8850790716' },
+    { venueId: 'tradecraft', amount: '612090.2672733541', net: '88827.725737196' },
+  ],
+  net: '145215.6108162676',
+  edgeBps: 194,
+};
+
+t.test('"a v2 quote\'s split is the route while it has one": the person\'s executable venue stands; otherwise the split; without a split, the best executable venue', async (t) => {
+  const venue = (venueId: string, available: boolean, executable: boolean) => ({ venueId, available, execution: { executable } });
+  const venues = [venue('temple', true, false), venue('tradecraft', true, true), venue('oneswap', true, true), venue('nightly', false, true)];
+  const quote = { venues, bestExecutable: { venueId: 'tradecraft' }, split: SPLIT };
+  t.strictSame(rules.planRoute(quote, null), { split: SPLIT }, 'nothing chosen: the split');
+  t.strictSame(rules.planRoute(quote, rules.SPLIT_CHOICE), { split: SPLIT }, 'the split chosen: the split');
+  t.strictSame(rules.planRoute(quote, 'oneswap'), { venueId: 'oneswap' }, 'an executable venue chosen: that venue alone');
+  t.strictSame(rules.planRoute(quote, 'temple'), { split: SPLIT }, 'a venue that cannot be executed: the split, never it');
+  t.strictSame(rules.planRoute(quote, 'nightly'), { split: SPLIT }, 'nor one not quoting now');
+  t.strictSame(rules.planRoute({ venues, bestExecutable: { venueId: 'tradecraft' } }, rules.SPLIT_CHOICE), { venueId: 'tradecraft' }, 'the split chosen, and the next quote has none: the best executable venue');
+  t.equal(rules.planRoute({ venues: [venue('temple', true, false)], bestExecutable: null }, null), null, 'no executable venue and no split: nothing to plan');
+});
+
+t.test('"a split is planned with the quote\'s legs": each leg\'s venue and amount, in the quote\'s order, no net', async (t) => {
+  t.strictSame(rules.legRequests(SPLIT), [
+    { venueId: 'oneswap', amount: '387909.7327266459' },
+    { venueId: 'tradecraft', amount: '612090.2672733541' },
+  ]);
+});
+
+t.test('a split plan is told by its split; a single-venue plan is not one', async (t) => {
+  t.ok(rules.isSplitPlan({ planId: 'pl_x', split: { legs: [] }, steps: [] }));
+  t.notOk(rules.isSplitPlan({ planId: 'pl_x', quoteRef: { venueId: 'tradecraft' }, settlement: 'memo-floor', steps: [] }));
+});
+
+t.test('a split\'s edge is said in bps and as a percentage', async (t) => {
+  t.equal(rules.edgeWords(194), '194 bps (1.94 %)');
+  t.equal(rules.edgeWords(5), '5 bps (0.05 %)');
+  t.equal(rules.edgeWords(12_345), '12345 bps (123.45 %)');
+});
+
+t.test('"each leg\'s fate in words": paid what, returned with its fees not collected, held by its venue, or waiting', async (t) => {
+  const leg = (status: string, received: string | null = null) => ({ venueId: 'oneswap', amount: '387909.7327266459', status, received });
+  t.equal(rules.legFate(leg('COMPLETED', '56390.1'), 'CC', 'USDCx'), 'paid 56390.1 USDCx for 387909.7327266459 CC');
+  for (const status of ['SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN']) {
+    t.equal(rules.legFate(leg(status), 'CC', 'USDCx'), 'returned: your 387909.7327266459 CC came back to you, and its fees were not collected', `${status} is returned`);
+  }
+  t.equal(rules.legFate(leg('VENUE_FAILED'), 'CC', 'USDCx'), 'OneSwap took 387909.7327266459 CC and neither paid nor returned it: its operators must act');
+  t.equal(rules.legFate(leg('INITIATED'), 'CC', 'USDCx'), 'deposited 387909.7327266459 CC, waiting for OneSwap to settle it');
+  t.equal(rules.legFate(leg('COMPLETED'), 'CC', 'USDCx'), 'deposited 387909.7327266459 CC, waiting for OneSwap to settle it', 'a leg is paid only once what it received is known');
+});
+
+t.test('"a wallet that cannot batch is told why" the split is re-planned on one venue, naming it', async (t) => {
+  t.equal(rules.BATCHING_UNAVAILABLE, 'batching_unavailable', 'the SDK\'s code');
+  t.equal(
+    rules.batchingFallback('tradecraft'),
+    "Your wallet cannot send the split's deposits together in one batch (its participant lacks the CIP-0112 batching package), so nothing was signed: planning the whole amount on tradecraft alone instead.",
+  );
+  t.match(rules.batchingFallback('oneswap'), /on OneSwap alone instead\.$/, 'the venue by its own name');
 });

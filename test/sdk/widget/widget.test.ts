@@ -1,10 +1,10 @@
 // The widget (<bestex-swap>, served at /sdk/widget.js) in a real browser: Debian's Chromium driven
 // by playwright-core, headless, with nothing downloaded. The host page is on an origin of its own,
 // as a partner's site is, and embeds the widget with one tag; its partner key is kept to that
-// origin. Without Chromium the tests are skipped with a loud notice, unless REQUIRE_CHROMIUM=1
+// origin (./host.ts; a split's route and its execution are ./widget-split.test.ts's). Without Chromium the tests are skipped with a loud notice, unless REQUIRE_CHROMIUM=1
 // (CI installs it) makes that a failure.
 import { mkdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -13,13 +13,13 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import { Decimal } from 'decimal.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { COMPONENTS_ID, rehome } from '../../../codegen/compile-validators.js';
-import { newKey } from '../../../core/keys/partner-keys.js';
 import { repoRoot } from '../../../handlers/app.js';
-import { listen, testApp, type TestApp } from '../../helpers/app.js';
-import { chromiumSkip, launchChromium } from '../../helpers/chromium.js';
+import { listen, testApp } from '../../helpers/app.js';
+import { chromiumSkip } from '../../helpers/chromium.js';
 import { SPEC_PATH, specDocument, V2_SPEC_PATH } from '../../helpers/spec.js';
+import { axeFindings, fileBrowser, setupHost, widgetText, type HostOptions } from './host.js';
 
 const SCREENSHOTS = path.join(repoRoot(), 'dist', 'screenshots');
 
@@ -34,73 +34,10 @@ interface V2Quote {
 
 await run(chromiumSkip('the widget browser tests'));
 
-/** The host's page: the widget by one tag, and a host script that executes a plan the widget emits. */
-function hostPage(service: string, key: string, ledger: { url: string; token: string; registries: Readonly<Record<string, string>> }, attributes = ''): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title></head><body>
-<main><h1>A partner's page</h1>
-<bestex-swap api-base="${service}" api-key="${key}" from="CC" to="USDCx" amount="100" ${attributes}></bestex-swap>
-<p id="events"></p></main>
-<script type="module" src="${service}/sdk/widget.js"></script>
-<script type="module">
-  import { execute, sandboxProvider } from '${service}/sdk/sdk.js';
-  window.plans = [];
-  document.addEventListener('bestex:plan', async (event) => {
-    window.plans.push(event.detail);
-    const party = event.detail.plan.steps[0] && document.querySelector('bestex-swap').shadowRoot.querySelector('[name=party]').value;
-    const provider = sandboxProvider({ ledgerUrl: '${ledger.url}', token: '${ledger.token}', party });
-    await provider.request({ method: 'ledgerApi', params: { requestMethod: 'post', resource: '/sandbox/v1/fund', body: { party, token: 'CC', amount: '1000' } } });
-    const widget = document.querySelector('bestex-swap');
-    window.result = await execute(event.detail.plan, { provider, registries: ${JSON.stringify(ledger.registries)}, hooks: widget.executionHooks() });
-  });
-</script></body></html>`;
-}
-
 async function run(skip: { skip?: string }): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  // Launched by the first test that runs, so a run without Chromium launches nothing and skips each test.
-  let launched: Promise<Browser> | undefined;
-  const browser = (): Promise<Browser> => (launched ??= launchChromium());
-  t.teardown(async () => {
-    await (await launched)?.close();
-  });
-
-  /** A service, a host origin serving the page, and the page open on it. */
-  async function setup(
-    t: { teardown(fn: () => unknown): void },
-    env: Record<string, string> = {},
-    options: { attributes?: string; fakeClock?: boolean } = {},
-  ): Promise<{ app: TestApp; page: Page; host: string; key: string; service: string; quoteRequests: () => number }> {
-    const app = await testApp({ env });
-    t.teardown(app.close);
-    const service = await listen(app.server);
-    let html = '';
-    const hostServer: Server = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      response.end(html);
-    });
-    await new Promise<void>((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
-    t.teardown(() => new Promise((resolve) => hostServer.close(resolve)));
-    const host = `http://127.0.0.1:${(hostServer.address() as AddressInfo).port}`;
-    const { key, record } = newKey('host page', 'partner-default', new Date(), [host]);
-    await app.core.keyStore.add(record);
-    html = hostPage(service, key, { url: app.sandbox!.manifest.ledger, token: app.sandbox!.ledgerToken, registries: app.sandbox!.manifest.registries }, options.attributes);
-    const page = await (await browser()).newPage();
-    t.teardown(() => page.close());
-    // A control that is not there fails in seconds, not in the half-minute that would take the file past its time.
-    page.setDefaultTimeout(10_000);
-    let quotes = 0;
-    page.on('request', (request) => void (new URL(request.url()).pathname === '/api/quote' && quotes++));
-    // The page's timers run only when the test moves its clock: a refresh is the test's act, not the wall clock's.
-    if (options.fakeClock) await page.clock.install({ time: new Date() });
-    await page.goto(host);
-    if (options.fakeClock) {
-      await widgetText(page, 'tbody tr').first().waitFor();
-      await page.clock.pauseAt(await page.evaluate(() => Date.now() + 2_000));
-    }
-    return { app, page, host, key, service, quoteRequests: () => quotes };
-  }
-
-  const widgetText = (page: Page, selector: string) => page.locator('bestex-swap').locator(selector);
+  const browser = fileBrowser();
+  const setup = (t: { teardown(fn: () => unknown): void }, env: Record<string, string> = {}, options: HostOptions = {}) => setupHost(browser, t, env, options);
 
   /** What has the focus: the widget's control by name or part, or `body` when the focus fell out of everything. */
   const focused = (page: Page) =>
@@ -109,16 +46,6 @@ async function run(skip: { skip?: string }): Promise<void> {
       if (document.activeElement === document.body || !inner) return 'body';
       return inner.getAttribute('name') ?? inner.getAttribute('part') ?? inner.tagName.toLowerCase();
     });
-
-  /** axe-core's serious and critical findings on the page as it is now. */
-  async function axeFindings(page: Page): Promise<Array<{ id: string; impact: string }>> {
-    if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
-    const violations = await page.evaluate(async () => {
-      const results = await (window as unknown as { axe: { run: (context: unknown) => Promise<{ violations: Array<{ id: string; impact: string }> }> } }).axe.run(document);
-      return results.violations.map((v) => ({ id: v.id, impact: v.impact }));
-    });
-    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  }
 
   /** Runs `act`, then waits until the widget has drawn a quote table other than the one on screen before. */
   async function redrawn(page: Page, act: () => Promise<void>): Promise<void> {
