@@ -27,7 +27,6 @@ import { IDEMPOTENCY_RETENTION_MS, type IdempotencyRecords } from './idempotency
 import type { IntentFollower } from './intent-follower.js';
 import type { PlanRoute } from './params.js';
 
-/** What the plan service keeps of an intent plan when it makes it: everything its completion needs. */
 /**
  * What completing a split plan with an intent leg needs beyond that leg's: the whole request, each
  * leg as priced at plan time (with the terms a venue that sets its own gave for its leg), and the
@@ -45,6 +44,7 @@ export interface OpenSplit {
   readonly bestExecutable: { readonly venueId: string; readonly gross: string; readonly net: string };
 }
 
+/** What the plan service keeps of an intent plan when it makes it: everything its completion needs. */
 export interface OpenIntentPlan {
   readonly planId: string;
   /** The caller the plan is bound to, keyed as its idempotency record's `boundTo`. */

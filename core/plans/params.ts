@@ -2,7 +2,7 @@
 // express: known and distinct tokens, the amount's range, the taker's party format, fee params
 // together and well-formed, and a quoteRef that agrees with the chosen venue.
 import { hash } from 'node:crypto';
-import { toWire } from '../decimal.js';
+import { toWire, ZERO, type Decimal } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
 import { isPartyId } from '../party.js';
 import { DEFAULT_SLIPPAGE_BPS, parseAmount, parseIntegratorFee, type IntegratorFeeParams } from '../quotes/params.js';
@@ -10,7 +10,6 @@ import { quoteCacheKey, type KeyedQuoteRequest } from '../quotes/service.js';
 import { resolvePair } from '../tokens.js';
 import type { PlanRequest } from '../contract/v1.js';
 import type * as V2 from '../contract/v2.js';
-import type { Decimal } from '../decimal.js';
 
 /** `app`: the keyless first-party route; `partner`: the keyed route. */
 export type PlanRoute = 'app' | 'partner';
@@ -55,7 +54,7 @@ function parseLegs(legs: readonly V2.SplitLegRequest[], amount: Decimal): SplitL
   const parsed = legs.map((leg, i) => ({ venueId: leg.venueId, amount: parseAmount(leg.amount, `legs[${i}].amount`) }));
   const venues = new Set(parsed.map((leg) => leg.venueId));
   if (venues.size !== parsed.length) throw badRequest("'legs' must name each venue once");
-  const sum = parsed.reduce((total, leg) => total.plus(leg.amount), amount.minus(amount));
+  const sum = parsed.reduce((total, leg) => total.plus(leg.amount), ZERO);
   if (!sum.eq(amount)) throw badRequest(`'legs' amounts must sum exactly to 'amount' (${toWire(amount)}); they sum to ${toWire(sum)}`);
   // One order whatever order they were sent in: the same split is the same request.
   return parsed.sort((a, b) => (a.venueId < b.venueId ? -1 : a.venueId > b.venueId ? 1 : 0));

@@ -34,7 +34,7 @@ import type { IntentPlans, OpenIntentPlan, OpenSplit } from './intent-plans.js';
 import { priceNamedSplit, type LimitsOf, type PricedSplit } from '../execution/split.js';
 import { withExecution } from '../execution/quote.js';
 import type { VenueImpacts } from '../quotes/engine.js';
-import { signMessageSplitViolations, splitPlan, splitPlanViolations, type SplitBasis, type SplitTransferPlan } from './split-plan.js';
+import { signMessageSplitViolations, splitPlan, splitPlanViolations, venueName, type SplitBasis, type SplitTransferPlan } from './split-plan.js';
 import type { V2TransferPlan } from './v2-plan.js';
 
 /** The contract version a plan is asked for in: each keeps its own idempotency records (and so its own plan ids). */
@@ -123,9 +123,6 @@ const DEFAULT_VENUE_TIMEOUT_MS = 5000;
  */
 const INTENT_DEPOSIT_PENDING = `intent-deposit-pending::1220${'0'.repeat(64)}`;
 
-/** A venue's name in the words a plan shows the user. */
-const VENUE_NAMES: Readonly<Record<string, string>> = { oneswap: 'OneSwap' };
-const venueName = (venueId: string): string => VENUE_NAMES[venueId] ?? venueId;
 
 /**
  * The plan of an intent venue before its message is signed: the checked v2 plan, its steps the

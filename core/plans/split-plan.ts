@@ -21,8 +21,9 @@ export type SplitTransferPlan = Omit<V2.SplitPlan, 'steps'> & { steps: V2.PlanSt
 
 const sum = (values: readonly string[]): Decimal => values.reduce((total, value) => total.plus(value), ZERO);
 
+/** A venue's name in the words a plan shows the user; a venue not listed goes by its id. */
 const VENUE_NAMES: Readonly<Record<string, string>> = { oneswap: 'OneSwap', tradecraft: 'Tradecraft', nightly: 'Nightly' };
-export const splitVenueName = (venueId: string): string => VENUE_NAMES[venueId] ?? venueId;
+export const venueName = (venueId: string): string => VENUE_NAMES[venueId] ?? venueId;
 
 /** The split plan of its legs' plans (each the plan its venue alone would be, in the split's leg order), under their plan id, expiry and key. */
 export function splitPlan(legs: readonly V2TransferPlan[], basis: SplitBasis): SplitTransferPlan {
@@ -68,11 +69,16 @@ function splitTrustWindow(split: V2.SplitPlanRef, steps: readonly V2.PlanStep[],
   const feeLegs = steps.filter((step) => step.kind !== 'venue-deposit');
   let text =
     `Your ${split.amount} ${give} go in one batch of ${deposits.length} deposits, each a transfer offer locked in your own wallet until its venue accepts it: ` +
-    deposits.map((step) => `${step.amount} ${give} to ${splitVenueName(split.legs[step.leg!]!.venueId)}, paid at least ${step.minOut} ${want} or returned`).join('; ') +
+    deposits.map((step) => `${step.amount} ${give} to ${venueName(split.legs[step.leg!]!.venueId)}, paid at least ${step.minOut} ${want} or returned`).join('; ') +
     `. Each venue settles its own deposit, so some may be paid and others returned. An offer not accepted by ${expiry} expires and its funds stay yours.`;
-  if (feeLegs.length > 0) {
-    const fees = toWire(sum(feeLegs.map((step) => step.amount)));
-    text += ` The fees (${fees} ${want} in all) are offered in the same batch, each with its deposit, and stay locked in your wallet; the service takes a deposit's fee only once its venue has paid at least its floor, so a returned deposit's fees stay yours.`;
+  // As a single plan's words say it: the service's fee waits on its deposit's payout, an integrator's on the integrator alone.
+  const service = feeLegs.filter((step) => step.kind !== 'fee-transfer');
+  const integrator = feeLegs.filter((step) => step.kind === 'fee-transfer');
+  if (service.length > 0) {
+    text += ` The service's fees (${toWire(sum(service.map((step) => step.amount)))} ${want} in all, one with each deposit) are offered in the same batch and stay locked in your wallet; the service accepts a deposit's fee only once its venue has paid you at least its floor, so a returned deposit's service fee stays yours.`;
+  }
+  if (integrator.length > 0) {
+    text += ` Your integrator's fees (${toWire(sum(integrator.map((step) => step.amount)))} ${want} in all, one with each deposit) are offered in the same batch and stay locked in your wallet until your integrator accepts them; one not accepted by ${expiry} stays yours.`;
   }
   return text;
 }

@@ -541,6 +541,17 @@ export const PLAN_CHECKS_SPLIT: readonly SplitCheck[] = [
         : null;
     },
   },
+  {
+    // The edge a widget shows the user: floor(10000 x (net - bestExecutable.net) / bestExecutable.net), at least 5.
+    id: 'edge-recomputes',
+    on: 'batch',
+    check: ({ split }) => {
+      const best = isDecimal(split.bestExecutable?.net) ? toUnits(split.bestExecutable.net) : 0n;
+      const gain = toUnits(split.net) - best;
+      const holds = best > 0n && gain > 0n && Number.isInteger(split.edgeBps) && split.edgeBps >= 5 && BigInt(split.edgeBps) === (gain * 10_000n) / best;
+      return holds ? null : unverifiable("its edgeBps is not floor(10000 x (net - bestExecutable.net) / bestExecutable.net), at least 5: the split's gain over the best single venue is not what it says");
+    },
+  },
 ];
 
 const refuse = (error: BestexError | null) => {

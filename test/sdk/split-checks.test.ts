@@ -168,6 +168,8 @@ const TAMPERED: ReadonlyArray<{ check: string; what: string; tamper: Tamper; ref
   { check: 'service-fee-disclosed', what: 'a leg\'s escrowed fee the other leg\'s', tamper: withStep(4, { amount: '0.03' }), refusal: { code: 'plan_unverifiable', message: /leg 1's fee-escrow-lock leg is not its disclosed service fee/ } },
   { check: 'integrator-fee-disclosed', what: 'a leg\'s integrator fee to another recipient', tamper: withStep(5, { target: ANOTHER }), refusal: { code: 'plan_unverifiable', message: /leg 1's integrator fee leg is not its disclosed integrator fee to its recipient/ } },
   { check: 'integrator-fee-disclosed', what: 'a leg\'s integrator fee above its line', tamper: withStep(2, { amount: '0.0150000001' }), refusal: { code: 'plan_unverifiable', message: /leg 0's integrator fee leg is not its disclosed integrator fee/ } },
+  { check: 'edge-recomputes', what: 'an edge overstated by one bp', tamper: withSplit({ edgeBps: 13 }), refusal: { code: 'plan_unverifiable', message: /its edgeBps is not floor\(10000 x \(net - bestExecutable.net\)/ } },
+  { check: 'edge-recomputes', what: 'a split that does not beat the best single venue', tamper: withSplit({ bestExecutable: { venueId: 'tradecraft', net: '50' } as V2.SplitPlanRef['bestExecutable'], edgeBps: 0 }), refusal: { code: 'plan_unverifiable', message: /the split's gain over the best single venue is not what it says/ } },
 ];
 
 const refusalOf = (plan: unknown): unknown => {

@@ -17,8 +17,20 @@ const REQUESTED_AT_SKEW_MS = 60_000;
  */
 interface Leg {
   readonly step: ExecutableStep;
+  /** The step's index in the plan. */
+  readonly index: number;
   readonly admin: string;
   readonly inputs: readonly string[];
+}
+
+/**
+ * A step's transfer reason: the memo its venue requires, or, on a fee leg, the plan and its kind;
+ * a split's fee leg names its leg too, so the ledger says whose deposit each fee goes with.
+ */
+function reasonOf(plan: Executable, { step, index }: Leg): string {
+  if (step.memo !== null) return step.memo;
+  const leg = plan.split ? plan.legs.find((l) => l.feeLegs.includes(index)) : undefined;
+  return leg === undefined ? `${plan.planId} ${step.kind}` : `${plan.planId} leg ${leg.index} ${step.kind}`;
 }
 
 /** One TransferFactory_Transfer per leg, with its factory from the admin's registry and the factory's disclosed contracts. */
@@ -28,7 +40,8 @@ async function transfersOf(options: ExecuteOptions, plan: Executable, party: str
   // Set in the past, as Canton's own token-standard code does: a participant whose clock runs
   // behind the wallet's refuses a transfer requested in its future.
   const requestedAt = new Date(Date.now() - REQUESTED_AT_SKEW_MS).toISOString();
-  for (const { step, admin, inputs } of legs) {
+  for (const leg of legs) {
+    const { step, admin, inputs } = leg;
     const transfer = {
       sender: party,
       receiver: step.target,
@@ -37,7 +50,7 @@ async function transfersOf(options: ExecuteOptions, plan: Executable, party: str
       requestedAt,
       executeBefore: step.expiresAt,
       inputHoldingCids: inputs,
-      meta: { values: { [REASON_KEY]: step.memo ?? `${plan.planId} ${step.kind}` } },
+      meta: { values: { [REASON_KEY]: reasonOf(plan, leg) } },
     };
     const factory = await transferFactory(options, plan.registries, admin, { choiceArguments: { expectedAdmin: admin, transfer, extraArgs: { context: { values: {} }, meta: { values: {} } } }, excludeDebugFields: true });
     disclosed.push(...(factory.choiceContext.disclosedContracts ?? []));
@@ -48,7 +61,7 @@ async function transfersOf(options: ExecuteOptions, plan: Executable, party: str
 
 /** The deposit alone, as one ExerciseCommand spending `inputs`. */
 export async function depositCommand(options: ExecuteOptions, plan: Executable, party: string, inputs: readonly OwnHolding[]) {
-  const { transfers, disclosed } = await transfersOf(options, plan, party, [{ step: plan.steps[0]!, admin: plan.steps[0]!.admin ?? inputs[0]!.admin, inputs: inputs.map((h) => h.contractId) }]);
+  const { transfers, disclosed } = await transfersOf(options, plan, party, [{ step: plan.steps[0]!, index: 0, admin: plan.steps[0]!.admin ?? inputs[0]!.admin, inputs: inputs.map((h) => h.contractId) }]);
   const commands: LedgerCommand[] = transfers.map(({ factoryId, argument }) => ({
     ExerciseCommand: { templateId: TRANSFER_FACTORY.filterId, contractId: factoryId, choice: CHOICES.transfer, choiceArgument: argument },
   }));
@@ -62,7 +75,7 @@ export async function depositCommand(options: ExecuteOptions, plan: Executable, 
 export async function batchedCommand(options: ExecuteOptions, plan: Executable, party: string, included: readonly number[], inputs: ReadonlyMap<string, readonly OwnHolding[]>) {
   const legs = included.map((i) => {
     const step = plan.steps[i]!;
-    return { step, admin: step.admin ?? inputs.get(step.instrument)![0]!.admin, inputs: [] };
+    return { step, index: i, admin: step.admin ?? inputs.get(step.instrument)![0]!.admin, inputs: [] };
   });
   const { transfers, disclosed } = await transfersOf(options, plan, party, legs);
   const held = [...inputs].map(([id, holdings]) => ({ admin: holdings[0]!.admin, id, contractIds: holdings.map((h) => h.contractId) }));

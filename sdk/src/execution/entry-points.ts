@@ -11,8 +11,9 @@
 //                        fee leg, in one batch) is on the ledger, awaiting the venue
 //   COMPLETED*           the venue accepted and the payout is on the ledger (fee escrow released);
 //                        a split: every leg was paid
-//   PARTIALLY_COMPLETED* a split: some legs paid, the others returned (their fees with them); each
-//                        leg's fate in `result.legs`, and in the status's note
+//   PARTIALLY_COMPLETED* a split: some legs paid, the others returned (their service fees with them)
+//                        or unanswered by the expiry; each leg's fate in `result.legs`, and in
+//                        the status's note
 //   SLIPPAGE_FAILED*     the venue could not pay the floor and rejected: the deposit came back (a
 //                        split: no leg paid, a venue rejected one)
 //   EXPIRED*             no answer before the plan's expiry (the deposit comes back when the venue

@@ -10,6 +10,7 @@ import type { AppPlan, ExecutionPlan, QuoteResponse } from '../contract/v1.js';
 import type * as V2 from '../contract/v2.js';
 import { fromUnits } from '../decimal.js';
 import { BestexError } from '../errors.js';
+import { isSplitPlan } from '../plan.js';
 import type { ExecutionHooks, ExecutionStatus, LegUpdate } from '../execution/types.js';
 import { bestLine, el, layout, splitPlanLegs, splitRoute, venueTable, type TokenView } from './render.js';
 import {
@@ -18,7 +19,6 @@ import {
   BATCHING_UNAVAILABLE,
   batchingFallback,
   fieldOf,
-  isSplitPlan,
   isV2Quote,
   legFate,
   legRequests,
@@ -174,7 +174,7 @@ export class BestexSwapElement extends Base {
         // The wallet is about to ask its user to sign: say what and why before it does.
         if (status === 'SIGNING') line.append(': sign the message your wallet shows you');
         if (status === 'COMPLETED' && detail.received) line.append(`: received ${detail.received} `, this.token(this.planWant), ...(split ? [' in all, every leg paid'] : []));
-        if (status === 'PARTIALLY_COMPLETED') line.append(`: received ${detail.received ?? '0'} `, this.token(this.planWant), ' from the legs paid; the others came back to you, each leg as listed below');
+        if (status === 'PARTIALLY_COMPLETED') line.append(`: received ${detail.received ?? '0'} `, this.token(this.planWant), ' from the legs paid; the others were not, each leg as listed below');
         if (detail.updateId) line.append(` (update ${detail.updateId})`);
         // A split's end lists each leg's fate below, which the SDK's note repeats; a refusal's reason stays.
         const note = split && ON_LEDGER.includes(status) ? detail.error?.message : detail.note;

@@ -99,9 +99,6 @@ export function planRoute(quote: Pick<V2.QuoteResponse, 'venues' | 'bestExecutab
 /** A split's legs as a plan request names them: each leg's venue and amount, in the quote's order. */
 export const legRequests = (split: V2.SplitQuote | V2.SplitPlanRef): V2.SplitLegRequest[] => split.legs.map(({ venueId, amount }) => ({ venueId, amount }));
 
-/** A plan's version-2 split shape, by its `split`. */
-export const isSplitPlan = (plan: object): plan is V2.SplitPlan => 'split' in plan;
-
 /** A split's edge over the best venue alone: 194 is "194 bps (1.94 %)". */
 export const edgeWords = (bps: number): string => `${bps} bps (${percent(BigInt(bps))})`;
 
@@ -126,16 +123,18 @@ export interface LegProgress {
 }
 
 /** The statuses of a leg whose deposit came back to the wallet: nothing was swapped on it. */
-const RETURNED: readonly string[] = ['SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN'];
+const RETURNED: readonly string[] = ['SLIPPAGE_FAILED', 'WITHDRAWN'];
 
 /**
- * A deposited leg's fate in words, after "<venue>: ": paid, returned (its fees returned with it,
- * never collected), held by a venue that neither paid nor returned it, or still waiting. `give`
- * and `want` are the tokens' symbols.
+ * A deposited leg's fate in words, after "<venue>: ": paid, returned (its service fee returned
+ * with it, never collected), unanswered by the plan's expiry (its offer still open until the venue
+ * rejects it or the wallet withdraws it), held by a venue that neither paid nor returned it, or
+ * still waiting. `give` and `want` are the tokens' symbols.
  */
 export function legFate(leg: LegProgress, give: string, want: string): string {
   if (leg.status === 'COMPLETED' && leg.received) return `paid ${leg.received} ${want} for ${leg.amount} ${give}`;
-  if (RETURNED.includes(leg.status)) return `returned: your ${leg.amount} ${give} came back to you, and its fees were not collected`;
+  if (RETURNED.includes(leg.status)) return `returned: your ${leg.amount} ${give} came back to you, and its service fee was not collected`;
+  if (leg.status === 'EXPIRED') return `not answered by the plan's expiry: your ${leg.amount} ${give} comes back when ${venueName(leg.venueId)} rejects it, or when you withdraw it; its service fee is not collected`;
   if (leg.status === 'VENUE_FAILED') return `${venueName(leg.venueId)} took ${leg.amount} ${give} and neither paid nor returned it: its operators must act`;
   return `deposited ${leg.amount} ${give}, waiting for ${venueName(leg.venueId)} to settle it`;
 }

@@ -115,7 +115,7 @@ t.test('at 1,000,000 CC the quote\'s split (tradecraft + OneSwap) is planned as 
   t.equal(full.steps.length, 4);
   t.ok(full.collectsFees);
   t.match(full.trustWindow, /one batch of 2 deposits/);
-  t.match(full.trustWindow, /a returned deposit's fees stay yours/);
+  t.match(full.trustWindow, /a returned deposit's service fee stays yours/);
   const retried = await post('/api/v2/plan/signature', signed(made));
   t.equal(retried.body, completed.body, 'a retry answers the same plan, byte for byte');
 });
@@ -132,6 +132,8 @@ t.test('a keyed split over three venues (Nightly, OneSwap, tradecraft) at 300,00
   t.equal(completed.statusCode, 200, completed.body);
   const full = completed.json() as V2.SplitPlan;
   holdsTogether(t, full, q, 100);
+  t.match(full.trustWindow, /the service accepts a deposit's fee only once its venue has paid you at least its floor/);
+  t.match(full.trustWindow, /until your integrator accepts them/, "the integrator's fees wait on the integrator alone, as a single plan says");
   const nightly = full.steps.find((s) => s.kind === 'venue-deposit' && s.settlement === 'swap-address-memo') as V2.PlanStep;
   t.ok(nightly, "Nightly's leg deposits to its swap address");
   t.not(nightly.memo, full.split.legs[0]!.minReceive, "with Nightly's own memo");

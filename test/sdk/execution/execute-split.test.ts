@@ -107,6 +107,12 @@ t.test('"a split executes in ONE submission, each leg paid at or above its floor
   const submitted = ledger.transactions(0, ledger.ledgerEnd).filter((tx) => tx.commandId === made.planId);
   t.equal(submitted.length, 1, 'one transaction under commandId = planId');
   t.equal(submitted[0]!.updateId, result.submittedUpdateId, 'the one that offered every deposit');
+  const reasons = submitted[0]!.events.flatMap((e) => (e.kind === 'created' && 'createArgument' in e && (e.createArgument as { transfer?: unknown }).transfer ? [(e.createArgument as { transfer: { meta: { values: Record<string, string> } } }).transfer.meta.values['splice.lfdecentralizedtrust.org/reason']] : []));
+  t.strictSame(
+    reasons.filter((r) => r?.startsWith(made.planId)).sort(),
+    [`${made.planId} leg 0 b2c-fee-transfer`, `${made.planId} leg 1 b2c-fee-transfer`],
+    "each fee offer's reason names the leg whose deposit it goes with",
+  );
 
   const { split } = made;
   t.match(result, { status: 'COMPLETED', error: null, depositUpdateId: null, outcome: null, fees: { included: true, released: true }, intent: { venueId: 'oneswap' } });

@@ -18,7 +18,6 @@ const rules = (await import(new URL('./widget/rules.js', import.meta.resolve('@b
   planRoute(quote: { venues: Array<{ venueId: string; available: boolean; execution: { executable: boolean } }>; bestExecutable: { venueId: string } | null; split?: Split }, chosen: string | null): { venueId: string } | { split: Split } | null;
   SPLIT_CHOICE: string;
   legRequests(split: Split): Array<{ venueId: string; amount: string }>;
-  isSplitPlan(plan: object): boolean;
   edgeWords(bps: number): string;
   legFate(leg: { venueId: string; amount: string; status: string; received?: string | null }, give: string, want: string): string;
   batchingFallback(venueId: string): string;
@@ -115,23 +114,23 @@ t.test('"a split is planned with the quote\'s legs": each leg\'s venue and amoun
   ]);
 });
 
-t.test('a split plan is told by its split; a single-venue plan is not one', async (t) => {
-  t.ok(rules.isSplitPlan({ planId: 'pl_x', split: { legs: [] }, steps: [] }));
-  t.notOk(rules.isSplitPlan({ planId: 'pl_x', quoteRef: { venueId: 'tradecraft' }, settlement: 'memo-floor', steps: [] }));
-});
-
 t.test('a split\'s edge is said in bps and as a percentage', async (t) => {
   t.equal(rules.edgeWords(194), '194 bps (1.94 %)');
   t.equal(rules.edgeWords(5), '5 bps (0.05 %)');
   t.equal(rules.edgeWords(12_345), '12345 bps (123.45 %)');
 });
 
-t.test('"each leg\'s fate in words": paid what, returned with its fees not collected, held by its venue, or waiting', async (t) => {
+t.test('"each leg\'s fate in words": paid what, returned with its service fee not collected, unanswered by the expiry (its offer still open), held by its venue, or waiting', async (t) => {
   const leg = (status: string, received: string | null = null) => ({ venueId: 'oneswap', amount: '387909.7327266459', status, received });
   t.equal(rules.legFate(leg('COMPLETED', '56390.1'), 'CC', 'USDCx'), 'paid 56390.1 USDCx for 387909.7327266459 CC');
-  for (const status of ['SLIPPAGE_FAILED', 'EXPIRED', 'WITHDRAWN']) {
-    t.equal(rules.legFate(leg(status), 'CC', 'USDCx'), 'returned: your 387909.7327266459 CC came back to you, and its fees were not collected', `${status} is returned`);
+  for (const status of ['SLIPPAGE_FAILED', 'WITHDRAWN']) {
+    t.equal(rules.legFate(leg(status), 'CC', 'USDCx'), 'returned: your 387909.7327266459 CC came back to you, and its service fee was not collected', `${status} is returned`);
   }
+  t.equal(
+    rules.legFate(leg('EXPIRED'), 'CC', 'USDCx'),
+    "not answered by the plan's expiry: your 387909.7327266459 CC comes back when OneSwap rejects it, or when you withdraw it; its service fee is not collected",
+    'an unanswered leg is not said to have come back',
+  );
   t.equal(rules.legFate(leg('VENUE_FAILED'), 'CC', 'USDCx'), 'OneSwap took 387909.7327266459 CC and neither paid nor returned it: its operators must act');
   t.equal(rules.legFate(leg('INITIATED'), 'CC', 'USDCx'), 'deposited 387909.7327266459 CC, waiting for OneSwap to settle it');
   t.equal(rules.legFate(leg('COMPLETED'), 'CC', 'USDCx'), 'deposited 387909.7327266459 CC, waiting for OneSwap to settle it', 'a leg is paid only once what it received is known');

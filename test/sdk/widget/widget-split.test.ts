@@ -176,13 +176,13 @@ async function run(skip: { skip?: string }): Promise<void> {
     await createPlan(app, page, `widget-partial::1220${'b'.repeat(64)}`);
     await untilStatus(page, 'PARTIALLY_COMPLETED', 60_000);
     const [result] = await results(page);
-    t.equal(await widgetText(page, '[part=status]').innerText(), `PARTIALLY_COMPLETED: received ${result!.received} USDCx from the legs paid; the others came back to you, each leg as listed below`, 'what was received, and no more: each leg\'s fate is listed once');
+    t.equal(await widgetText(page, '[part=status]').innerText(), `PARTIALLY_COMPLETED: received ${result!.received} USDCx from the legs paid; the others were not, each leg as listed below`, 'what was received, and no more: each leg\'s fate is listed once');
     const said = await widgetText(page, '[part=leg]').allInnerTexts();
     t.strictSame(
       said,
       result!.legs!.map((leg) =>
         leg.venueId === 'oneswap'
-          ? `OneSwap: returned: your ${leg.amount} CC came back to you, and its fees were not collected`
+          ? `OneSwap: returned: your ${leg.amount} CC came back to you, and its service fee was not collected`
           : `${rules.venueName(leg.venueId)}: paid ${leg.received} USDCx for ${leg.amount} CC`,
       ),
     );
