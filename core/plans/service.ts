@@ -379,18 +379,18 @@ export class PlanService {
     const shaped: V2TransferPlan[] = [];
     let intentLeg: { params: PlanParams; inputs: PlanInputs; figures: PlanFigures } | null = null;
     for (const [i, leg] of priced.legs.entries()) {
-      const params_ = legParams(params, leg.venueId, leg.amount);
-      const legBasis = { route, params: params_, net: leg.net, asOf, terms, collecting: options.collecting, planId, createdAt };
+      const legRequest = legParams(params, leg.venueId, leg.amount);
+      const legBasis = { route, params: legRequest, net: leg.net, asOf, terms, collecting: options.collecting, planId, createdAt };
       const figures = planFigures(legBasis);
       const intent = venueExecution(leg.venueId).settlement === 'intent-deposit-reference';
       const pool = pools[i]!;
-      const deposit = pool === null && !intent ? await this.venueDeposit(params_, route, leg.net, figures.minReceive) : null;
+      const deposit = pool === null && !intent ? await this.venueDeposit(legRequest, route, leg.net, figures.minReceive) : null;
       const inputs: PlanInputs = {
         ...legBasis,
         parties: { pool: deposit?.target ?? pool ?? INTENT_DEPOSIT_PENDING, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty },
         ...(deposit ? { venueTerms: { memo: deposit.memo, minOut: deposit.minOut } } : {}),
       };
-      if (intent) intentLeg = { params: params_, inputs, figures };
+      if (intent) intentLeg = { params: legRequest, inputs, figures };
       shaped.push(this.checkedLeg(inputs, figures));
       legs.push({ venueId: leg.venueId, amount: toWire(leg.amount), net: toWire(leg.net), ...(deposit ? { deposit } : {}) });
     }
@@ -547,8 +547,8 @@ export class PlanService {
     const createdAt = new Date(opened.createdAt);
     const shaped = split.legs.map((leg) => {
       if (leg.venueId === intent.venueId) return intentLeg;
-      const params_ = legParams(params, leg.venueId, dec(leg.amount));
-      const basis = { route, params: params_, net: dec(leg.net), asOf: opened.asOf, terms: opened.terms, collecting: opened.collecting, planId: opened.planId, createdAt };
+      const legRequest = legParams(params, leg.venueId, dec(leg.amount));
+      const basis = { route, params: legRequest, net: dec(leg.net), asOf: opened.asOf, terms: opened.terms, collecting: opened.collecting, planId: opened.planId, createdAt };
       const pool = leg.deposit?.target ?? options.poolParties[pairKey(give, want)];
       if (pool === undefined) throw new Error(`a kept split's leg on ${leg.venueId} has no pool configured`);
       const inputs: PlanInputs = {
