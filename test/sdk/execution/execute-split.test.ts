@@ -198,6 +198,29 @@ t.test('"resume and withdraw(planId) work for a split": every still-open deposit
   t.equal(wallet.asked.filter((m) => m.startsWith('prepareExecute')).length, 1, 'one submission');
 });
 
+t.test('"every venue a wallet executes takes its leg": a three-venue split at 300,000 CC (Nightly, OneSwap, tradecraft) to COMPLETED in one submission, Nightly\'s leg paid at least its own terms\' minimum, each leg\'s fee released', async (t) => {
+  const amount = '300000';
+  // A sandbox of its own: the other tests' swaps moved this one's pools.
+  const w = await world();
+  const { party, provider } = await w.taker();
+  const quote = await w.client.quote({ from: 'CC', to: 'USDCx', amount });
+  t.strictSame(quote.split!.legs.map((l) => l.venueId), ['nightly', 'oneswap', 'tradecraft']);
+  const made = await w.client.plan({ from: 'CC', to: 'USDCx', amount, legs: quote.split!.legs.map(({ venueId, amount: given }) => ({ venueId, amount: given })), takerParty: party, idempotencyKey: `${party}-three` });
+  const wallet = watching(provider);
+  const result = await execute(made, { provider: wallet, client: w.client, storage: memoryStorage() });
+  t.match(result, { status: 'COMPLETED', error: null, fees: { released: true } });
+  t.strictSame(wallet.asked.filter((m) => m.startsWith('prepareExecute')), ['prepareExecuteAndWait'], 'one submission');
+  // A retry of the signature call answers the completed plan, whatever it carries: its deposits' minOut.
+  const complete = (await w.client.signPlan({ planId: made.planId, signature: 'unused', publicKey: 'unused' })) as V2.SplitPlan;
+  for (const leg of result.legs!) {
+    const deposit = complete.steps.find((s) => s.kind === 'venue-deposit' && (s as V2.PlanStep).leg === leg.index) as V2.PlanStep;
+    t.match(leg, { status: 'COMPLETED', fees: { released: true } }, `${leg.venueId}: paid, its fee released`);
+    t.ok(new Decimal(leg.received!).gte(deposit.minOut!), `${leg.venueId}: at least its deposit's minOut (${deposit.settlement})`);
+  }
+  t.equal(result.received, sum(result.legs!.map((l) => l.received!)).toFixed());
+  t.ok(new Decimal(result.received!).gte(complete.split.minReceive), 'at least the split\'s floor');
+});
+
 t.test('"a split needs batching": a wallet whose participant lacks the package is REFUSED batching_unavailable with nothing signed; one that cannot be asked has its batch refused whole and no deposit sent alone', async (t) => {
   const bare = await world({ sandbox: { batchingUtility: false } });
   const ledger = bare.app.sandbox!.ledger;
