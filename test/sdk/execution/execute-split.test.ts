@@ -221,6 +221,25 @@ t.test('"every venue a wallet executes takes its leg": a three-venue split at 30
   t.ok(new Decimal(result.received!).gte(complete.split.minReceive), 'at least the split\'s floor');
 });
 
+t.test('"a venue that keeps its leg says who must act": OneSwap keeps its deposit and pays nothing while tradecraft pays -> VENUE_FAILED, the paid leg still reported paid', async (t) => {
+  // A sandbox of its own: the other tests' swaps moved this one's pools.
+  const w = await world();
+  const { party, provider } = await w.taker();
+  const made = await w.plan(party);
+  await w.control('/sandbox/v1/oneswap/next-outcome', { status: 'failed' });
+  const { legs, hooks } = recorder();
+  const result = await execute(made, { provider, client: w.client, hooks, storage: memoryStorage() });
+  t.match(result, { status: 'VENUE_FAILED', error: { code: 'venue_failed', message: /oneswap took the deposit and neither paid out nor refunded it .*oneswap itself must act/ } });
+  const oneswap = result.legs!.find((l) => l.venueId === 'oneswap')!;
+  const tradecraft = result.legs!.find((l) => l.venueId === 'tradecraft')!;
+  t.match(oneswap, { status: 'VENUE_FAILED', received: null, outcome: { status: 'venue_failed', agrees: true } }, "OneSwap's leg: kept, the service reading the same");
+  t.match(tradecraft, { status: 'COMPLETED', fees: { released: true } }, "tradecraft's leg: paid");
+  t.ok(new Decimal(tradecraft.received!).gte(tradecraft.minReceive), 'at least its floor');
+  t.equal(result.received, tradecraft.received, 'received: the paid leg alone');
+  t.strictSame(legs.map((l) => [l.venueId, l.status]).sort(), [['oneswap', 'VENUE_FAILED'], ['tradecraft', 'COMPLETED']], 'onLeg: each leg once');
+  t.equal(w.balance(party, 'Amulet'), '0', 'both deposits left the wallet: one paid for, one held by its venue');
+});
+
 t.test('"a split needs batching": a wallet whose participant lacks the package is REFUSED batching_unavailable with nothing signed; one that cannot be asked has its batch refused whole and no deposit sent alone', async (t) => {
   const bare = await world({ sandbox: { batchingUtility: false } });
   const ledger = bare.app.sandbox!.ledger;
