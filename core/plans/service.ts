@@ -328,15 +328,7 @@ export class PlanService {
       parties: { pool: deposit?.target ?? pool ?? INTENT_DEPOSIT_PENDING, serviceFee: options.serviceFeeParty, b2cFee: options.b2cFeeParty } satisfies PlanParties,
       ...(deposit ? { venueTerms: { memo: deposit.memo, minOut: deposit.minOut } } : {}),
     };
-    const plan = (options.assemble ?? assemblePlan)(inputs, figures);
-    this.guard(planViolations(plan, inputs, figures), route, params.venueId);
-    let body: object = plan;
-    if (caller.contract === 'v2') {
-      // A v2 plan is the plan the guardrail passed, in v2's shape: its numbers and parties unchanged.
-      const shaped = v2Plan(plan, execution, this.registries, inputs.venueTerms);
-      this.guard(v2PlanViolations(shaped, plan, inputs, execution.settlement!, figures), route, params.venueId);
-      body = shaped;
-    }
+    let body: object = caller.contract === 'v2' ? this.checkedLeg(inputs, figures) : this.checkedPlan(inputs, figures);
     const challenge = intent ? await this.venueChallenge(params, route) : null;
     if (challenge) {
       const checked = body as V2.AppPlan;
@@ -428,11 +420,18 @@ export class PlanService {
     return { json, replayed: false };
   }
 
-  /** One leg's plan (or a plan on one venue) assembled, guarded, and shaped as v2's, guarded again. */
+  /** The plan assembled from its inputs, and passed by the guardrail. */
+  private checkedPlan(inputs: PlanInputs, figures: PlanFigures): AppPlan {
+    const plan = (this.options.assemble ?? assemblePlan)(inputs, figures);
+    this.guard(planViolations(plan, inputs, figures), inputs.route, inputs.params.venueId);
+    return plan;
+  }
+
+  /** One leg's plan (or a v2 plan on one venue) assembled, guarded, and shaped as v2's, guarded again. */
   private checkedLeg(inputs: PlanInputs, figures: PlanFigures): V2TransferPlan {
     const { route, params } = inputs;
-    const plan = (this.options.assemble ?? assemblePlan)(inputs, figures);
-    this.guard(planViolations(plan, inputs, figures), route, params.venueId);
+    const plan = this.checkedPlan(inputs, figures);
+    // A v2 plan is the plan the guardrail passed, in v2's shape: its numbers and parties unchanged.
     const execution = venueExecution(params.venueId);
     const shaped = v2Plan(plan, execution, this.registries, inputs.venueTerms);
     this.guard(v2PlanViolations(shaped, plan, inputs, execution.settlement!, figures), route, params.venueId);

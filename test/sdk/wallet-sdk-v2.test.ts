@@ -100,6 +100,26 @@ t.test('OneSwap at 1,000 CC, as a partner\'s backend: an external party\'s keyed
   t.equal(balance(party, 'USDCx'), result.received);
 });
 
+t.test('a split at 1,000,000 CC as a partner\'s backend: an external party signs OneSwap\'s challenge and the one batch of every leg\'s deposit with its own key, through Canton\'s wallet SDK, to COMPLETED', { timeout: 120_000 }, async (t) => {
+  const keys = sdk.keys.generate();
+  const { partyId: party } = await sdk.party.external.create(keys.publicKey, { partyHint: hint('wsdk-v2-split-ext') }).sign(keys.privateKey).execute();
+  await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000000' });
+  const quote = await partner.quote({ from: 'CC', to: 'USDCx', amount: '1000000' });
+  t.ok(quote.split, 'the quote splits');
+  const legs = quote.split!.legs.map(({ venueId, amount }) => ({ venueId, amount }));
+  const plan = await partner.plan({ from: 'CC', to: 'USDCx', amount: '1000000', legs, takerParty: party, idempotencyKey: `wallet-sdk-v2-${process.pid}-split` });
+  const { statuses, hooks } = statusesOf();
+  const result = await execute(plan, { provider: walletSdkProvider({ sdk, party, signer: { privateKey: keys.privateKey } }), client: partner, hooks });
+  t.strictSame(statuses, ['SIGNING', 'SUBMITTING', 'INITIATED', 'COMPLETED']);
+  t.match(result, { status: 'COMPLETED', party, error: null });
+  t.equal(result.legs?.length, legs.length, 'every leg settled');
+  for (const leg of result.legs!) t.ok(new Decimal(leg.received!).gte(leg.minReceive), `${leg.venueId}: at least its floor`);
+  const submitted = sandbox.ledger.transactions(0, sandbox.ledger.ledgerEnd).filter((tx) => tx.commandId === plan.planId);
+  t.equal(submitted.length, 1, 'one submission under commandId = planId, every deposit in it');
+  t.equal(balance(party, 'Amulet'), '0');
+  t.equal(balance(party, 'USDCx'), result.received);
+});
+
 t.test('OneSwap: "a participant-hosted party cannot sign": REFUSED signing_unavailable, in words, with no signMessage asked and nothing submitted', { timeout: 90_000 }, async (t) => {
   const party = await sdk.party.internal.allocate({ partyHint: hint('wsdk-v2-oneswap-int') });
   await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000' });
