@@ -2,7 +2,7 @@
 // operation of the spec must appear here; the app refuses to start otherwise.
 import type { CoreServices } from '../../../core/services.js';
 import { livenessHandler, statusHandler } from './health.js';
-import type { HandlerMap } from '../../http/operation.js';
+import { NOT_IMPLEMENTED, type HandlerMap } from '../../http/operation.js';
 import { outcomeHandler } from './outcome.js';
 import { appPlanHandler, executePlanHandler } from './plan.js';
 import { quoteHandler } from './quote.js';
@@ -19,5 +19,7 @@ export function v2OperationMap(core: CoreServices): HandlerMap {
     getLiveness: livenessHandler(core.health),
     getStatus: statusHandler(core.health),
     getTokens: tokensHandler(() => core.tokenList()),
+    getPlanStatus: NOT_IMPLEMENTED,
+    streamPlanStatus: NOT_IMPLEMENTED,
   };
 }
