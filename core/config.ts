@@ -56,6 +56,12 @@ export interface Config {
   readonly intentPollIntervalMs: number;
   /** The most swap intents one instance follows at once. */
   readonly intentFollowMax: number;
+  /** How often the plan status follower reads the ledger's new updates. */
+  readonly planStatusPollMs: number;
+  /** How long a plan's status is kept after its last change. */
+  readonly planStatusRetentionMs: number;
+  /** Between two heartbeats of an idle plan status stream. */
+  readonly sseHeartbeatMs: number;
   /** While false, every disclosed fee line reads zero and no plan collects a fee. */
   readonly feeCollectionEnabled: boolean;
   /** A JSON file of fee schemas and partner overrides (docs/api.md, Fees); null for the built-in default schema. */
@@ -292,6 +298,9 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     usageFlushMs: read('USAGE_FLUSH_MS', 2_000, int(100, 600_000), 'an integer from 100 to 600000'),
     intentPollIntervalMs: read('INTENT_POLL_INTERVAL_MS', 5_000, int(100, 600_000), 'an integer from 100 to 600000'),
     intentFollowMax: read('INTENT_FOLLOW_MAX', 1_000, int(1, 100_000), 'an integer from 1 to 100000'),
+    planStatusPollMs: read('PLAN_STATUS_POLL_MS', 250, int(20, 60_000), 'an integer from 20 to 60000'),
+    planStatusRetentionMs: read('PLAN_STATUS_RETENTION_HOURS', 24, int(1, 720), 'an integer from 1 to 720') * 3_600_000,
+    sseHeartbeatMs: read('SSE_HEARTBEAT_MS', 15_000, int(100, 600_000), 'an integer from 100 to 600000'),
     feeCollectionEnabled,
     feeSchemasFile: read<string | null>('FEE_SCHEMAS_FILE', null, (raw) => raw, 'a file path'),
     rateLimitKeylessPerMinute: read('RATE_LIMIT_KEYLESS_PER_MINUTE', 120, int(1, 1_000_000_000), 'an integer from 1 to 1000000000'),

@@ -38,6 +38,12 @@ import { InstrumentRegistries, tokenList } from './execution/tokens.js';
 import { V2Quotes } from './execution/quote.js';
 import type { LimitsOf } from './execution/split.js';
 import type { TokenList } from './contract/v2.js';
+import { PlanSecrets } from './plan-status/status.js';
+import { PlanFollower } from './plan-status/follower.js';
+import { PlanStatusService } from './plan-status/service.js';
+import { RedisPlanStore } from './plan-status/redis-store.js';
+import { SqlitePlanStore } from './plan-status/sqlite-store.js';
+import type { PlanStatusStore } from './plan-status/store.js';
 
 /**
  * How long a shared-state command may take before it counts as unanswered: Redis answers a
@@ -59,6 +65,8 @@ export interface CoreOverrides {
   readonly keys?: KeyVerifier;
   /** The ledger outcomes are read from, instead of the configured one (LEDGER_URL's, or the sandbox's). */
   readonly ledger?: Ledger;
+  /** Where plans' status is kept, instead of DATA_DIR's SQLite file or Redis. */
+  readonly planStatusStore?: PlanStatusStore;
   readonly now?: () => Date;
   /** Where the core's events are counted (the edge's Prometheus adapter); by default nowhere. */
   readonly metrics?: Metrics;
@@ -72,6 +80,8 @@ export interface CoreServices {
   readonly intentPlans: IntentPlans;
   readonly intentFollower: IntentFollower;
   readonly outcomes: OutcomeService;
+  /** v2 plans' status: kept as each plan is made, followed on the ledger, read by the plan's key or capability. */
+  readonly planStatus: PlanStatusService;
   /** The v2 quote: the same quotes, with each venue's execution block. */
   readonly v2Quotes: V2Quotes;
   /** Each instrument's admin party and token registry, as configured (the sandbox's from its manifest). */
@@ -218,6 +228,25 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       log,
       venueTimeoutMs: config.venueTimeoutMs,
     });
+    // Plans' status: one follower of the ledger per instance; with a shared store, only the lease holder's reads.
+    const statusStore: PlanStatusStore =
+      overrides.planStatusStore ??
+      (config.redisUrl === null ? new SqlitePlanStore(config.dataDir, config.planStatusRetentionMs) : new RedisPlanStore(config.redisUrl, config.planStatusRetentionMs));
+    const planSecrets = new PlanSecrets(secret);
+    const follower = new PlanFollower({
+      store: statusStore,
+      ledger: opened.ledger,
+      pools: poolTokens(config.poolParties),
+      secrets: planSecrets,
+      intents: intentPlans,
+      sink: null,
+      now,
+      log,
+      pollMs: config.planStatusPollMs,
+      holder: `${process.pid}:${randomBytes(8).toString('hex')}`,
+      pageSize: config.ledgerPageSize,
+    });
+    const planStatus = new PlanStatusService(statusStore, planSecrets, follower, now);
     const limitsOf: LimitsOf = (venueId, give) => venues.find((venue) => venue.id === venueId)?.limits?.(give) ?? null;
     const plans = new PlanService({
       quotes,
@@ -230,6 +259,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       executableVenues: Object.fromEntries(venues.filter(isExecutableVenue).map((venue) => [venue.id, venue])),
       intentVenues,
       intentPlans,
+      tracking: planStatus,
       venueTimeoutMs: config.venueTimeoutMs,
       poolParties: config.poolParties,
       serviceFeeParty: config.serviceFeeParty,
@@ -298,6 +328,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       intentPlans,
       intentFollower,
       outcomes,
+      planStatus,
       registries,
       tokenList: () => tokenList(registries, venues),
       config,
@@ -329,6 +360,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
         // The last counts go before the connection they go over; followed intents' tokens are dropped.
         await usage.close();
         await intentFollower.close();
+        await planStatus.close();
         await quotes.settled();
         await marker?.close();
         await Promise.all([sharedState.close(), opened.close()]);

@@ -216,6 +216,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     server.addHook('onReady', async () => {
       audit = core.auditKeys();
     });
+    server.addHook('onReady', async () => core.planStatus.start());
+    // Open streams end before the server waits for its connections to close.
+    server.addHook('preClose', async () => core.planStatus.endWatches());
     if (options.probes !== false) {
       server.addHook('onReady', async () => {
         void core.monitor.start();

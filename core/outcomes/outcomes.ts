@@ -83,8 +83,38 @@ interface Offer {
   /** The instrument the pool pays out, when the deposit is one of its pair's. */
   readonly want: Token | null;
   readonly executeBeforeMs: number;
+  /** The update that created the offer, and when it was recorded. */
+  readonly createdIn: string;
+  readonly createdAtMs: number;
+  /** The memo as the offer carries it. */
+  readonly memo: string | null;
   fate: Fate | null;
   paidOut: boolean;
+  /** What the pool paid the taker for it, once paid. */
+  received: Decimal | null;
+}
+
+/** What a tracker matches a deposit offer by: whose it is (a predicate, so a follower may hold only a keyed hash of the party) and the window it was made in. */
+export interface TrackedDeposit {
+  isTaker(party: string): boolean;
+  readonly since: Date;
+  readonly deadline: Date;
+  readonly escrow: string | null;
+  readonly amount: Decimal | null;
+  readonly minReceive: Decimal | null;
+  readonly want: Token | null;
+  /** The memo the offer must carry, when a plan named it. */
+  readonly memo?: string | null;
+}
+
+/** One matching deposit offer as read so far. */
+export interface DepositReading {
+  readonly status: Outcome['status'];
+  readonly createdIn: string;
+  readonly createdAtMs: number;
+  readonly settledIn: string | null;
+  readonly settledAtMs: number | null;
+  readonly received: Decimal | null;
 }
 
 const record = (value: unknown): Record<string, unknown> | null =>
@@ -118,10 +148,13 @@ export class OutcomeTracker {
   /** The latest record time read so far: record times of different synchronizers interleave. */
   private lastRecordTimeMs = -Infinity;
 
+  private readonly query: TrackedDeposit;
+
   constructor(
-    private readonly query: OutcomeQuery,
+    query: OutcomeQuery | TrackedDeposit,
     private readonly pools: PoolTokens,
   ) {
+    this.query = 'isTaker' in query ? query : { ...query, isTaker: (party) => party === query.party };
     this.sinceMs = query.since.getTime();
     this.deadlineMs = query.deadline.getTime();
   }
@@ -137,9 +170,9 @@ export class OutcomeTracker {
     for (const event of tx.events) {
       if (event.kind === 'created') {
         const instruction = viewOf(event, TRANSFER_INSTRUCTION.entity);
-        if (instruction) this.offerCreated(event.contractId, instruction, timeMs);
+        if (instruction) this.offerCreated(event.contractId, instruction, timeMs, tx.updateId);
         const holding = viewOf(event, HOLDING.entity);
-        if (holding && holding.owner === this.query.party) {
+        if (holding && typeof holding.owner === 'string' && this.query.isTaker(holding.owner)) {
           const instrument = record(holding.instrumentId)?.id;
           const amount = decimal(holding.amount);
           if (typeof instrument === 'string' && amount) received.push({ contractId: event.contractId, instrument, amount });
@@ -172,7 +205,7 @@ export class OutcomeTracker {
     if (payouts.length > 0) this.payoutsSeen(payouts, acceptedHere, actors);
   }
 
-  private offerCreated(contractId: string, view: Record<string, unknown>, timeMs: number): void {
+  private offerCreated(contractId: string, view: Record<string, unknown>, timeMs: number, updateId: string): void {
     const original = view.originalInstructionCid;
     if (typeof original === 'string') {
       const offer = this.offers.get(original) ?? this.aliases.get(original);
@@ -180,12 +213,12 @@ export class OutcomeTracker {
       return;
     }
     const transfer = record(view.transfer);
-    if (transfer && transfer.receiver === this.query.party && typeof transfer.sender === 'string' && this.pools.has(transfer.sender)) {
+    if (transfer && typeof transfer.receiver === 'string' && this.query.isTaker(transfer.receiver) && typeof transfer.sender === 'string' && this.pools.has(transfer.sender)) {
       this.payoutOffers.set(contractId, transfer.sender);
       return;
     }
     // Made by the deadline, an offer may be recorded up to the tolerance after it.
-    if (!transfer || transfer.sender !== this.query.party || timeMs < this.sinceMs || timeMs > this.deadlineMs + RECORD_TIME_TOLERANCE_MS) return;
+    if (!transfer || typeof transfer.sender !== 'string' || !this.query.isTaker(transfer.sender) || timeMs < this.sinceMs || timeMs > this.deadlineMs + RECORD_TIME_TOLERANCE_MS) return;
     const receiver = transfer.receiver;
     const pair = typeof receiver === 'string' ? this.pools.get(receiver) : undefined;
     const amount = decimal(transfer.amount);
@@ -200,8 +233,12 @@ export class OutcomeTracker {
       floor: decimal(memo),
       want: giveIndex < 0 ? null : pair[1 - giveIndex]!,
       executeBeforeMs,
+      createdIn: updateId,
+      createdAtMs: timeMs,
+      memo: typeof memo === 'string' ? memo : null,
       fate: null,
       paidOut: false,
+      received: null,
     });
   }
 
@@ -218,7 +255,10 @@ export class OutcomeTracker {
       const offer = waiting.find(
         (o) => !o.paidOut && actors.has(o.receiver) && o.want?.instrument === payout.instrument && payout.amount.gte(o.floor ?? 0) && payout.amount.gt(0),
       );
-      if (offer) offer.paidOut = true;
+      if (offer) {
+        offer.paidOut = true;
+        offer.received = payout.amount;
+      }
     }
   }
 
@@ -242,15 +282,31 @@ export class OutcomeTracker {
     return statusOf(matching[0]!, nowMs);
   }
 
+  /** The one matching offer as read so far; null when none or several match. */
+  reading(nowMs: number): DepositReading | null {
+    const matching = this.matching();
+    if (matching.length !== 1) return null;
+    const offer = matching[0]!;
+    return {
+      status: statusOf(offer, nowMs).status,
+      createdIn: offer.createdIn,
+      createdAtMs: offer.createdAtMs,
+      settledIn: offer.fate?.updateId ?? null,
+      settledAtMs: offer.fate?.recordTimeMs ?? null,
+      received: offer.paidOut ? offer.received : null,
+    };
+  }
+
   /** The offers the query's optional parameters leave. */
   private matching(): Offer[] {
-    const { escrow, amount, minReceive, want } = this.query;
+    const { escrow, amount, minReceive, want, memo } = this.query;
     return [...this.offers.values()].filter(
       (o) =>
         (escrow === null || o.receiver === escrow) &&
         (amount === null || o.amount.eq(amount)) &&
         (minReceive === null || (o.floor !== null && o.floor.eq(minReceive))) &&
-        (want === null || o.want === want),
+        (want === null || o.want === want) &&
+        (memo === undefined || memo === null || o.memo === memo),
     );
   }
 }

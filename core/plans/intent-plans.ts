@@ -100,7 +100,7 @@ export interface IntentPlansOptions {
   readonly records: IdempotencyRecords;
   readonly venues: Readonly<Record<string, IntentVenue>>;
   /** The complete plan's JSON text for an opened plan and its intent (PlanService.completedIntentPlan). */
-  readonly assemble: (plan: OpenIntentPlan, intent: SwapIntent) => string;
+  readonly assemble: (plan: OpenIntentPlan, intent: SwapIntent) => Promise<string>;
   readonly follower: IntentFollower;
   readonly now: () => Date;
   readonly log: CoreLog;
@@ -292,7 +292,7 @@ export class IntentPlans {
     if (!answer.available) throw intentRefused(venueId, answer.rejectionCode);
     const { intent } = answer;
     try {
-      return { json: this.options.assemble(plan, intent), intent, walletToken, venue };
+      return { json: await this.options.assemble(plan, intent), intent, walletToken, venue };
     } catch (err) {
       await venue.cancelIntent({ intentId: intent.intentId, walletToken }, this.deadline()).catch(() => false);
       throw err;
@@ -353,6 +353,14 @@ export class IntentPlans {
     if (held === null) return null;
     const { party: digest, ...recorded } = JSON.parse(held.value) as RecordedIntent & { readonly party: string };
     return digest === this.partyDigest(party) ? recorded : null;
+  }
+
+  /** The intent status recorded for plan `planId`, whoever its taker (the plan status reads it for a caller it has authorised itself). */
+  async intentStatus(planId: string): Promise<RecordedIntent | null> {
+    const held = await this.options.state.get(this.statusKey(planId));
+    if (held === null) return null;
+    const { party: _digest, ...recorded } = JSON.parse(held.value) as RecordedIntent & { readonly party: string };
+    return recorded;
   }
 
   private keyed(label: string, text: string): string {

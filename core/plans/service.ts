@@ -48,6 +48,16 @@ export type PlanContract = 'v1' | 'v2';
  */
 export type PlanCaller = ({ readonly route: 'partner'; readonly partner: Partner } | { readonly route: 'app'; readonly ip: string }) & { readonly contract?: PlanContract };
 
+/**
+ * Where v2 plans are followed to their outcome (core/plan-status/, wired by core/services.ts): the
+ * capability a keyless plan carries to read its status, and each plan kept as it is made or
+ * completed. The taker's party is handed over for its keyed hash alone.
+ */
+export interface PlanTracking {
+  statusToken(planId: string): string;
+  track(plan: V2.ExecutionPlan | V2.SplitPlan, partnerId: string | null, takerParty: string): Promise<void>;
+}
+
 export interface PlanServiceOptions {
   readonly quotes: QuoteService;
   readonly schemas: FeeSchemas;
@@ -74,6 +84,8 @@ export interface PlanServiceOptions {
   readonly intentVenues?: Readonly<Record<string, IntentVenue>>;
   /** Where a plan on such a venue is kept until its message is signed (core/plans/intent-plans.ts). */
   readonly intentPlans?: IntentPlans;
+  /** Where v2 plans are followed; none: v2 plans carry no status. */
+  readonly tracking?: PlanTracking;
   /** How long a venue may take to give its terms (VENUE_TIMEOUT_MS); 5 s when absent. */
   readonly venueTimeoutMs?: number;
   /** Each venue's limits on the give token, which a split's legs keep to (as the quote's split does). */
@@ -335,6 +347,7 @@ export class PlanService {
       body = signMessagePlan(checked, challenge, inputs, figures);
       this.guard(signMessagePlanViolations(body as V2.AppPlan, checked), route, params.venueId);
     }
+    body = this.withStatusToken(body as V2.ExecutionPlan, caller);
     const json = JSON.stringify(body);
     // The venue's challenge may name the taker (OneSwap's does): an intent plan's text is kept sealed.
     const record: IdempotencyRecord = { ...digests, plan: challenge ? this.intentPlans().sealPlanText(json) : json };
@@ -349,6 +362,7 @@ export class PlanService {
         throw err;
       }
     }
+    await this.track(body as V2.ExecutionPlan, caller, params.takerParty);
     this.metrics.plan(route, 'created');
     return { json, replayed: false };
   }
@@ -403,6 +417,7 @@ export class PlanService {
       };
       this.guard(signMessageSplitViolations(body, plan), route, params.venueId);
     }
+    body = this.withStatusToken(body, caller);
     const json = JSON.stringify(body);
     const record: IdempotencyRecord = { ...digests, plan: challenge ? this.intentPlans().sealPlanText(json) : json };
     const kept = await this.claim(request, record);
@@ -416,8 +431,27 @@ export class PlanService {
         throw err;
       }
     }
+    await this.track(body, caller, params.takerParty);
     this.metrics.plan(route, 'created');
     return { json, replayed: false };
+  }
+
+  /** A keyless v2 plan with the capability to read its status (its replays carry it too: it is in the record's text). */
+  private withStatusToken<P extends V2.ExecutionPlan | V2.SplitPlan>(plan: P, caller: Pick<PlanCaller, 'route' | 'contract'>): P {
+    const { tracking } = this.options;
+    if (!tracking || caller.contract !== 'v2' || caller.route !== 'app') return plan;
+    return { ...plan, statusToken: tracking.statusToken(plan.planId) };
+  }
+
+  /** Keeps a v2 plan for its status; a store that fails is logged, never answered in place of the plan the caller now holds. */
+  private async track(plan: V2.ExecutionPlan | V2.SplitPlan, caller: Pick<PlanCaller, 'route' | 'contract'> & { readonly partner?: { readonly id: string } }, takerParty: string): Promise<void> {
+    const { tracking, log } = this.options;
+    if (!tracking || caller.contract !== 'v2') return;
+    try {
+      await tracking.track(plan, caller.route === 'partner' ? caller.partner!.id : null, takerParty);
+    } catch (err) {
+      log.warn({ planId: plan.planId, reason: err instanceof Error ? err.message : String(err) }, "a plan could not be kept for its status: GET /api/v2/plan/status answers 404 for it");
+    }
   }
 
   /** The plan assembled from its inputs, and passed by the guardrail. */
@@ -497,7 +531,7 @@ export class PlanService {
    * Throws DomainError venue_unavailable for an intent a plan cannot carry (a reference no step
    * can hold as its memo, a deposit address that is one of the plan's own parties).
    */
-  completedIntentPlan(opened: OpenIntentPlan, intent: SwapIntent): string {
+  async completedIntentPlan(opened: OpenIntentPlan, intent: SwapIntent): Promise<string> {
     const { options } = this;
     const route = opened.route;
     const params = parsePlanRequest(opened.request, route);
@@ -529,8 +563,10 @@ export class PlanService {
       intent: named,
     };
     this.guard(intentPlanViolations(complete, inputs, intent.intentId), route, venueId);
-    if (opened.split) return JSON.stringify(this.completedSplit(opened, opened.split, shaped, named));
-    return JSON.stringify(complete);
+    const caller = { route, contract: 'v2' as const, ...(opened.partnerId === undefined ? {} : { partner: { id: opened.partnerId } }) };
+    const plan = this.withStatusToken(opened.split ? this.completedSplit(opened, opened.split, shaped, named) : complete, caller);
+    await this.track(plan, caller, params.takerParty);
+    return JSON.stringify(plan);
   }
 
   /**

@@ -173,6 +173,10 @@ function operationRoute(
       partner,
       clientIp: () => clientIp(request),
       baseUrl: () => baseUrl(request),
+      header: (name) => {
+        const value = request.headers[name];
+        return typeof value === 'string' ? value : undefined;
+      },
       annotate: (fields) => annotate(request, fields),
       spendFreshQuote: () => limits?.spendFreshQuote(request, reply),
       counts,
@@ -185,7 +189,9 @@ function operationRoute(
   };
   const execute = (reply: FastifyReply, context: OperationContext<never, never>): Promise<void> | undefined => {
     const result = handler.handle(context);
-    if (result instanceof Promise) return result.then((r) => send(reply, r));
+    // Resolved with the reply, not undefined: fastify would otherwise answer again, empty, before a
+    // stream's headers are written (the reply, returned, says the answer is on its way).
+    if (result instanceof Promise) return result.then((r) => send(reply, r)) as Promise<unknown> as Promise<void>;
     send(reply, result);
     return undefined;
   };
@@ -224,7 +230,7 @@ function operationRoute(
     }
     const countedAlready = () => pending?.window.counted === true;
     return handler.replay!(context).then(
-      (stored) => (stored ? send(reply, stored) : countedAlready() ? execute(reply, context) : counted(count(request, reply, partner), () => execute(reply, context))),
+      (stored) => (stored ? void send(reply, stored) : countedAlready() ? execute(reply, context) : counted(count(request, reply, partner), () => execute(reply, context))),
       (err: unknown) => (countedAlready() || countsInNoWindow(err) ? Promise.reject(err) : counted(count(request, reply, partner), () => Promise.reject(err))),
     );
   };
@@ -301,6 +307,10 @@ function annotate(request: FastifyRequest, fields: AccessLogFields): void {
   Object.assign((request.logFields ??= {}), fields);
 }
 
-function send(reply: FastifyReply, result: OperationResult): void {
-  reply.code(result.status).headers(result.headers).send(result.body);
+/**
+ * Sends the answer; returns the reply, which a route's promise resolves to: fastify then knows the
+ * answer is on its way, where a stream's headers are not written yet when the promise settles.
+ */
+function send(reply: FastifyReply, result: OperationResult): FastifyReply {
+  return reply.code(result.status).headers(result.headers).send(result.body);
 }

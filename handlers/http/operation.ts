@@ -13,6 +13,8 @@ export interface OperationContext<Query = unknown, Body = unknown> {
   clientIp(): string;
   /** The scheme and host the request was sent to (`http://127.0.0.1:8080`), as the client named them (Host): for text shown back to that client, never for a decision. */
   baseUrl(): string;
+  /** A request header the operation's spec names (lower-case name), as sent once; undefined when absent. */
+  header(name: string): string | undefined;
   /** Adds fields to this request's access-log line. */
   annotate(fields: AccessLogFields): void;
   /** Counts a keyless fresh quote (a cache miss) in its caller's budget; throws (or, with shared windows, rejects) rate_limited over it. */
@@ -30,7 +32,7 @@ export interface OperationContext<Query = unknown, Body = unknown> {
 export interface OperationResult {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
-  /** A JSON-serialisable body, or the exact JSON text to send (with its content-type in headers). */
+  /** A JSON-serialisable body, the exact JSON text to send (with its content-type in headers), or a stream to pipe (server-sent events). */
   readonly body: unknown;
 }
 

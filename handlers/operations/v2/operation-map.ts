@@ -2,9 +2,10 @@
 // operation of the spec must appear here; the app refuses to start otherwise.
 import type { CoreServices } from '../../../core/services.js';
 import { livenessHandler, statusHandler } from './health.js';
-import { NOT_IMPLEMENTED, type HandlerMap } from '../../http/operation.js';
+import type { HandlerMap } from '../../http/operation.js';
 import { outcomeHandler } from './outcome.js';
 import { appPlanHandler, executePlanHandler } from './plan.js';
+import { planEventsHandler, planStatusHandler } from './plan-status.js';
 import { quoteHandler } from './quote.js';
 import { signPlanHandler } from './sign-plan.js';
 import { tokensHandler } from './tokens.js';
@@ -19,7 +20,7 @@ export function v2OperationMap(core: CoreServices): HandlerMap {
     getLiveness: livenessHandler(core.health),
     getStatus: statusHandler(core.health),
     getTokens: tokensHandler(() => core.tokenList()),
-    getPlanStatus: NOT_IMPLEMENTED,
-    streamPlanStatus: NOT_IMPLEMENTED,
+    getPlanStatus: planStatusHandler(core.planStatus),
+    streamPlanStatus: planEventsHandler(core.planStatus, core.config.sseHeartbeatMs),
   };
 }

@@ -1,0 +1,279 @@
+// The follower: reads the ledger's updates once for every live plan (one reader per instance,
+// and with a shared store only the instance holding the lease), folds each into the deposits of
+// the plans whose taker it concerns, asks the recorded intent status of intent legs, and appends
+// each plan's new state as its next event. A plan's reading lives in memory only while the plan
+// is live; a new holder of the lease reads again from the oldest live plan's creation.
+import { Decimal, toWire } from '../decimal.js';
+import type { CoreLog } from '../log.js';
+import { findStart, OffsetTimeIndex, OutcomeTracker, RECORD_TIME_TOLERANCE_MS, SKEW_MS, type IntentOutcomeState, type PoolTokens, type RecordedIntentOutcome } from '../outcomes/outcomes.js';
+import type { Ledger, LedgerTransaction } from '../ledger/ledger.js';
+import { HOLDING, namesEntity, TRANSFER_INSTRUCTION } from '../ledger/token-standard.js';
+import { resolveToken } from '../tokens.js';
+import type { PlanHistoryEntry, PlanStatusEvent } from '../contract/v2.js';
+import type { PlanEventSink } from './events.js';
+import type { PlanStatusStore } from './store.js';
+import { eventOf, isTerminal, planState, statusOf, UNREAD, type LegReading, type PlanSecrets, type PlanState, type TrackedLeg, type TrackedPlan } from './status.js';
+
+/** How long after its floor's deadline a deposit the venue accepted may go unpaid before the venue is taken to have failed. */
+export const PAYOUT_GRACE_MS = 10 * 60_000;
+
+/** The recorded intent status of an intent plan, by its id (core/plans/intent-plans.ts). */
+export interface IntentStatuses {
+  intentStatus(planId: string): Promise<RecordedIntentOutcome | null>;
+}
+
+export interface FollowerOptions {
+  readonly store: PlanStatusStore;
+  readonly ledger: Ledger;
+  readonly pools: PoolTokens;
+  readonly secrets: PlanSecrets;
+  readonly intents: IntentStatuses | null;
+  readonly sink: PlanEventSink | null;
+  readonly now: () => Date;
+  readonly log: CoreLog;
+  /** Between two reads of the ledger. */
+  readonly pollMs: number;
+  /** This instance's name for the lease. */
+  readonly holder: string;
+  readonly pageSize: number;
+}
+
+interface Followed {
+  plan: TrackedPlan;
+  /** One tracker per ledger leg (null for legs read otherwise). */
+  trackers: Array<OutcomeTracker | null>;
+  history: PlanHistoryEntry[];
+  state: PlanState;
+  intent: RecordedIntentOutcome | null;
+}
+
+const INTENT_LEG: Readonly<Record<IntentOutcomeState, PlanState>> = {
+  awaiting_deposit: 'planned',
+  in_progress: 'deposit_seen',
+  completed: 'completed',
+  refunded: 'slippage_failed',
+  expired: 'expired',
+  cancelled: 'expired',
+  failed: 'venue_failed',
+};
+
+const LEDGER_LEG: Readonly<Record<string, PlanState>> = {
+  pending: 'deposit_seen',
+  completed: 'completed',
+  slippage_failed: 'slippage_failed',
+  withdrawn: 'withdrawn',
+  expired: 'expired',
+};
+
+export class PlanFollower {
+  private readonly followed = new Map<string, Followed>();
+  private readonly index = new OffsetTimeIndex();
+  /** The last offset read; null until this instance holds the lease and has found where to start. */
+  private offset: number | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(private readonly options: FollowerOptions) {}
+
+  start(): void {
+    if (this.timer || this.closed) return;
+    const tick = () => {
+      this.running = this.step()
+        .catch((err: unknown) => this.options.log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'the plan status follower could not read; it tries again'))
+        .finally(() => {
+          this.running = null;
+          if (!this.closed) this.timer = setTimeout(tick, this.options.pollMs);
+        });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** How many plans this instance follows now. */
+  get size(): number {
+    return this.followed.size;
+  }
+
+  /** One turn: hold the lease, learn new plans, read the ledger to its end, and append what changed. */
+  async step(): Promise<void> {
+    const { store, ledger, options } = { ...this.options, options: this.options };
+    const leaseMs = Math.max(5_000, options.pollMs * 20);
+    if (!(await store.lease(options.holder, leaseMs))) {
+      // Another instance follows: what this one read is stale by the time it holds the lease again.
+      this.followed.clear();
+      this.offset = null;
+      return;
+    }
+    const signal = AbortSignal.timeout(Math.max(10_000, options.pollMs * 10));
+    // The end is read before the live plans: a plan kept after this read has its deposit after it.
+    const end = await ledger.ledgerEnd(signal);
+    const live = await store.live();
+    const fresh = await this.learn(live);
+    if (this.offset === null || fresh.length > 0) {
+      const oldest = Math.min(...(this.offset === null ? live : fresh).map((p) => p.createdAtMs));
+      const start = Number.isFinite(oldest) ? await findStart(ledger, this.index, oldest - SKEW_MS, end, options.pageSize, signal) : end;
+      // Plans learned late (a new holder, a plan whose deposit came first) are read again from their creation on their own.
+      if (this.offset !== null && start < this.offset) await this.read(start, this.offset, signal, new Set(fresh.map((p) => p.planId)));
+      this.offset ??= start;
+    }
+    if (end > this.offset!) {
+      await this.read(this.offset!, end, signal, null);
+      this.offset = end;
+    }
+    await this.settle();
+  }
+
+  /** Starts following the live plans not followed yet; forgets those no longer live. Returns the new ones. */
+  private async learn(live: readonly TrackedPlan[]): Promise<TrackedPlan[]> {
+    const ids = new Set(live.map((p) => p.planId));
+    for (const id of this.followed.keys()) if (!ids.has(id)) this.followed.delete(id);
+    const fresh: TrackedPlan[] = [];
+    for (const plan of live) {
+      const known = this.followed.get(plan.planId);
+      if (known && (known.plan.legs !== null || plan.legs === null)) continue;
+      const history = known?.history ?? (await this.options.store.events(plan.planId, 0)).map((e) => ({ state: e.status.state, seq: e.seq, at: e.at }));
+      if (history.length === 0) continue;
+      this.followed.set(plan.planId, { plan, trackers: this.trackersOf(plan), history, state: history.at(-1)!.state, intent: null });
+      if (plan.legs !== null) fresh.push(plan);
+    }
+    return fresh;
+  }
+
+  private trackersOf(plan: TrackedPlan): Array<OutcomeTracker | null> {
+    const { secrets, pools } = this.options;
+    const want = resolveToken(plan.pair.want, 'want');
+    return (plan.legs ?? []).map((leg) =>
+      leg.basis !== 'ledger'
+        ? null
+        : new OutcomeTracker(
+            {
+              isTaker: (party) => secrets.takerHash(party) === plan.takerHash,
+              since: new Date(plan.createdAtMs),
+              deadline: new Date(plan.expiryMs),
+              escrow: leg.escrow,
+              amount: new Decimal(leg.amount),
+              minReceive: null,
+              want,
+              memo: leg.memo,
+            },
+            pools,
+          ),
+    );
+  }
+
+  /**
+   * Folds the transactions in (from, to] into the followed plans (only `only`, when given) each
+   * concerns: by the keyed hash of a party it names (the taker's deposit, refund or payout) or by
+   * the party a plan's deposit goes to (the venue's answer, which may name no party of the taker).
+   */
+  private async read(from: number, to: number, signal: AbortSignal, only: ReadonlySet<string> | null): Promise<void> {
+    const byKey = new Map<string, Followed[]>();
+    const index = (key: string, f: Followed) => {
+      const list = byKey.get(key);
+      if (list) list.push(f);
+      else byKey.set(key, [f]);
+    };
+    for (const f of this.followed.values()) {
+      if (only !== null && !only.has(f.plan.planId)) continue;
+      if (!f.trackers.some((t) => t !== null)) continue;
+      index(`h:${f.plan.takerHash}`, f);
+      for (const [i, leg] of (f.plan.legs ?? []).entries()) if (f.trackers[i]) index(`e:${leg.escrow}`, f);
+    }
+    if (byKey.size === 0) return;
+    const hashes = new Map<string, string>();
+    for await (const tx of this.options.ledger.transactions({ beginExclusive: from, endInclusive: to }, signal, this.options.pageSize)) {
+      this.index.add(tx.offset, Date.parse(tx.recordTime));
+      const concerned = new Set<Followed>();
+      for (const party of partiesIn(tx)) {
+        for (const f of byKey.get(`e:${party}`) ?? []) concerned.add(f);
+        if (this.options.pools.has(party)) continue;
+        let hash = hashes.get(party);
+        if (hash === undefined) {
+          hash = this.options.secrets.takerHash(party);
+          hashes.set(party, hash);
+        }
+        for (const f of byKey.get(`h:${hash}`) ?? []) concerned.add(f);
+      }
+      for (const f of concerned) for (const tracker of f.trackers) tracker?.observe(tx);
+    }
+  }
+
+  /** Each followed plan's state now; a changed one appended as its next event, the sink told first. */
+  private async settle(): Promise<void> {
+    const nowMs = this.options.now().getTime();
+    for (const f of [...this.followed.values()]) {
+      if (f.plan.legs === null) continue;
+      const readings = await this.readings(f, nowMs);
+      const state = planState(readings);
+      if (state === f.state) continue;
+      const atMs = state === 'expired' || state === 'unobserved' ? nowMs : Math.max(...readings.map((r) => r.atMs ?? 0)) || nowMs;
+      const entry: PlanHistoryEntry = { state, seq: f.history.length + 1, at: new Date(atMs).toISOString() };
+      const event: PlanStatusEvent = eventOf(statusOf(f.plan, readings, [...f.history, entry]));
+      await this.options.sink?.accept({ event, partnerId: f.plan.partnerId });
+      const terminal = isTerminal(state);
+      if (!(await this.options.store.append(event, terminal))) {
+        // Another writer appended first (a previous holder of the lease): read the plan's events again.
+        this.followed.delete(f.plan.planId);
+        continue;
+      }
+      f.history.push(entry);
+      f.state = state;
+      if (terminal) this.followed.delete(f.plan.planId);
+    }
+  }
+
+  private async readings(f: Followed, nowMs: number): Promise<LegReading[]> {
+    const { plan } = f;
+    const closedMs = plan.expiryMs + RECORD_TIME_TOLERANCE_MS;
+    const legs = plan.legs ?? [];
+    if (legs.some((l) => l.basis === 'venue')) f.intent = (await this.options.intents?.intentStatus(plan.planId)) ?? f.intent;
+    return legs.map((leg, i) => this.legReading(leg, f.trackers[i] ?? null, f.intent, nowMs, closedMs));
+  }
+
+  private legReading(leg: TrackedLeg, tracker: OutcomeTracker | null, intent: RecordedIntentOutcome | null, nowMs: number, closedMs: number): LegReading {
+    if (leg.basis === 'unobserved') return nowMs >= closedMs ? { ...UNREAD, state: 'unobserved' } : UNREAD;
+    if (leg.basis === 'venue') {
+      const state = intent === null || intent.venueId !== leg.venueId ? (nowMs >= closedMs ? 'expired' : 'planned') : INTENT_LEG[intent.state];
+      return { ...UNREAD, state, received: state === 'completed' ? intent?.received ?? null : null };
+    }
+    const read = tracker?.reading(nowMs) ?? null;
+    if (read === null) return nowMs >= closedMs ? { ...UNREAD, state: 'expired' } : UNREAD;
+    let state = LEDGER_LEG[read.status] ?? 'deposit_seen';
+    // Accepted and never paid: the venue kept the deposit.
+    if (state === 'deposit_seen' && read.settledIn !== null && nowMs >= closedMs + PAYOUT_GRACE_MS) state = 'venue_failed';
+    return {
+      state,
+      depositUpdateId: read.createdIn,
+      settlementUpdateId: read.settledIn,
+      received: read.received === null ? null : toWire(read.received),
+      atMs: state === 'deposit_seen' && read.settledIn === null ? read.createdAtMs : read.settledAtMs ?? read.createdAtMs,
+    };
+  }
+}
+
+/** The parties a transaction's transfers and holdings name, and those acting in it. */
+function partiesIn(tx: LedgerTransaction): Set<string> {
+  const parties = new Set<string>();
+  for (const event of tx.events) {
+    if (event.kind === 'exercised') {
+      event.actingParties.forEach((p) => parties.add(p));
+      continue;
+    }
+    if (event.kind !== 'created') continue;
+    for (const { interfaceId, view } of event.interfaceViews) {
+      const v = view as Record<string, unknown> | null;
+      if (namesEntity(interfaceId, TRANSFER_INSTRUCTION.entity)) {
+        const transfer = v?.transfer as Record<string, unknown> | undefined;
+        if (typeof transfer?.sender === 'string') parties.add(transfer.sender);
+        if (typeof transfer?.receiver === 'string') parties.add(transfer.receiver);
+      } else if (namesEntity(interfaceId, HOLDING.entity) && typeof v?.owner === 'string') parties.add(v.owner);
+    }
+  }
+  return parties;
+}

@@ -1,0 +1,108 @@
+// The plan status store shared by several instances, in Redis: each plan (`bx:ps:plan:<id>`)
+// and its events (`bx:ps:ev:<id>`, a list in seq order) kept for the retention after the last
+// change, the live plans (`bx:ps:live`), the follower's lease (`bx:ps:lease`), and every new
+// event published (`bx:ps:events`) to every instance's streams.
+import { Redis } from 'ioredis';
+import type { PlanStatusEvent } from '../contract/v2.js';
+import { Listeners, type PlanStatusStore } from './store.js';
+import type { TrackedPlan } from './status.js';
+
+const PREFIX = 'bx:ps:';
+const LIVE = `${PREFIX}live`;
+const LEASE = `${PREFIX}lease`;
+const CHANNEL = `${PREFIX}events`;
+const planKey = (planId: string) => `${PREFIX}plan:${planId}`;
+const eventsKey = (planId: string) => `${PREFIX}ev:${planId}`;
+
+/** Appends ARGV[2] as event number ARGV[1] when the list holds exactly the ones before it, and publishes it. */
+const APPEND = `
+if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[1]) - 1 then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if ARGV[4] == '1' then redis.call('SREM', KEYS[3], ARGV[5]) end
+redis.call('PUBLISH', KEYS[4], ARGV[2])
+return 1`;
+
+/** Keeps a new plan and its first event unless one of that id is kept. */
+const ADD = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[3]) == false then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[4])
+redis.call('PUBLISH', KEYS[4], ARGV[2])
+return 1`;
+
+/** Takes the lease when free, or renews it for its holder. */
+const LEASE_SCRIPT = `
+local holder = redis.call('GET', KEYS[1])
+if holder == false or holder == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+return 0`;
+
+export class RedisPlanStore implements PlanStatusStore {
+  readonly shared = true;
+  private readonly client: Redis;
+  private subscriber: Redis | null = null;
+  private readonly feed = new Listeners();
+
+  constructor(url: string, private readonly retentionMs: number) {
+    this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    this.client.on('error', () => undefined);
+  }
+
+  subscribe(listener: (event: PlanStatusEvent) => void): () => void {
+    if (this.subscriber === null) {
+      // A subscribed connection takes no other command: the feed has its own, opened on first use.
+      const subscriber = this.client.duplicate();
+      subscriber.on('error', () => undefined);
+      subscriber.on('message', (_channel: string, text: string) => this.feed.emit(JSON.parse(text) as PlanStatusEvent));
+      void subscriber.subscribe(CHANNEL).catch(() => undefined);
+      this.subscriber = subscriber;
+    }
+    return this.feed.subscribe(listener);
+  }
+
+  async add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean> {
+    const added = await this.client.eval(ADD, 4, planKey(plan.planId), eventsKey(plan.planId), LIVE, CHANNEL, JSON.stringify(plan), JSON.stringify(first), this.retentionMs, plan.planId);
+    return added === 1;
+  }
+
+  async update(plan: TrackedPlan): Promise<void> {
+    await this.client.set(planKey(plan.planId), JSON.stringify(plan), 'KEEPTTL');
+  }
+
+  async plan(planId: string): Promise<TrackedPlan | null> {
+    const text = await this.client.get(planKey(planId));
+    return text === null ? null : (JSON.parse(text) as TrackedPlan);
+  }
+
+  async events(planId: string, afterSeq: number): Promise<PlanStatusEvent[]> {
+    const texts = await this.client.lrange(eventsKey(planId), afterSeq, -1);
+    return texts.map((t) => JSON.parse(t) as PlanStatusEvent);
+  }
+
+  async append(event: PlanStatusEvent, terminal: boolean): Promise<boolean> {
+    const done = await this.client.eval(APPEND, 4, planKey(event.planId), eventsKey(event.planId), LIVE, CHANNEL, event.seq, JSON.stringify(event), this.retentionMs, terminal ? '1' : '0', event.planId);
+    return done === 1;
+  }
+
+  async live(): Promise<TrackedPlan[]> {
+    const ids = await this.client.smembers(LIVE);
+    if (ids.length === 0) return [];
+    const texts = await this.client.mget(ids.map(planKey));
+    const gone = ids.filter((_, i) => texts[i] === null);
+    // A plan past its retention without a terminal event leaves the live set with its record.
+    if (gone.length > 0) await this.client.srem(LIVE, ...gone);
+    return texts.filter((t): t is string => t !== null).map((t) => JSON.parse(t) as TrackedPlan);
+  }
+
+  async lease(holder: string, ttlMs: number): Promise<boolean> {
+    return (await this.client.eval(LEASE_SCRIPT, 1, LEASE, holder, ttlMs)) === 1;
+  }
+
+  async close(): Promise<void> {
+    this.subscriber?.disconnect();
+    await this.client.quit().catch(() => undefined);
+  }
+}

@@ -1,0 +1,149 @@
+// Plan status: keeps every v2 plan the plan service makes (its port, core/plans' PlanTracking),
+// answers its status and events to the caller allowed to read them, and runs the follower that
+// moves them on.
+import { DomainError } from '../errors.js';
+import type * as V2 from '../contract/v2.js';
+import type { PlanEventFeed } from './events.js';
+import type { PlanFollower } from './follower.js';
+import type { PlanStatusStore } from './store.js';
+import { eventOf, statusOf, type LegBasis, type PlanSecrets, type TrackedLeg, type TrackedPlan } from './status.js';
+
+/** Who asks for a plan's status: the key's record (keyed), and the capability sent, if any. */
+export interface StatusReader {
+  readonly partnerId: string | null;
+  readonly token: string | null;
+}
+
+const BASIS: Readonly<Record<string, LegBasis>> = {
+  'memo-floor': 'ledger',
+  'intent-deposit-reference': 'venue',
+};
+
+const notFound = () => new DomainError('plan_not_found', 'no plan with this planId that this caller may read');
+
+type AnyPlan = V2.ExecutionPlan | V2.SplitPlan;
+type Step = V2.PlanStep | V2.SignMessageStep;
+
+const isDeposit = (step: Step): step is V2.PlanStep => step.kind === 'venue-deposit';
+
+/** The legs a plan's steps deposit, in leg order; null while its one step is a message to sign. */
+function legsOf(plan: AnyPlan): TrackedLeg[] | null {
+  const deposits = (plan.steps as Step[]).filter(isDeposit);
+  if (deposits.length === 0) return null;
+  const figures = 'split' in plan ? plan.split.legs : [{ venueId: plan.quoteRef.venueId, amount: plan.quoteRef.amount, minReceive: plan.quoteRef.minReceive }];
+  return deposits.map((step, i) => ({
+    leg: step.leg ?? i,
+    venueId: figures[i]!.venueId,
+    amount: figures[i]!.amount,
+    minReceive: figures[i]!.minReceive,
+    basis: BASIS[step.settlement ?? ''] ?? 'unobserved',
+    escrow: step.target,
+    memo: step.memo,
+  }));
+}
+
+export class PlanStatusService {
+  /** One subscription to the feed, dispatched by plan: a thousand streams cost one listener. */
+  private readonly watchers = new Map<string, Set<(event: V2.PlanStatusEvent) => void>>();
+  private unsubscribe: (() => void) | undefined;
+  private readonly endings = new Set<() => void>();
+
+  constructor(
+    private readonly store: PlanStatusStore,
+    private readonly secrets: PlanSecrets,
+    private readonly follower: PlanFollower | null,
+    private readonly now: () => Date,
+  ) {}
+
+  /** The capability a keyless plan carries. */
+  statusToken(planId: string): string {
+    return this.secrets.statusToken(planId);
+  }
+
+  /** Keeps a plan just made (or completed with its signature) for following; the taker's party is kept only as a keyed hash. */
+  async track(plan: AnyPlan, partnerId: string | null, takerParty: string): Promise<void> {
+    const ref = 'split' in plan ? plan.split : plan.quoteRef;
+    const tracked: TrackedPlan = {
+      planId: plan.planId,
+      partnerId,
+      takerHash: this.secrets.takerHash(takerParty),
+      createdAtMs: this.now().getTime(),
+      expiryMs: Date.parse(plan.expiry),
+      pair: ref.pair,
+      amount: ref.amount,
+      minReceive: ref.minReceive,
+      legs: legsOf(plan),
+    };
+    const first = { state: tracked.legs === null ? ('awaiting_signature' as const) : ('planned' as const), seq: 1, at: new Date(tracked.createdAtMs).toISOString() };
+    if (await this.store.add(tracked, eventOf(statusOf(tracked, null, [first])))) return;
+    // Kept already: the same plan completed with its signature, now with its deposits.
+    const kept = await this.store.plan(plan.planId);
+    if (kept && kept.legs === null && tracked.legs !== null) await this.store.update({ ...tracked, createdAtMs: kept.createdAtMs });
+  }
+
+  /** The plan's status now; 404 plan_not_found to anyone who may not read it. */
+  async status(planId: string, reader: StatusReader): Promise<V2.PlanStatus> {
+    await this.authorised(planId, reader);
+    const events = await this.store.events(planId, 0);
+    const last = events.at(-1);
+    if (!last) throw notFound();
+    return last.status;
+  }
+
+  /** The plan's events after `afterSeq` (null: its latest only), once the reader is authorised. */
+  async eventsAfter(planId: string, reader: StatusReader, afterSeq: number | null): Promise<V2.PlanStatusEvent[]> {
+    await this.authorised(planId, reader);
+    const events = await this.store.events(planId, afterSeq ?? 0);
+    return afterSeq === null ? events.slice(-1) : events;
+  }
+
+  /** Every new event of any plan, on any instance. */
+  get feed(): PlanEventFeed {
+    return this.store;
+  }
+
+  /**
+   * Calls `listener` with each new event of plan `planId`, on any instance, until the returned
+   * function is called; `ended` when the service stops first (its stream then ends).
+   */
+  watch(planId: string, listener: (event: V2.PlanStatusEvent) => void, ended: () => void): () => void {
+    this.endings.add(ended);
+    this.unsubscribe ??= this.store.subscribe((event) => this.watchers.get(event.planId)?.forEach((l) => l(event)));
+    const set = this.watchers.get(planId) ?? new Set();
+    set.add(listener);
+    this.watchers.set(planId, set);
+    return () => {
+      this.endings.delete(ended);
+      set.delete(listener);
+      if (set.size === 0 && this.watchers.get(planId) === set) this.watchers.delete(planId);
+    };
+  }
+
+  /** How many plans are watched on this instance. */
+  get watched(): number {
+    return this.watchers.size;
+  }
+
+  /** Ends every open watch (the server is closing: its streams end so their connections close). */
+  endWatches(): void {
+    for (const ended of [...this.endings]) ended();
+  }
+
+  start(): void {
+    this.follower?.start();
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe?.();
+    await this.follower?.close();
+    await this.store.close();
+  }
+
+  private async authorised(planId: string, reader: StatusReader): Promise<TrackedPlan> {
+    const plan = await this.store.plan(planId);
+    if (plan === null) throw notFound();
+    const allowed = plan.partnerId !== null ? reader.partnerId === plan.partnerId : reader.token !== null && this.secrets.tokenMatches(planId, reader.token);
+    if (!allowed) throw notFound();
+    return plan;
+  }
+}

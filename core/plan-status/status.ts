@@ -1,0 +1,143 @@
+// A plan's status: what is kept of a plan to follow it (never the taker's party, only its keyed
+// hash), the capability a keyless plan carries, and the rules that derive each leg's state and the
+// plan's from what was read of the ledger or the venue.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Decimal, toWire } from '../decimal.js';
+import type * as V2 from '../contract/v2.js';
+
+export type PlanState = V2.PlanState;
+export type LegBasis = V2.PlanLegStatus['basis'];
+
+const TERMINAL: ReadonlySet<PlanState> = new Set(['completed', 'partially_completed', 'slippage_failed', 'expired', 'withdrawn', 'venue_failed', 'unobserved']);
+export const isTerminal = (state: PlanState): boolean => TERMINAL.has(state);
+
+/** What a leg's deposit is recognised by on the ledger. */
+export interface TrackedLeg {
+  readonly leg: number;
+  readonly venueId: string;
+  readonly amount: string;
+  readonly minReceive: string;
+  readonly basis: LegBasis;
+  /** The party the deposit goes to (a venue's, never the taker's). */
+  readonly escrow: string;
+  readonly memo: string | null;
+}
+
+/** A plan as followed: what its status is derived from. */
+export interface TrackedPlan {
+  readonly planId: string;
+  /** The key record (`key_...`) of a keyed plan; null for a keyless one. */
+  readonly partnerId: string | null;
+  /** The taker's party under the service's keyed hash (`TakerHasher`): never the party itself. */
+  readonly takerHash: string;
+  readonly createdAtMs: number;
+  readonly expiryMs: number;
+  readonly pair: { readonly give: V2.PlanStatus['pair']['give']; readonly want: V2.PlanStatus['pair']['want'] };
+  readonly amount: string;
+  readonly minReceive: string;
+  /** Null while the plan awaits its message's signature (its deposits are not known yet). */
+  readonly legs: readonly TrackedLeg[] | null;
+}
+
+/** One leg as read so far. */
+export interface LegReading {
+  readonly state: PlanState;
+  readonly depositUpdateId: string | null;
+  readonly settlementUpdateId: string | null;
+  readonly received: string | null;
+  /** When the leg reached its state, as recorded (null: the service's clock decides). */
+  readonly atMs: number | null;
+}
+
+export const UNREAD: LegReading = { state: 'planned', depositUpdateId: null, settlementUpdateId: null, received: null, atMs: null };
+
+/**
+ * The plan's state from its legs': a split is `completed` when every leg is, `deposit_seen` while
+ * some leg is answered or seen and another is not yet final, `partially_completed` when some legs
+ * were paid and the others not; with no leg paid, the worst fate among them (a venue's failure,
+ * a return, a withdrawal, an expiry). A leg the service cannot observe makes the plan's outcome
+ * the taker's to read: `unobserved`.
+ */
+export function planState(legs: readonly LegReading[]): PlanState {
+  if (legs.every((l) => l.state === 'planned')) return 'planned';
+  if (!legs.every((l) => isTerminal(l.state))) return 'deposit_seen';
+  const states = new Set(legs.map((l) => l.state));
+  if (states.has('unobserved')) return 'unobserved';
+  if (states.size === 1) return legs[0]!.state;
+  if (states.has('completed')) return 'partially_completed';
+  for (const worst of ['venue_failed', 'slippage_failed', 'withdrawn'] as const) if (states.has(worst)) return worst;
+  return 'expired';
+}
+
+/** The status a plan shows at event `seq`, its history up to it. */
+export function statusOf(plan: TrackedPlan, readings: readonly LegReading[] | null, history: readonly V2.PlanHistoryEntry[]): V2.PlanStatus {
+  const last = history.at(-1)!;
+  const legs = (plan.legs ?? []).map((leg, i): V2.PlanLegStatus => {
+    const r = readings?.[i] ?? UNREAD;
+    return {
+      leg: leg.leg,
+      venueId: leg.venueId,
+      amount: leg.amount,
+      minReceive: leg.minReceive,
+      state: r.state,
+      basis: leg.basis,
+      depositUpdateId: r.depositUpdateId,
+      settlementUpdateId: r.settlementUpdateId,
+      received: r.received,
+    };
+  });
+  const paid = legs.filter((l) => l.received !== null);
+  return {
+    planId: plan.planId,
+    state: last.state,
+    terminal: isTerminal(last.state),
+    seq: last.seq,
+    updatedAt: last.at,
+    expiry: new Date(plan.expiryMs).toISOString(),
+    pair: plan.pair,
+    amount: plan.amount,
+    minReceive: plan.minReceive,
+    received: paid.length === 0 ? null : toWire(paid.reduce((sum, l) => sum.plus(l.received!), new Decimal(0))),
+    // An intent plan awaiting its signature has no deposit yet: its one leg is the whole plan.
+    legs: legs.length > 0 ? legs : [],
+    history: [...history],
+  };
+}
+
+/** The event a plan's new state is published as. */
+export const eventOf = (status: V2.PlanStatus): V2.PlanStatusEvent => ({
+  type: `plan.${status.state}`,
+  planId: status.planId,
+  seq: status.seq,
+  at: status.updatedAt,
+  status,
+});
+
+/**
+ * The service's keyed hashes: a keyless plan's capability (`st_` + the HMAC of its plan id, so
+ * it is checked without a lookup and cannot be derived without the secret), and the taker's party
+ * as the follower recognises its deposits without keeping it.
+ */
+export class PlanSecrets {
+  private readonly tokenKey: Buffer;
+  private readonly takerKey: Buffer;
+
+  constructor(secret: Buffer | string) {
+    this.tokenKey = createHmac('sha256', secret).update('plan-status-token').digest();
+    this.takerKey = createHmac('sha256', secret).update('plan-status-taker').digest();
+  }
+
+  statusToken(planId: string): string {
+    return `st_${createHmac('sha256', this.tokenKey).update(planId).digest('base64url')}`;
+  }
+
+  tokenMatches(planId: string, token: string): boolean {
+    const expected = Buffer.from(this.statusToken(planId));
+    const given = Buffer.from(token);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  takerHash(party: string): string {
+    return createHmac('sha256', this.takerKey).update(party).digest('base64url');
+  }
+}

@@ -1,0 +1,179 @@
+// A v2 plan's status from the server, as a partner and a keyless app read it: made through the
+// SDK and executed by the sandbox wallet, each plan's status is followed on the ledger through
+// every state it reaches (completed, slippage failed, expired, a split partly filled), agreeing
+// with GET /api/v2/outcome and with the SDK's own result; read only by the key that made it or
+// the keyless plan's capability; streamed as server-sent events, resumed with Last-Event-ID.
+import t from 'tap';
+import { createClientV2, execute, type V2 } from '@bestex/sdk';
+import { sandboxProvider } from '@bestex/sdk/sandbox';
+import { Decimal } from '../../../core/decimal.js';
+import type { PlanStatus, PlanStatusEvent } from '../../../core/contract/v2.js';
+import { COLLECTING, listen, testApp } from '../../helpers/app.js';
+import { issueKey } from '../../helpers/keys.js';
+
+let takers = 0;
+let clockShiftMs = 0;
+const app = await testApp({
+  env: { ...COLLECTING, QUOTE_CACHE_TTL_MS: '1', INTENT_POLL_INTERVAL_MS: '200', PLAN_STATUS_POLL_MS: '50', SSE_HEARTBEAT_MS: '200' },
+  overrides: { now: () => new Date(Date.now() + clockShiftMs) },
+});
+t.teardown(app.close);
+const base = await listen(app.server);
+const { key } = await issueKey(app.core.keyStore);
+const keyless = createClientV2({ baseUrl: base });
+const keyed = createClientV2({ baseUrl: base, apiKey: key });
+const sandbox = app.sandbox!;
+
+async function control(resource: string, body: unknown): Promise<void> {
+  const response = await fetch(new URL(resource, sandbox.manifest.ledger), { method: 'POST', headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (response.status !== 200) throw new Error(`${resource}: ${response.status} ${await response.text()}`);
+}
+
+async function taker(amount: string) {
+  const party = `status-${++takers}::1220${'7'.repeat(64)}`;
+  await control('/sandbox/v1/fund', { party, token: 'CC', amount });
+  await control('/sandbox/v1/fund', { party, token: 'USDCx', amount: '1000' });
+  return { party, provider: sandboxProvider({ ledgerUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, party }) };
+}
+
+const statusUrl = (planId: string, token?: string) => `${base}/api/v2/plan/status?planId=${planId}${token ? `&token=${token}` : ''}`;
+
+async function status(planId: string, init: { token?: string; key?: string } = {}): Promise<{ code: number; body: PlanStatus & { code?: string } }> {
+  const response = await fetch(statusUrl(planId, init.token), { headers: init.key ? { 'x-api-key': init.key } : {} });
+  return { code: response.status, body: (await response.json()) as PlanStatus & { code?: string } };
+}
+
+/** Reads the status until it is terminal (the follower polls every 50 ms here); never a fixed wait. */
+async function terminal(planId: string, init: { token?: string; key?: string }): Promise<PlanStatus> {
+  for (let i = 0; i < 600; i++) {
+    const { code, body } = await status(planId, init);
+    if (code !== 200) throw new Error(`status answered ${code}`);
+    if (body.terminal) return body;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the plan never reached a terminal state');
+}
+
+const states = (s: PlanStatus) => s.history.map((h) => h.state);
+
+t.test('"a keyless plan carries a capability; its status is read with it, and nothing else reads it"', async (t) => {
+  const { party } = await taker('100');
+  const plan = (await keyless.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `${party}-read` })) as V2.AppPlan;
+  t.match(plan.statusToken, /^st_[A-Za-z0-9_-]{43}$/, 'the plan carries statusToken');
+  const read = await status(plan.planId, { token: plan.statusToken });
+  t.equal(read.code, 200);
+  t.match(read.body, { planId: plan.planId, state: 'planned', terminal: false, seq: 1, amount: '100', minReceive: plan.quoteRef.minReceive, received: null, legs: [{ leg: 0, venueId: 'tradecraft', state: 'planned', basis: 'ledger' }] });
+  t.equal((await status(plan.planId)).code, 404, 'no token: 404');
+  t.equal((await status(plan.planId, { token: `st_${'A'.repeat(43)}` })).body.code, 'plan_not_found', 'a wrong token: 404 plan_not_found');
+  t.equal((await status(plan.planId, { key })).code, 404, 'a key does not read a keyless plan');
+  const replay = (await keyless.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `${party}-read` })) as V2.AppPlan;
+  t.equal(replay.statusToken, plan.statusToken, 'a replay carries the same capability');
+  t.notOk(JSON.stringify(read.body).includes(party), 'the status never names the taker');
+});
+
+t.test('"a keyed plan is read by the key that made it only"', async (t) => {
+  const { party } = await taker('100');
+  const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `${party}-keyed` })) as V2.ExecutionPlan;
+  t.equal(plan.statusToken, undefined, 'a keyed plan carries no capability');
+  t.equal((await status(plan.planId, { key })).code, 200, 'its key reads it');
+  const { key: other } = await issueKey(app.core.keyStore, { name: 'another partner' });
+  t.equal((await status(plan.planId, { key: other })).code, 404, 'another key: 404');
+  t.equal((await status(plan.planId, { token: `st_${'B'.repeat(43)}` })).code, 404, 'no key, any token: 404');
+});
+
+t.test('"completed: planned, deposit seen, completed, with the deposit and settlement updates and what was received, agreeing with the SDK and /api/v2/outcome"', async (t) => {
+  const { party, provider } = await taker('100');
+  const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `${party}-done` })) as V2.ExecutionPlan;
+  const since = new Date().toISOString();
+  const result = await execute(plan, { provider, client: keyed });
+  t.equal(result.status, 'COMPLETED');
+  const done = await terminal(plan.planId, { key });
+  t.equal(done.state, 'completed');
+  // A deposit answered within one read of the ledger is seen and completed in one event.
+  t.strictSame(states(done).filter((s) => s !== 'deposit_seen'), ['planned', 'completed'], 'planned, then completed (deposit seen between, when read apart)');
+  t.equal(done.received, result.received, "received: the SDK's own");
+  t.ok(new Decimal(done.received!).gte(plan.quoteRef.minReceive), 'at least the floor');
+  t.equal(done.legs[0]!.received, done.received, "the leg's received is the plan's");
+  t.match(done.legs[0], { state: 'completed', depositUpdateId: /^[0-9a-f]+$/, settlementUpdateId: result.depositUpdateId });
+  const outcome = await keyed.outcome({ party, since, deadline: plan.expiry });
+  t.equal(outcome.status, 'completed', '/api/v2/outcome agrees');
+  t.equal(outcome.depositUpdateId, done.legs[0]!.settlementUpdateId, 'the same settling update');
+  t.equal(done.history.map((h) => h.seq).join(), done.history.map((_, i) => i + 1).join(), 'seq counts from 1 with no gap');
+});
+
+t.test('"slippage failed: the pool moved past the floor, the deposit returned"', async (t) => {
+  const { party, provider } = await taker('100');
+  const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `${party}-slip` })) as V2.ExecutionPlan;
+  await control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300 });
+  t.teardown(() => control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: 300 }));
+  const result = await execute(plan, { provider, client: keyed });
+  t.equal(result.status, 'SLIPPAGE_FAILED');
+  const done = await terminal(plan.planId, { key });
+  t.equal(done.state, 'slippage_failed');
+  t.equal(done.received, null, 'nothing received');
+  t.equal(done.legs[0]!.settlementUpdateId, result.depositUpdateId, "the returning update, the SDK's");
+});
+
+t.test('"expired: no deposit by the expiry and the ledger\'s tolerance"', async (t) => {
+  const { party } = await taker('100');
+  const plan = (await keyless.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `${party}-exp` })) as V2.AppPlan;
+  clockShiftMs = 91_000 + 61_000;
+  t.teardown(() => void (clockShiftMs = 0));
+  const done = await terminal(plan.planId, { token: plan.statusToken! });
+  t.strictSame(states(done), ['planned', 'expired']);
+  t.equal(done.legs[0]!.state, 'expired');
+  clockShiftMs = 0;
+});
+
+t.test('"server-sent events: every event after Last-Event-ID, none repeated, closed after the terminal one"', async (t) => {
+  const { party, provider } = await taker('100');
+  const plan = (await keyless.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `${party}-sse` })) as V2.AppPlan;
+  const url = `${base}/api/v2/plan/events?planId=${plan.planId}&token=${plan.statusToken}`;
+  const streamed = fetch(url, { headers: { 'last-event-id': '0' } }).then(async (r) => ({ code: r.status, type: r.headers.get('content-type'), text: await r.text() }));
+  await execute(plan, { provider, client: keyless });
+  const { code, type, text } = await streamed;
+  if (!text.includes('data:')) t.comment(JSON.stringify(text));
+  t.equal(code, 200);
+  t.match(type, /^text\/event-stream/);
+  t.ok(text.startsWith('retry: 2000\n\n'), 'opens with its retry');
+  const events = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as PlanStatusEvent);
+  t.strictSame(events.map((e) => e.seq), events.map((_, i) => i + 1), 'every event from 1, in order');
+  t.equal(events.at(-1)!.type, 'plan.completed', 'the last is terminal');
+  const ids = [...text.matchAll(/^id: (.*)$/gm)].map((m) => Number(m[1]));
+  t.strictSame(ids, events.map((e) => e.seq), 'id: is each event\'s seq');
+  const resumed = await (await fetch(url, { headers: { 'last-event-id': '1' } })).text();
+  const again = [...resumed.matchAll(/^data: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as PlanStatusEvent).seq);
+  t.strictSame(again, events.slice(1).map((e) => e.seq), 'resumed after 1: the rest, none repeated');
+  const bad = await fetch(url, { headers: { 'last-event-id': 'x' } });
+  t.equal(bad.status, 400, 'a malformed Last-Event-ID: 400');
+  const denied = await fetch(`${base}/api/v2/plan/events?planId=${plan.planId}`);
+  t.equal(denied.status, 404, 'without its capability: 404 before any stream');
+  t.equal((await denied.json() as { code: string }).code, 'plan_not_found');
+});
+
+t.test('"a split partly filled: one leg paid, one returned: partially_completed with each leg\'s fate"', async (t) => {
+  const amount = '1000000';
+  const { party, provider } = await taker(amount);
+  const quote = await keyed.quote({ from: 'CC', to: 'USDCx', amount });
+  const legs = quote.split!.legs.map(({ venueId, amount }) => ({ venueId, amount }));
+  const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount, legs, takerParty: party, idempotencyKey: `${party}-split` })) as V2.SplitPlan;
+  const wallet = {
+    ...provider,
+    request: async (args: Parameters<typeof provider.request>[0]) => {
+      if (args.method.startsWith('prepareExecute')) await control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300 });
+      return provider.request(args);
+    },
+    on: provider.on.bind(provider),
+    removeListener: provider.removeListener.bind(provider),
+  };
+  t.teardown(() => control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: 300 }));
+  const result = await execute(plan, { provider: wallet, client: keyed });
+  t.equal(result.status, 'PARTIALLY_COMPLETED');
+  const done = await terminal(plan.planId, { key });
+  t.equal(done.state, 'partially_completed');
+  const byVenue = Object.fromEntries(done.legs.map((l) => [l.venueId, l]));
+  t.equal(byVenue.tradecraft!.state, 'slippage_failed', 'the tradecraft leg returned');
+  t.equal(byVenue.oneswap!.state, 'completed', 'the OneSwap leg paid (its venue status)');
+  t.equal(byVenue.oneswap!.basis, 'venue');
+  t.equal(done.received, result.received, "received: the paid leg's, the SDK's");
+});
