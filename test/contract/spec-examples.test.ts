@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import { keysFile } from '../../core/keys/open-store.js';
 import { PLAN_VALIDITY_MS } from '../../core/plan-validity.js';
+import { RECORD_TIME_TOLERANCE_MS } from '../../core/outcomes/outcomes.js';
 import { InProcessSharedState } from '../../core/state/in-process.js';
 import { JsonApiLedger } from '../../core/ledger/json-api-ledger.js';
 import type { CoreOverrides } from '../../core/services.js';
@@ -22,7 +23,7 @@ import { apiVersionOf } from '../../handlers/http/api-version.js';
 import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from '../helpers/app.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { issueKey } from '../helpers/keys.js';
-import { loadSpec, pointerExists, PORTAL_SPEC_PATH, V2_SPEC_PATH, withoutPointers, type Spec, type SpecExample } from '../helpers/spec.js';
+import { loadSpec, pointerExists, PORTAL_SPEC_PATH, sseFrames, V2_SPEC_PATH, withoutPointers, type Spec, type SpecExample } from '../helpers/spec.js';
 
 const spec = loadSpec();
 const v2Spec = loadSpec(V2_SPEC_PATH);
@@ -133,6 +134,16 @@ function putInRequest(request: Outgoing, fields: Record<string, string>): void {
   (request as { body: string | undefined }).body = JSON.stringify({ ...(JSON.parse(request.body ?? '{}') as object), ...fields });
 }
 
+/** createAppPlan's first v2 example's plan, made with the example's own caller; its id and capability put in the request. */
+async function appPlanFor(request: Outgoing): Promise<{ planId: string; statusToken: string }> {
+  const example = v2Spec.examples.find((e) => e.operationId === 'createAppPlan' && e.status === 200)!;
+  const made = await sendRaw({ url: new URL('/api/v2/app/plan', request.url), method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(example.request.body) });
+  if (made.status !== 200) throw new Error(`the plan answered ${made.status}: ${made.text}`);
+  const plan = JSON.parse(made.text) as { planId: string; statusToken: string };
+  putInRequest(request, { planId: plan.planId, token: plan.statusToken });
+  return plan;
+}
+
 /** The OneSwap plan of an example, made (and signed, when `signed`) with the example's own caller. */
 async function oneswapPlanFor(app: TestApp, request: Outgoing, signed: boolean): Promise<{ planId: string; signature: string; publicKey: string }> {
   await hostTaker(app);
@@ -228,6 +239,29 @@ const CONDITIONS: Record<string, Condition> = {
   // it is signed (`-expired`); another OneSwap plan of the taker completed first, its intent
   // awaiting its deposit (`oneswap-intent-active`); the sandbox OneSwap's CC/USDCx pool moved 3 %
   // against CC after the plan (`oneswap-moved-after-plan`).
+  // createAppPlan's tradecraftPlan example made by the example's caller, its planId and statusToken
+  // put in the request (`app-plan-made`); then the service's clock moved past its expiry and the
+  // ledger's record-time tolerance, unfunded, until its status reads expired (`app-plan-expired`).
+  'app-plan-made': { prepare: async (_app, request) => void (await appPlanFor(request)) },
+  'app-plan-expired': {
+    overrides: () => {
+      clockShiftMs = 0;
+      return { now: () => new Date(Date.now() + clockShiftMs) };
+    },
+    env: { PLAN_STATUS_POLL_MS: '50' },
+    prepare: async (_app, request) => {
+      const made = await appPlanFor(request);
+      clockShiftMs = PLAN_VALIDITY_MS + RECORD_TIME_TOLERANCE_MS + 1000;
+      const status = new URL('/api/v2/plan/status', request.url);
+      status.search = new URLSearchParams({ planId: made.planId, token: made.statusToken }).toString();
+      for (let read = 0; read < 200; read++) {
+        const answer = (await (await fetch(status)).json()) as { state?: string };
+        if (answer.state === 'expired') return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error('the plan never read expired');
+    },
+  },
   'taker-hosted': { prepare: (app) => hostTaker(app) },
   'oneswap-plan-made': { prepare: async (app, request) => void (await oneswapPlanFor(app, request, false)) },
   'oneswap-plan-signed': { prepare: async (app, request) => void (await oneswapPlanFor(app, request, true)) },
@@ -356,7 +390,8 @@ function triedRequests(document: OpenApiDocument): Tried[] {
     const body = resolved<{ content?: Record<string, Node> } | undefined>(document, operation.requestBody);
     const examples = Object.entries(body?.content ?? {}).flatMap(([type, media]) => mediaExamples(media).map(([name, value, given]) => ({ type, name, value, given })));
     // A body without an example is not tried: the test that every body has one fails instead.
-    if (body === undefined) tried.push({ operationId, name: 'no body', method: method.toUpperCase(), url, headers, body: undefined, keyed, given: [] });
+    const tryGiven = ((operation as Node)['x-try-given'] ?? []) as string[];
+    if (body === undefined) tried.push({ operationId, name: 'no body', method: method.toUpperCase(), url, headers, body: undefined, keyed, given: tryGiven });
     for (const { type, name, value, given } of examples) {
       tried.push({ operationId, name, method: method.toUpperCase(), url, headers: { ...headers, 'content-type': type }, body: value, keyed, given });
     }
@@ -466,6 +501,13 @@ t.test('"every request body in every spec has an example", as has every required
 for (const { tried, spec: s, status, body } of triedRuns) {
   t.test(`"every request example succeeds against the sandbox": ${tried.operationId} tried from /docs as documented (${tried.name})`, async (t) => {
     t.ok(status >= 200 && status < 300, `${tried.method} ${tried.url} answered ${status}: ${JSON.stringify(body)}`);
+    const streamed = s.examples.find((e) => e.operationId === tried.operationId && e.status === status && e.mediaType === 'text/event-stream');
+    if (streamed && typeof body === 'string') {
+      const events = sseFrames(body).filter((f) => f.data !== undefined);
+      t.ok(events.length > 0, 'the stream sent its events');
+      for (const { data } of events) t.ok(streamed.schema(JSON.parse(data!)), 'each event matches its schema', { errors: streamed.schema.errors });
+      return;
+    }
     const documented = s.responses.get(tried.operationId)?.get(status);
     t.ok(documented?.schema, `${status} is a documented answer with a JSON body`);
     if (documented?.schema) t.ok(documented.schema(body), 'the body matches its response schema', { errors: documented.schema.errors });
@@ -546,7 +588,7 @@ for (const { example, pending, observed } of runs) {
   t.test(name, async (t) => {
     t.equal(observed.status, example.status, 'status');
     t.equal(observed.headers.get('x-service-api-version'), apiVersionOf(example.path), 'x-service-api-version');
-    t.match(observed.headers.get('content-type') ?? '', /^application\/json/, 'content-type');
+    t.match(observed.headers.get('content-type') ?? '', example.mediaType === 'text/event-stream' ? /^text\/event-stream/ : /^application\/json/, 'content-type');
     for (const [header, { required, validate }] of Object.entries(example.headers)) {
       const value = observed.headers.get(header);
       if (value === null) {
@@ -554,6 +596,21 @@ for (const { example, pending, observed } of runs) {
         continue;
       }
       t.ok(validate(value), `header ${header}: ${JSON.stringify(value)} matches the spec`, { errors: validate.errors });
+    }
+    if (example.mediaType === 'text/event-stream') {
+      const frames = sseFrames(observed.text);
+      const expected = sseFrames(String(example.value));
+      t.strictSame(frames.map((f) => Object.keys(f)), expected.map((f) => Object.keys(f)), 'the same events, field by field');
+      for (const [i, frame] of frames.entries()) {
+        const { data, ...fields } = frame;
+        const { data: expectedData, ...expectedFields } = expected[i] ?? {};
+        t.strictSame(fields, expectedFields, `event ${i}: its fields but data`);
+        if (data === undefined) continue;
+        const event = JSON.parse(data) as unknown;
+        t.ok(example.schema(event), `event ${i}: its data matches the event schema`, { errors: example.schema.errors });
+        t.strictSame(withoutPointers(event, example.volatile), withoutPointers(JSON.parse(expectedData ?? 'null'), example.volatile), `event ${i}: its data equals the example's`);
+      }
+      return;
     }
     const body = JSON.parse(observed.text) as unknown;
     t.ok(example.schema(body), 'body matches the response schema', { errors: example.schema.errors });

@@ -43,6 +43,8 @@ export interface SpecExample {
   readonly request: ExampleRequest;
   readonly volatile: readonly string[];
   readonly value: unknown;
+  /** The example's media type: `application/json`, or `text/event-stream`, whose value is the stream's text and `schema` each event's data's. */
+  readonly mediaType: string;
   readonly schema: ValidateFunction;
   readonly headers: Record<string, { required: boolean; validate: ValidateFunction }>;
 }
@@ -95,9 +97,28 @@ export function loadSpec(specPath: string = SPEC_PATH): Spec {
         headers[name.toLowerCase()] = { required: header.required === true, validate: ajv.compile(rehome(header.schema) as Json) };
       }
       byStatus.set(Number(status), { schema: media ? schema : null, headers });
+      const stream = (response.content as Json | undefined)?.['text/event-stream'] as Json | undefined;
+      const eventSchema = stream ? ajv.compile(rehome(stream['x-data-schema'] ?? {}) as Json) : null;
+      for (const [name, example] of Object.entries((stream?.examples as Json | undefined) ?? {})) {
+        const ex = example as Json;
+        examples.push({
+          operationId,
+          method: method.toUpperCase(),
+          path: p,
+          status: Number(status),
+          name,
+          request: (ex['x-request'] ?? {}) as ExampleRequest,
+          volatile: (ex['x-volatile'] ?? []) as string[],
+          value: ex.value,
+          mediaType: 'text/event-stream',
+          schema: eventSchema!,
+          headers,
+        });
+      }
       for (const [name, example] of Object.entries((media?.examples as Json | undefined) ?? {})) {
         const ex = example as Json;
         examples.push({
+          mediaType: 'application/json',
           operationId,
           method: method.toUpperCase(),
           path: p,
@@ -146,4 +167,13 @@ export function pointerExists(value: unknown, pointer: string): boolean {
     node = (node as Json)[key];
   }
   return true;
+}
+
+/** A server-sent events text as its events: each a map of its fields (comments left out), the `retry` frame included. */
+export function sseFrames(text: string): Array<Record<string, string>> {
+  return text
+    .split(/\r?\n\r?\n/)
+    .map((block) => block.split(/\r?\n/).filter((line) => line !== '' && !line.startsWith(':')))
+    .filter((lines) => lines.length > 0)
+    .map((lines) => Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).replace(/^ /, '')])));
 }
