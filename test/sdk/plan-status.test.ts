@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { BestexError, createClientV2, type V2 } from '@bestex/sdk';
+import { sse, statusEvent as planEvent } from '../helpers/plan-status.js';
 
 const PLAN_ID = 'pl_watchwatchwatchwatch01';
 const TOKEN = `st_${'t'.repeat(43)}`;
@@ -19,35 +20,8 @@ const KEY = `bx_${'k'.repeat(38)}`;
 
 const STATES: V2.PlanState[] = ['planned', 'deposit_seen', 'completed'];
 
-/** The plan's status event `seq`, in the state the seq reaches (planned, deposit seen, completed). */
-function statusEvent(seq: number, planId = PLAN_ID): V2.PlanStatusEvent {
-  const state = STATES[Math.min(seq, STATES.length) - 1]!;
-  const at = new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString();
-  const terminal = state === 'completed';
-  return {
-    type: `plan.${state}`,
-    planId,
-    seq,
-    at,
-    status: {
-      planId,
-      state,
-      terminal,
-      seq,
-      updatedAt: at,
-      expiry: '2026-01-01T00:01:30.000Z',
-      pair: { give: 'Amulet', want: 'USDCx' },
-      amount: '100',
-      minReceive: '14.8801876',
-      received: terminal ? '14.9549254496' : null,
-      legs: [{ leg: 0, venueId: 'tradecraft', amount: '100', minReceive: '14.8801876', state, basis: 'ledger', depositUpdateId: seq >= 2 ? '1220ab' : null, settlementUpdateId: terminal ? '1220cd' : null, received: terminal ? '14.9549254496' : null }],
-      history: STATES.slice(0, seq).map((s, i) => ({ state: s, seq: i + 1, at })),
-    },
-  };
-}
-
-/** An event as the stream carries it. */
-const sse = (event: V2.PlanStatusEvent) => `event: status\nid: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`;
+/** The plan's status event `seq`: planned, deposit seen, completed. */
+const statusEvent = (seq: number, planId = PLAN_ID) => planEvent(planId, STATES, seq);
 
 interface Seen {
   readonly path: string;
