@@ -3,8 +3,8 @@
 // watch, with the widget's key) and shows them beside the SDK's own tracking; when the two end
 // differently it keeps the wallet's view and says so quietly; a service that cannot give a reading
 // is said so quietly too, and one that does not serve plan statuses (501) says nothing. The
-// service's event stream is played by the page's network here (Playwright's route), the rest of
-// the swap by the real service and the sandbox. Without Chromium the tests are skipped with a loud
+// service's event stream is the real service's in one test, and played by the page's network
+// (Playwright's route) in the others, the rest of the swap by the real service and the sandbox. Without Chromium the tests are skipped with a loud
 // notice, unless REQUIRE_CHROMIUM=1 makes that a failure.
 import t from 'tap';
 import type { Page, Route } from 'playwright-core';
@@ -110,6 +110,19 @@ if (!skip.skip) {
     t.equal(await serviceLine(page).innerText(), `The service reads: completed, ${received} USDCx received.`, 'no word of a difference');
     t.equal(streams.length, 2);
     t.equal(streams[1]!.query.get('lastEventId'), '2', 'opened again from the last event held');
+  });
+
+  t.test('"the service\'s status beside the wallet\'s own", from the real service across origins (its key\'s preflight, its stream\'s CORS): deposit seen while the pool waits, then completed, agreeing', skip, async (t) => {
+    const { page, app } = await setupHost(browser, t, { PLAN_STATUS_POLL_MS: '50' }, { attributes: 'api-version="2"' });
+    app.sandbox!.ledger.setOperatorPaused(true);
+    await swap(page, 'widget-status-service');
+    await untilStatus(page, 'INITIATED');
+    await untilService(page, 'deposit_seen/null');
+    app.sandbox!.ledger.setOperatorPaused(false);
+    await untilStatus(page, 'COMPLETED');
+    await untilService(page, 'completed/true');
+    const result = await page.evaluate(() => (window as unknown as { result: { received: string } }).result);
+    t.equal(await serviceLine(page).innerText(), `The service reads: completed, ${result.received} USDCx received.`);
   });
 
   t.test('a service that cannot give the plan\'s status is said so quietly (404), one that does not serve plan statuses (501) says nothing', skip, async (t) => {
