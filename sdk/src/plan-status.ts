@@ -13,7 +13,7 @@
 import type * as V2 from './contract/v2.js';
 import { answerError, BestexError, versionError } from './errors.js';
 import { EventStreamParser } from './event-stream.js';
-import type { AbortSignalLike, Fetch } from './platform.js';
+import { sleep, type AbortSignalLike, type Fetch } from './platform.js';
 
 /** The API version the stream speaks. */
 const API_VERSION = '2';
@@ -86,18 +86,6 @@ type Ending =
 
 /** An answer that waiting may mend: the service not reachable, restarting or at capacity (501 is no such: the build does not serve it). */
 const transient = (status: number) => status >= 500 && status !== 501;
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /** What the contract says an event's data is, as far as the watch relies on it. */
 function eventProblem(value: unknown, planId: string): string | null {
