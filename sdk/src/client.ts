@@ -3,10 +3,12 @@
 // version 1, createClientV2 version 2. Every answer outside 2xx becomes one BestexError; every
 // answer must say the version the client speaks in `x-service-api-version`, as the spec tells
 // clients to check; nothing is retried, so a 4xx is never sent twice and a 429's Retry-After is
-// the caller's to honour.
+// the caller's to honour. Only a plan's event stream (`watch`, plan-status.ts) is opened again
+// when it drops, from the last event it gave.
 import createFetchClient from 'openapi-fetch';
-import { BestexError } from './errors.js';
+import { answerError, BestexError, versionError } from './errors.js';
 import type { Fetch } from './platform.js';
+import { statusTarget, watchPlan, type PlanRef, type PlanStatusOptions, type PlanWatch, type WatchOptions } from './plan-status.js';
 import type { paths } from './generated/types.js';
 import type { paths as PathsV2 } from './generated/v2-types.js';
 import type { AppPlan, ExecutionPlan, GetLivenessQuery, GetOutcomeQuery, GetQuoteQuery, Liveness, Outcome, PlanRequest, QuoteResponse, StatusSummary } from './contract/v1.js';
@@ -61,24 +63,24 @@ export interface BestexClientV2 {
    * apiKey); a replay answers the same plan.
    */
   signPlan(request: V2.SignPlanRequest): Promise<V2.AppPlan | V2.SplitPlan>;
+  /**
+   * A v2 plan's status now (GET /api/v2/plan/status), by its planId or the plan itself. A keyed
+   * plan is read with this client's key; a keyless plan with its `statusToken` (the plan's own,
+   * when the plan is given, or `token`).
+   */
+  getPlanStatus(plan: string | PlanRef, options?: PlanStatusOptions): Promise<V2.PlanStatus>;
+  /**
+   * A v2 plan's status as it changes (GET /api/v2/plan/events, server-sent events), each event
+   * once and in order, through reconnections, until the plan's terminal event, the signal, or a
+   * refusal: iterate it (`for await`), give `onStatus`, or await `done`. Read as getPlanStatus is.
+   */
+  watch(plan: string | PlanRef, options?: WatchOptions): PlanWatch;
 }
 
 interface Answer<T> {
   readonly data?: T;
   readonly error?: unknown;
   readonly response: Response;
-}
-
-function errorOf(response: Response, body: unknown): BestexError {
-  const shaped = typeof body === 'object' && body !== null ? (body as { error?: unknown; code?: unknown; action?: unknown }) : {};
-  const retryAfter = response.headers.get('retry-after');
-  const seconds = retryAfter !== null && /^[0-9]+$/.test(retryAfter) ? Number(retryAfter) : null;
-  return new BestexError(typeof shaped.error === 'string' ? shaped.error : `the service answered HTTP ${response.status}`, {
-    status: response.status,
-    code: typeof shaped.code === 'string' ? shaped.code : 'unreadable_response',
-    action: typeof shaped.action === 'string' ? shaped.action : null,
-    retryAfterSeconds: seconds,
-  });
 }
 
 async function settle<T>(version: string, call: () => Promise<Answer<T>>): Promise<T> {
@@ -89,11 +91,9 @@ async function settle<T>(version: string, call: () => Promise<Answer<T>>): Promi
     throw new BestexError(`the service could not be reached: ${err instanceof Error ? err.message : String(err)}`, { status: null, code: 'network_error', cause: err });
   }
   const { response } = answer;
-  const said = response.headers.get('x-service-api-version');
-  if (said !== version) {
-    throw new BestexError(`the service speaks API version ${said ?? '(none said)'}; this client speaks ${version}`, { status: response.status, code: 'unsupported_api_version' });
-  }
-  if (!response.ok) throw errorOf(response, answer.error);
+  const unsupported = versionError(response, version);
+  if (unsupported) throw unsupported;
+  if (!response.ok) throw answerError(response, answer.error);
   if (answer.data === undefined) throw new BestexError(`the service answered HTTP ${response.status} without a body`, { status: response.status, code: 'unreadable_response' });
   return answer.data;
 }
@@ -131,5 +131,10 @@ export function createClientV2(options: ClientOptions): BestexClientV2 {
     status: () => v2(() => api.GET('/api/v2/status')),
     tokens: () => v2(() => api.GET('/api/v2/tokens')),
     signPlan: (request) => v2(() => api.POST('/api/v2/plan/signature', { body: request, headers: keyed })),
+    getPlanStatus: (plan, options) => {
+      const { planId, token } = statusTarget(plan, options);
+      return v2(() => api.GET('/api/v2/plan/status', { params: { query: token === undefined ? { planId } : { planId, token } }, headers: keyed }));
+    },
+    watch: (plan, watchOptions) => watchPlan({ baseUrl: options.baseUrl, apiKey: key, fetch: options.fetch }, plan, watchOptions),
   };
 }

@@ -48,3 +48,29 @@ export class BestexError extends Error {
     this.retryAfterSeconds = details.retryAfterSeconds ?? null;
   }
 }
+
+/** What the SDK reads of an HTTP answer to name its error: the platform's Response is one. */
+export interface AnswerHead {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+}
+
+/** The service's answer outside 2xx as one BestexError: its `error`, `code` and `action` (the spec's Error), and a 429's Retry-After. */
+export function answerError(response: AnswerHead, body: unknown): BestexError {
+  const shaped = typeof body === 'object' && body !== null ? (body as { error?: unknown; code?: unknown; action?: unknown }) : {};
+  const retryAfter = response.headers.get('retry-after');
+  const seconds = retryAfter !== null && /^[0-9]+$/.test(retryAfter) ? Number(retryAfter) : null;
+  return new BestexError(typeof shaped.error === 'string' ? shaped.error : `the service answered HTTP ${response.status}`, {
+    status: response.status,
+    code: typeof shaped.code === 'string' ? shaped.code : 'unreadable_response',
+    action: typeof shaped.action === 'string' ? shaped.action : null,
+    retryAfterSeconds: seconds,
+  });
+}
+
+/** The error of an answer that does not say it speaks `version` (`x-service-api-version`, which the spec tells clients to check); null when it does. */
+export function versionError(response: AnswerHead, version: string): BestexError | null {
+  const said = response.headers.get('x-service-api-version');
+  if (said === version) return null;
+  return new BestexError(`the service speaks API version ${said ?? '(none said)'}; this client speaks ${version}`, { status: response.status, code: 'unsupported_api_version' });
+}

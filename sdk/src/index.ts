@@ -2,6 +2,7 @@
 // document or storage: safe under server-side rendering.
 export { BestexError, type BestexErrorDetails, type SdkErrorCode } from './errors.js';
 export { API_VERSION, API_VERSION_2, createClient, createClientV2, type BestexClient, type BestexClientV2, type ClientOptions } from './client.js';
+export type { PlanRef, PlanStatusOptions, PlanWatch, WatchOptions } from './plan-status.js';
 // The contract's types; its queries under the names this package has published them by.
 export type {
   AppPlan,

@@ -8,7 +8,9 @@
 // speaks API version 1 unless api-version="2": then its quotes, the venues it may plan (those the
 // quote says can be executed) and the plan and quote in bestex:plan are version 2's, and a quote's
 // split is shown as the route and planned by its legs (each leg's fate shown as it settles; a
-// wallet that cannot batch the legs gets the best venue alone, planned and dispatched again).
+// wallet that cannot batch the legs gets the best venue alone, planned and dispatched again), and
+// once a plan's deposit is on the ledger the service's own status of it is shown beside the
+// execution's (the SDK's watch; where the two end differently the wallet's view is kept, and said).
 // Importing it defines nothing and touches no window, document or storage: a browser calls
 // defineBestexSwap() (the served /sdk/widget.js does), so server-side rendering never breaks.
 // docs/widget.md is its guide. Its parts: widget/element.ts (behaviour), widget/render.ts (DOM),
@@ -21,5 +23,5 @@
 // ::part(best-note), ::part(venues), ::part(venue), ::part(execution), ::part(split),
 // ::part(split-leg), ::part(split-total), ::part(edge), ::part(impact), ::part(impact-warning),
 // ::part(create), ::part(error), ::part(dismiss), ::part(plan), ::part(plan-leg), ::part(status),
-// ::part(legs), ::part(leg).
+// ::part(service), ::part(legs), ::part(leg).
 export { BestexSwapElement, defineBestexSwap } from './widget/element.js';

@@ -26,7 +26,15 @@ export type Liveness = Schemas['Liveness'];
 export type StatusSummary = Schemas['StatusSummary'];
 export type TokenList = Schemas['TokenList'];
 export type TokenListing = Schemas['TokenListing'];
+export type StatusToken = Schemas['StatusToken'];
+export type PlanStatus = Schemas['PlanStatus'];
+export type PlanLegStatus = Schemas['PlanLegStatus'];
+export type PlanState = Schemas['PlanState'];
+export type PlanHistoryEntry = Schemas['PlanHistoryEntry'];
+export type PlanStatusEvent = Schemas['PlanStatusEvent'];
 
 export type GetQuoteQuery = NonNullable<operations['getQuote']['parameters']['query']>;
 export type GetOutcomeQuery = operations['getOutcome']['parameters']['query'];
 export type GetLivenessQuery = NonNullable<operations['getLiveness']['parameters']['query']>;
+export type GetPlanStatusQuery = operations['getPlanStatus']['parameters']['query'];
+export type StreamPlanStatusQuery = operations['streamPlanStatus']['parameters']['query'];

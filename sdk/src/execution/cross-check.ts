@@ -8,9 +8,9 @@
 import type { BestexClient, BestexClientV2 } from '../client.js';
 import type { Outcome } from '../contract/v1.js';
 import type * as V2 from '../contract/v2.js';
-import type { AbortSignalLike } from '../platform.js';
 import type { Executable, ExecutableLeg } from './executable.js';
-import { PLAN_VALIDITY_MS, sleep } from './timing.js';
+import { sleep, type AbortSignalLike } from '../platform.js';
+import { PLAN_VALIDITY_MS } from './timing.js';
 import type { ExecutionStatus, ServiceReading } from './types.js';
 
 const CROSS_CHECK_BUDGET_MS = 6_000;

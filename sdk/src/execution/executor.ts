@@ -23,7 +23,8 @@ import { realised } from './realised.js';
 import { withdrawContext } from './registry.js';
 import { signingKey, signWithWallet } from './signature.js';
 import { submit, type Submitted } from './submission.js';
-import { ANSWER_GRACE_MS, PLAN_VALIDITY_MS, sleep } from './timing.js';
+import { sleep } from '../platform.js';
+import { ANSWER_GRACE_MS, PLAN_VALIDITY_MS } from './timing.js';
 import {
   isTerminal,
   LEG_STATUSES,

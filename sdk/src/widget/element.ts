@@ -11,7 +11,7 @@ import type * as V2 from '../contract/v2.js';
 import { fromUnits } from '../decimal.js';
 import { BestexError } from '../errors.js';
 import { isSplitPlan } from '../plan.js';
-import type { ExecutionHooks, ExecutionStatus, LegUpdate } from '../execution/types.js';
+import { isTerminal, type ExecutionHooks, type ExecutionStatus, type LegUpdate } from '../execution/types.js';
 import { bestLine, el, layout, splitPlanLegs, splitRoute, venueTable, type TokenView } from './render.js';
 import {
   AMOUNT,
@@ -32,6 +32,8 @@ import {
   quoteProblem,
   REASONS,
   REFERENCE_DIVISOR,
+  serviceDisagreement,
+  serviceWords,
   units,
   venueName,
   warningBps,
@@ -84,6 +86,12 @@ export class BestexSwapElement extends Base {
   private splitPlanned: { plan: V2.SplitPlan; base: PlanBase; quote: Quote | null } | null = null;
   /** What each leg of the split plan executing became, by its index, as execute() reports them. */
   private legs = new Map<number, LegProgress>();
+  /** The plan whose status the widget follows from the service (watch), once its deposit is on the ledger, and how to stop following it. */
+  private watched: { planId: string; stop: AbortController } | null = null;
+  /** The wallet's own view of the plan followed: the last status execute() reported. */
+  private executed: ExecutionStatus | null = null;
+  /** The service's status of the plan followed, or why there is none. */
+  private service: V2.PlanStatus | { unavailable: string } | null = null;
   /** A refusal's wait (429, 503), counting down or waiting to retry. */
   private waitTimer: ReturnType<typeof setInterval> | undefined;
   private creating = false;
@@ -126,6 +134,7 @@ export class BestexSwapElement extends Base {
   }
 
   disconnectedCallback(): void {
+    this.unwatch();
     clearInterval(this.refresh);
     clearInterval(this.planTimer);
     clearInterval(this.waitTimer);
@@ -182,6 +191,12 @@ export class BestexSwapElement extends Base {
         line.dataset.status = status;
         // Each leg's fate is shown once the deposits are on the ledger.
         if (split && ON_LEDGER.includes(status)) this.renderLegs();
+        if (this.plan?.planId === detail.planId) {
+          this.executed = status;
+          // Once the wallet's batch is on the ledger, the service's own status is shown beside it.
+          if (ON_LEDGER.includes(status)) this.watchPlan(this.plan);
+          this.renderService();
+        }
       },
       onLeg: (update: LegUpdate) => {
         const leg = this.splitPlanned?.plan.planId === update.planId ? this.splitPlanned.plan.split.legs[update.index] : undefined;
@@ -487,6 +502,9 @@ export class BestexSwapElement extends Base {
     this.legs = new Map();
     this.parts.legs!.replaceChildren();
     this.parts.legs!.hidden = true;
+    this.unwatch();
+    this.executed = null;
+    this.renderService();
     const first = plan.steps[0]!;
     const before = why === null ? [] : [el('p', {}, why)];
     if (isSplitPlan(plan)) {
@@ -516,6 +534,58 @@ export class BestexSwapElement extends Base {
     // v1 names the instrument by its id, v2 by its id and admin.
     const instrument = typeof first.instrument === 'string' ? first.instrument : first.instrument.id;
     return el('p', {}, `Plan ${plan.planId}: deposit ${first.amount} `, this.token(instrument), ...receive);
+  }
+
+  /**
+   * Follows `plan`'s status from the service (a v2 plan's; v1 has none): each event redraws the
+   * service's line. A keyed plan is read with the widget's key.
+   */
+  private watchPlan(plan: Plan): void {
+    if (!this.v2() || this.watched?.planId === plan.planId) return;
+    const stop = new AbortController();
+    this.watched = { planId: plan.planId, stop };
+    const current = () => this.watched?.stop === stop;
+    const watch = (this.api() as BestexClientV2).watch(plan, {
+      signal: stop.signal,
+      onStatus: (event) => {
+        if (!current()) return;
+        this.service = event.status;
+        this.renderService();
+      },
+    });
+    watch.done.catch((err: unknown) => {
+      // A service that does not serve plan statuses (501) has no reading to give: nothing is said.
+      if (!current() || (err instanceof BestexError && err.status === 501)) return;
+      this.service = { unavailable: err instanceof Error ? err.message : 'the request failed' };
+      this.renderService();
+    });
+  }
+
+  private unwatch(): void {
+    this.watched?.stop.abort();
+    this.watched = null;
+    this.service = null;
+  }
+
+  /** The service's status beside the wallet's own, and, quietly, when the two differ: the wallet's view stands. */
+  private renderService(): void {
+    const line = this.parts.service!;
+    const service = this.service;
+    line.hidden = service === null;
+    delete line.dataset.state;
+    delete line.dataset.agrees;
+    if (service === null) {
+      line.replaceChildren();
+      return;
+    }
+    if ('unavailable' in service) {
+      line.textContent = `The service's own status of this plan is not available (${service.unavailable}); your wallet's view above is what counts.`;
+      return;
+    }
+    const differs = serviceDisagreement(this.executed, service);
+    line.textContent = `The service reads: ${serviceWords(service, this.symbol(service.pair.want))}.${differs ? ` ${differs}` : ''}`;
+    line.dataset.state = service.state;
+    if (service.terminal && this.executed !== null && isTerminal(this.executed)) line.dataset.agrees = String(differs === null);
   }
 
   /** The split plan's legs under its status: each leg's venue and what became of it so far. */

@@ -71,9 +71,11 @@ export function layout(parts: Record<string, HTMLElement>, setting: (name: strin
   // Focused when a plan is made, so the focus leaves the button for what it made, never for the page.
   parts.plan = el('div', { part: 'plan', role: 'region', 'aria-label': 'Your plan', tabindex: '-1' });
   parts.status = el('p', { part: 'status', role: 'status' });
+  // The service's own status of the plan, beside the wallet's: quiet (no live region), as the wallet's view is what counts.
+  parts.service = el('p', { part: 'service', class: 'note', hidden: '' });
   // A split plan's legs, each with what became of it: drawn by the execution's hooks.
   parts.legs = el('ul', { part: 'legs', 'aria-label': 'What became of each leg', hidden: '' });
-  return { form, dismiss, nodes: [style, form, parts.keyNote, parts.error, dismiss, parts.plan, parts.status, parts.legs] };
+  return { form, dismiss, nodes: [style, form, parts.keyNote, parts.error, dismiss, parts.plan, parts.status, parts.service, parts.legs] };
 }
 
 /**

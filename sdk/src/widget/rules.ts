@@ -1,12 +1,13 @@
 // The widget's rules that need no DOM: what it may plan (in v1 one venue; in v2 what the quote
 // says can be executed, or the quote's split across venues), the contract's bounds on what a
 // person types and the words for what is wrong, the reasons a venue gives in words, how a split's
-// legs end in words, and the price-impact arithmetic. Tested without a browser.
+// legs end in words, the service's status of a plan in words and when it differs from the
+// wallet's own view, and the price-impact arithmetic. Tested without a browser.
 import type { QuoteResponse } from '../contract/v1.js';
 import type * as V2 from '../contract/v2.js';
 import type { BestexError } from '../errors.js';
 import { toUnits } from '../decimal.js';
-import type { ExecutionStatus } from '../execution/types.js';
+import { isTerminal, type ExecutionStatus } from '../execution/types.js';
 
 /** The venue v1 plans execute on; the others are shown with why they cannot be planned yet. */
 export const PLANNABLE_VENUE = 'tradecraft';
@@ -137,6 +138,53 @@ export function legFate(leg: LegProgress, give: string, want: string): string {
   if (leg.status === 'EXPIRED') return `not answered by the plan's expiry: your ${leg.amount} ${give} comes back when ${venueName(leg.venueId)} rejects it, or when you withdraw it; its service fee is not collected`;
   if (leg.status === 'VENUE_FAILED') return `${venueName(leg.venueId)} took ${leg.amount} ${give} and neither paid nor returned it: its operators must act`;
   return `deposited ${leg.amount} ${give}, waiting for ${venueName(leg.venueId)} to settle it`;
+}
+
+/** Each state of the service's status of a plan (a v2 plan's, and each of its legs'), in words. */
+export const SERVICE_STATES: Readonly<Record<V2.PlanState, string>> = {
+  awaiting_signature: 'waiting for your wallet to sign the venue\'s message',
+  planned: 'planned, no deposit seen yet',
+  deposit_seen: 'deposit seen, waiting for the venue',
+  completed: 'completed',
+  partially_completed: 'partially completed',
+  slippage_failed: 'slippage failed, the deposit returned',
+  expired: 'expired, not answered in time',
+  withdrawn: 'withdrawn',
+  venue_failed: 'the venue kept the deposit',
+  unobserved: 'not seen by the service',
+};
+
+/** The end the SDK's execution reports for each end of the service's status that it can reach. */
+const EXECUTION_ENDS: Readonly<Partial<Record<V2.PlanState, ExecutionStatus>>> = {
+  completed: 'COMPLETED',
+  partially_completed: 'PARTIALLY_COMPLETED',
+  slippage_failed: 'SLIPPAGE_FAILED',
+  expired: 'EXPIRED',
+  withdrawn: 'WITHDRAWN',
+  venue_failed: 'VENUE_FAILED',
+};
+
+/**
+ * The service's status of the plan in one line, after "The service reads: ": its state, what it
+ * says was received, and, for a split, each leg's state by its venue. `want` is the want token's symbol.
+ */
+export function serviceWords(status: Pick<V2.PlanStatus, 'state' | 'received' | 'legs'>, want: string): string {
+  const received = status.received === null ? '' : `, ${status.received} ${want} received`;
+  const legs = status.legs.length > 1 ? ` (${status.legs.map((leg) => `${venueName(leg.venueId)}: ${SERVICE_STATES[leg.state] ?? leg.state}`).join('; ')})` : '';
+  return `${SERVICE_STATES[status.state] ?? status.state}${received}${legs}`;
+}
+
+/**
+ * What the widget says when the service's status and the wallet's own view of the execution
+ * differ, or when the service cannot see the deposit; null while they agree or either has not
+ * ended. The wallet's view is what happened: the service's reading is only said beside it.
+ */
+export function serviceDisagreement(execution: ExecutionStatus | null, service: Pick<V2.PlanStatus, 'state' | 'terminal'>): string | null {
+  if (service.state === 'unobserved') return 'The service cannot see this deposit; your wallet\'s own view above is what happened.';
+  if (execution === null || !isTerminal(execution) || !service.terminal) return null;
+  const end = EXECUTION_ENDS[service.state];
+  if (end === execution) return null;
+  return `This differs from your wallet's own view (${execution}), which is what happened.`;
 }
 
 /** The service names a field in its words ('takerParty'); the widget's field for it. */

@@ -1,9 +1,10 @@
 // The widget's rules without a browser (sdk/src/widget/rules.ts, read from the package as built):
 // what the form may be quoted with, the price impact and its warning threshold, and the field a
-// refusal of the service concerns. The element that applies them is driven in Chromium by
-// test/sdk/widget/widget.test.ts.
+// refusal of the service concerns, the service's status of a plan in words and when it differs from
+// the wallet's own view. The element that applies them is driven in Chromium by
+// test/sdk/widget/widget.test.ts (and widget-status.test.ts for the service's status).
 import t from 'tap';
-import { BestexError } from '@bestex/sdk';
+import { BestexError, type V2 } from '@bestex/sdk';
 
 const rules = (await import(new URL('./widget/rules.js', import.meta.resolve('@bestex/sdk')).href)) as {
   quoteProblem(amount: string, from: string, to: string): string | null;
@@ -22,6 +23,9 @@ const rules = (await import(new URL('./widget/rules.js', import.meta.resolve('@b
   legFate(leg: { venueId: string; amount: string; status: string; received?: string | null }, give: string, want: string): string;
   batchingFallback(venueId: string): string;
   BATCHING_UNAVAILABLE: string;
+  SERVICE_STATES: Readonly<Record<V2.PlanState, string>>;
+  serviceWords(status: Pick<V2.PlanStatus, 'state' | 'received' | 'legs'>, want: string): string;
+  serviceDisagreement(execution: string | null, service: Pick<V2.PlanStatus, 'state' | 'terminal'>): string | null;
 };
 
 interface Split {
@@ -143,4 +147,26 @@ t.test('"a wallet that cannot batch is told why" the split is re-planned on one 
     "Your wallet cannot send the split's deposits together in one batch (its participant lacks the CIP-0112 batching package), so nothing was signed: planning the whole amount on tradecraft alone instead.",
   );
   t.match(rules.batchingFallback('oneswap'), /on OneSwap alone instead\.$/, 'the venue by its own name');
+});
+
+t.test('"the service\'s status of a plan in words": each state of the contract, what was received, and a split\'s legs by their venues', async (t) => {
+  t.strictSame(Object.keys(rules.SERVICE_STATES).sort(), ['awaiting_signature', 'completed', 'deposit_seen', 'expired', 'partially_completed', 'planned', 'slippage_failed', 'unobserved', 'venue_failed', 'withdrawn'], 'every PlanState of the contract');
+  const leg = (venueId: string, state: V2.PlanState, received: string | null = null) => ({ leg: 0, venueId, amount: '1', minReceive: '1', state, basis: 'ledger' as const, depositUpdateId: null, settlementUpdateId: null, received });
+  t.equal(rules.serviceWords({ state: 'deposit_seen', received: null, legs: [leg('tradecraft', 'deposit_seen')] }, 'USDCx'), 'deposit seen, waiting for the venue');
+  t.equal(rules.serviceWords({ state: 'completed', received: '14.95', legs: [leg('tradecraft', 'completed', '14.95')] }, 'USDCx'), 'completed, 14.95 USDCx received');
+  t.equal(
+    rules.serviceWords({ state: 'partially_completed', received: '88.8', legs: [leg('oneswap', 'slippage_failed'), leg('tradecraft', 'completed', '88.8')] }, 'USDCx'),
+    'partially completed, 88.8 USDCx received (OneSwap: slippage failed, the deposit returned; tradecraft: completed)',
+  );
+});
+
+t.test('"when the service and the wallet disagree, the wallet\'s own view is what happened", said only once both have ended; a deposit the service cannot see is said so', async (t) => {
+  t.equal(rules.serviceDisagreement('COMPLETED', { state: 'completed', terminal: true }), null, 'the same end');
+  t.equal(rules.serviceDisagreement('PARTIALLY_COMPLETED', { state: 'partially_completed', terminal: true }), null);
+  t.equal(rules.serviceDisagreement('COMPLETED', { state: 'slippage_failed', terminal: true }), "This differs from your wallet's own view (COMPLETED), which is what happened.");
+  t.equal(rules.serviceDisagreement('EXPIRED', { state: 'completed', terminal: true }), "This differs from your wallet's own view (EXPIRED), which is what happened.");
+  t.equal(rules.serviceDisagreement('INITIATED', { state: 'completed', terminal: true }), null, 'the wallet still waits: no disagreement yet');
+  t.equal(rules.serviceDisagreement('COMPLETED', { state: 'deposit_seen', terminal: false }), null, 'the service still reads: none yet either');
+  t.equal(rules.serviceDisagreement(null, { state: 'completed', terminal: true }), null);
+  t.equal(rules.serviceDisagreement('COMPLETED', { state: 'unobserved', terminal: true }), "The service cannot see this deposit; your wallet's own view above is what happened.");
 });
