@@ -90,11 +90,15 @@ export class PlanStatusService {
     return last.status;
   }
 
-  /** The plan's events after `afterSeq` (null: its latest only), once the reader is authorised. */
-  async eventsAfter(planId: string, reader: StatusReader, afterSeq: number | null): Promise<V2.PlanStatusEvent[]> {
+  /**
+   * The plan's events after `afterSeq` (null: its latest only), once the reader is authorised, and
+   * whether the plan is over (its last event terminal), so a reader holding every event stops.
+   */
+  async eventsAfter(planId: string, reader: StatusReader, afterSeq: number | null): Promise<{ events: V2.PlanStatusEvent[]; over: boolean }> {
     await this.authorised(planId, reader);
-    const events = await this.store.events(planId, afterSeq ?? 0);
-    return afterSeq === null ? events.slice(-1) : events;
+    const all = await this.store.events(planId, 0);
+    const over = all.at(-1)?.status.terminal === true;
+    return { events: afterSeq === null ? all.slice(-1) : all.filter((e) => e.seq > afterSeq), over };
   }
 
   /** Every new event of any plan, on any instance. */

@@ -123,7 +123,7 @@ t.test('the served v2 document is one self-contained bundle, equal to openapi/v2
     const target = ref.split('/').reduce<unknown>((node, k) => (node as Record<string, unknown> | undefined)?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], document);
     t.ok(target !== undefined, `#/${ref} resolves within the document`);
   }
-  t.equal((document.info as { version: string }).version, '2.3.0');
+  t.equal((document.info as { version: string }).version, '2.4.0');
   t.equal((await own.server.inject('/openapi/v1.yaml')).statusCode, 200, 'v1 is served beside it');
 });
 

@@ -41,8 +41,9 @@ export const planEventsHandler = (statuses: PlanStatusService, heartbeatMs: numb
     let end = () => {};
     const stop = statuses.watch(planId, (event) => deliver(event), () => end());
     let kept: PlanStatusEvent[];
+    let over: boolean;
     try {
-      kept = await statuses.eventsAfter(planId, readerOf(context), after);
+      ({ events: kept, over } = await statuses.eventsAfter(planId, readerOf(context), after));
     } catch (err) {
       stop();
       throw err;
@@ -64,6 +65,8 @@ export const planEventsHandler = (statuses: PlanStatusService, heartbeatMs: numb
     stream.on('close', end);
     stream.write('retry: 2000\n\n');
     for (const event of [...kept, ...early]) deliver(event);
+    // The client holds every event of a plan that is over: nothing will follow.
+    if (over && kept.length === 0) end();
     if (!stream.writableEnded) {
       heartbeat = setInterval(() => stream.write(': heartbeat\n\n'), heartbeatMs);
       heartbeat.unref();

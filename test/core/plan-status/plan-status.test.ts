@@ -144,6 +144,9 @@ t.test('"server-sent events: every event after Last-Event-ID, none repeated, clo
   const resumed = await (await fetch(url, { headers: { 'last-event-id': '1' } })).text();
   const again = [...resumed.matchAll(/^data: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as PlanStatusEvent).seq);
   t.strictSame(again, events.slice(1).map((e) => e.seq), 'resumed after 1: the rest, none repeated');
+  const last = events.at(-1)!.seq;
+  const after = await (await fetch(`${url}&lastEventId=${last}`)).text();
+  t.equal(after, 'retry: 2000\n\n', 'resumed after the terminal event: nothing more, and the stream ends');
   const bad = await fetch(url, { headers: { 'last-event-id': 'x' } });
   t.equal(bad.status, 400, 'a malformed Last-Event-ID: 400');
   const denied = await fetch(`${base}/api/v2/plan/events?planId=${plan.planId}`);
@@ -176,4 +179,12 @@ t.test('"a split partly filled: one leg paid, one returned: partially_completed 
   t.equal(byVenue.oneswap!.state, 'completed', 'the OneSwap leg paid (its venue status)');
   t.equal(byVenue.oneswap!.basis, 'venue');
   t.equal(done.received, result.received, "received: the paid leg's, the SDK's");
+});
+
+t.test('"never log a taker\'s party or a plan\'s capability": nothing the status reads leaves a trace in the log', async (t) => {
+  const logs = app.rawLogs();
+  t.ok(logs.length > 0, 'the service logged its requests');
+  t.notOk(/st_[A-Za-z0-9_-]{43}/.test(logs), 'no statusToken in any line');
+  t.notOk(logs.includes('::1220' + '7'.repeat(64)), "no taker's party in any line");
+  t.notOk(logs.includes('/api/v2/plan/status?'), 'no status URL (its query holds the capability)');
 });
