@@ -136,11 +136,11 @@ export class PlanFollower {
     const fresh: TrackedPlan[] = [];
     for (const plan of live) {
       const known = this.followed.get(plan.planId);
-      if (known && (known.plan.legs !== null || plan.legs === null)) continue;
+      if (known && !(known.plan.awaitingSignature && !plan.awaitingSignature)) continue;
       const history = known?.history ?? (await this.options.store.events(plan.planId, 0)).map((e) => ({ state: e.status.state, seq: e.seq, at: e.at }));
       if (history.length === 0) continue;
       this.followed.set(plan.planId, { plan, trackers: this.trackersOf(plan), history, state: history.at(-1)!.state, intent: null });
-      if (plan.legs !== null) fresh.push(plan);
+      if (!plan.awaitingSignature) fresh.push(plan);
     }
     return fresh;
   }
@@ -148,8 +148,8 @@ export class PlanFollower {
   private trackersOf(plan: TrackedPlan): Array<OutcomeTracker | null> {
     const { secrets, pools } = this.options;
     const want = resolveToken(plan.pair.want, 'want');
-    return (plan.legs ?? []).map((leg) =>
-      leg.basis !== 'ledger'
+    return plan.legs.map((leg) =>
+      leg.basis !== 'ledger' || leg.escrow === null
         ? null
         : new OutcomeTracker(
             {
@@ -183,7 +183,7 @@ export class PlanFollower {
       if (only !== null && !only.has(f.plan.planId)) continue;
       if (!f.trackers.some((t) => t !== null)) continue;
       index(`h:${f.plan.takerHash}`, f);
-      for (const [i, leg] of (f.plan.legs ?? []).entries()) if (f.trackers[i]) index(`e:${leg.escrow}`, f);
+      for (const [i, leg] of f.plan.legs.entries()) if (f.trackers[i] && leg.escrow !== null) index(`e:${leg.escrow}`, f);
     }
     if (byKey.size === 0) return;
     const hashes = new Map<string, string>();
@@ -208,8 +208,8 @@ export class PlanFollower {
   private async settle(): Promise<void> {
     const nowMs = this.options.now().getTime();
     for (const f of [...this.followed.values()]) {
-      if (f.plan.legs === null) continue;
-      const readings = await this.readings(f, nowMs);
+      const readings = f.plan.awaitingSignature ? this.unsigned(f.plan, nowMs) : await this.readings(f, nowMs);
+      if (readings === null) continue;
       const state = planState(readings);
       if (state === f.state) continue;
       const atMs = state === 'expired' || state === 'unobserved' ? nowMs : Math.max(...readings.map((r) => r.atMs ?? 0)) || nowMs;
@@ -228,10 +228,16 @@ export class PlanFollower {
     }
   }
 
+  /** An intent plan whose message is not signed: nothing to read until it is, and expired if it never is. */
+  private unsigned(plan: TrackedPlan, nowMs: number): LegReading[] | null {
+    if (nowMs < plan.expiryMs + RECORD_TIME_TOLERANCE_MS) return null;
+    return plan.legs.map(() => ({ ...UNREAD, state: 'expired' }));
+  }
+
   private async readings(f: Followed, nowMs: number): Promise<LegReading[]> {
     const { plan } = f;
     const closedMs = plan.expiryMs + RECORD_TIME_TOLERANCE_MS;
-    const legs = plan.legs ?? [];
+    const { legs } = plan;
     if (legs.some((l) => l.basis === 'venue')) f.intent = (await this.options.intents?.intentStatus(plan.planId)) ?? f.intent;
     return legs.map((leg, i) => this.legReading(leg, f.trackers[i] ?? null, f.intent, nowMs, closedMs));
   }

@@ -26,20 +26,22 @@ type Step = V2.PlanStep | V2.SignMessageStep;
 
 const isDeposit = (step: Step): step is V2.PlanStep => step.kind === 'venue-deposit';
 
-/** The legs a plan's steps deposit, in leg order; null while its one step is a message to sign. */
-function legsOf(plan: AnyPlan): TrackedLeg[] | null {
+/** A plan's legs, in leg order, each with its deposit's receiver and memo once its steps name them. */
+function legsOf(plan: AnyPlan): TrackedLeg[] {
   const deposits = (plan.steps as Step[]).filter(isDeposit);
-  if (deposits.length === 0) return null;
-  const figures = 'split' in plan ? plan.split.legs : [{ venueId: plan.quoteRef.venueId, amount: plan.quoteRef.amount, minReceive: plan.quoteRef.minReceive }];
-  return deposits.map((step, i) => ({
-    leg: step.leg ?? i,
-    venueId: figures[i]!.venueId,
-    amount: figures[i]!.amount,
-    minReceive: figures[i]!.minReceive,
-    basis: BASIS[step.settlement ?? ''] ?? 'unobserved',
-    escrow: step.target,
-    memo: step.memo,
-  }));
+  const figures = 'split' in plan ? plan.split.legs : [{ venueId: plan.quoteRef.venueId, amount: plan.quoteRef.amount, minReceive: plan.quoteRef.minReceive, settlement: plan.settlement }];
+  return figures.map((leg, i) => {
+    const deposit = deposits.find((step) => (step.leg ?? 0) === i) ?? null;
+    return {
+      leg: i,
+      venueId: leg.venueId,
+      amount: leg.amount,
+      minReceive: leg.minReceive,
+      basis: BASIS[leg.settlement] ?? 'unobserved',
+      escrow: deposit?.target ?? null,
+      memo: deposit?.memo ?? null,
+    };
+  });
 }
 
 export class PlanStatusService {
@@ -73,12 +75,13 @@ export class PlanStatusService {
       amount: ref.amount,
       minReceive: ref.minReceive,
       legs: legsOf(plan),
+      awaitingSignature: !(plan.steps as Step[]).some(isDeposit),
     };
-    const first = { state: tracked.legs === null ? ('awaiting_signature' as const) : ('planned' as const), seq: 1, at: new Date(tracked.createdAtMs).toISOString() };
+    const first = { state: tracked.awaitingSignature ? ('awaiting_signature' as const) : ('planned' as const), seq: 1, at: new Date(tracked.createdAtMs).toISOString() };
     if (await this.store.add(tracked, eventOf(statusOf(tracked, null, [first])))) return;
     // Kept already: the same plan completed with its signature, now with its deposits.
     const kept = await this.store.plan(plan.planId);
-    if (kept && kept.legs === null && tracked.legs !== null) await this.store.update({ ...tracked, createdAtMs: kept.createdAtMs });
+    if (kept && kept.awaitingSignature && !tracked.awaitingSignature) await this.store.update({ ...tracked, createdAtMs: kept.createdAtMs });
   }
 
   /** The plan's status now; 404 plan_not_found to anyone who may not read it. */

@@ -18,8 +18,8 @@ export interface TrackedLeg {
   readonly amount: string;
   readonly minReceive: string;
   readonly basis: LegBasis;
-  /** The party the deposit goes to (a venue's, never the taker's). */
-  readonly escrow: string;
+  /** The party the deposit goes to (a venue's, never the taker's); null until an intent plan's message is signed. */
+  readonly escrow: string | null;
   readonly memo: string | null;
 }
 
@@ -35,8 +35,9 @@ export interface TrackedPlan {
   readonly pair: { readonly give: V2.PlanStatus['pair']['give']; readonly want: V2.PlanStatus['pair']['want'] };
   readonly amount: string;
   readonly minReceive: string;
-  /** Null while the plan awaits its message's signature (its deposits are not known yet). */
-  readonly legs: readonly TrackedLeg[] | null;
+  readonly legs: readonly TrackedLeg[];
+  /** While its message is not signed, an intent plan's deposits are not known yet. */
+  readonly awaitingSignature: boolean;
 }
 
 /** One leg as read so far. */
@@ -72,7 +73,7 @@ export function planState(legs: readonly LegReading[]): PlanState {
 /** The status a plan shows at event `seq`, its history up to it. */
 export function statusOf(plan: TrackedPlan, readings: readonly LegReading[] | null, history: readonly V2.PlanHistoryEntry[]): V2.PlanStatus {
   const last = history.at(-1)!;
-  const legs = (plan.legs ?? []).map((leg, i): V2.PlanLegStatus => {
+  const legs = plan.legs.map((leg, i): V2.PlanLegStatus => {
     const r = readings?.[i] ?? UNREAD;
     return {
       leg: leg.leg,
@@ -98,8 +99,7 @@ export function statusOf(plan: TrackedPlan, readings: readonly LegReading[] | nu
     amount: plan.amount,
     minReceive: plan.minReceive,
     received: paid.length === 0 ? null : toWire(paid.reduce((sum, l) => sum.plus(l.received!), new Decimal(0))),
-    // An intent plan awaiting its signature has no deposit yet: its one leg is the whole plan.
-    legs: legs.length > 0 ? legs : [],
+    legs,
     history: [...history],
   };
 }

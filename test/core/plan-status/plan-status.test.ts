@@ -181,6 +181,30 @@ t.test('"a split partly filled: one leg paid, one returned: partially_completed 
   t.equal(done.received, result.received, "received: the paid leg's, the SDK's");
 });
 
+t.test('"an intent plan (OneSwap) awaits its signature, then is followed on OneSwap\'s own status: basis venue"', async (t) => {
+  const { party, provider } = await taker('100');
+  const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'oneswap', takerParty: party, idempotencyKey: `${party}-oneswap` })) as V2.ExecutionPlan;
+  const before = await status(plan.planId, { key });
+  t.match(before.body, { state: 'awaiting_signature', legs: [{ leg: 0, venueId: 'oneswap', basis: 'venue', state: 'planned' }] }, 'awaiting its signature, its one leg named');
+  const result = await execute(plan, { provider, client: keyed });
+  t.equal(result.status, 'COMPLETED');
+  const done = await terminal(plan.planId, { key });
+  t.equal(done.state, 'completed');
+  t.equal(states(done)[0], 'awaiting_signature');
+  t.ok(states(done).includes('planned'), 'planned once signed');
+  t.equal(done.received, result.received, "received: OneSwap's actual output, the SDK's");
+});
+
+t.test('"an intent plan never signed expires with its plan"', async (t) => {
+  const { party } = await taker('100');
+  const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'oneswap', takerParty: party, idempotencyKey: `${party}-unsigned` })) as V2.ExecutionPlan;
+  clockShiftMs = 91_000 + 61_000;
+  t.teardown(() => void (clockShiftMs = 0));
+  const done = await terminal(plan.planId, { key });
+  t.strictSame(states(done), ['awaiting_signature', 'expired']);
+  clockShiftMs = 0;
+});
+
 t.test('"never log a taker\'s party or a plan\'s capability": nothing the status reads leaves a trace in the log', async (t) => {
   const logs = app.rawLogs();
   t.ok(logs.length > 0, 'the service logged its requests');
