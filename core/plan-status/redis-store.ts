@@ -44,6 +44,7 @@ export class RedisPlanStore implements PlanStatusStore {
   readonly shared = true;
   private readonly client: Redis;
   private subscriber: Redis | null = null;
+  private subscribed: Promise<void> = Promise.resolve();
   private readonly feed = new Listeners();
 
   constructor(url: string, private readonly retentionMs: number) {
@@ -57,10 +58,14 @@ export class RedisPlanStore implements PlanStatusStore {
       const subscriber = this.client.duplicate();
       subscriber.on('error', () => undefined);
       subscriber.on('message', (_channel: string, text: string) => this.feed.emit(JSON.parse(text) as PlanStatusEvent));
-      void subscriber.subscribe(CHANNEL).catch(() => undefined);
+      this.subscribed = subscriber.subscribe(CHANNEL).then(() => undefined);
       this.subscriber = subscriber;
     }
     return this.feed.subscribe(listener);
+  }
+
+  listening(): Promise<void> {
+    return this.subscribed;
   }
 
   async add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean> {

@@ -110,20 +110,28 @@ export class PlanStatusService {
   }
 
   /**
-   * Calls `listener` with each new event of plan `planId`, on any instance, until the returned
-   * function is called; `ended` when the service stops first (its stream then ends).
+   * Calls `listener` with each new event of plan `planId`, on any instance, once the feed listens,
+   * until the returned function is called; `ended` when the service stops first (its stream then ends).
    */
-  watch(planId: string, listener: (event: V2.PlanStatusEvent) => void, ended: () => void): () => void {
+  async watch(planId: string, listener: (event: V2.PlanStatusEvent) => void, ended: () => void): Promise<() => void> {
     this.endings.add(ended);
     this.unsubscribe ??= this.store.subscribe((event) => this.watchers.get(event.planId)?.forEach((l) => l(event)));
     const set = this.watchers.get(planId) ?? new Set();
     set.add(listener);
     this.watchers.set(planId, set);
-    return () => {
+    const stop = () => {
       this.endings.delete(ended);
       set.delete(listener);
       if (set.size === 0 && this.watchers.get(planId) === set) this.watchers.delete(planId);
     };
+    try {
+      // Listening before the caller reads what is kept: nothing published between is missed.
+      await this.store.listening();
+    } catch (err) {
+      stop();
+      throw err;
+    }
+    return stop;
   }
 
   /** How many plans are watched on this instance. */

@@ -43,6 +43,8 @@ export class SqlitePlanStore implements PlanStatusStore {
     return this.feed.subscribe(listener);
   }
 
+  async listening(): Promise<void> {}
+
   async add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean> {
     this.flush();
     if (this.db.get('SELECT 1 AS one FROM plans WHERE plan_id = ?', [plan.planId])) return false;

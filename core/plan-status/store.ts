@@ -9,6 +9,8 @@ import type { TrackedPlan } from './status.js';
 export interface PlanStatusStore extends PlanEventFeed {
   /** Whether other instances share it (then the follower holds the lease). */
   readonly shared: boolean;
+  /** Settles once the feed hears every event published from then on (Redis subscribes over the network). */
+  listening(): Promise<void>;
   /** Keeps a new plan with its first event; false when a plan of that id is already kept (its replay). */
   add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean>;
   /** Replaces what is kept of a plan (its legs, once its message is signed). */

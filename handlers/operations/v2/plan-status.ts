@@ -39,7 +39,7 @@ export const planEventsHandler = (statuses: PlanStatusService, heartbeatMs: numb
     const early: PlanStatusEvent[] = [];
     let deliver: (event: PlanStatusEvent) => void = (event) => early.push(event);
     let end = () => {};
-    const stop = statuses.watch(planId, (event) => deliver(event), () => end());
+    const stop = await statuses.watch(planId, (event) => deliver(event), () => end());
     let kept: PlanStatusEvent[];
     let over: boolean;
     try {

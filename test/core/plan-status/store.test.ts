@@ -1,0 +1,80 @@
+// The plan status store's rules, held by both adapters (SQLite in the data folder, Redis): a plan
+// kept once, its events appended only in seq order and published, the live plans those not yet
+// terminal, the retention, and one lease holder at a time.
+import t from 'tap';
+import type { PlanStatusEvent } from '../../../core/contract/v2.js';
+import { RedisPlanStore } from '../../../core/plan-status/redis-store.js';
+import { SqlitePlanStore } from '../../../core/plan-status/sqlite-store.js';
+import { eventOf, statusOf, type PlanState, type TrackedPlan } from '../../../core/plan-status/status.js';
+import type { PlanStatusStore } from '../../../core/plan-status/store.js';
+import { redisSkip, startRedis } from '../../helpers/redis.js';
+import { tempDir } from '../../helpers/temp.js';
+
+const redis = await startRedis(t);
+t.teardown(() => redis?.stop());
+
+let plans = 0;
+const tracked = (): TrackedPlan => ({
+  planId: `pl_${String(++plans).padStart(22, 'A')}`,
+  partnerId: 'key_x',
+  takerHash: 'h',
+  createdAtMs: 0,
+  expiryMs: 90_000,
+  pair: { give: 'Amulet', want: 'USDCx' },
+  amount: '100',
+  minReceive: '14',
+  legs: [{ leg: 0, venueId: 'tradecraft', amount: '100', minReceive: '14', basis: 'ledger', escrow: 'pool::1220aa', memo: '14' }],
+  awaitingSignature: false,
+});
+const event = (plan: TrackedPlan, states: PlanState[]): PlanStatusEvent =>
+  eventOf(statusOf(plan, null, states.map((state, i) => ({ state, seq: i + 1, at: new Date(i * 1000).toISOString() }))));
+
+function rules(name: string, open: (now: () => number) => PlanStatusStore, skip: { skip?: string } = {}) {
+  t.test(`${name}: "a plan is kept once; its events only in seq order, each published"`, skip, async (t) => {
+    const store = open(Date.now);
+    t.teardown(() => store.close());
+    const heard: number[] = [];
+    store.subscribe((e) => heard.push(e.seq));
+    await store.listening();
+    const plan = tracked();
+    t.ok(await store.add(plan, event(plan, ['planned'])));
+    t.notOk(await store.add(plan, event(plan, ['planned'])), 'the same plan again: not kept twice');
+    t.notOk(await store.append(event(plan, ['planned', 'deposit_seen', 'completed']), true), 'seq 3 before seq 2: refused');
+    t.ok(await store.append(event(plan, ['planned', 'deposit_seen']), false));
+    t.notOk(await store.append(event(plan, ['planned', 'deposit_seen']), false), 'seq 2 again: refused');
+    t.strictSame((await store.live()).map((p) => p.planId), [plan.planId], 'live while not terminal');
+    t.ok(await store.append(event(plan, ['planned', 'deposit_seen', 'completed']), true));
+    t.strictSame(await store.live(), [], 'terminal: no longer live');
+    t.strictSame((await store.events(plan.planId, 0)).map((e) => e.seq), [1, 2, 3]);
+    t.strictSame((await store.events(plan.planId, 1)).map((e) => e.seq), [2, 3], 'after a seq');
+    t.strictSame(await store.plan(plan.planId), plan);
+    for (let i = 0; i < 50 && heard.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    t.strictSame(heard, [1, 2, 3], 'every event published, in order');
+  });
+
+  t.test(`${name}: "nothing is kept after the retention"`, skip, async (t) => {
+    let nowMs = Date.now();
+    const store = open(() => nowMs);
+    t.teardown(() => store.close());
+    const plan = tracked();
+    await store.add(plan, event(plan, ['planned']));
+    nowMs += 2_000;
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    t.equal(await store.plan(plan.planId), null, 'gone once its retention has passed');
+  });
+
+  t.test(`${name}: "one lease holder at a time"`, skip, async (t) => {
+    const store = open(Date.now);
+    t.teardown(() => store.close());
+    const first = await store.lease('a', 1_000);
+    const second = await store.lease('b', 1_000);
+    if (store.shared) {
+      t.ok(first);
+      t.notOk(second, 'another holder is refused while it runs');
+      t.ok(await store.lease('a', 1_000), 'its holder renews it');
+    } else t.ok(first && second, 'one instance alone always holds it');
+  });
+}
+
+rules('SQLite', (now) => new SqlitePlanStore(tempDir(t, 'bestex-store-'), 1_000, now));
+rules('Redis', () => new RedisPlanStore(`${redis?.url}/5`, 1_000), redisSkip(redis));
