@@ -114,35 +114,32 @@ export class PlanFollower {
     // The end is read before the live plans: a plan kept after this read has its deposit after it.
     const end = await ledger.ledgerEnd(signal);
     const live = await store.live();
-    const fresh = await this.learn(live);
-    if (this.offset === null || fresh.length > 0) {
-      const oldest = Math.min(...(this.offset === null ? live : fresh).map((p) => p.createdAtMs));
-      const start = Number.isFinite(oldest) ? await findStart(ledger, this.index, oldest - SKEW_MS, end, options.pageSize, signal) : end;
-      // Plans learned late (a new holder, a plan whose deposit came first) are read again from their creation on their own.
-      if (this.offset !== null && start < this.offset) await this.read(start, this.offset, signal, new Set(fresh.map((p) => p.planId)));
-      this.offset ??= start;
+    await this.learn(live);
+    // A plan is kept before its caller holds it, so its deposits come after the last end read with
+    // it unknown: only a follower just started, or a new lease holder, reads from the oldest live
+    // plan's creation.
+    if (this.offset === null) {
+      const oldest = Math.min(...live.map((p) => p.createdAtMs));
+      this.offset = Number.isFinite(oldest) ? await findStart(ledger, this.index, oldest - SKEW_MS, end, options.pageSize, signal) : end;
     }
-    if (end > this.offset!) {
-      await this.read(this.offset!, end, signal, null);
+    if (end > this.offset) {
+      await this.read(this.offset, end, signal);
       this.offset = end;
     }
     await this.settle();
   }
 
-  /** Starts following the live plans not followed yet; forgets those no longer live. Returns the new ones. */
-  private async learn(live: readonly TrackedPlan[]): Promise<TrackedPlan[]> {
+  /** Starts following the live plans not followed yet (again, once an intent plan's deposits are known); forgets those no longer live. */
+  private async learn(live: readonly TrackedPlan[]): Promise<void> {
     const ids = new Set(live.map((p) => p.planId));
     for (const id of this.followed.keys()) if (!ids.has(id)) this.followed.delete(id);
-    const fresh: TrackedPlan[] = [];
     for (const plan of live) {
       const known = this.followed.get(plan.planId);
       if (known && !(known.plan.awaitingSignature && !plan.awaitingSignature)) continue;
       const history = known?.history ?? (await this.options.store.events(plan.planId, 0)).map((e) => ({ state: e.status.state, seq: e.seq, at: e.at }));
       if (history.length === 0) continue;
       this.followed.set(plan.planId, { plan, trackers: this.trackersOf(plan), history, state: history.at(-1)!.state, intent: null });
-      if (!plan.awaitingSignature) fresh.push(plan);
     }
-    return fresh;
   }
 
   private trackersOf(plan: TrackedPlan): Array<OutcomeTracker | null> {
@@ -168,11 +165,10 @@ export class PlanFollower {
   }
 
   /**
-   * Folds the transactions in (from, to] into the followed plans (only `only`, when given) each
-   * concerns: by the keyed hash of a party it names (the taker's deposit, refund or payout) or by
+   * Folds the transactions in (from, to] into the followed plans each concerns: by the keyed hash of a party it names (the taker's deposit, refund or payout) or by
    * the party a plan's deposit goes to (the venue's answer, which may name no party of the taker).
    */
-  private async read(from: number, to: number, signal: AbortSignal, only: ReadonlySet<string> | null): Promise<void> {
+  private async read(from: number, to: number, signal: AbortSignal): Promise<void> {
     const byKey = new Map<string, Followed[]>();
     const index = (key: string, f: Followed) => {
       const list = byKey.get(key);
@@ -180,7 +176,6 @@ export class PlanFollower {
       else byKey.set(key, [f]);
     };
     for (const f of this.followed.values()) {
-      if (only !== null && !only.has(f.plan.planId)) continue;
       if (!f.trackers.some((t) => t !== null)) continue;
       index(`h:${f.plan.takerHash}`, f);
       for (const [i, leg] of f.plan.legs.entries()) if (f.trackers[i] && leg.escrow !== null) index(`e:${leg.escrow}`, f);
