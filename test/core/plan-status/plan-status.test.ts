@@ -205,6 +205,20 @@ t.test('"an intent plan never signed expires with its plan"', async (t) => {
   clockShiftMs = 0;
 });
 
+t.test('"a deposit the service cannot see (Nightly\'s swap address) says so: basis unobserved, then unobserved past the expiry"', async (t) => {
+  const { party, provider } = await taker('100');
+  const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'nightly', takerParty: party, idempotencyKey: `${party}-nightly` })) as V2.ExecutionPlan;
+  const result = await execute(plan, { provider, client: keyed });
+  t.equal(result.status, 'COMPLETED', "the taker's own view: completed");
+  const during = await status(plan.planId, { key });
+  t.match(during.body, { state: 'planned', legs: [{ venueId: 'nightly', basis: 'unobserved', state: 'planned' }] }, 'not seen: still planned, and it says why');
+  clockShiftMs = 91_000 + 61_000;
+  t.teardown(() => void (clockShiftMs = 0));
+  const done = await terminal(plan.planId, { key });
+  t.strictSame(states(done), ['planned', 'unobserved'], "past the expiry: unobserved, the taker's view the authority");
+  clockShiftMs = 0;
+});
+
 t.test('"never log a taker\'s party or a plan\'s capability": nothing the status reads leaves a trace in the log', async (t) => {
   const logs = app.rawLogs();
   t.ok(logs.length > 0, 'the service logged its requests');
