@@ -38,3 +38,5 @@ export type PlanStatusEvent = Schemas['PlanStatusEvent'];
 export type PlanWebhook = Schemas['PlanWebhook'];
 export type GetPlanStatusQuery = operations['getPlanStatus']['parameters']['query'];
 export type StreamPlanStatusQuery = operations['streamPlanStatus']['parameters']['query'];
+export type PlanViewReport = Schemas['PlanViewReport'];
+export type PlanViewReceipt = Schemas['PlanViewReceipt'];

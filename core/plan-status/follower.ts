@@ -12,7 +12,7 @@ import { resolveToken } from '../tokens.js';
 import type { PlanHistoryEntry, PlanStatusEvent } from '../contract/v2.js';
 import type { PlanEventSink } from './events.js';
 import type { PlanStatusStore } from './store.js';
-import { eventOf, isTerminal, planState, statusOf, UNREAD, type LegReading, type PlanSecrets, type PlanState, type TrackedLeg, type TrackedPlan } from './status.js';
+import { eventOf, isTerminal, planState, statusOf, UNREAD, type LegReading, type PlanSecrets, type PlanState, type TakerReport, type TrackedLeg, type TrackedPlan } from './status.js';
 
 /** How long after its floor's deadline a deposit the venue accepted may go unpaid before the venue is taken to have failed. */
 export const PAYOUT_GRACE_MS = 10 * 60_000;
@@ -135,7 +135,11 @@ export class PlanFollower {
     for (const id of this.followed.keys()) if (!ids.has(id)) this.followed.delete(id);
     for (const plan of live) {
       const known = this.followed.get(plan.planId);
-      if (known && !(known.plan.awaitingSignature && !plan.awaitingSignature)) continue;
+      if (known && !(known.plan.awaitingSignature && !plan.awaitingSignature)) {
+        // What may change of a followed plan besides its deposits: the taker's reports.
+        known.plan = plan;
+        continue;
+      }
       const history = known?.history ?? (await this.options.store.events(plan.planId, 0)).map((e) => ({ state: e.status.state, seq: e.seq, at: e.at }));
       if (history.length === 0) continue;
       this.followed.set(plan.planId, { plan, trackers: this.trackersOf(plan), history, state: history.at(-1)!.state, intent: null });
@@ -234,11 +238,14 @@ export class PlanFollower {
     const closedMs = plan.expiryMs + RECORD_TIME_TOLERANCE_MS;
     const { legs } = plan;
     if (legs.some((l) => l.basis === 'venue')) f.intent = (await this.options.intents?.intentStatus(plan.planId)) ?? f.intent;
-    return legs.map((leg, i) => this.legReading(leg, f.trackers[i] ?? null, f.intent, nowMs, closedMs));
+    return legs.map((leg, i) => this.legReading(leg, f.trackers[i] ?? null, f.intent, nowMs, closedMs, plan.reports?.[leg.leg] ?? null));
   }
 
-  private legReading(leg: TrackedLeg, tracker: OutcomeTracker | null, intent: RecordedIntentOutcome | null, nowMs: number, closedMs: number): LegReading {
-    if (leg.basis === 'unobserved') return nowMs >= closedMs ? { ...UNREAD, state: 'unobserved' } : UNREAD;
+  private legReading(leg: TrackedLeg, tracker: OutcomeTracker | null, intent: RecordedIntentOutcome | null, nowMs: number, closedMs: number, report: TakerReport | null): LegReading {
+    if (leg.basis === 'unobserved') {
+      if (report) return { state: report.outcome, basis: 'taker', depositUpdateId: null, settlementUpdateId: report.settlementUpdateId, received: report.received, atMs: report.atMs };
+      return nowMs >= closedMs ? { ...UNREAD, state: 'unobserved' } : UNREAD;
+    }
     if (leg.basis === 'venue') {
       const state = intent === null || intent.venueId !== leg.venueId ? (nowMs >= closedMs ? 'expired' : 'planned') : INTENT_LEG[intent.state];
       return { ...UNREAD, state, received: state === 'completed' ? intent?.received ?? null : null };

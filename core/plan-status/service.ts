@@ -1,12 +1,13 @@
 // Plan status: keeps every v2 plan the plan service makes (its port, core/plans' PlanTracking),
 // answers its status and events to the caller allowed to read them, and runs the follower that
 // moves them on.
-import { DomainError } from '../errors.js';
+import { Decimal } from '../decimal.js';
+import { badRequest, DomainError } from '../errors.js';
 import type * as V2 from '../contract/v2.js';
 import type { PlanEventFeed } from './events.js';
 import type { PlanFollower } from './follower.js';
 import type { PlanStatusStore } from './store.js';
-import { eventOf, statusOf, type LegBasis, type PlanSecrets, type TrackedLeg, type TrackedPlan } from './status.js';
+import { eventOf, statusOf, type LegBasis, type PlanSecrets, type TakerReport, type TrackedLeg, type TrackedPlan } from './status.js';
 
 /** Who asks for a plan's status: the key's record (keyed), and the capability sent, if any. */
 export interface StatusReader {
@@ -102,6 +103,27 @@ export class PlanStatusService {
     const all = await this.store.events(planId, 0);
     const over = all.at(-1)?.status.terminal === true;
     return { events: afterSeq === null ? all.slice(-1) : all.filter((e) => e.seq > afterSeq), over };
+  }
+
+  /**
+   * Takes the taker's wallet's view of legs the service cannot observe, once per leg (the first
+   * report stands); the follower reads it at its next turn. Answers the legs whose report stands.
+   */
+  async report(planId: string, reader: StatusReader, legs: V2.PlanViewReport['legs']): Promise<V2.PlanViewReceipt> {
+    const plan = await this.authorised(planId, reader);
+    const reports: Record<number, TakerReport> = { ...plan.reports };
+    const atMs = this.now().getTime();
+    for (const given of legs) {
+      const leg = plan.legs.find((l) => l.leg === given.leg);
+      if (!leg) throw badRequest(`this plan has no leg ${given.leg}: its legs are ${plan.legs.map((l) => l.leg).join(', ')}`);
+      if (leg.basis !== 'unobserved') throw badRequest(`leg ${leg.leg} of this plan is read by the service itself (basis ${leg.basis}); only a leg it cannot observe takes a report`);
+      const paid = given.outcome === 'completed';
+      if (paid !== (given.received !== null)) throw badRequest(`leg ${leg.leg}: received is what a completed leg was paid, and null otherwise`);
+      if (paid && new Decimal(given.received!).lt(leg.minReceive)) throw badRequest(`leg ${leg.leg}: a completed leg is paid at least its floor, ${leg.minReceive}`);
+      reports[leg.leg] ??= { outcome: given.outcome, settlementUpdateId: given.depositUpdateId, received: given.received, atMs };
+    }
+    await this.store.update({ ...plan, reports });
+    return { planId, taken: Object.keys(reports).map(Number).sort((a, b) => a - b) };
   }
 
   /** Every new event of any plan, on any instance. */

@@ -38,6 +38,16 @@ export interface TrackedPlan {
   readonly legs: readonly TrackedLeg[];
   /** While its message is not signed, an intent plan's deposits are not known yet. */
   readonly awaitingSignature: boolean;
+  /** The taker's wallet's view of legs the service cannot observe, by leg, as the SDK reported it. */
+  readonly reports?: Readonly<Record<number, TakerReport>>;
+}
+
+/** What the taker's wallet saw of a leg, reported (POST /api/v2/plan/report), never verified. */
+export interface TakerReport {
+  readonly outcome: 'completed' | 'slippage_failed' | 'expired' | 'withdrawn';
+  readonly settlementUpdateId: string | null;
+  readonly received: string | null;
+  readonly atMs: number;
 }
 
 /** One leg as read so far. */
@@ -48,6 +58,8 @@ export interface LegReading {
   readonly received: string | null;
   /** When the leg reached its state, as recorded (null: the service's clock decides). */
   readonly atMs: number | null;
+  /** What the reading is based on, where it is not the leg's own basis (a taker's report). */
+  readonly basis?: LegBasis;
 }
 
 export const UNREAD: LegReading = { state: 'planned', depositUpdateId: null, settlementUpdateId: null, received: null, atMs: null };
@@ -81,7 +93,7 @@ export function statusOf(plan: TrackedPlan, readings: readonly LegReading[] | nu
       amount: leg.amount,
       minReceive: leg.minReceive,
       state: r.state,
-      basis: leg.basis,
+      basis: r.basis ?? leg.basis,
       depositUpdateId: r.depositUpdateId,
       settlementUpdateId: r.settlementUpdateId,
       received: r.received,

@@ -75,6 +75,13 @@ export interface BestexClientV2 {
    * refusal: iterate it (`for await`), give `onStatus`, or await `done`. Read as getPlanStatus is.
    */
   watch(plan: string | PlanRef, options?: WatchOptions): PlanWatch;
+  /**
+   * Reports what the taker's wallet saw of legs the service cannot observe (Nightly's) (POST
+   * /api/v2/plan/report), so the plan's status, its events and webhooks read it (`basis: taker`).
+   * `execute()` does it itself, with this client. A keyed plan with this client's key; a keyless
+   * plan with its `statusToken`.
+   */
+  reportPlanView(report: V2.PlanViewReport): Promise<V2.PlanViewReceipt>;
 }
 
 interface Answer<T> {
@@ -136,5 +143,6 @@ export function createClientV2(options: ClientOptions): BestexClientV2 {
       return v2(() => api.GET('/api/v2/plan/status', { params: { query: token === undefined ? { planId } : { planId, token } }, headers: keyed }));
     },
     watch: (plan, watchOptions) => watchPlan({ baseUrl: options.baseUrl, apiKey: key, fetch: options.fetch }, plan, watchOptions),
+    reportPlanView: (report) => v2(() => api.POST('/api/v2/plan/report', { body: report, headers: keyed })),
   };
 }

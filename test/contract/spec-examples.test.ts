@@ -134,10 +134,11 @@ function putInRequest(request: Outgoing, fields: Record<string, string>): void {
   (request as { body: string | undefined }).body = JSON.stringify({ ...(JSON.parse(request.body ?? '{}') as object), ...fields });
 }
 
-/** createAppPlan's first v2 example's plan, made with the example's own caller; its id and capability put in the request. */
-async function appPlanFor(request: Outgoing): Promise<{ planId: string; statusToken: string }> {
+/** createAppPlan's first v2 example's plan (on `venueId`, when given), made with the example's own caller; its id and capability put in the request. */
+async function appPlanFor(request: Outgoing, venueId?: string): Promise<{ planId: string; statusToken: string }> {
   const example = v2Spec.examples.find((e) => e.operationId === 'createAppPlan' && e.status === 200)!;
-  const made = await sendRaw({ url: new URL('/api/v2/app/plan', request.url), method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(example.request.body) });
+  const body = { ...(example.request.body as object), ...(venueId ? { venueId, idempotencyKey: `app-example-${venueId}` } : {}) };
+  const made = await sendRaw({ url: new URL('/api/v2/app/plan', request.url), method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (made.status !== 200) throw new Error(`the plan answered ${made.status}: ${made.text}`);
   const plan = JSON.parse(made.text) as { planId: string; statusToken: string };
   putInRequest(request, { planId: plan.planId, token: plan.statusToken });
@@ -239,10 +240,11 @@ const CONDITIONS: Record<string, Condition> = {
   // it is signed (`-expired`); another OneSwap plan of the taker completed first, its intent
   // awaiting its deposit (`oneswap-intent-active`); the sandbox OneSwap's CC/USDCx pool moved 3 %
   // against CC after the plan (`oneswap-moved-after-plan`).
-  // createAppPlan's tradecraftPlan example made by the example's caller, its planId and statusToken
-  // put in the request (`app-plan-made`); then the service's clock moved past its expiry and the
+  // createAppPlan's tradecraftPlan example made by the example's caller (on Nightly: `nightly-plan-made`),
+  // its planId and statusToken put in the request (`app-plan-made`); then the service's clock moved past its expiry and the
   // ledger's record-time tolerance, unfunded, until its status reads expired (`app-plan-expired`).
   'app-plan-made': { prepare: async (_app, request) => void (await appPlanFor(request)) },
+  'nightly-plan-made': { prepare: async (_app, request) => void (await appPlanFor(request, 'nightly')) },
   'app-plan-expired': {
     overrides: () => {
       clockShiftMs = 0;

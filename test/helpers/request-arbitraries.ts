@@ -106,7 +106,8 @@ export class RequestArbitraries {
       const one = fc.sample(item, { seed: 1, numRuns: 1 })[0];
       out.push([null], [42], [[]], [{}], 'x');
       if (schema.uniqueItems === true) out.push([one, one]);
-      if (typeof schema.maxItems === 'number') out.push(Array.from({ length: schema.maxItems + 1 }, (_, i) => `${String(one)}${i}`));
+      // One item too many: distinct strings, or the same valid object again (an object has no string form to vary).
+      if (typeof schema.maxItems === 'number') out.push(Array.from({ length: schema.maxItems + 1 }, (_, i) => (typeof one === 'object' && one !== null ? one : `${String(one)}${i}`)));
       for (const broken of this.broken((schema.items ?? {}) as Schema)) out.push([broken]);
     }
     if (schema.type === 'integer') {

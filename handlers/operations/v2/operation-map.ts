@@ -5,7 +5,7 @@ import { livenessHandler, statusHandler } from './health.js';
 import type { HandlerMap } from '../../http/operation.js';
 import { outcomeHandler } from './outcome.js';
 import { appPlanHandler, executePlanHandler } from './plan.js';
-import { planEventsHandler, planStatusHandler } from './plan-status.js';
+import { planEventsHandler, planReportHandler, planStatusHandler } from './plan-status.js';
 import { quoteHandler } from './quote.js';
 import { signPlanHandler } from './sign-plan.js';
 import { tokensHandler } from './tokens.js';
@@ -22,5 +22,6 @@ export function v2OperationMap(core: CoreServices): HandlerMap {
     getTokens: tokensHandler(() => core.tokenList()),
     getPlanStatus: planStatusHandler(core.planStatus),
     streamPlanStatus: planEventsHandler(core.planStatus, core.config.sseHeartbeatMs),
+    reportPlanView: planReportHandler(core.planStatus),
   };
 }

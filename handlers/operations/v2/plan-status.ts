@@ -4,7 +4,7 @@
 import { PassThrough } from 'node:stream';
 import { badRequest } from '../../../core/errors.js';
 import type { PlanStatusService, StatusReader } from '../../../core/plan-status/service.js';
-import type { GetPlanStatusQuery, PlanStatusEvent, StreamPlanStatusQuery } from '../../../core/contract/v2.js';
+import type { GetPlanStatusQuery, PlanStatusEvent, PlanViewReport, StreamPlanStatusQuery } from '../../../core/contract/v2.js';
 import { json, type OperationContext, type OperationHandler } from '../../http/operation.js';
 
 const readerOf = ({ partner, query }: OperationContext<{ readonly token?: string }>): StatusReader => ({ partnerId: partner?.id ?? null, token: query.token ?? null });
@@ -76,5 +76,12 @@ export const planEventsHandler = (statuses: PlanStatusService, heartbeatMs: numb
       headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
       body: stream,
     };
+  },
+});
+
+export const planReportHandler = (statuses: PlanStatusService): OperationHandler<unknown, PlanViewReport> => ({
+  async handle({ body, partner }) {
+    const receipt = await statuses.report(body.planId, { partnerId: partner?.id ?? null, token: body.token ?? null }, body.legs);
+    return json(202, receipt, 'no-store');
   },
 });

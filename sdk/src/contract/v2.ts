@@ -32,6 +32,8 @@ export type PlanLegStatus = Schemas['PlanLegStatus'];
 export type PlanState = Schemas['PlanState'];
 export type PlanHistoryEntry = Schemas['PlanHistoryEntry'];
 export type PlanStatusEvent = Schemas['PlanStatusEvent'];
+export type PlanViewReport = Schemas['PlanViewReport'];
+export type PlanViewReceipt = Schemas['PlanViewReceipt'];
 
 export type GetQuoteQuery = NonNullable<operations['getQuote']['parameters']['query']>;
 export type GetOutcomeQuery = operations['getOutcome']['parameters']['query'];

@@ -51,6 +51,14 @@ const INTENT_READ_MS = 5_000;
 /** The service's answers to signPlan that settle it: nothing was made, and asking again would answer the same. */
 const SIGN_PLAN_REFUSALS = new Set([400, 401, 403, 404, 409]);
 
+/** A leg's end as the service takes a taker's report of it (a venue's failure is not the wallet's to say). */
+const REPORTED: Partial<Record<LegStatus, V2.PlanViewReport['legs'][number]['outcome']>> = {
+  COMPLETED: 'completed',
+  SLIPPAGE_FAILED: 'slippage_failed',
+  EXPIRED: 'expired',
+  WITHDRAWN: 'withdrawn',
+};
+
 /** Whether `client` is a version 2 client, which completes a plan made with a sign-message step. */
 const signsPlans = (client: unknown): client is BestexClientV2 => typeof (client as Partial<BestexClientV2> | undefined)?.signPlan === 'function';
 
@@ -168,6 +176,29 @@ export class Execution {
     );
   }
 
+  /**
+   * Tells the service what the wallet saw of the legs it cannot observe itself (a Nightly deposit,
+   * `swap-address-memo`), so the plan's status reads the taker's view. Best effort: the result is
+   * the wallet's whatever the service answers.
+   */
+  private async reportUnobserved(legs: readonly LegResult[]): Promise<void> {
+    const { client } = this.options;
+    const plan = this.record.plan as (V2.ExecutionPlan | V2.SplitPlan) & { statusToken?: string };
+    if (!signsPlans(client) || typeof client.reportPlanView !== 'function') return;
+    const settlements = 'split' in plan ? plan.split.legs.map((l) => l.settlement) : [plan.settlement];
+    const seen = legs.flatMap((leg) => {
+      const outcome = leg.status === null ? null : REPORTED[leg.status];
+      if (settlements[leg.index] !== 'swap-address-memo' || !outcome) return [];
+      return [{ leg: leg.index, outcome, depositUpdateId: leg.depositUpdateId, received: outcome === 'completed' ? leg.received : null }];
+    });
+    if (seen.length === 0) return;
+    try {
+      await client.reportPlanView({ planId: plan.planId, ...(plan.statusToken ? { token: plan.statusToken } : {}), legs: seen });
+    } catch {
+      // The service's reading is for others to follow; the wallet's own result stands.
+    }
+  }
+
   /** Ends the execution in `status`: recorded, reported, and returned. */
   async finish(status: ExecutionStatus, error: BestexError | null = null): Promise<ExecutionResult> {
     this.options.provider.removeListener('txChanged', this.onTx as (payload: never) => void);
@@ -198,6 +229,7 @@ export class Execution {
       error,
     };
     await this.save({ status, result: isTerminal(status) ? result : null });
+    if (isTerminal(status) && plan) await this.reportUnobserved(legs);
     // A wait stopped mid-way changes no state: there is nothing new to report.
     if (isTerminal(status)) {
       const disagreements = legs.flatMap(({ index, venueId, outcome }) =>

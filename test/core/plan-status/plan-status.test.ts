@@ -205,17 +205,45 @@ t.test('"an intent plan never signed expires with its plan"', async (t) => {
   clockShiftMs = 0;
 });
 
-t.test('"a deposit the service cannot see (Nightly\'s swap address) says so: basis unobserved, then unobserved past the expiry"', async (t) => {
+t.test('"a deposit the service cannot see (Nightly\'s swap address) reads the taker\'s view the SDK reports: basis taker"', async (t) => {
   const { party, provider } = await taker('100');
   const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'nightly', takerParty: party, idempotencyKey: `${party}-nightly` })) as V2.ExecutionPlan;
+  const before = await status(plan.planId, { key });
+  t.match(before.body, { state: 'planned', legs: [{ venueId: 'nightly', basis: 'unobserved', state: 'planned' }] }, 'not seen by the service: it says why');
   const result = await execute(plan, { provider, client: keyed });
   t.equal(result.status, 'COMPLETED', "the taker's own view: completed");
-  const during = await status(plan.planId, { key });
-  t.match(during.body, { state: 'planned', legs: [{ venueId: 'nightly', basis: 'unobserved', state: 'planned' }] }, 'not seen: still planned, and it says why');
+  const done = await terminal(plan.planId, { key });
+  t.equal(done.state, 'completed');
+  t.match(done.legs[0], { basis: 'taker', state: 'completed', received: result.received, settlementUpdateId: result.depositUpdateId }, "the wallet's view, as reported");
+  const again = await fetch(`${base}/api/v2/plan/report`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ planId: plan.planId, legs: [{ leg: 0, outcome: 'slippage_failed', depositUpdateId: null, received: null }] }),
+  });
+  t.equal(again.status, 202, 'a later report is taken as a no-op');
+  t.equal((await status(plan.planId, { key })).body.state, 'completed', 'the first report stands');
+});
+
+t.test('"a report is refused for a leg the service reads itself, a floor not met, or another caller"', async (t) => {
+  const { party } = await taker('100');
+  const tradecraft = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `${party}-report-tc` })) as V2.ExecutionPlan;
+  const nightly = (await keyless.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'nightly', takerParty: party, idempotencyKey: `${party}-report-n` })) as V2.AppPlan;
+  const report = (body: unknown, apiKey?: string) =>
+    fetch(`${base}/api/v2/plan/report`, { method: 'POST', headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) }, body: JSON.stringify(body) }).then(async (r) => ({ code: r.status, body: (await r.json()) as { code?: string } }));
+  const paid = { leg: 0, outcome: 'completed', depositUpdateId: '1220ab', received: '100' };
+  t.match(await report({ planId: tradecraft.planId, legs: [paid] }, key), { code: 400, body: { code: 'bad_request' } }, 'a ledger leg');
+  t.match(await report({ planId: nightly.planId, token: nightly.statusToken, legs: [{ ...paid, received: '0.0000000001' }] }), { code: 400 }, 'completed below its floor');
+  t.match(await report({ planId: nightly.planId, legs: [paid] }), { code: 404, body: { code: 'plan_not_found' } }, 'a keyless plan without its token');
+  t.match(await report({ planId: nightly.planId, token: nightly.statusToken, legs: [paid] }), { code: 202 }, 'its token');
+});
+
+t.test('"unreported past the expiry, a leg the service cannot see reads unobserved"', async (t) => {
+  const { party } = await taker('100');
+  const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'nightly', takerParty: party, idempotencyKey: `${party}-unreported` })) as V2.ExecutionPlan;
   clockShiftMs = 91_000 + 61_000;
   t.teardown(() => void (clockShiftMs = 0));
   const done = await terminal(plan.planId, { key });
-  t.strictSame(states(done), ['planned', 'unobserved'], "past the expiry: unobserved, the taker's view the authority");
+  t.strictSame(states(done), ['planned', 'unobserved']);
   clockShiftMs = 0;
 });
 
