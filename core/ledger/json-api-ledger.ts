@@ -75,11 +75,20 @@ export class JsonApiLedger implements Ledger {
 
   async *transactions(range: OffsetRange, signal: AbortSignal, pageSize = this.options.pageSize): AsyncIterable<LedgerTransaction> {
     let cursor = range.beginExclusive;
+    let limit = pageSize;
     while (cursor < range.endInclusive) {
       const body: JsonLedgerApi['GetUpdatesRequest'] = { beginExclusive: cursor, endInclusive: range.endInclusive, updateFormat: this.updateFormat };
       // The participant ends a list once no item has come for stream_idle_timeout_ms: as long as a
       // request may take, so an empty page means there is nothing more, not a slow read.
-      const items = await this.request('POST', `/v2/updates?limit=${pageSize}&stream_idle_timeout_ms=${this.options.timeoutMs}`, body, signal);
+      let items: unknown;
+      try {
+        items = await this.request('POST', `/v2/updates?limit=${limit}&stream_idle_timeout_ms=${this.options.timeoutMs}`, body, signal);
+      } catch (err) {
+        // Updates as large as a page of them is over what is read at once: the same page, halved.
+        if (!(err instanceof AnswerTooLarge) || limit === 1) throw err;
+        limit = Math.ceil(limit / 2);
+        continue;
+      }
       if (!Array.isArray(items)) throw unreadable('the updates answer is not a list');
       if (items.length === 0) return;
       let reached = cursor;
@@ -108,6 +117,7 @@ export class JsonApiLedger implements Ledger {
       ({ status, text } = await fetchWithin(this.fetch, `${this.options.baseUrl}${path}`, init, this.options.timeoutMs, deadline));
     } catch (err) {
       if (!(err instanceof FetchFailed)) throw err;
+      if (err.code === RESPONSE_TOO_LARGE) throw new AnswerTooLarge(`the ledger's answer to ${what} is over the 1 MiB this service reads at once`);
       if (err.byDeadline) throw new LedgerFailure('timeout', `the read was stopped at its caller's deadline during ${what}`);
       if (err.timedOut) throw new LedgerFailure('timeout', `the ledger did not answer ${what} within ${this.options.timeoutMs} ms`);
       throw new LedgerFailure('unreachable', `the ledger could not be reached for ${what} (${err.code}): check LEDGER_URL`);
@@ -217,5 +227,15 @@ function parseEvent(item: unknown): LedgerEvent {
       return { kind: 'archived', contractId, templateId };
     default:
       throw unreadable(`unknown event kind ${kind.slice(0, 40)}`);
+  }
+}
+
+/** The HTTP client's code for an answer over what it reads at once (core/http-client.ts). */
+const RESPONSE_TOO_LARGE = 'ERR_RESPONSE_TOO_LARGE';
+
+/** An answer over what is read at once: a page of updates is asked again, smaller. */
+class AnswerTooLarge extends LedgerFailure {
+  constructor(message: string) {
+    super('unreadable', message);
   }
 }

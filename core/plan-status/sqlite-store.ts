@@ -1,8 +1,11 @@
 // The plan status store of one instance, in its data folder (DATA_DIR/plan-status.sqlite): SQLite
 // compiled to WebAssembly (node-sqlite3-wasm), which runs unchanged on every supported Node with
-// no compiler. Writes are queued and committed together, one transaction per turn of the event
-// loop, so a burst of plans costs one commit; every read commits what is queued first. Kept past
-// a restart (the follower resumes the live plans), dropped after the retention.
+// no compiler. The file is this process's alone (an exclusive lock, taken once: the library's
+// lock per statement, a directory made and removed, cost a v2 plan most of its CPU). The live
+// plans are also held in memory, so the follower's every read asks no SQL; writes are queued and
+// committed together, one transaction per turn of the event loop, and every read of the file
+// commits what is queued first. Kept past a restart (the follower resumes the live plans), dropped
+// after the retention.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
@@ -18,22 +21,23 @@ export class SqlitePlanStore implements PlanStatusStore {
   private readonly feed = new Listeners();
   private queued: Write[] = [];
   private flushing: NodeJS.Immediate | null = null;
-  /** Each live plan's last seq, so an append is checked without a read. */
-  private readonly lastSeq = new Map<string, number>();
+  /** Each live plan and its last seq, so the follower's reads and an append's check need no SQL. */
+  private readonly liveplans = new Map<string, { plan: TrackedPlan; seq: number; keepUntil: number }>();
   private readonly purger: NodeJS.Timeout;
 
   constructor(dataDir: string, private readonly retentionMs: number, private readonly now: () => number = Date.now) {
     mkdirSync(dataDir, { recursive: true });
     this.db = new sqlite.Database(join(dataDir, 'plan-status.sqlite'));
     // Handed to the OS at each commit: kept across a restart of the process.
-    this.db.exec('PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY;');
+    this.db.exec('PRAGMA locking_mode=EXCLUSIVE; PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY;');
     this.db.exec(
       'CREATE TABLE IF NOT EXISTS plans (plan_id TEXT PRIMARY KEY, body TEXT NOT NULL, live INTEGER NOT NULL, keep_until INTEGER NOT NULL);' +
         'CREATE TABLE IF NOT EXISTS events (plan_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (plan_id, seq));',
     );
     this.purge();
-    for (const row of this.db.all('SELECT p.plan_id AS id, MAX(e.seq) AS seq FROM plans p JOIN events e ON e.plan_id = p.plan_id WHERE p.live = 1 GROUP BY p.plan_id') as Array<{ id: string; seq: number }>) {
-      this.lastSeq.set(row.id, row.seq);
+    for (const row of this.db.all('SELECT p.body AS body, p.keep_until AS keepUntil, MAX(e.seq) AS seq FROM plans p JOIN events e ON e.plan_id = p.plan_id WHERE p.live = 1 GROUP BY p.plan_id') as Array<{ body: string; keepUntil: number; seq: number }>) {
+      const plan = JSON.parse(row.body) as TrackedPlan;
+      this.liveplans.set(plan.planId, { plan, seq: row.seq, keepUntil: row.keepUntil });
     }
     this.purger = setInterval(() => this.purge(), 60 * 60_000);
     this.purger.unref();
@@ -46,20 +50,31 @@ export class SqlitePlanStore implements PlanStatusStore {
   async listening(): Promise<void> {}
 
   async add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean> {
+    if (this.kept(plan.planId)) return false;
     this.flush();
-    if (this.db.get('SELECT 1 AS one FROM plans WHERE plan_id = ?', [plan.planId])) return false;
+    const kept = this.db.get('SELECT keep_until AS keepUntil FROM plans WHERE plan_id = ?', [plan.planId]) as { keepUntil: number } | null;
+    if (kept && kept.keepUntil > this.now()) return false;
+    // Past its retention, not yet purged: the plan made again under its id starts afresh.
+    if (kept) {
+      this.write('DELETE FROM events WHERE plan_id = ?', [plan.planId]);
+      this.write('DELETE FROM plans WHERE plan_id = ?', [plan.planId]);
+    }
     this.write('INSERT INTO plans (plan_id, body, live, keep_until) VALUES (?, ?, 1, ?)', [plan.planId, JSON.stringify(plan), this.now() + this.retentionMs]);
     this.write('INSERT INTO events (plan_id, seq, body) VALUES (?, ?, ?)', [plan.planId, first.seq, JSON.stringify(first)]);
-    this.lastSeq.set(plan.planId, first.seq);
+    this.liveplans.set(plan.planId, { plan, seq: first.seq, keepUntil: this.now() + this.retentionMs });
     this.feed.emit(first);
     return true;
   }
 
   async update(plan: TrackedPlan): Promise<void> {
+    const live = this.liveplans.get(plan.planId);
+    if (live) live.plan = plan;
     this.write('UPDATE plans SET body = ? WHERE plan_id = ?', [JSON.stringify(plan), plan.planId]);
   }
 
   async plan(planId: string): Promise<TrackedPlan | null> {
+    const live = this.kept(planId);
+    if (live) return live.plan;
     this.flush();
     const row = this.db.get('SELECT body FROM plans WHERE plan_id = ? AND keep_until > ?', [planId, this.now()]) as { body: string } | null;
     return row ? (JSON.parse(row.body) as TrackedPlan) : null;
@@ -72,19 +87,28 @@ export class SqlitePlanStore implements PlanStatusStore {
   }
 
   async append(event: PlanStatusEvent, terminal: boolean): Promise<boolean> {
-    const last = this.lastSeq.get(event.planId);
-    if (last === undefined || event.seq !== last + 1) return false;
+    const live = this.kept(event.planId);
+    if (live === undefined || event.seq !== live.seq + 1) return false;
     this.write('INSERT INTO events (plan_id, seq, body) VALUES (?, ?, ?)', [event.planId, event.seq, JSON.stringify(event)]);
     this.write('UPDATE plans SET live = ?, keep_until = ? WHERE plan_id = ?', [terminal ? 0 : 1, this.now() + this.retentionMs, event.planId]);
-    if (terminal) this.lastSeq.delete(event.planId);
-    else this.lastSeq.set(event.planId, event.seq);
+    if (terminal) this.liveplans.delete(event.planId);
+    else Object.assign(live, { seq: event.seq, keepUntil: this.now() + this.retentionMs });
     this.feed.emit(event);
     return true;
   }
 
   async live(): Promise<TrackedPlan[]> {
-    this.flush();
-    return (this.db.all('SELECT body FROM plans WHERE live = 1') as Array<{ body: string }>).map((r) => JSON.parse(r.body) as TrackedPlan);
+    return [...this.liveplans.keys()].flatMap((id) => this.kept(id)?.plan ?? []);
+  }
+
+  /** A live plan within its retention; one past it is forgotten (its rows go at the next purge). */
+  private kept(planId: string): { plan: TrackedPlan; seq: number; keepUntil: number } | undefined {
+    const live = this.liveplans.get(planId);
+    if (live && live.keepUntil <= this.now()) {
+      this.liveplans.delete(planId);
+      return undefined;
+    }
+    return live;
   }
 
   async lease(): Promise<boolean> {

@@ -9,7 +9,7 @@ import { JsonApiLedger } from '../../../core/ledger/json-api-ledger.js';
 import { LedgerFailure, type LedgerTransaction } from '../../../core/ledger/ledger.js';
 import { OutcomeTracker, poolTokens } from '../../../core/outcomes/outcomes.js';
 import { SANDBOX_POOL_PARTIES } from '../../../sandbox/venues/market.js';
-import type { HttpFetch } from '../../../core/http-client.js';
+import { FetchFailed, type HttpFetch } from '../../../core/http-client.js';
 import { sandboxLedger } from '../../helpers/ledger.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../../test/fixtures/json-ledger-api/${name}`, import.meta.url), 'utf8');
@@ -84,6 +84,25 @@ t.test('fixtures: a page that stops short of the range\'s end is followed by ano
   t.equal(reachesEnd.sent.length, 1, 'beginExclusive = endInclusive: nothing to read');
   const past = participant(() => [200, fixture('updates-page-2.json')]);
   t.match(await all(adapter(past.fetch, 5), 0, 11).catch((e: unknown) => e), { reason: 'unreadable', message: /past the range's end 11/ });
+});
+
+t.test('fixtures: "a page of updates over what is read at once is asked again, halved, until it fits"', async (t) => {
+  const pages = [fixture('updates-page-1.json'), fixture('updates-page-2.json')];
+  let served = 0;
+  const sent: string[] = [];
+  const fetch: HttpFetch = async (url) => {
+    sent.push(url);
+    // Over the client's 1 MiB at more than one update a page, as large updates are.
+    if (!url.includes('limit=1&')) throw new FetchFailed(false, false, 'ERR_RESPONSE_TOO_LARGE');
+    return { status: 200, text: async () => pages[served++]! };
+  };
+  const transactions = await all(adapter(fetch, 4), 0, 12);
+  t.strictSame(transactions.map((tx) => tx.offset), [9, 12], 'every transaction read');
+  t.strictSame(sent.slice(0, 3).map((u) => new URL(u).searchParams.get('limit')), ['4', '2', '1'], 'halved until it fits');
+  const stuck: HttpFetch = async () => {
+    throw new FetchFailed(false, false, 'ERR_RESPONSE_TOO_LARGE');
+  };
+  await t.rejects(all(adapter(stuck, 2), 0, 12), LedgerFailure, 'one update over it is a LedgerFailure');
 });
 
 t.test('fixtures: the pruned offset is read from /v2/state/latest-pruned-offsets, 0 when nothing was pruned', async (t) => {
