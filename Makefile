@@ -78,7 +78,7 @@ lint: install ## Lint the specs (v1, v2 and its served bundle, the portal's) wit
 # The bench's own exit status says 0 (every gate passed), 1 (a gate failed or a run was invalid) or
 # 3 (no gate failed, but one cannot be judged: the machine too busy); make reports it as "Error 1"
 # or "Error 3" and exits 2 for either (docs/performance.md).
-bench: build ## Benchmark quotes and plans against bare baselines, and a hung venue (REDIS_URL: two instances too); exit 1 a gate failed, 3 one cannot be judged
+bench: build ## Benchmark quotes and plans against bare baselines, a hung venue (REDIS_URL: two instances too), plan status latency and open event streams; exit 1 a gate failed, 3 one cannot be judged
 	node dist/bench/bench.js
 
 soak: build ## Soak the service (not in make test): 10 minutes at 50 connections of mixed load; RSS every 30 s, answers by status, worst event-loop delay (SOAK_SECONDS, SOAK_CONNECTIONS)

@@ -2,7 +2,8 @@
 // doing only the unavoidable part of the same work. What it measures, its gates, its environment's
 // figures and its exit statuses: docs/performance.md. This entry point runs its parts in order (the
 // usage-recording cost and the split's, bench/split-routing.ts, the one-instance section of
-// bench/pairs.ts' pairs, bench/hung-venue.ts, bench/redis-section.ts), prints the conclusion last,
+// bench/pairs.ts' pairs, bench/hung-venue.ts, bench/redis-section.ts, and with every other child
+// stopped, bench/status-section.ts: plan status latency and open streams), prints the conclusion last,
 // and stops every child process on the way out, even on error.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +23,7 @@ import { report, runSection, type Section } from './section.js';
 import { settingsFromEnv } from './settings.js';
 import { describeSplitCost, measureSplitRouting } from './split-routing.js';
 import { startBaselines, takeSamples } from './start-baselines.js';
+import { statusSection } from './status-section.js';
 import { describeRecordingCost, measureUsageRecording } from './usage-recording.js';
 
 /** The temp dir holding the data dirs and the baselines' body files; removed on the way out. */
@@ -100,6 +102,9 @@ async function main(): Promise<number> {
     } else {
       await redisSection(redisUrl, root, sandbox, ledgerToken, local.baselines, results, settings, outcome);
     }
+    // Last: its sandbox's ledger and its services are its own, and the others are stopped by then.
+    await stopAll();
+    await statusSection(root, ledgerToken, outcome);
     console.log('');
     console.log(conclusion(outcome));
     return exitStatus(outcome);

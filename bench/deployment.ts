@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { SandboxAnnouncement } from '../sandbox/manifest.js';
 import { alive, freePort, get, HOST, stderrTail, track, waitFor200 } from './processes.js';
 
-const entry = (relative: string): string => {
+export const entry = (relative: string): string => {
   const file = fileURLToPath(new URL(relative, import.meta.url));
   if (!existsSync(file)) throw new Error(`${file} is missing: build first (make build)`);
   return file;
@@ -92,37 +92,37 @@ export const PLAN_RECORDS = '10000000';
 const IDEMPOTENCY_SECRET = randomBytes(32).toString('hex');
 
 /**
- * Starts the service as a deployment runs it: logging at info (stdout to /dev/null, so it is
- * written, not kept), against the sandbox by SANDBOX_URL. It inherits the shell's environment, so
- * QUOTE_CACHE_MAX_ENTRIES or any other setting can be set from there; the bench's own win.
+ * The service's environment as a deployment sets it: logging at info, against the sandbox by
+ * SANDBOX_URL, on `port`. It inherits the shell's environment, so QUOTE_CACHE_MAX_ENTRIES or any
+ * other setting can be set from there; the bench's own win.
  */
+export function serviceEnv(options: ServiceOptions, port: number): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PORT: String(port),
+    HOST,
+    LOG_LEVEL: 'info',
+    VENUES: 'sandbox',
+    SANDBOX_URL: options.sandbox.announcement.sandbox,
+    LEDGER_TOKEN: options.ledgerToken,
+    LEDGER_URL: `http://${HOST}:0`,
+    DATA_DIR: options.dataDir,
+    REDIS_URL: options.redisUrl,
+    IDEMPOTENCY_SECRET,
+    STATE_MAX_PLAN_RECORDS: PLAN_RECORDS,
+    RATE_LIMIT_KEYLESS_PER_MINUTE: UNLIMITED,
+    RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: UNLIMITED,
+    // Every plan comes from one IP: its share of records, counted still, is raised as far as it goes.
+    PLAN_RECORDS_PER_IP: PLAN_RECORDS,
+    ...options.env,
+  };
+}
+
+/** Starts the service as a deployment runs it (serviceEnv), stdout to /dev/null, so its log is written, not kept. */
 export async function startService(name: string, options: ServiceOptions): Promise<Server> {
   mkdirSync(options.dataDir, { recursive: true });
   const port = await freePort();
-  const child = track(
-    spawn(process.execPath, [entry('../handlers/main.js')], {
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST,
-        LOG_LEVEL: 'info',
-        VENUES: 'sandbox',
-        SANDBOX_URL: options.sandbox.announcement.sandbox,
-        LEDGER_TOKEN: options.ledgerToken,
-        LEDGER_URL: `http://${HOST}:0`,
-        DATA_DIR: options.dataDir,
-        REDIS_URL: options.redisUrl,
-        IDEMPOTENCY_SECRET,
-        STATE_MAX_PLAN_RECORDS: PLAN_RECORDS,
-        RATE_LIMIT_KEYLESS_PER_MINUTE: UNLIMITED,
-        RATE_LIMIT_FRESH_QUOTES_PER_MINUTE: UNLIMITED,
-        // Every plan comes from one IP: its share of records, counted still, is raised as far as it goes.
-        PLAN_RECORDS_PER_IP: PLAN_RECORDS,
-        ...options.env,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    }),
-  );
+  const child = track(spawn(process.execPath, [entry('../handlers/main.js')], { env: serviceEnv(options, port), stdio: ['ignore', 'ignore', 'pipe'] }));
   const server = { name, child, url: `http://${HOST}:${port}`, stderr: stderrTail(child) };
   await waitFor200(`${server.url}/api/status`, child, name, server.stderr);
   return server;
