@@ -154,6 +154,22 @@ t.test('"server-sent events: every event after Last-Event-ID, none repeated, clo
   t.equal((await denied.json() as { code: string }).code, 'plan_not_found');
 });
 
+t.test('"an idle stream carries a heartbeat, so proxies keep it open"', async (t) => {
+  const { party } = await taker('100');
+  const plan = (await keyless.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `${party}-beat` })) as V2.AppPlan;
+  const stop = new AbortController();
+  const response = await fetch(`${base}/api/v2/plan/events?planId=${plan.planId}&token=${plan.statusToken}`, { signal: stop.signal });
+  const reader = response.body!.getReader();
+  let text = '';
+  // The app's heartbeat is every 200 ms here; the stream is read until one arrives, however long that takes.
+  while (!text.includes(': heartbeat\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+  stop.abort();
+  t.match(text, /^retry: 2000\n\nevent: status\nid: 1\n/, 'the latest event first, without Last-Event-ID');
+  t.ok(text.includes(': heartbeat\n\n'), 'then a heartbeat comment while nothing happens');
+  for (let i = 0; i < 100 && app.core.planStatus.watched > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal(app.core.planStatus.watched, 0, 'a closed stream leaves no watch behind');
+});
+
 t.test('"a split partly filled: one leg paid, one returned: partially_completed with each leg\'s fate"', async (t) => {
   const amount = '1000000';
   const { party, provider } = await taker(amount);
