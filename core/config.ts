@@ -130,6 +130,23 @@ export interface Config {
   readonly ledgerPageSize: number;
   /** How long one outcome may spend reading the ledger, every request together. */
   readonly outcomeTimeoutMs: number;
+  /** Partner webhooks (core/webhooks/): how their deliveries are sent and retried. */
+  readonly webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** Whether an endpoint may be plain http and resolve to a private, loopback or link-local address (tests, a private network). */
+  readonly allowPrivate: boolean;
+  /** The wait after a delivery's first failed attempt; doubled after each further one. */
+  readonly firstRetryMs: number;
+  /** The longest wait between two attempts of a delivery. */
+  readonly maxAttemptIntervalMs: number;
+  /** How long a delivery is retried before it is given up. */
+  readonly retryForMs: number;
+  /** How long an attempt may take, from connecting to the answer's status. */
+  readonly timeoutMs: number;
+  /** Attempts this instance sends at once. */
+  readonly concurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -140,6 +157,8 @@ export class ConfigError extends Error {
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+type Reader = <T>(name: string, fallback: T, parse: (raw: string) => T | undefined, expected: string, secret?: boolean) => T;
 
 /** The fewest characters IDEMPOTENCY_SECRET may have: 32 random hex digits hold 128 bits. */
 export const MIN_IDEMPOTENCY_SECRET_CHARS = 32;
@@ -331,9 +350,25 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     ledgerTimeoutMs: read('LEDGER_TIMEOUT_MS', 5_000, int(1, 120_000), 'an integer from 1 to 120000'),
     ledgerPageSize: read('LEDGER_PAGE_SIZE', 200, int(1, 10_000), 'an integer from 1 to 10000'),
     outcomeTimeoutMs: read('OUTCOME_TIMEOUT_MS', 10_000, int(1, 120_000), 'an integer from 1 to 120000'),
+    webhooks: webhookConfig(read, int, boolean, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** WEBHOOK_*: a wait between attempts never longer than the time a delivery is retried for. */
+function webhookConfig(read: Reader, int: (min: number, max: number) => (raw: string) => number | undefined, boolean: (raw: string) => boolean | undefined, problems: string[]): WebhookConfig {
+  const webhooks: WebhookConfig = {
+    allowPrivate: read('WEBHOOK_ALLOW_PRIVATE', false, boolean, '"true" or "false"'),
+    firstRetryMs: read('WEBHOOK_FIRST_RETRY_MS', 5_000, int(10, 3_600_000), 'an integer from 10 to 3600000'),
+    maxAttemptIntervalMs: read('WEBHOOK_MAX_ATTEMPT_INTERVAL_MS', 3_600_000, int(10, 86_400_000), 'an integer from 10 to 86400000'),
+    retryForMs: read('WEBHOOK_RETRY_FOR_MS', 86_400_000, int(100, 604_800_000), 'an integer from 100 to 604800000'),
+    timeoutMs: read('WEBHOOK_TIMEOUT_MS', 10_000, int(50, 60_000), 'an integer from 50 to 60000'),
+    concurrency: read('WEBHOOK_CONCURRENCY', 8, int(1, 256), 'an integer from 1 to 256'),
+  };
+  if (webhooks.firstRetryMs > webhooks.maxAttemptIntervalMs) problems.push('WEBHOOK_FIRST_RETRY_MS must be at most WEBHOOK_MAX_ATTEMPT_INTERVAL_MS: the first wait is the shortest');
+  if (webhooks.maxAttemptIntervalMs > webhooks.retryForMs) problems.push('WEBHOOK_MAX_ATTEMPT_INTERVAL_MS must be at most WEBHOOK_RETRY_FOR_MS: a delivery would be given up before its next attempt');
+  return webhooks;
 }
 
 /** Every fee party that is also a pool party: a fee leg and a deposit must never share a receiver. */

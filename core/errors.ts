@@ -11,6 +11,7 @@ export const DOMAIN_ERROR_CODES = [
   'bad_signature',
   'invalid_key',
   'plan_not_found',
+  'not_found',
   'unsupported_pair',
   'venue_unavailable',
   'venue_not_executable',

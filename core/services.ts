@@ -44,6 +44,8 @@ import { PlanStatusService } from './plan-status/service.js';
 import { RedisPlanStore } from './plan-status/redis-store.js';
 import { SqlitePlanStore } from './plan-status/sqlite-store.js';
 import type { PlanStatusStore } from './plan-status/store.js';
+import type { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { openWebhooks } from './webhooks/open.js';
 
 /**
  * How long a shared-state command may take before it counts as unanswered: Redis answers a
@@ -106,6 +108,8 @@ export interface CoreServices {
   readonly stateCapacity: StateCapacity;
   /** Partner keys' usage: counted per request, summed over every instance in the shared state, flushed on close. */
   readonly usage: UsageCounter;
+  /** Partner webhooks: the endpoints keys register (the portal's), and `sink`, the plan event sink that queues their deliveries. */
+  readonly webhooks: WebhookDispatcher;
   /**
    * Warns of every active key whose fee schema is not configured (the CLI checks its own
    * configuration, which may differ from the service's), one line per key id: such a key's
@@ -315,6 +319,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       log,
       now,
     });
+    const webhooks = await openWebhooks(config, log, { now });
     const partnerQuotes = new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled, (partner) => {
       if (unconfiguredKeys.has(partner.id)) return;
       unconfiguredKeys.add(partner.id);
@@ -341,6 +346,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       metrics,
       stateCapacity,
       usage,
+      webhooks,
       auditKeys: async () => {
         let records: KeyRecord[];
         try {
@@ -357,6 +363,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
         }
       },
       close: async () => {
+        await webhooks.close();
         // The last counts go before the connection they go over; followed intents' tokens are dropped.
         await usage.close();
         await intentFollower.close();

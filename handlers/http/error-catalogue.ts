@@ -3,7 +3,7 @@
 // but the codes v2 added (V2_ONLY_ERROR_CODES), which a v1 operation never answers.
 import type { DomainErrorCode } from '../../core/errors.js';
 
-export type HttpOnlyErrorCode = 'not_found' | 'method_not_allowed' | 'request_timeout' | 'payload_too_large' | 'uri_too_long' | 'headers_too_large' | 'not_implemented';
+export type HttpOnlyErrorCode = 'method_not_allowed' | 'request_timeout' | 'payload_too_large' | 'uri_too_long' | 'headers_too_large' | 'not_implemented';
 export type ErrorCode = DomainErrorCode | HttpOnlyErrorCode;
 
 export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { readonly status: number; readonly action: string }>> = {

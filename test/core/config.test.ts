@@ -82,6 +82,7 @@ const DEFAULTS: Config = {
   ledgerTimeoutMs: 5_000,
   ledgerPageSize: 200,
   outcomeTimeoutMs: 10_000,
+  webhooks: { allowPrivate: false, firstRetryMs: 5_000, maxAttemptIntervalMs: 3_600_000, retryForMs: 86_400_000, timeoutMs: 10_000, concurrency: 8 },
 };
 
 /** The ConfigError loadConfig throws for `env`, or a test failure. */
@@ -303,6 +304,19 @@ t.test('loadConfig: the key portal is "default on in sandbox mode and off with V
   t.match(configError(t, { PORTAL_KEYS_PER_IP_PER_HOUR: '0' }).message, /PORTAL_KEYS_PER_IP_PER_HOUR must be an integer from 1/);
   t.match(configError(t, { PORTAL_KEYS_PER_DAY: '-1' }).message, /PORTAL_KEYS_PER_DAY must be an integer from 1/);
   t.equal(loadConfig({ PORTAL_KEYS_PER_IP_PER_HOUR: '2', PORTAL_KEYS_PER_DAY: '7' }).portalKeysPerDay, 7);
+});
+
+t.test('loadConfig: partner webhooks: private addresses refused unless WEBHOOK_ALLOW_PRIVATE=true; the retry waits never longer than the time a delivery is retried for', async (t) => {
+  t.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true' }).webhooks.allowPrivate, true);
+  t.strictSame(
+    loadConfig({ WEBHOOK_FIRST_RETRY_MS: '20', WEBHOOK_MAX_ATTEMPT_INTERVAL_MS: '80', WEBHOOK_RETRY_FOR_MS: '1000', WEBHOOK_TIMEOUT_MS: '200', WEBHOOK_CONCURRENCY: '2' }).webhooks,
+    { allowPrivate: false, firstRetryMs: 20, maxAttemptIntervalMs: 80, retryForMs: 1000, timeoutMs: 200, concurrency: 2 },
+  );
+  t.match(configError(t, { WEBHOOK_ALLOW_PRIVATE: 'yes' }).message, /WEBHOOK_ALLOW_PRIVATE must be "true" or "false"/);
+  t.match(configError(t, { WEBHOOK_FIRST_RETRY_MS: '5000', WEBHOOK_MAX_ATTEMPT_INTERVAL_MS: '1000' }).message, /WEBHOOK_FIRST_RETRY_MS must be at most WEBHOOK_MAX_ATTEMPT_INTERVAL_MS/);
+  t.match(configError(t, { WEBHOOK_RETRY_FOR_MS: '60000' }).message, /WEBHOOK_MAX_ATTEMPT_INTERVAL_MS must be at most WEBHOOK_RETRY_FOR_MS/);
+  t.match(configError(t, { WEBHOOK_TIMEOUT_MS: '0' }).message, /WEBHOOK_TIMEOUT_MS must be an integer from 50 to 60000/);
+  t.match(configError(t, { WEBHOOK_CONCURRENCY: '0' }).message, /WEBHOOK_CONCURRENCY must be an integer from 1 to 256/);
 });
 
 t.test('loadConfig: "per-venue config: enabled, base URL, credentials from the environment, timeout, instrument admins" (VENUES=live)', async (t) => {
