@@ -18,8 +18,6 @@ export const MAX_ENDPOINTS_PER_KEY = 5;
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
 export const MAX_URL_LENGTH = 2048;
 
-export const ENDPOINT_ID = /^we_[A-Za-z0-9_-]{16}$/;
-
 /** An endpoint as its partner sees it: no secret. */
 export interface EndpointView {
   readonly id: string;
@@ -71,7 +69,7 @@ export class WebhookEndpoints {
     const { store, box, now, log } = this.options;
     const url = checkedUrl(request.url, this.options.allowPrivate);
     const eventTypes = checkedEventTypes(request.eventTypes ?? PLAN_EVENT_TYPES);
-    const id = `we_${randomBytes(12).toString('base64url')}`;
+    const id = `we_${randomBytes(15).toString('base64url')}`;
     const secret = newSigningSecret();
     const endpoint: StoredEndpoint = {
       id,
@@ -91,14 +89,12 @@ export class WebhookEndpoints {
     return { endpoint: viewOf(endpoint, now()), secret };
   }
 
+  /** Changes what is given; bad_request for a URL or event type it cannot take (checked first), not_found for an endpoint the key does not have. */
   async update(partnerId: string, id: string, changes: EndpointChanges): Promise<EndpointView> {
+    const url = changes.url === undefined ? undefined : checkedUrl(changes.url, this.options.allowPrivate);
+    const eventTypes = changes.eventTypes === undefined ? undefined : checkedEventTypes(changes.eventTypes);
     const current = await this.owned(partnerId, id);
-    const changed: StoredEndpoint = {
-      ...current,
-      url: changes.url === undefined ? current.url : checkedUrl(changes.url, this.options.allowPrivate),
-      eventTypes: changes.eventTypes === undefined ? current.eventTypes : checkedEventTypes(changes.eventTypes),
-      enabled: changes.enabled ?? current.enabled,
-    };
+    const changed: StoredEndpoint = { ...current, url: url ?? current.url, eventTypes: eventTypes ?? current.eventTypes, enabled: changes.enabled ?? current.enabled };
     if (!(await this.options.store.replaceEndpoint(changed))) throw unknownEndpoint(id);
     this.options.log.info({ keyId: partnerId, endpointId: id, portalAction: 'webhook-updated', enabled: changed.enabled }, 'portal: webhook endpoint updated');
     return viewOf(changed, this.options.now());

@@ -23,8 +23,20 @@ export interface AccessLogFields {
   partnerId?: string;
   /** On the key portal's operations: the signed-in or new key's record id (`key_...`, never the key); portal traffic is not API traffic, so it is not `partnerId`. */
   keyId?: string;
-  /** On the key portal's operations: what was done to the key. */
-  portalAction?: 'created' | 'viewed' | 'rotated' | 'revoked' | 'origins-set';
+  /** On the key portal's operations: what was done to the key, or to its webhook endpoints. */
+  portalAction?:
+    | 'created'
+    | 'viewed'
+    | 'rotated'
+    | 'revoked'
+    | 'origins-set'
+    | 'webhooks-viewed'
+    | 'webhook-created'
+    | 'webhook-updated'
+    | 'webhook-deleted'
+    | 'webhook-secret-rotated'
+    | 'webhook-deliveries-viewed'
+    | 'webhook-replayed';
   /** On every error answer: its code, so an operator can tell refusals of one status apart. */
   code?: ErrorCode;
   /** On a 429: the limit that refused it. */

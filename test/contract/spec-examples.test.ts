@@ -24,6 +24,7 @@ import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from '../helpe
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { issueKey } from '../helpers/keys.js';
 import { loadSpec, pointerExists, PORTAL_SPEC_PATH, sseFrames, V2_SPEC_PATH, withoutPointers, type Spec, type SpecExample } from '../helpers/spec.js';
+import { planEvent } from '../helpers/webhooks.js';
 
 const spec = loadSpec();
 const v2Spec = loadSpec(V2_SPEC_PATH);
@@ -153,6 +154,24 @@ async function oneswapPlanFor(app: TestApp, request: Outgoing, signed: boolean):
   return plan;
 }
 
+/** The plan of the webhook examples' deliveries. */
+const EXAMPLE_PLAN_ID = 'pl_0123456789abcdefghijkl';
+
+/** Registers a webhook endpoint for the request's key and puts its id in the request; resolves with the id. */
+async function webhookEndpointFor(request: Outgoing): Promise<string> {
+  const made = await sendRaw({
+    url: new URL('/portal/api/key/webhooks', request.url),
+    method: 'POST',
+    headers: { 'x-api-key': request.headers['x-api-key']!, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: 'https://hooks.wallet.example/bestex' }),
+  });
+  if (made.status !== 201) throw new Error(`the webhook endpoint answered ${made.status}: ${made.text}`);
+  const { id } = (JSON.parse(made.text) as { endpoint: { id: string } }).endpoint;
+  const named = request.method === 'GET' || 'endpointId' in (JSON.parse(request.body ?? '{}') as object);
+  putInRequest(request, named ? { endpointId: id } : { id });
+  return id;
+}
+
 /** How far the service's (and its sandbox's) clock runs ahead of the machine's, for the example running now. */
 let clockShiftMs = 0;
 
@@ -223,6 +242,19 @@ const CONDITIONS: Record<string, Condition> = {
     env: { RATE_LIMIT_KEYED_PER_MINUTE: '1200' },
     prepare: async (app, request) => {
       request.headers['x-api-key'] ??= (await issueKey(app.core.keyStore, { name: 'contract-portal' })).key;
+    },
+  },
+  // A webhook endpoint of the example's key (https://hooks.wallet.example/bestex, every event
+  // type), registered through the portal; its id put in the request (`endpointId` where the
+  // request names one, else `id`). With `webhook-delivery`, a keyed plan's first event queued for
+  // it (its host does not resolve: it is being retried), its webhook-id put in too.
+  'webhook-endpoint': { prepare: async (_app, request) => void (await webhookEndpointFor(request)) },
+  'webhook-delivery': {
+    prepare: async (app, request) => {
+      const endpointId = await webhookEndpointFor(request);
+      const view = await sendRaw({ url: new URL('/portal/api/key', request.url), method: 'GET', headers: { 'x-api-key': request.headers['x-api-key']! }, body: undefined });
+      await app.core.webhooks.sink.accept({ event: planEvent(EXAMPLE_PLAN_ID, 1), partnerId: (JSON.parse(view.text) as { id: string }).id });
+      putInRequest(request, request.method === 'GET' ? { endpointId } : { endpointId, webhookId: `msg_${EXAMPLE_PLAN_ID}_1` });
     },
   },
   // The client IP's hourly allowance of one key, used by sending the example's creation once.

@@ -158,6 +158,12 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     REQUEST_TIMEOUT_MS: '5000',
     HEADERS_TIMEOUT_MS: '2000',
     MAX_CONNECTIONS: '100',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_FIRST_RETRY_MS: '1000',
+    WEBHOOK_MAX_ATTEMPT_INTERVAL_MS: '60000',
+    WEBHOOK_RETRY_FOR_MS: '3600000',
+    WEBHOOK_TIMEOUT_MS: '2000',
+    WEBHOOK_CONCURRENCY: '16',
   });
   const { venuesMode, liveVenues, ...rest } = config;
   t.equal(venuesMode, 'sandbox');
@@ -215,6 +221,7 @@ t.test('loadConfig: valid overrides are read and typed', async (t) => {
     ledgerTimeoutMs: 1500,
     ledgerPageSize: 50,
     outcomeTimeoutMs: 2500,
+    webhooks: { allowPrivate: true, firstRetryMs: 1000, maxAttemptIntervalMs: 60_000, retryForMs: 3_600_000, timeoutMs: 2000, concurrency: 16 },
   });
   t.equal(loadConfig({ PORT: '0' }).port, 0, 'PORT 0 (an ephemeral port) is allowed');
   t.equal(loadConfig({ PORT: '65535' }).port, 65535, 'the top of the range');

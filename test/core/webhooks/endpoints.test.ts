@@ -62,7 +62,7 @@ t.test(`endpoints by key record id: at most ${MAX_ENDPOINTS_PER_KEY}, each updat
   await t.rejects(endpoints.create(PARTNER, { url: 'https://x.example/', eventTypes: [] }), { code: 'bad_request', message: /at least one/ });
 
   const id = made[0]!.endpoint.id;
-  t.match(id, /^we_[A-Za-z0-9_-]{16}$/);
+  t.match(id, /^we_[A-Za-z0-9_-]{20}$/);
   const updated = await endpoints.update(PARTNER, id, { url: 'https://hooks.wallet.example/new', eventTypes: ['plan.expired', 'plan.completed'], enabled: false });
   t.match(updated, { id, url: 'https://hooks.wallet.example/new', eventTypes: ['plan.completed', 'plan.expired'], enabled: false }, 'types in the order a plan reaches them');
   await t.rejects(endpoints.update('key_00000000000b', id, { enabled: true }), { code: 'not_found' }, 'another key cannot touch it');

@@ -9,7 +9,7 @@ const POLICY = { firstRetryMs: 5_000, maxAttemptIntervalMs: 3_600_000, retryForM
 const T0 = Date.UTC(2026, 10, 26);
 
 const delivery = (attempts: readonly Attempt[], windowStartedAt = T0): Delivery => ({
-  endpointId: 'we_AAAAAAAAAAAAAAAA',
+  endpointId: 'we_AAAAAAAAAAAAAAAAAAAA',
   partnerId: 'key_0123456789ab',
   planId: 'pl_AAAAAAAAAAAAAAAAAAAAAA',
   seq: 1,
