@@ -48,3 +48,12 @@ export const readKey = (key: string) => call<Portal.KeyView>('GET', '/portal/api
 export const rotateKey = (key: string) => call<Portal.IssuedKey>('POST', '/portal/api/key/rotate', key);
 export const revokeKey = (key: string) => call<Portal.RevokedKey>('POST', '/portal/api/key/revoke', key);
 export const setOrigins = (key: string, origins: string[]) => call<Portal.KeyOrigins>('POST', '/portal/api/key/origins', key, { origins });
+export const listWebhooks = (key: string) => call<Portal.WebhookEndpoints>('GET', '/portal/api/key/webhooks', key);
+export const createWebhook = (key: string, url: string, eventTypes: Portal.WebhookEventType[]) =>
+  call<Portal.IssuedWebhookSecret>('POST', '/portal/api/key/webhooks', key, { url, eventTypes });
+export const setWebhookEnabled = (key: string, id: string, enabled: boolean) => call<Portal.WebhookEndpoint>('POST', '/portal/api/key/webhooks/update', key, { id, enabled });
+export const rotateWebhookSecret = (key: string, id: string) => call<Portal.IssuedWebhookSecret>('POST', '/portal/api/key/webhooks/rotate', key, { id });
+export const deleteWebhook = (key: string, id: string) => call<Portal.DeletedWebhookEndpoint>('POST', '/portal/api/key/webhooks/delete', key, { id });
+// The endpoint's id in the query: an id, not a secret.
+export const listDeliveries = (key: string, endpointId: string) => call<Portal.WebhookDeliveries>('GET', `/portal/api/key/webhooks/deliveries?endpointId=${encodeURIComponent(endpointId)}`, key);
+export const replayDelivery = (key: string, endpointId: string, webhookId: string) => call<Portal.WebhookDelivery>('POST', '/portal/api/key/webhooks/replay', key, { endpointId, webhookId });

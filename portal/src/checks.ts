@@ -88,3 +88,20 @@ export function waitInWords(seconds: number): string {
   if (hours <= 24) return `in about ${unit(hours, 'hour')}`;
   return `in about ${unit(Math.round(s / 86_400), 'day')}`;
 }
+
+/** WebhookUrl's maxLength. */
+export const WEBHOOK_URL_MAX_LENGTH = 2048;
+
+/**
+ * Why a webhook endpoint's URL (as it will be sent: trimmed) cannot be sent, or null when it can.
+ * Only its form: whether plain http or an internal address is taken is the service's to say, by
+ * its configuration.
+ */
+export function webhookUrlProblem(raw: string): string | null {
+  const value = raw.trim();
+  if (value === '') return 'An endpoint URL is required, such as https://hooks.wallet.example/bestex.';
+  if (value.length > WEBHOOK_URL_MAX_LENGTH) return `The URL is ${value.length} characters: at most ${WEBHOOK_URL_MAX_LENGTH}.`;
+  const url = parsed(value);
+  if (url === null || !['http:', 'https:'].includes(url.protocol) || url.host === '') return 'Not a web address: it starts with https://, such as https://hooks.wallet.example/bestex.';
+  return null;
+}

@@ -1,4 +1,5 @@
-// The key portal page: get a key, sign in with one, see its usage, rotate, revoke, edit origins.
+// The key portal page: get a key, sign in with one, see its usage, rotate, revoke, edit origins,
+// manage its webhooks (webhooks.ts).
 // The signed-in key lives in `signedIn` only: never in a cookie, storage or the URL, so reloading
 // or closing the page forgets it, and signing out drops it.
 import { createKey, PortalError, readKey, revokeKey, rotateKey, setOrigins } from './api.js';
@@ -6,6 +7,7 @@ import type { KeyView } from './contract/portal.js';
 import { nameProblem, readOrigins, waitInWords, type Problem } from './checks.js';
 import { byId, el } from './dom.js';
 import { details, issuedKey, usage } from './views.js';
+import { WebhooksSection } from './webhooks.js';
 
 let signedIn: string | null = null;
 
@@ -57,7 +59,7 @@ async function attempt(errors: HTMLElement, button: HTMLButtonElement | null, ac
     await action();
   } catch (error) {
     // The signed-in key revoked or rotated elsewhere: the page can do nothing more with it.
-    if (errors === accountErrors && signedIn !== null && error instanceof PortalError && error.code === 'invalid_key') {
+    if (account.contains(errors) && signedIn !== null && error instanceof PortalError && error.code === 'invalid_key') {
       signOut(`Signed out: ${error.message}.`);
       return;
     }
@@ -82,6 +84,8 @@ async function signIn(key: string): Promise<void> {
   signInSection.hidden = true;
   notice.textContent = `Signed in with ${view.id} (${view.name}).`;
   byId('account-title').focus();
+  // Shown as they come: a failure to read them is the webhooks' to show, not the sign-in's.
+  void attempt(byId('webhooks-error'), null, () => webhooks.load());
 }
 
 function signOut(message: string): void {
@@ -89,6 +93,7 @@ function signOut(message: string): void {
   account.hidden = true;
   signInSection.hidden = false;
   for (const id of ['details', 'usage', 'rotated', 'created', 'account-error', 'origins-saved']) byId(id).replaceChildren();
+  webhooks.clear();
   originsInput.value = '';
   notice.textContent = message;
   signInInput.focus();
@@ -121,6 +126,19 @@ function confirmAction(title: string, text: string, ok: string): Promise<boolean
 }
 
 const submitter = (form: HTMLFormElement) => form.querySelector<HTMLButtonElement>('button[type=submit]');
+
+const signedInKey = () => {
+  if (signedIn === null) throw new PortalError(401, 'missing_key', 'you are signed out', 'sign in with your key');
+  return signedIn;
+};
+
+const webhooks = new WebhooksSection({
+  key: signedInKey,
+  attempt,
+  confirm: confirmAction,
+  problems: (problems, field) => new FormProblems(problems, field),
+  say: (text) => (notice.textContent = text),
+});
 
 const createName = byId<HTMLInputElement>('create-name');
 const createNameProblem = byId('create-name-problem');
@@ -163,14 +181,10 @@ byId<HTMLFormElement>('sign-in-form').addEventListener('submit', (event) => {
   });
 });
 
-const signedInKey = () => {
-  if (signedIn === null) throw new PortalError(401, 'missing_key', 'you are signed out', 'sign in with your key');
-  return signedIn;
-};
-
 byId<HTMLButtonElement>('refresh').addEventListener('click', (event) => {
   void attempt(accountErrors, event.currentTarget as HTMLButtonElement, async () => {
     render(await readKey(signedInKey()));
+    await webhooks.load();
     notice.textContent = 'Refreshed.';
   });
 });

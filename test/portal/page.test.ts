@@ -1,15 +1,16 @@
 // The key portal page's own code (portal/src/), without a browser: its usage table
-// (portal/src/usage.ts), the last 7 UTC days, today last, a day without traffic as zeros; and its
+// (portal/src/usage.ts), the last 7 UTC days, today last, a day without traffic as zeros; its
 // checks of what a person typed (portal/src/checks.ts), the contract's limits said in words before
-// anything is sent. The page as the service serves it is test/handlers/pages/portal-page.test.ts.
+// anything is sent; and the webhooks' event types and attempts (portal/src/webhooks.ts). The page as the service serves it is test/handlers/pages/portal-page.test.ts.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { parse } from 'yaml';
 import { parseOrigin } from '../../core/keys/partner-keys.js';
 import { repoRoot } from '../../handlers/app.js';
-import { NAME_MAX_CHARACTERS, nameProblem, ORIGIN_MAX_LENGTH, originOf, ORIGINS_MAX, readOrigins, waitInWords } from '../../portal/src/checks.js';
+import { NAME_MAX_CHARACTERS, nameProblem, ORIGIN_MAX_LENGTH, originOf, ORIGINS_MAX, readOrigins, waitInWords, WEBHOOK_URL_MAX_LENGTH, webhookUrlProblem } from '../../portal/src/checks.js';
 import { usageTable } from '../../portal/src/usage.js';
+import { attemptText, EVENT_TYPES } from '../../portal/src/webhooks.js';
 
 t.test('"requests per day and per operation for the last 7 days": 7 UTC days ending today, days without traffic as zeros', async (t) => {
   const table = usageTable(
@@ -123,4 +124,25 @@ t.test('Retry-After in words: "try again in about 1 hour", "in 2 minutes"', asyn
   ] as const) {
     t.equal(waitInWords(seconds), words, `${seconds} s`);
   }
+});
+
+t.test('webhooks: the events offered are the contract\'s WebhookEventType, in its order; a URL\'s limit is WebhookUrl\'s', async (t) => {
+  const spec = parse(readFileSync(path.join(repoRoot(), 'openapi', 'portal.yaml'), 'utf8')) as { components: { schemas: Record<string, { maxLength?: number; enum?: string[] }> } };
+  t.strictSame([...EVENT_TYPES], spec.components.schemas.WebhookEventType!.enum);
+  t.equal(WEBHOOK_URL_MAX_LENGTH, spec.components.schemas.WebhookUrl!.maxLength);
+});
+
+t.test('webhooks: a URL is refused before it is sent only for its form, in words; http and addresses are the service\'s to judge', async (t) => {
+  t.equal(webhookUrlProblem(' https://hooks.wallet.example/bestex '), null);
+  t.equal(webhookUrlProblem('http://127.0.0.1:9000/hook'), null, 'the service says whether it takes plain http');
+  t.equal(webhookUrlProblem(''), 'An endpoint URL is required, such as https://hooks.wallet.example/bestex.');
+  t.equal(webhookUrlProblem('hooks.wallet.example'), 'Not a web address: it starts with https://, such as https://hooks.wallet.example/bestex.');
+  t.equal(webhookUrlProblem('ftp://hooks.wallet.example'), 'Not a web address: it starts with https://, such as https://hooks.wallet.example/bestex.');
+  t.equal(webhookUrlProblem(`https://hooks.wallet.example/${'a'.repeat(2100)}`), 'The URL is 2129 characters: at most 2048.');
+});
+
+t.test('webhooks: each attempt in words: when, its status or why there was none, how long', async (t) => {
+  t.equal(attemptText({ at: '2026-11-26T12:00:05.123Z', status: 200, error: null, durationMs: 41 }), '2026-11-26 12:00:05 UTC: HTTP 200 (delivered), 41 ms');
+  t.equal(attemptText({ at: '2026-11-26T12:00:00.000Z', status: 503, error: null, durationMs: 8 }), '2026-11-26 12:00:00 UTC: HTTP 503, 8 ms');
+  t.equal(attemptText({ at: '2026-11-26T12:00:10.000Z', status: null, error: 'refused_address', durationMs: 2 }), '2026-11-26 12:00:10 UTC: refused address, 2 ms');
 });
