@@ -237,13 +237,15 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       overrides.planStatusStore ??
       (config.redisUrl === null ? new SqlitePlanStore(config.dataDir, config.planStatusRetentionMs) : new RedisPlanStore(config.redisUrl, config.planStatusRetentionMs));
     const planSecrets = new PlanSecrets(secret);
+    // Partner webhooks hear each new event of a keyed plan before it is published.
+    const webhooks = await openWebhooks(config, log, { now });
     const follower = new PlanFollower({
       store: statusStore,
       ledger: opened.ledger,
       pools: poolTokens(config.poolParties),
       secrets: planSecrets,
       intents: intentPlans,
-      sink: null,
+      sink: webhooks.sink,
       now,
       log,
       pollMs: config.planStatusPollMs,
@@ -319,7 +321,6 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       log,
       now,
     });
-    const webhooks = await openWebhooks(config, log, { now });
     const partnerQuotes = new PartnerQuotes(quotes, schemas, config.feeCollectionEnabled, (partner) => {
       if (unconfiguredKeys.has(partner.id)) return;
       unconfiguredKeys.add(partner.id);
@@ -363,11 +364,12 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
         }
       },
       close: async () => {
-        await webhooks.close();
         // The last counts go before the connection they go over; followed intents' tokens are dropped.
         await usage.close();
         await intentFollower.close();
         await planStatus.close();
+        // After the follower, the one caller of its sink.
+        await webhooks.close();
         await quotes.settled();
         await marker?.close();
         await Promise.all([sharedState.close(), opened.close()]);
