@@ -148,7 +148,11 @@ export class EmbeddedWebhookStore implements WebhookStore {
   start(runner: DeliveryRunner): void {
     this.runner = runner;
     // A file from a previous run may hold pending deliveries: they resume now.
-    if (existsSync(this.file)) void this.database(false).then(() => this.wake(0));
+    if (!existsSync(this.file)) return;
+    this.database(false).then(
+      () => this.wake(0),
+      (err: unknown) => this.options.log.error({ err }, 'webhook store unreadable: its deliveries are not sent'),
+    );
   }
 
   async close(): Promise<void> {

@@ -45,7 +45,7 @@ export interface RedisStoreOptions {
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
-export const jobIdOf = (endpointId: string, planId: string, seq: number): string => `${endpointId}:${planId}:${seq}`;
+const jobIdOf = (endpointId: string, planId: string, seq: number): string => `${endpointId}:${planId}:${seq}`;
 
 export class RedisWebhookStore implements WebhookStore {
   private readonly queue: Queue<Delivery>;
