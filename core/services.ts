@@ -252,7 +252,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       holder: `${process.pid}:${randomBytes(8).toString('hex')}`,
       pageSize: config.ledgerPageSize,
     });
-    const planStatus = new PlanStatusService(statusStore, planSecrets, follower, now);
+    const planStatus = new PlanStatusService(statusStore, planSecrets, follower, now, webhooks.sink);
     const limitsOf: LimitsOf = (venueId, give) => venues.find((venue) => venue.id === venueId)?.limits?.(give) ?? null;
     const plans = new PlanService({
       quotes,

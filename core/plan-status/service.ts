@@ -4,7 +4,7 @@
 import { Decimal } from '../decimal.js';
 import { badRequest, DomainError } from '../errors.js';
 import type * as V2 from '../contract/v2.js';
-import type { PlanEventFeed } from './events.js';
+import type { PlanEventFeed, PlanEventSink } from './events.js';
 import type { PlanFollower } from './follower.js';
 import type { PlanStatusStore } from './store.js';
 import { eventOf, statusOf, type LegBasis, type PlanSecrets, type TakerReport, type TrackedLeg, type TrackedPlan } from './status.js';
@@ -56,6 +56,8 @@ export class PlanStatusService {
     private readonly secrets: PlanSecrets,
     private readonly follower: PlanFollower | null,
     private readonly now: () => Date,
+    /** Hears a plan's first event, as the follower's sink hears the rest. */
+    private readonly sink: PlanEventSink | null = null,
   ) {}
 
   /** The capability a keyless plan carries. */
@@ -79,10 +81,14 @@ export class PlanStatusService {
       awaitingSignature: !(plan.steps as Step[]).some(isDeposit),
     };
     const first = { state: tracked.awaitingSignature ? ('awaiting_signature' as const) : ('planned' as const), seq: 1, at: new Date(tracked.createdAtMs).toISOString() };
-    if (await this.store.add(tracked, eventOf(statusOf(tracked, null, [first])))) return;
+    const event = eventOf(statusOf(tracked, null, [first]));
+    // Queued for the partner's endpoints before anyone can have seen it, as every later event is;
+    // the sink takes a plan's seq once, so a completed intent plan's second call queues nothing.
+    await this.sink?.accept({ event, partnerId });
+    if (await this.store.add(tracked, event)) return;
     // Kept already: the same plan completed with its signature, now with its deposits.
-    const kept = await this.store.plan(plan.planId);
-    if (kept && kept.awaitingSignature && !tracked.awaitingSignature) await this.store.update({ ...tracked, createdAtMs: kept.createdAtMs });
+    const held = await this.store.plan(plan.planId);
+    if (held && held.awaitingSignature && !tracked.awaitingSignature) await this.store.update({ ...tracked, createdAtMs: held.createdAtMs, ...(held.reports ? { reports: held.reports } : {}) });
   }
 
   /** The plan's status now; 404 plan_not_found to anyone who may not read it. */

@@ -1,7 +1,8 @@
 // The plan status store of one instance, in its data folder (DATA_DIR/plan-status.sqlite): SQLite
 // compiled to WebAssembly (node-sqlite3-wasm), which runs unchanged on every supported Node with
 // no compiler. The file is this process's alone (an exclusive lock, taken once: the library's
-// lock per statement, a directory made and removed, cost a v2 plan most of its CPU). The live
+// lock per statement, a directory made and removed, cost a v2 plan most of its CPU; its owner
+// named beside it, core/sqlite-file.ts, so a crash's stale lock is taken over). The live
 // plans are also held in memory, so the follower's every read asks no SQL; writes are queued and
 // committed together, one transaction per turn of the event loop, and every read of the file
 // commits what is queued first. Kept past a restart (the follower resumes the live plans), dropped
@@ -10,6 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import type { PlanStatusEvent } from '../contract/v2.js';
+import { releaseOwnership, takeOwnership } from '../sqlite-file.js';
 import { Listeners, type PlanStatusStore } from './store.js';
 import type { TrackedPlan } from './status.js';
 
@@ -18,6 +20,7 @@ type Write = { readonly sql: string; readonly values: ReadonlyArray<string | num
 export class SqlitePlanStore implements PlanStatusStore {
   readonly shared = false;
   private readonly db: InstanceType<typeof sqlite.Database>;
+  private readonly file: string;
   private readonly feed = new Listeners();
   private queued: Write[] = [];
   private flushing: NodeJS.Immediate | null = null;
@@ -27,9 +30,16 @@ export class SqlitePlanStore implements PlanStatusStore {
 
   constructor(dataDir: string, private readonly retentionMs: number, private readonly now: () => number = Date.now) {
     mkdirSync(dataDir, { recursive: true });
-    this.db = new sqlite.Database(join(dataDir, 'plan-status.sqlite'));
-    // Handed to the OS at each commit: kept across a restart of the process.
-    this.db.exec('PRAGMA locking_mode=EXCLUSIVE; PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY;');
+    this.file = join(dataDir, 'plan-status.sqlite');
+    takeOwnership(this.file);
+    try {
+      this.db = new sqlite.Database(this.file);
+      // Handed to the OS at each commit: kept across a restart of the process.
+      this.db.exec('PRAGMA locking_mode=EXCLUSIVE; PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY;');
+    } catch (err) {
+      releaseOwnership(this.file);
+      throw err;
+    }
     this.db.exec(
       'CREATE TABLE IF NOT EXISTS plans (plan_id TEXT PRIMARY KEY, body TEXT NOT NULL, live INTEGER NOT NULL, keep_until INTEGER NOT NULL);' +
         'CREATE TABLE IF NOT EXISTS events (plan_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (plan_id, seq));',
@@ -119,6 +129,7 @@ export class SqlitePlanStore implements PlanStatusStore {
     clearInterval(this.purger);
     this.flush();
     this.db.close();
+    releaseOwnership(this.file);
   }
 
   private write(sql: string, values: ReadonlyArray<string | number>): void {

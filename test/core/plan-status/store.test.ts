@@ -1,6 +1,9 @@
 // The plan status store's rules, held by both adapters (SQLite in the data folder, Redis): a plan
 // kept once, its events appended only in seq order and published, the live plans those not yet
 // terminal, the retention, and one lease holder at a time.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import type { PlanStatusEvent } from '../../../core/contract/v2.js';
 import { RedisPlanStore } from '../../../core/plan-status/redis-store.js';
@@ -78,3 +81,18 @@ function rules(name: string, open: (now: () => number) => PlanStatusStore, skip:
 
 rules('SQLite', (now) => new SqlitePlanStore(tempDir(t, 'bestex-store-'), 1_000, now));
 rules('Redis', () => new RedisPlanStore(`${redis?.url}/5`, 1_000), redisSkip(redis));
+
+t.test('SQLite: "a process killed with the file open leaves its lock; the next one takes it over, and a live owner keeps it"', async (t) => {
+  const dir = tempDir(t, 'bestex-store-');
+  const first = new SqlitePlanStore(dir, 60_000);
+  const plan = tracked();
+  await first.add(plan, event(plan, ['planned']));
+  t.throws(() => new SqlitePlanStore(dir, 60_000), /in use|open already/, 'a second store on a file held: refused');
+  await first.close();
+  // What a kill -9 leaves: the library's lock directory and an owner file naming a process that is gone.
+  mkdirSync(join(dir, 'plan-status.sqlite.lock'), { recursive: true });
+  writeFileSync(join(dir, 'plan-status.sqlite.owner'), JSON.stringify({ pid: 2 ** 22 + 7, host: hostname() }));
+  const next = new SqlitePlanStore(dir, 60_000);
+  t.teardown(() => next.close());
+  t.strictSame(await next.plan(plan.planId), plan, 'taken over, its plans kept');
+});

@@ -43,7 +43,8 @@ t.test('a keyed plan executed to completed: its events reach the partner\'s endp
   });
   t.ok(envelopes.every((e) => e.data.planId === plan.planId), 'only the keyed plan\'s events: the keyless plan\'s reach no endpoint');
   const seqs = envelopes.map((e) => e.data.seq);
-  t.strictSame(seqs, [...seqs].sort((a, b) => a - b), `in seq order (${seqs.join(', ')})`);
+  t.strictSame(seqs, seqs.map((_, i) => i + 1), `every event from the first, in seq order (${seqs.join(', ')})`);
+  t.equal(envelopes[0]!.type, 'plan.planned', 'the plan made is the first event delivered');
   t.strictSame(receiver.received.map((r) => r.headers['webhook-id']), seqs.map((seq) => `msg_${plan.planId}_${seq}`));
   const last = envelopes.at(-1)!;
   t.match(last, { type: 'plan.completed', data: { type: 'plan.completed', status: { state: 'completed', terminal: true, received: result.received } } });
