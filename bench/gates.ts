@@ -21,7 +21,10 @@ export const MAX_P99_FACTOR = 2;
 export const HUNG_SLACK_MS = 20;
 /** The split of one swap across five venues (bench/split-routing.ts): its p99 CPU per call, in µs. */
 export const MAX_SPLIT_P99_US = 1000;
-/** A plan's state change read from the ledger: the p99 of its ledger record time to its server-sent event's arrival, in ms. */
+/**
+ * A plan's state change read from the ledger: the p99 of its ledger record time to its server-sent
+ * event's arrival, and, judged apart, to its webhook delivery's arrival (keyed plans), in ms.
+ */
 export const MAX_STATUS_P99_MS = 2000;
 /**
  * An open plan status stream (GET /api/v2/plan/events): the service's memory per stream, in bytes,

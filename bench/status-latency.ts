@@ -4,12 +4,16 @@
 // ledger update's record time (the event's `at`) to the event's arrival at the stream's client.
 // The sandbox ledger stamps record times with this machine's clock, as the service and this
 // process read it: the difference is a latency here, where across machines it would hold their
-// clocks' skew too.
+// clocks' skew too. The keyed plans' partner has an endpoint registered at a receiver in this
+// process (bench/webhook-receiver.ts): the same difference is taken on each delivery's arrival
+// there, and every delivery's signature is checked after the run.
 import { createClientV2, execute, type V2 } from '@bestex/sdk';
 import { sandboxProvider } from '@bestex/sdk/sandbox';
+import { Webhook } from 'standardwebhooks';
 import type { PlanStatusEvent } from '../core/contract/v2.js';
 import type { RunningSandbox } from './deployment.js';
 import { openEventStream } from './sse-client.js';
+import { startWebhookReceiver, type Delivered, type WebhookReceiver } from './webhook-receiver.js';
 
 /** Plans executed; every other one keyed. */
 export const STATUS_PLANS = 200;
@@ -37,6 +41,26 @@ export interface LatencyRun {
   /** Plans that could not be made or executed (an invalid run), one line each. */
   readonly failures: readonly string[];
   readonly elapsedMs: number;
+  readonly webhooks: WebhookRun;
+}
+
+/** The keyed plans' events as their partner's endpoint received them. */
+export interface WebhookRun {
+  /**
+   * One per state change read from the ledger, in ms: its first delivery's arrival at the receiver
+   * less the update's record time; Infinity for each keyed plan whose terminal event was not
+   * delivered within PLAN_TIMEOUT_MS.
+   */
+  readonly latenciesMs: readonly number[];
+  /** Keyed plans whose terminal event was not delivered within PLAN_TIMEOUT_MS. */
+  readonly undelivered: number;
+  /** Events of keyed plans, before a terminal event that was delivered, that never were. */
+  readonly missing: number;
+  /** Requests the receiver got, and how many of them repeated a `webhook-id` it had already received (an attempt made again). */
+  readonly requests: number;
+  readonly repeated: number;
+  /** Requests whose signature `standardwebhooks` did not verify with the endpoint's secret. */
+  readonly unverified: number;
 }
 
 export interface LatencyTarget {
@@ -57,7 +81,42 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.max(0, Math.ceil(sorted.length * p) - 1)]!;
 }
 
+/** Registers `receiver` as the partner's endpoint through the key portal's API, as a partner does; its signing secret. */
+async function registerEndpoint(url: string, apiKey: string, receiver: WebhookReceiver): Promise<string> {
+  const response = await fetch(`${url}/portal/api/key/webhooks`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: receiver.url }),
+  });
+  if (response.status !== 201) throw new Error(`registering the bench's webhook endpoint: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { secret: string }).secret;
+}
+
 export async function measureStatusLatency(target: LatencyTarget): Promise<LatencyRun> {
+  const receiver = await startWebhookReceiver();
+  try {
+    const secret = await registerEndpoint(target.url, target.apiKey, receiver);
+    const run = await measure(target, receiver);
+    const verifier = new Webhook(secret);
+    let unverified = 0;
+    for (const { body, headers } of receiver.delivered) {
+      try {
+        verifier.verify(body, headers);
+      } catch {
+        unverified += 1;
+      }
+    }
+    const ids = new Set(receiver.delivered.map((d) => d.headers['webhook-id']));
+    return { ...run, webhooks: { ...run.webhooks, requests: receiver.delivered.length, repeated: receiver.delivered.length - ids.size, unverified } };
+  } finally {
+    await receiver.close();
+  }
+}
+
+/** What the plans' run reads; the receiver's requests are counted and verified after it. */
+type PlansRun = Omit<LatencyRun, 'webhooks'> & { readonly webhooks: Pick<WebhookRun, 'latenciesMs' | 'undelivered' | 'missing'> };
+
+async function measure(target: LatencyTarget, receiver: WebhookReceiver): Promise<PlansRun> {
   const { url, sandbox, ledgerToken, apiKey, runId } = target;
   const ledger = sandbox.announcement.ledger;
   const keyless = createClientV2({ baseUrl: url });
@@ -75,6 +134,24 @@ export async function measureStatusLatency(target: LatencyTarget): Promise<Laten
   const ends: Record<string, number> = {};
   const failures: string[] = [];
   let unarrived = 0;
+  const webhookLatenciesMs: number[] = [];
+  let undelivered = 0;
+  let missing = 0;
+
+  /** A keyed plan's deliveries once its wait is over: `delivered`, whether its terminal event was. */
+  function readDeliveries(planId: string, delivered: boolean): void {
+    if (!delivered) {
+      undelivered += 1;
+      webhookLatenciesMs.push(Number.POSITIVE_INFINITY);
+      return;
+    }
+    // The first arrival of each event: an attempt cut short may be made again.
+    const first = new Map<number, Delivered>();
+    for (const d of receiver.of(planId)) if (!first.has(d.envelope!.data.seq)) first.set(d.envelope!.data.seq, d);
+    const last = Math.max(...[...first.values()].filter((d) => d.envelope!.data.status.terminal).map((d) => d.envelope!.data.seq));
+    for (let seq = 1; seq <= last; seq++) if (!first.has(seq)) missing += 1;
+    for (const { envelope, receivedAtMs } of first.values()) if (!SERVICE_CLOCK.has(envelope!.data.type)) webhookLatenciesMs.push(receivedAtMs - Date.parse(envelope!.data.at));
+  }
 
   async function onePlan(i: number): Promise<void> {
     const withKey = i % 2 === 1;
@@ -93,16 +170,22 @@ export async function measureStatusLatency(target: LatencyTarget): Promise<Laten
       const stopWaiting = new AbortController();
       const executed = execute(plan, { provider: sandboxProvider({ ledgerUrl: ledger, token: ledgerToken, party }), signal: stopWaiting.signal });
       let timer: NodeJS.Timeout | undefined;
-      const ended = await Promise.race([
-        stream.ended.then(() => 'ended' as const),
-        // Nothing on the ledger: the plan's status cannot change, and no latency is read.
-        executed.then((result) => (NOTHING_ON_LEDGER.has(result.status) ? Promise.reject(new Error(`the SDK's execution ended ${result.status}`)) : new Promise<never>(() => undefined))),
-        new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), PLAN_TIMEOUT_MS))),
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), PLAN_TIMEOUT_MS)));
+      const [ended, delivered] = await Promise.all([
+        Promise.race([
+          stream.ended.then(() => 'ended' as const),
+          // Nothing on the ledger: the plan's status cannot change, and no latency is read.
+          executed.then((result) => (NOTHING_ON_LEDGER.has(result.status) ? Promise.reject(new Error(`the SDK's execution ended ${result.status}`)) : new Promise<never>(() => undefined))),
+          late,
+        ]),
+        // A keyed plan's partner is sent the same events, within the same time.
+        withKey ? Promise.race([receiver.terminal(plan.planId).then(() => 'delivered' as const), late]) : null,
       ]).finally(() => {
         clearTimeout(timer);
         stopWaiting.abort();
       });
       await executed;
+      if (withKey) readDeliveries(plan.planId, delivered === 'delivered');
       const last = stream.events.at(-1)?.data;
       if (ended === 'late') {
         unarrived += 1;
@@ -127,5 +210,14 @@ export async function measureStatusLatency(target: LatencyTarget): Promise<Laten
     running.push(onePlan(i).catch((err: unknown) => void failures.push(`plan ${i} (${i % 2 === 1 ? 'keyed' : 'keyless'}): ${err instanceof Error ? err.message : String(err)}`)));
   }
   await Promise.all(running);
-  return { plans: STATUS_PLANS, keyed: Math.floor(STATUS_PLANS / 2), latenciesMs, unarrived, ends, failures, elapsedMs: Date.now() - started };
+  return {
+    plans: STATUS_PLANS,
+    keyed: Math.floor(STATUS_PLANS / 2),
+    latenciesMs,
+    unarrived,
+    ends,
+    failures,
+    elapsedMs: Date.now() - started,
+    webhooks: { latenciesMs: webhookLatenciesMs, undelivered, missing },
+  };
 }

@@ -2,7 +2,8 @@
 // the service (bench/status-service.ts: the app as handlers/main.ts builds it, with an IPC channel
 // to read its memory and watched plans), each with a data folder of its own. The first, holding a
 // partner key issued into its key store as the keys CLI issues one, serves the status latency of
-// plans executed on the sandbox (bench/status-latency.ts); the second, quiet, the memory of open
+// plans executed on the sandbox, over event streams and, for the keyed plans, webhooks to a
+// receiver in this process (bench/status-latency.ts); the second, quiet, the memory of open
 // event streams (bench/sse-memory.ts). Each is gated (docs/performance.md, "Plan status").
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,12 +26,12 @@ interface StatusService extends Server {
   readonly probe: ProbeService;
 }
 
-/** Starts bench/status-service.js on `dataDir` against `sandbox`, as startService starts the service. */
-async function startStatusService(name: string, dataDir: string, sandbox: RunningSandbox, ledgerToken: string): Promise<StatusService> {
+/** Starts bench/status-service.js on `dataDir` against `sandbox`, as startService starts the service, with `env` on top. */
+async function startStatusService(name: string, dataDir: string, sandbox: RunningSandbox, ledgerToken: string, env: Readonly<Record<string, string>> = {}): Promise<StatusService> {
   const port = await freePort();
   const child = track(
     fork(entry('./status-service.js'), [], {
-      env: serviceEnv({ dataDir, sandbox, ledgerToken, redisUrl: '' }, port),
+      env: serviceEnv({ dataDir, sandbox, ledgerToken, redisUrl: '', env }, port),
       execArgv: ['--expose-gc'],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     }),
@@ -60,7 +61,8 @@ export async function statusSection(root: string, ledgerToken: string, outcome: 
     mkdirSync(dataDir, { recursive: true });
     const issued = newKey('bench partner', 'partner-default');
     await new FileKeyStore(keysFile({ dataDir })).add(issued.record);
-    const service = await startStatusService('the status service', dataDir, sandbox, ledgerToken);
+    // The bench's webhook receiver listens on loopback, an address a deployment's webhooks refuse.
+    const service = await startStatusService('the status service', dataDir, sandbox, ledgerToken, { WEBHOOK_ALLOW_PRIVATE: 'true' });
     let latency;
     let pollMs;
     try {
@@ -73,8 +75,14 @@ export async function statusSection(root: string, ledgerToken: string, outcome: 
     const p50 = percentile(latency.latenciesMs, 0.5);
     const p99 = percentile(latency.latenciesMs, 0.99);
     const latencyPass = p99 <= MAX_STATUS_P99_MS;
+    const hooks = latency.webhooks;
+    const hooksArrived = hooks.latenciesMs.filter(Number.isFinite);
+    const hooksP50 = percentile(hooks.latenciesMs, 0.5);
+    const hooksP99 = percentile(hooks.latenciesMs, 0.99);
+    const hooksPass = hooksP99 <= MAX_STATUS_P99_MS && hooks.unverified === 0 && hooks.missing === 0;
     if (latency.failures.length > 0) outcome.invalid = true;
     record(outcome, 'plan status: server-sent event p99', verdict(latencyPass));
+    record(outcome, 'plan status: webhook p99, signatures, none missing', verdict(hooksPass));
     const ms = (x: number): string => (x === Number.POSITIVE_INFINITY ? `never (over ${PLAN_TIMEOUT_MS / 1000} s)` : `${fmt(x, 0)} ms`);
     console.log('');
     console.log(`== plan status (a sandbox and services of its own; PLAN_STATUS_POLL_MS=${pollMs}) ==`);
@@ -89,7 +97,12 @@ export async function statusSection(root: string, ledgerToken: string, outcome: 
       `status latency, server-sent events: ${arrived.length} state changes read from the ledger arrived (and ${latency.unarrived} plans' did not), from the update's record time to the event's arrival at the client: ` +
         `p50 ${ms(p50)}, p99 ${ms(p99)}, largest arrived ${fmt(Math.max(...arrived), 0)} ms (target p99 <= ${MAX_STATUS_P99_MS} ms) ${verdict(latencyPass)}`,
     );
-    console.log('status latency, webhooks: not measured: this build delivers no partner webhooks');
+    console.log(
+      `status latency, webhooks: ${hooksArrived.length} state changes of the keyed plans read from the ledger delivered to a receiver in the bench (and ${hooks.undelivered} plans' terminal events were not within ${PLAN_TIMEOUT_MS / 1000} s), ` +
+        `from the update's record time to the delivery's arrival: p50 ${ms(hooksP50)}, p99 ${ms(hooksP99)}, largest arrived ${fmt(Math.max(...hooksArrived), 0)} ms; ` +
+        `${hooks.requests} requests (${hooks.repeated} repeating a webhook-id), ${hooks.unverified} whose signature did not verify, ${hooks.missing} events missing before a delivered terminal one ` +
+        `(target p99 <= ${MAX_STATUS_P99_MS} ms, every signature verified, none missing) ${verdict(hooksPass)}`,
+    );
 
     const quiet = await startStatusService('the streams service', dataDirOf(root, 'streams-service'), sandbox, ledgerToken);
     let memory;

@@ -209,10 +209,12 @@ t.test('"the gate table states the levels the bench gates at": each level and ca
   t.equal(numberIn(wide.gated, /p99 at most ([0-9.]+)x/), MAX_P99_FACTOR, 'the p99 factor at 50 connections');
   t.equal(numberIn(hung.gated, /`VENUE_TIMEOUT_MS` \+ ([0-9]+) ms/), HUNG_SLACK_MS, "the hung venue's slack past its deadline");
   const latency = gateRow(doc, 'plan status latency');
+  const webhooks = gateRow(doc, 'partner webhooks latency');
   const streams = gateRow(doc, 'open plan status streams');
   t.equal(numberIn(latency.gated, /p99 <= ([0-9]+) ms/), MAX_STATUS_P99_MS, "the status latency's p99");
+  t.equal(numberIn(webhooks.gated, /p99 <= ([0-9]+) ms/), MAX_STATUS_P99_MS, "the webhooks' p99");
   t.equal(numberIn(streams.gated, /<= ([0-9]+) bytes per stream/), MAX_STREAM_BYTES, 'the memory per open stream');
-  for (const [name, row] of [['status latency', latency], ['open streams', streams]] as const) t.match(row.bound, /^never/, `${name}: one measurement, never held back`);
+  for (const [name, row] of [['status latency', latency], ['webhooks latency', webhooks], ['open streams', streams]] as const) t.match(row.bound, /^never/, `${name}: one measurement, never held back`);
   for (const [name, row] of [['cached', cached], ['fresh', fresh], ['plan', plan], ['two instances', shares], ['v2', v2]] as const) {
     t.equal(numberIn(row.bound, /^([0-9.]+)/), SPREAD_BOUND.cpuRatio, `${name}: the cannot-judge bound of CPU-capacity ratios`);
   }
