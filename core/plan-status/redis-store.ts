@@ -24,9 +24,10 @@ if ARGV[4] == '1' then redis.call('SREM', KEYS[3], ARGV[5]) end
 redis.call('PUBLISH', KEYS[4], ARGV[2])
 return 1`;
 
-/** Keeps a new plan and its first event unless one of that id is kept. */
+/** Keeps a new plan and its first event unless a live plan of that id is kept (one over, made again under its id, starts afresh). */
 const ADD = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[3]) == false then return 0 end
+if redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 1 and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
 redis.call('DEL', KEYS[2])
 redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])

@@ -17,6 +17,13 @@ import type { TrackedPlan } from './status.js';
 
 type Write = { readonly sql: string; readonly values: ReadonlyArray<string | number> };
 
+/** A live plan as held in memory: its record, its events so far, and until when it is kept. */
+interface Live {
+  plan: TrackedPlan;
+  events: PlanStatusEvent[];
+  keepUntil: number;
+}
+
 export class SqlitePlanStore implements PlanStatusStore {
   readonly shared = false;
   private readonly db: InstanceType<typeof sqlite.Database>;
@@ -25,7 +32,7 @@ export class SqlitePlanStore implements PlanStatusStore {
   private queued: Write[] = [];
   private flushing: NodeJS.Immediate | null = null;
   /** Each live plan and its last seq, so the follower's reads and an append's check need no SQL. */
-  private readonly liveplans = new Map<string, { plan: TrackedPlan; seq: number; keepUntil: number }>();
+  private readonly liveplans = new Map<string, Live>();
   private readonly purger: NodeJS.Timeout;
 
   constructor(dataDir: string, private readonly retentionMs: number, private readonly now: () => number = Date.now) {
@@ -45,9 +52,10 @@ export class SqlitePlanStore implements PlanStatusStore {
         'CREATE TABLE IF NOT EXISTS events (plan_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (plan_id, seq));',
     );
     this.purge();
-    for (const row of this.db.all('SELECT p.body AS body, p.keep_until AS keepUntil, MAX(e.seq) AS seq FROM plans p JOIN events e ON e.plan_id = p.plan_id WHERE p.live = 1 GROUP BY p.plan_id') as Array<{ body: string; keepUntil: number; seq: number }>) {
+    for (const row of this.db.all('SELECT body, keep_until AS keepUntil FROM plans WHERE live = 1') as Array<{ body: string; keepUntil: number }>) {
       const plan = JSON.parse(row.body) as TrackedPlan;
-      this.liveplans.set(plan.planId, { plan, seq: row.seq, keepUntil: row.keepUntil });
+      const events = (this.db.all('SELECT body FROM events WHERE plan_id = ? ORDER BY seq', [plan.planId]) as Array<{ body: string }>).map((r) => JSON.parse(r.body) as PlanStatusEvent);
+      this.liveplans.set(plan.planId, { plan, events, keepUntil: row.keepUntil });
     }
     this.purger = setInterval(() => this.purge(), 60 * 60_000);
     this.purger.unref();
@@ -61,17 +69,12 @@ export class SqlitePlanStore implements PlanStatusStore {
 
   async add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean> {
     if (this.kept(plan.planId)) return false;
-    this.flush();
-    const kept = this.db.get('SELECT keep_until AS keepUntil FROM plans WHERE plan_id = ?', [plan.planId]) as { keepUntil: number } | null;
-    if (kept && kept.keepUntil > this.now()) return false;
-    // Past its retention, not yet purged: the plan made again under its id starts afresh.
-    if (kept) {
-      this.write('DELETE FROM events WHERE plan_id = ?', [plan.planId]);
-      this.write('DELETE FROM plans WHERE plan_id = ?', [plan.planId]);
-    }
-    this.write('INSERT INTO plans (plan_id, body, live, keep_until) VALUES (?, ?, 1, ?)', [plan.planId, JSON.stringify(plan), this.now() + this.retentionMs]);
+    // A plan over, made again under its id (the same request once its idempotency record is gone),
+    // starts afresh; nothing is read here, so a burst of plans is one commit.
+    this.write('DELETE FROM events WHERE plan_id = ?', [plan.planId]);
+    this.write('INSERT OR REPLACE INTO plans (plan_id, body, live, keep_until) VALUES (?, ?, 1, ?)', [plan.planId, JSON.stringify(plan), this.now() + this.retentionMs]);
     this.write('INSERT INTO events (plan_id, seq, body) VALUES (?, ?, ?)', [plan.planId, first.seq, JSON.stringify(first)]);
-    this.liveplans.set(plan.planId, { plan, seq: first.seq, keepUntil: this.now() + this.retentionMs });
+    this.liveplans.set(plan.planId, { plan, events: [first], keepUntil: this.now() + this.retentionMs });
     this.feed.emit(first);
     return true;
   }
@@ -91,6 +94,8 @@ export class SqlitePlanStore implements PlanStatusStore {
   }
 
   async events(planId: string, afterSeq: number): Promise<PlanStatusEvent[]> {
+    const live = this.kept(planId);
+    if (live) return live.events.filter((e) => e.seq > afterSeq);
     this.flush();
     const rows = this.db.all('SELECT body FROM events WHERE plan_id = ? AND seq > ? ORDER BY seq', [planId, afterSeq]) as Array<{ body: string }>;
     return rows.map((r) => JSON.parse(r.body) as PlanStatusEvent);
@@ -98,11 +103,14 @@ export class SqlitePlanStore implements PlanStatusStore {
 
   async append(event: PlanStatusEvent, terminal: boolean): Promise<boolean> {
     const live = this.kept(event.planId);
-    if (live === undefined || event.seq !== live.seq + 1) return false;
+    if (live === undefined || event.seq !== live.events.length + 1) return false;
     this.write('INSERT INTO events (plan_id, seq, body) VALUES (?, ?, ?)', [event.planId, event.seq, JSON.stringify(event)]);
     this.write('UPDATE plans SET live = ?, keep_until = ? WHERE plan_id = ?', [terminal ? 0 : 1, this.now() + this.retentionMs, event.planId]);
     if (terminal) this.liveplans.delete(event.planId);
-    else Object.assign(live, { seq: event.seq, keepUntil: this.now() + this.retentionMs });
+    else {
+      live.events.push(event);
+      live.keepUntil = this.now() + this.retentionMs;
+    }
     this.feed.emit(event);
     return true;
   }
@@ -112,7 +120,7 @@ export class SqlitePlanStore implements PlanStatusStore {
   }
 
   /** A live plan within its retention; one past it is forgotten (its rows go at the next purge). */
-  private kept(planId: string): { plan: TrackedPlan; seq: number; keepUntil: number } | undefined {
+  private kept(planId: string): Live | undefined {
     const live = this.liveplans.get(planId);
     if (live && live.keepUntil <= this.now()) {
       this.liveplans.delete(planId);

@@ -1,5 +1,5 @@
-// The plan status store's rules, held by both adapters (SQLite in the data folder, Redis): a plan
-// kept once, its events appended only in seq order and published, the live plans those not yet
+// The plan status store's rules, held by both adapters (SQLite in the data folder, Redis): a live
+// plan kept once, its events appended only in seq order and published, the live plans those not yet
 // terminal, the retention, and one lease holder at a time.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -53,6 +53,8 @@ function rules(name: string, open: (now: () => number) => PlanStatusStore, skip:
     t.strictSame(await store.plan(plan.planId), plan);
     for (let i = 0; i < 50 && heard.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     t.strictSame(heard, [1, 2, 3], 'every event published, in order');
+    t.ok(await store.add(plan, event(plan, ['planned'])), 'made again under its id once over (the same request, its idempotency record gone): kept afresh');
+    t.strictSame((await store.events(plan.planId, 0)).map((e) => e.status.state), ['planned'], 'its events start again');
   });
 
   t.test(`${name}: "nothing is kept after the retention"`, skip, async (t) => {
