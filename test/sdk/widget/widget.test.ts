@@ -181,7 +181,8 @@ async function run(skip: { skip?: string }): Promise<void> {
   });
 
   t.test('"make run serves GET /demo" on API version 2: at 1,000 CC a new user gets OneSwap\'s better price, signs its message in the wallet and gets a COMPLETED swap with its update id, executed with no registry configuration, by keyboard alone, with a demo key kept to its own origin', skip, async (t) => {
-    const app = await testApp();
+    // OneSwap's intents read often, so the service's reading, which the SDK waits for, follows the swap closely.
+    const app = await testApp({ env: { INTENT_POLL_INTERVAL_MS: '200' } });
     t.teardown(app.close);
     const service = await listen(app.server);
     const page = await (await browser()).newPage();
