@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { TERMINAL_STATUSES } from '@bestex/sdk';
 import { repoRoot } from '../../handlers/app.js';
 import { tempDir } from '../helpers/temp.js';
@@ -99,9 +99,16 @@ export function run(plan: ExecutionPlan, ledgerUrl: string, token: string, party
 }
 `;
 
+interface Consumer {
+  readonly project: string;
+  readonly packed: Packed;
+  /** Each package the installed SDK needs, and whether the repository's node_modules has it to link. */
+  readonly needs: ReadonlyArray<readonly [string, boolean]>;
+}
+
 /** A consumer project in a temporary directory with the packed SDK in its node_modules, as `npm install <tarball>` lays it out. */
-function consumerProject(t: Test): { project: string; packed: Packed } {
-  const work = tempDir(t, 'bestex-consumer-');
+function consumerProject(owner: { teardown(fn: () => void): void }): Consumer {
+  const work = tempDir(owner, 'bestex-consumer-');
   const packed = pack('--pack-destination', work);
   const project = path.join(work, 'consumer');
   const modules = path.join(project, 'node_modules');
@@ -110,9 +117,10 @@ function consumerProject(t: Test): { project: string; packed: Packed } {
   renameSync(path.join(work, 'package'), path.join(modules, '@bestex', 'sdk'));
   const manifest = JSON.parse(readFileSync(path.join(modules, '@bestex', 'sdk', 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
   // Its dependencies, its optional peer (for the wallet-sdk entry) and Node's types, from the repository.
+  const needs: Array<readonly [string, boolean]> = [];
   for (const name of [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {}), '@types/node']) {
     const from = path.join(ROOT, 'node_modules', name);
-    t.ok(existsSync(from), `${name}, which the package needs, is in the repository's node_modules`);
+    needs.push([name, existsSync(from)]);
     mkdirSync(path.dirname(path.join(modules, name)), { recursive: true });
     symlinkSync(from, path.join(modules, name), 'dir');
   }
@@ -121,8 +129,17 @@ function consumerProject(t: Test): { project: string; packed: Packed } {
   writeFileSync(path.join(project, 'page.ts'), PAGE);
   writeFileSync(path.join(project, 'backend.ts'), BACKEND);
   writeFileSync(path.join(project, 'wallet.ts'), WALLET);
-  return { project, packed };
+  return { project, packed, needs };
 }
+
+// One consumer project for the file, made by the first test that needs it and removed when the
+// file ends: the compiling tests only read it, each under tsconfigs of its own names.
+let made: Consumer | undefined;
+const consumer = () => (made ??= consumerProject(t));
+
+/** npm pack --dry-run's listing, asked once for the tests that read what is packed. */
+let listing: Packed | undefined;
+const dryRun = () => (listing ??= pack('--dry-run'));
 
 function compile(project: string, name: string, config: object): string {
   writeFileSync(path.join(project, `tsconfig.${name}.json`), JSON.stringify(config));
@@ -131,7 +148,8 @@ function compile(project: string, name: string, config: object): string {
 }
 
 t.test('"a consumer project outside the repo installs the packed SDK and compiles a use of every public name under tsc --strict", and Node loads every entry from there', async (t) => {
-  const { project, packed } = consumerProject(t);
+  const { project, packed, needs } = consumer();
+  for (const [name, present] of needs) t.ok(present, `${name}, which the package needs, is in the repository's node_modules`);
   const files = packed.files.map((f) => f.path);
   t.ok(['dist/index.js', 'dist/index.d.ts', 'dist/sandbox.d.ts', 'dist/node.js', 'dist/widget.js', 'dist/widget.d.ts', 'dist/bundle/widget.js'].every((f) => files.includes(f)), 'the entries, their declarations and the browser bundles are packed');
   t.notOk(files.some((f) => f.startsWith('src/') || f.includes('test')), 'no sources or tests');
@@ -146,7 +164,7 @@ t.test('"a consumer project outside the repo installs the packed SDK and compile
 });
 
 t.test('"the main, ./node, ./sandbox and ./wallet-sdk entries compile without the DOM library; only ./widget needs it": node16, bundler, node10 and `tsc --init`\'s defaults, with strict and exactOptionalPropertyTypes', async (t) => {
-  const { project } = consumerProject(t);
+  const { project } = consumer();
   const strictly = { strict: true, exactOptionalPropertyTypes: true, noEmit: true, skipLibCheck: false, target: 'ES2022' };
   const resolutions: Record<string, object> = {
     node16: { ...strictly, module: 'node16', moduleResolution: 'node16' },
@@ -183,7 +201,7 @@ t.test('"the package names its types and main beside its exports", and typesVers
 });
 
 t.test('"the tarball holds no build stamp and no source map whose sources are not packed"', async (t) => {
-  const packed = pack('--dry-run');
+  const packed = dryRun();
   const files = new Set(packed.files.map((f) => f.path));
   t.strictSame([...files].filter((f) => path.basename(f).startsWith('.')), [], 'no dotfiles (make\'s dist/.built)');
   const maps = [...files].filter((f) => f.endsWith('.map'));
@@ -203,7 +221,7 @@ t.test('"the tarball holds no build stamp and no source map whose sources are no
 });
 
 t.test('"the package README is self-contained": it links nothing outside the package, and documents every entry, state and hook', async (t) => {
-  const packed = pack('--dry-run');
+  const packed = dryRun();
   const files = new Set(packed.files.map((f) => f.path));
   t.ok(files.has('README.md'), 'the README is packed');
   const readme = readFileSync(path.join(SDK, 'README.md'), 'utf8');
