@@ -10,6 +10,7 @@ import path from 'node:path';
 import t from 'tap';
 import { TERMINAL_STATUSES } from '@bestex/sdk';
 import { repoRoot } from '../../handlers/app.js';
+import { plainChild } from '../helpers/plain-child.js';
 import { tempDir } from '../helpers/temp.js';
 
 // A dozen tsc runs over the SDK's declarations, some over wallet-sdk's too: longer than the default
@@ -143,7 +144,7 @@ const dryRun = () => (listing ??= pack('--dry-run'));
 
 function compile(project: string, name: string, config: object): string {
   writeFileSync(path.join(project, `tsconfig.${name}.json`), JSON.stringify(config));
-  const compiled = spawnSync(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], { cwd: project, encoding: 'utf8' });
+  const compiled = spawnSync(...plainChild(process.execPath, [TSC, '-p', `tsconfig.${name}.json`]), { cwd: project, encoding: 'utf8' });
   return compiled.status === 0 ? '' : `${compiled.stdout}${compiled.stderr}`.trim() || `tsc exited ${compiled.status}`;
 }
 

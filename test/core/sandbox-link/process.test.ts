@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { QuoteResponse } from '../../../core/contract/v1.js';
+import { plainChild } from '../../helpers/plain-child.js';
 import { sandboxCli } from '../../helpers/sandbox-cli.js';
 import { alive, logLines, MAIN, run, service, until } from '../../helpers/service-process.js';
 import { tempDir } from '../../helpers/temp.js';
@@ -148,7 +149,7 @@ t.test('Ctrl-C (SIGINT to the service\'s process group) stops the service first 
   const dataDir = tempDir(t, 'bestex-process-');
   const { LEDGER_URL: _l, SANDBOX_URL: _s, LEDGER_TOKEN: _t, ...inherited } = process.env;
   // Its own group, as a terminal gives it: the group's SIGINT is what Ctrl-C sends.
-  const child = spawn(process.execPath, [MAIN], { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(...plainChild(process.execPath, [MAIN]), { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   t.teardown(() => void (child.exitCode === null && child.kill('SIGKILL')));
