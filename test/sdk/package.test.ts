@@ -28,7 +28,7 @@ interface Packed {
 
 // make build has built sdk/dist; packing as is keeps the tests from rebuilding it.
 const pack = (...args: string[]): Packed =>
-  (JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', ...args], { cwd: SDK, encoding: 'utf8' })) as Packed[])[0]!;
+  (JSON.parse(execFileSync(...plainChild('npm', ['pack', '--json', '--ignore-scripts', ...args]), { cwd: SDK, encoding: 'utf8' })) as Packed[])[0]!;
 
 // Uses of every public name that need no DOM, no @types/node, nothing but the ES library. Every
 // optional field is given, as undefined where a caller passes its own optional value on: under
@@ -160,7 +160,7 @@ t.test('"a consumer project outside the repo installs the packed SDK and compile
   });
   t.equal(failed, '', 'tsc --strict');
   const entries = ['@bestex/sdk', '@bestex/sdk/sandbox', '@bestex/sdk/node', '@bestex/sdk/wallet-sdk', '@bestex/sdk/widget', './out/core.js', './out/page.js', './out/backend.js'];
-  const loaded = spawnSync(process.execPath, ['-e', `Promise.all(${JSON.stringify(entries)}.map((e) => import(e))).then((ms) => console.log(ms.map((m) => Object.keys(m).length > 0).join(' ')))`], { cwd: project, encoding: 'utf8' });
+  const loaded = spawnSync(...plainChild(process.execPath, ['-e', `Promise.all(${JSON.stringify(entries)}.map((e) => import(e))).then((ms) => console.log(ms.map((m) => Object.keys(m).length > 0).join(' ')))`]), { cwd: project, encoding: 'utf8' });
   t.equal(loaded.stdout.trim(), entries.map(() => 'true').join(' '), `the installed package's entries load in Node: ${loaded.stderr}`);
 });
 
@@ -180,7 +180,7 @@ t.test('"the main, ./node, ./sandbox and ./wallet-sdk entries compile without th
   // What `tsc --init` of the repository's TypeScript writes, as a new project starts from it.
   const init = path.join(project, 'init');
   mkdirSync(init);
-  execFileSync(process.execPath, [TSC, '--init'], { cwd: init, encoding: 'utf8' });
+  execFileSync(...plainChild(process.execPath, [TSC, '--init']), { cwd: init, encoding: 'utf8' });
   const initOptions = readFileSync(path.join(init, 'tsconfig.json'), 'utf8');
   t.match(initOptions, /"exactOptionalPropertyTypes": true/, "tsc --init's defaults hold exactOptionalPropertyTypes");
   t.match(initOptions, /"strict": true/, "tsc --init's defaults hold strict");
@@ -239,7 +239,7 @@ t.test('"the package README is self-contained": it links nothing outside the pac
 });
 
 t.test('"make sdk-pack producing the tarball a partner installs": it prints the tarball\'s path, and the tarball holds what npm pack lists', async (t) => {
-  const made = spawnSync('make', ['-s', 'sdk-pack'], { cwd: ROOT, encoding: 'utf8' });
+  const made = spawnSync(...plainChild('make', ['-s', 'sdk-pack']), { cwd: ROOT, encoding: 'utf8' });
   t.equal(made.status, 0, made.stderr);
   const printed = made.stdout.trim().split('\n').at(-1)!;
   const version = (JSON.parse(readFileSync(path.join(SDK, 'package.json'), 'utf8')) as { version: string }).version;
