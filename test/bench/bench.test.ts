@@ -37,6 +37,7 @@ import {
 } from '../../bench/gates.js';
 import { repoRoot } from '../../handlers/app.js';
 import { testSandbox } from '../helpers/sandbox.js';
+import { plainChild } from '../helpers/plain-child.js';
 import { tempDir } from '../helpers/temp.js';
 
 interface Recorded {
@@ -116,7 +117,7 @@ t.test('"an amount goes on the wire as the service\'s Decimal prints it": decima
 
 t.test('"a request whose path starts with one of SANDBOX_HANG_PATHS is accepted and never answered": the venue\'s other paths still answer, and stopping the sandbox does not wait on it', async (t) => {
   const program = fileURLToPath(new URL('../../sandbox/main.js', import.meta.url));
-  const child = spawn(process.execPath, [program], {
+  const child = spawn(...plainChild(process.execPath, [program]), {
     env: {
       PATH: process.env.PATH,
       DATA_DIR: tempDir(t, 'bestex-bench-test-'),
@@ -151,7 +152,7 @@ t.test('"a request whose path starts with one of SANDBOX_HANG_PATHS is accepted 
 
 t.test('SANDBOX_HANG_PATHS that are not paths stop the sandbox program with its name', async (t) => {
   const program = fileURLToPath(new URL('../../sandbox/main.js', import.meta.url));
-  const child = spawn(process.execPath, [program], {
+  const child = spawn(...plainChild(process.execPath, [program]), {
     env: { PATH: process.env.PATH, DATA_DIR: tempDir(t, 'bestex-bench-test-'), SANDBOX_VENUES_PORT: '0', SANDBOX_HANG_PATHS: 'nightly/nswap/quote' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -14,6 +14,7 @@ import { repoRoot } from '../../handlers/app.js';
 import { DAPP_API_TARGET, generate, generateDappApi, generateTokenStandard, PORTAL_TARGET, TOKEN_STANDARD_TARGET, V2_TARGET } from '../../codegen/generate.js';
 import { bundleSpec } from '../../codegen/bundle.js';
 import { SPEC_PATH } from '../helpers/spec.js';
+import { plainChild } from '../helpers/plain-child.js';
 import { tempDir } from '../helpers/temp.js';
 
 const specText = readFileSync(SPEC_PATH, 'utf8');
@@ -113,7 +114,7 @@ t.test('sdk/src/generated/token-standard.ts is core/ledger/token-standard.ts who
 t.test('`scripts/generate.ts --check` passes on the committed files and fails, naming the file, on a stale copy of the dApp types', async (t) => {
   const root = repoRoot();
   const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
-  const check = (cwd: string) => spawnSync(tsx, ['scripts/generate.ts', '--check'], { cwd, encoding: 'utf8' });
+  const check = (cwd: string) => spawnSync(...plainChild(tsx, ['scripts/generate.ts', '--check']), { cwd, encoding: 'utf8' });
   const current = check(root);
   t.equal(current.status, 0, current.stderr);
   t.match(current.stdout, /generated code is up to date with .*sdk\/openrpc\/openrpc-dapp-api\.json/);

@@ -8,8 +8,9 @@
 // by integrators before any code is written.
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
-import { keysFile } from '../../core/keys/open-store.js';
+import { FileKeyStore } from '../../core/keys/file-store.js';
 import { PLAN_VALIDITY_MS } from '../../core/plan-validity.js';
 import { RECORD_TIME_TOLERANCE_MS } from '../../core/outcomes/outcomes.js';
 import { InProcessSharedState } from '../../core/state/in-process.js';
@@ -24,6 +25,7 @@ import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from '../helpe
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { issueKey } from '../helpers/keys.js';
 import { loadSpec, pointerExists, PORTAL_SPEC_PATH, sseFrames, V2_SPEC_PATH, withoutPointers, type Spec, type SpecExample } from '../helpers/spec.js';
+import { tempDir } from '../helpers/temp.js';
 import { planEvent } from '../helpers/webhooks.js';
 
 const spec = loadSpec();
@@ -174,6 +176,8 @@ async function webhookEndpointFor(request: Outgoing): Promise<string> {
 
 /** How far the service's (and its sandbox's) clock runs ahead of the machine's, for the example running now. */
 let clockShiftMs = 0;
+/** The clock the key store of the example running now measures its refresh interval on. */
+let keyStoreClockMs = 0;
 
 const CONDITIONS: Record<string, Condition> = {
   // A partner key issued into the app's key store, sent as x-api-key unless the example sends its own.
@@ -333,15 +337,18 @@ const CONDITIONS: Record<string, Condition> = {
   },
   // keys.json overwritten with something that is not a key file, once the service has read it.
   'key-store-unreadable': {
+    // A store of its own whose refresh interval runs on a clock the harness moves, not the wall's.
+    overrides: () => {
+      keyStoreClockMs = 0;
+      return { keyStore: new FileKeyStore(path.join(tempDir(t, 'bestex-keys-'), 'keys.json'), { now: () => keyStoreClockMs }) };
+    },
     prepare: async (app) => {
-      await app.core.keyStore.list();
-      writeFileSync(keysFile(app.config), '{"version":1,"keys":[{"truncated');
-      const deadline = Date.now() + 5000;
-      while (Date.now() < deadline) {
-        if (await app.core.keyStore.list().then(() => false, () => true)) return;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      throw new Error('the key store still reads after 5 s');
+      const store = app.core.keyStore as FileKeyStore;
+      await store.list();
+      writeFileSync(store.file, '{"version":1,"keys":[{"truncated');
+      // Past its refresh interval: the next read looks at the file again.
+      keyStoreClockMs += 60_000;
+      if (await store.list().then(() => true, () => false)) throw new Error('the key store still reads the damaged file');
     },
   },
 };

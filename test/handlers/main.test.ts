@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { plainChild } from '../helpers/plain-child.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 const MAIN = fileURLToPath(new URL('../../handlers/main.js', import.meta.url));
@@ -15,7 +16,7 @@ function start(env: Record<string, string>) {
   // SERVICE_BUILD unset: the entry point must fall back to the stamp make build wrote.
   const { SERVICE_BUILD: _unset, ...inherited } = process.env;
   // The started sandbox's ledger on any free port, unless a test says where, whatever the shell set.
-  const child = spawn(process.execPath, [MAIN], { env: { ...inherited, LEDGER_URL: 'http://127.0.0.1:0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...plainChild(process.execPath, [MAIN]), { env: { ...inherited, LEDGER_URL: 'http://127.0.0.1:0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

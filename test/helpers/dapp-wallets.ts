@@ -46,7 +46,7 @@ import type {
 } from '@canton-network/core-wallet-dapp-rpc-client';
 import type { PrepareExecuteResult, RpcTypes as RemoteDappRpcTypes, StatusEvent as RemoteStatusEvent, Wallet as RemoteWallet } from '@canton-network/core-wallet-dapp-remote-rpc-client';
 import { Ajv, type JSONSchemaType, type ValidateFunction } from 'ajv';
-import { EventSource } from 'eventsource';
+import { provideEventSource } from './event-source.js';
 import type { TestSandbox } from './sandbox.js';
 
 export interface WalletKnobs {
@@ -358,8 +358,7 @@ export function extensionWallet(sandbox: TestSandbox, party: string, knobs: Wall
 const DAPP_ROUTE = '/api/v0/dapp';
 
 // DappAsyncProvider opens its event stream with the browser's EventSource, which Node 20 lacks.
-const globals = globalThis as { EventSource?: unknown };
-globals.EventSource ??= EventSource;
+provideEventSource();
 
 /** A gateway's JSON-RPC answer to a failure: the HTTP status and body its jsonRpcHandler sends. */
 function failure(err: unknown, id: string | number | null, method: string): [number, string] {

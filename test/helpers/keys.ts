@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { newKey, type KeyRecord, type KeyStore } from '../../core/keys/partner-keys.js';
 import { repoRoot } from '../../handlers/app.js';
+import { plainChild } from './plain-child.js';
 
 /** The 62 characters of a key's body, in the order its checksum's digits count them. */
 export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -49,7 +50,7 @@ export const lastLine = (text: string): string => text.trimEnd().split('\n').at(
 /** Runs the keys CLI as operators do, with only PATH and `env` in its environment. */
 export function runKeysCli(args: readonly string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [KEYS_CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    const child = spawn(...plainChild(process.execPath, [KEYS_CLI, ...args]), { env: { PATH: process.env.PATH ?? '', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

@@ -1,6 +1,7 @@
 // Runs the sandbox wallet CLI (sandbox/wallet.ts, as built) the way a person does.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { plainChild } from './plain-child.js';
 
 const CLI = fileURLToPath(new URL('../../sandbox/wallet.js', import.meta.url));
 
@@ -12,7 +13,7 @@ export interface CliRun {
 
 export function sandboxCli(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(...plainChild(process.execPath, [CLI, ...args]), { env: { ...process.env, ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
       resolve({ code, stdout, stderr });
     });

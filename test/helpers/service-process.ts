@@ -3,6 +3,7 @@
 // partner's example does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { plainChild } from './plain-child.js';
 import { tempDir } from './temp.js';
 
 export const MAIN = fileURLToPath(new URL('../../handlers/main.js', import.meta.url));
@@ -21,7 +22,7 @@ type Owner = { teardown(fn: () => void): void };
 export function run(t: Owner, program: string, env: Record<string, string>, args: string[] = []): Run {
   const dataDir = env.DATA_DIR ?? tempDir(t, 'bestex-process-');
   const { LEDGER_URL: _ledger, SANDBOX_URL: _sandbox, LEDGER_TOKEN: _token, ...inherited } = process.env;
-  const child = spawn(process.execPath, [program, ...args], { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...plainChild(process.execPath, [program, ...args]), { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

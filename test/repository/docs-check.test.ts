@@ -9,6 +9,7 @@ import path from 'node:path';
 import t from 'tap';
 import { repoRoot } from '../../handlers/app.js';
 import { anchors, links, repoPaths, runnableBlocks } from '../helpers/markdown.js';
+import { plainChild } from '../helpers/plain-child.js';
 import { service } from '../helpers/service-process.js';
 
 const REPO = repoRoot();
@@ -114,7 +115,7 @@ t.test(
         const script = runnableBlocks(readFileSync(path.join(REPO, file), 'utf8'))
           .map((b) => `echo '== ${file}:${b.line}' >&2\n${b.script}`)
           .join('\n');
-        const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], {
+        const child = spawn(...plainChild('bash', ['-c', `set -euo pipefail\n${script}`]), {
           cwd: REPO,
           env: { ...process.env, PORT: new URL(s.address).port, DATA_DIR: s.dataDir, BESTEX_URL: '' },
           stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,13 +8,14 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { chromiumSkip, CHROMIUM } from '../helpers/chromium.js';
+import { plainChild } from '../helpers/plain-child.js';
 import { service } from '../helpers/service-process.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const UPDATE = '1220[0-9a-f]{64}';
 
 async function example(s: { dataDir: string; address: string }, file: string, args: string[] = []): Promise<{ code: number; out: string; err: string }> {
-  const child = spawn(process.execPath, [file, ...args], { cwd: REPO, env: { ...process.env, DATA_DIR: s.dataDir, BESTEX_URL: s.address, CHROMIUM_PATH: CHROMIUM }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...plainChild(process.execPath, [file, ...args]), { cwd: REPO, env: { ...process.env, DATA_DIR: s.dataDir, BESTEX_URL: s.address, CHROMIUM_PATH: CHROMIUM }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -8,6 +8,7 @@ import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
+import { plainChild } from '../helpers/plain-child.js';
 import { tempDir } from '../helpers/temp.js';
 
 const DIST = fileURLToPath(new URL('../..', import.meta.url));
@@ -35,7 +36,7 @@ function project(t: Test, files: Record<string, string>): string {
  */
 async function summary(dir: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; closing: string }> {
   const inherited = Object.entries(process.env).filter(([name]) => !/^_?TAP/i.test(name) && name !== 'NODE_OPTIONS' && name !== 'REQUIRE_CHROMIUM');
-  const child = spawn(path.join(dir, 'node_modules', '.bin', 'tap'), ['-R', path.join(DIST, 'scripts', 'tap-summary-reporter.js'), '*.test.mjs'], {
+  const child = spawn(...plainChild(path.join(dir, 'node_modules', '.bin', 'tap'), ['-R', path.join(DIST, 'scripts', 'tap-summary-reporter.js'), '*.test.mjs']), {
     cwd: dir,
     env: { ...Object.fromEntries(inherited), CHROMIUM_PATH: '/nonexistent/chromium', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@ import t from 'tap';
 import { BestexError, createClient, type AppPlan, type ExecutionPlan } from '@bestex/sdk';
 import { listen, testApp } from '../helpers/app.js';
 import { issueKey } from '../helpers/keys.js';
+import { plainChild } from '../helpers/plain-child.js';
 
 const TAKER = `sdk-taker::1220${'b'.repeat(64)}`;
 
@@ -80,7 +81,7 @@ t.test('"importing it touches no window, document or storage, so server-side ren
     sandbox.sandboxProvider({ ledgerUrl: 'http://127.0.0.1:1', token: 't', party: 'p::1220' + 'a'.repeat(64) });
     console.log(Object.keys(sdk).sort().join(','), typeof widget.BestexSwapElement);
   `;
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' });
+  const run = spawnSync(...plainChild(process.execPath, ['--input-type=module', '-e', probe]), { encoding: 'utf8' });
   t.equal(run.status, 0, run.stderr);
   t.match(run.stdout, /BestexError.*createClient.*execute.*resume.*withdraw/, 'the public names are there');
 });

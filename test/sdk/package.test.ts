@@ -7,9 +7,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { TERMINAL_STATUSES } from '@bestex/sdk';
 import { repoRoot } from '../../handlers/app.js';
+import { plainChild } from '../helpers/plain-child.js';
 import { tempDir } from '../helpers/temp.js';
 
 // A dozen tsc runs over the SDK's declarations, some over wallet-sdk's too: longer than the default
@@ -27,7 +28,7 @@ interface Packed {
 
 // make build has built sdk/dist; packing as is keeps the tests from rebuilding it.
 const pack = (...args: string[]): Packed =>
-  (JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', ...args], { cwd: SDK, encoding: 'utf8' })) as Packed[])[0]!;
+  (JSON.parse(execFileSync(...plainChild('npm', ['pack', '--json', '--ignore-scripts', ...args]), { cwd: SDK, encoding: 'utf8' })) as Packed[])[0]!;
 
 // Uses of every public name that need no DOM, no @types/node, nothing but the ES library. Every
 // optional field is given, as undefined where a caller passes its own optional value on: under
@@ -99,9 +100,16 @@ export function run(plan: ExecutionPlan, ledgerUrl: string, token: string, party
 }
 `;
 
+interface Consumer {
+  readonly project: string;
+  readonly packed: Packed;
+  /** Each package the installed SDK needs, and whether the repository's node_modules has it to link. */
+  readonly needs: ReadonlyArray<readonly [string, boolean]>;
+}
+
 /** A consumer project in a temporary directory with the packed SDK in its node_modules, as `npm install <tarball>` lays it out. */
-function consumerProject(t: Test): { project: string; packed: Packed } {
-  const work = tempDir(t, 'bestex-consumer-');
+function consumerProject(owner: { teardown(fn: () => void): void }): Consumer {
+  const work = tempDir(owner, 'bestex-consumer-');
   const packed = pack('--pack-destination', work);
   const project = path.join(work, 'consumer');
   const modules = path.join(project, 'node_modules');
@@ -110,9 +118,10 @@ function consumerProject(t: Test): { project: string; packed: Packed } {
   renameSync(path.join(work, 'package'), path.join(modules, '@bestex', 'sdk'));
   const manifest = JSON.parse(readFileSync(path.join(modules, '@bestex', 'sdk', 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
   // Its dependencies, its optional peer (for the wallet-sdk entry) and Node's types, from the repository.
+  const needs: Array<readonly [string, boolean]> = [];
   for (const name of [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {}), '@types/node']) {
     const from = path.join(ROOT, 'node_modules', name);
-    t.ok(existsSync(from), `${name}, which the package needs, is in the repository's node_modules`);
+    needs.push([name, existsSync(from)]);
     mkdirSync(path.dirname(path.join(modules, name)), { recursive: true });
     symlinkSync(from, path.join(modules, name), 'dir');
   }
@@ -121,17 +130,27 @@ function consumerProject(t: Test): { project: string; packed: Packed } {
   writeFileSync(path.join(project, 'page.ts'), PAGE);
   writeFileSync(path.join(project, 'backend.ts'), BACKEND);
   writeFileSync(path.join(project, 'wallet.ts'), WALLET);
-  return { project, packed };
+  return { project, packed, needs };
 }
+
+// One consumer project for the file, made by the first test that needs it and removed when the
+// file ends: the compiling tests only read it, each under tsconfigs of its own names.
+let made: Consumer | undefined;
+const consumer = () => (made ??= consumerProject(t));
+
+/** npm pack --dry-run's listing, asked once for the tests that read what is packed. */
+let listing: Packed | undefined;
+const dryRun = () => (listing ??= pack('--dry-run'));
 
 function compile(project: string, name: string, config: object): string {
   writeFileSync(path.join(project, `tsconfig.${name}.json`), JSON.stringify(config));
-  const compiled = spawnSync(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], { cwd: project, encoding: 'utf8' });
+  const compiled = spawnSync(...plainChild(process.execPath, [TSC, '-p', `tsconfig.${name}.json`]), { cwd: project, encoding: 'utf8' });
   return compiled.status === 0 ? '' : `${compiled.stdout}${compiled.stderr}`.trim() || `tsc exited ${compiled.status}`;
 }
 
 t.test('"a consumer project outside the repo installs the packed SDK and compiles a use of every public name under tsc --strict", and Node loads every entry from there', async (t) => {
-  const { project, packed } = consumerProject(t);
+  const { project, packed, needs } = consumer();
+  for (const [name, present] of needs) t.ok(present, `${name}, which the package needs, is in the repository's node_modules`);
   const files = packed.files.map((f) => f.path);
   t.ok(['dist/index.js', 'dist/index.d.ts', 'dist/sandbox.d.ts', 'dist/node.js', 'dist/widget.js', 'dist/widget.d.ts', 'dist/bundle/widget.js'].every((f) => files.includes(f)), 'the entries, their declarations and the browser bundles are packed');
   t.notOk(files.some((f) => f.startsWith('src/') || f.includes('test')), 'no sources or tests');
@@ -141,12 +160,12 @@ t.test('"a consumer project outside the repo installs the packed SDK and compile
   });
   t.equal(failed, '', 'tsc --strict');
   const entries = ['@bestex/sdk', '@bestex/sdk/sandbox', '@bestex/sdk/node', '@bestex/sdk/wallet-sdk', '@bestex/sdk/widget', './out/core.js', './out/page.js', './out/backend.js'];
-  const loaded = spawnSync(process.execPath, ['-e', `Promise.all(${JSON.stringify(entries)}.map((e) => import(e))).then((ms) => console.log(ms.map((m) => Object.keys(m).length > 0).join(' ')))`], { cwd: project, encoding: 'utf8' });
+  const loaded = spawnSync(...plainChild(process.execPath, ['-e', `Promise.all(${JSON.stringify(entries)}.map((e) => import(e))).then((ms) => console.log(ms.map((m) => Object.keys(m).length > 0).join(' ')))`]), { cwd: project, encoding: 'utf8' });
   t.equal(loaded.stdout.trim(), entries.map(() => 'true').join(' '), `the installed package's entries load in Node: ${loaded.stderr}`);
 });
 
 t.test('"the main, ./node, ./sandbox and ./wallet-sdk entries compile without the DOM library; only ./widget needs it": node16, bundler, node10 and `tsc --init`\'s defaults, with strict and exactOptionalPropertyTypes', async (t) => {
-  const { project } = consumerProject(t);
+  const { project } = consumer();
   const strictly = { strict: true, exactOptionalPropertyTypes: true, noEmit: true, skipLibCheck: false, target: 'ES2022' };
   const resolutions: Record<string, object> = {
     node16: { ...strictly, module: 'node16', moduleResolution: 'node16' },
@@ -161,7 +180,7 @@ t.test('"the main, ./node, ./sandbox and ./wallet-sdk entries compile without th
   // What `tsc --init` of the repository's TypeScript writes, as a new project starts from it.
   const init = path.join(project, 'init');
   mkdirSync(init);
-  execFileSync(process.execPath, [TSC, '--init'], { cwd: init, encoding: 'utf8' });
+  execFileSync(...plainChild(process.execPath, [TSC, '--init']), { cwd: init, encoding: 'utf8' });
   const initOptions = readFileSync(path.join(init, 'tsconfig.json'), 'utf8');
   t.match(initOptions, /"exactOptionalPropertyTypes": true/, "tsc --init's defaults hold exactOptionalPropertyTypes");
   t.match(initOptions, /"strict": true/, "tsc --init's defaults hold strict");
@@ -183,7 +202,7 @@ t.test('"the package names its types and main beside its exports", and typesVers
 });
 
 t.test('"the tarball holds no build stamp and no source map whose sources are not packed"', async (t) => {
-  const packed = pack('--dry-run');
+  const packed = dryRun();
   const files = new Set(packed.files.map((f) => f.path));
   t.strictSame([...files].filter((f) => path.basename(f).startsWith('.')), [], 'no dotfiles (make\'s dist/.built)');
   const maps = [...files].filter((f) => f.endsWith('.map'));
@@ -203,7 +222,7 @@ t.test('"the tarball holds no build stamp and no source map whose sources are no
 });
 
 t.test('"the package README is self-contained": it links nothing outside the package, and documents every entry, state and hook', async (t) => {
-  const packed = pack('--dry-run');
+  const packed = dryRun();
   const files = new Set(packed.files.map((f) => f.path));
   t.ok(files.has('README.md'), 'the README is packed');
   const readme = readFileSync(path.join(SDK, 'README.md'), 'utf8');
@@ -220,7 +239,7 @@ t.test('"the package README is self-contained": it links nothing outside the pac
 });
 
 t.test('"make sdk-pack producing the tarball a partner installs": it prints the tarball\'s path, and the tarball holds what npm pack lists', async (t) => {
-  const made = spawnSync('make', ['-s', 'sdk-pack'], { cwd: ROOT, encoding: 'utf8' });
+  const made = spawnSync(...plainChild('make', ['-s', 'sdk-pack']), { cwd: ROOT, encoding: 'utf8' });
   t.equal(made.status, 0, made.stderr);
   const printed = made.stdout.trim().split('\n').at(-1)!;
   const version = (JSON.parse(readFileSync(path.join(SDK, 'package.json'), 'utf8')) as { version: string }).version;

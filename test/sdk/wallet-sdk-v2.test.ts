@@ -12,7 +12,7 @@ import { walletSdkProvider } from '@bestex/sdk/wallet-sdk';
 import { Decimal } from '../../core/decimal.js';
 import { newPartnerKey } from '../helpers/keys.js';
 import { listen, testApp } from '../helpers/app.js';
-import { hint } from '../helpers/canton.js';
+import { externalParties, hint } from '../helpers/canton.js';
 import { spendable } from '../helpers/ledger.js';
 
 const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1', INTENT_POLL_INTERVAL_MS: '200' } });
@@ -43,6 +43,9 @@ const statusesOf = () => {
 
 const balance = (party: string, instrument: string) => spendable(sandbox.ledger, party, instrument).toFixed();
 
+/** The tests' external parties, onboarded through wallet-sdk together, each with a key of its own. */
+const externalParty = externalParties(sdk, ['wsdk-v2-tradecraft-ext', 'wsdk-v2-nightly-ext', 'wsdk-v2-oneswap-ext', 'wsdk-v2-split-ext']);
+
 for (const venue of ['tradecraft', 'nightly'] as const) {
   t.test(`${venue}: an internal party's v2 plan through walletSdkProvider to COMPLETED, with no registries option`, { timeout: 90_000 }, async (t) => {
     const party = await sdk.party.internal.allocate({ partyHint: hint(`wsdk-v2-${venue}`) });
@@ -72,8 +75,7 @@ for (const venue of ['tradecraft', 'nightly'] as const) {
   });
 
   t.test(`${venue}: an external party's v2 plan, prepared, signed by its own key and executed to COMPLETED, with no registries option`, { timeout: 120_000 }, async (t) => {
-    const keys = sdk.keys.generate();
-    const { partyId: party } = await sdk.party.external.create(keys.publicKey, { partyHint: hint(`wsdk-v2-${venue}-ext`) }).sign(keys.privateKey).execute();
+    const { partyId: party, keys } = await externalParty(`wsdk-v2-${venue}-ext`);
     await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000' });
     const plan = await planFor(party, venue);
     const result = await execute(plan, { provider: walletSdkProvider({ sdk, party, signer: { privateKey: keys.privateKey } }), client });
@@ -85,8 +87,7 @@ for (const venue of ['tradecraft', 'nightly'] as const) {
 }
 
 t.test('OneSwap at 1,000 CC, as a partner\'s backend: an external party\'s keyed plan, OneSwap\'s challenge signed with the party\'s own key (which the sandbox\'s OneSwap holds it to), completed by the service with the same key, the deposit prepared, signed and executed to COMPLETED; the service\'s reading agreeing', { timeout: 120_000 }, async (t) => {
-  const keys = sdk.keys.generate();
-  const { partyId: party } = await sdk.party.external.create(keys.publicKey, { partyHint: hint('wsdk-v2-oneswap-ext') }).sign(keys.privateKey).execute();
+  const { partyId: party, keys } = await externalParty('wsdk-v2-oneswap-ext');
   await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000' });
   const plan = await partner.plan({ from: 'CC', to: 'USDCx', amount: '1000', venueId: 'oneswap', takerParty: party, idempotencyKey: `wallet-sdk-v2-${process.pid}-partner` });
   t.match(plan, { settlement: 'intent-deposit-reference', steps: [{ kind: 'sign-message', venueId: 'oneswap' }] });
@@ -101,8 +102,7 @@ t.test('OneSwap at 1,000 CC, as a partner\'s backend: an external party\'s keyed
 });
 
 t.test('a split at 1,000,000 CC as a partner\'s backend: an external party signs OneSwap\'s challenge and the one batch of every leg\'s deposit with its own key, through Canton\'s wallet SDK, to COMPLETED', { timeout: 120_000 }, async (t) => {
-  const keys = sdk.keys.generate();
-  const { partyId: party } = await sdk.party.external.create(keys.publicKey, { partyHint: hint('wsdk-v2-split-ext') }).sign(keys.privateKey).execute();
+  const { partyId: party, keys } = await externalParty('wsdk-v2-split-ext');
   await control('/sandbox/v1/fund', { party, token: 'CC', amount: '1000000' });
   const quote = await partner.quote({ from: 'CC', to: 'USDCx', amount: '1000000' });
   t.ok(quote.split, 'the quote splits');

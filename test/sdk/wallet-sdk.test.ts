@@ -14,7 +14,7 @@ import { createClient, execute, memoryStorage, type AppPlan, type ExecutionStatu
 import { walletSdkProvider, type SigningRequest } from '@bestex/sdk/wallet-sdk';
 import { Decimal } from '../../core/decimal.js';
 import { COLLECTING, listen, testApp } from '../helpers/app.js';
-import { hint } from '../helpers/canton.js';
+import { externalParties, hint } from '../helpers/canton.js';
 import { spendable } from '../helpers/ledger.js';
 
 const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' } });
@@ -42,12 +42,8 @@ let plans = 0;
 const planFor = async (party: string) =>
   (await client.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: `wallet-sdk-${process.pid}-${++plans}` })) as AppPlan;
 
-/** An external party onboarded through wallet-sdk with a key of its own. */
-async function externalParty(name: string) {
-  const keys = sdk.keys.generate();
-  const party = await sdk.party.external.create(keys.publicKey, { partyHint: hint(name) }).sign(keys.privateKey).execute();
-  return { partyId: party.partyId, fingerprint: party.publicKeyFingerprint, keys };
-}
+/** The tests' external parties, onboarded through wallet-sdk together, each with a key of its own. */
+const externalParty = externalParties(sdk, ['wsdk-external', 'wsdk-declines', 'wsdk-sign', 'wsdk-sign-fn']);
 
 /** What the provider tells its txChanged listeners, from now on. */
 function recordEvents(provider: ReturnType<typeof walletSdkProvider>) {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { QuoteResponse } from '../../../core/contract/v1.js';
+import { plainChild } from '../../helpers/plain-child.js';
 import { sandboxCli } from '../../helpers/sandbox-cli.js';
 import { alive, logLines, MAIN, run, service, until } from '../../helpers/service-process.js';
 import { tempDir } from '../../helpers/temp.js';
@@ -30,8 +31,22 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Two services as two checkouts run them, side by side, started once for the tests that only look
+ * at them (each may run alone: the first to ask starts them) and killed when the file ends. The
+ * first's DATA_DIR held a world-readable sandbox.json from before it started: the token must not
+ * land in it.
+ */
+let sideBySide: Promise<[Awaited<ReturnType<typeof service>>, Awaited<ReturnType<typeof service>>]> | undefined;
+const twoServices = () =>
+  (sideBySide ??= (() => {
+    const dataDir = tempDir(t, 'bestex-process-');
+    writeFileSync(path.join(dataDir, 'sandbox.json'), '{}', { mode: 0o644 });
+    return Promise.all([service(t, { DATA_DIR: dataDir }), service(t)]);
+  })());
+
 t.test('make run: the service and the sandbox are two processes, on free ports, and two checkouts run side by side; the README\'s quote is answered', async (t) => {
-  const [a, b] = await Promise.all([service(t), service(t)]);
+  const [a, b] = await twoServices();
   for (const s of [a, b]) {
     t.not(s.sandbox.pid, s.child.pid, 'the sandbox is a process of its own');
     t.equal(parentOf(s.sandbox.pid), s.child.pid, 'started by the service');
@@ -46,10 +61,7 @@ t.test('make run: the service and the sandbox are two processes, on free ports, 
 });
 
 t.test('the sandbox says where it is in DATA_DIR/sandbox.json (its owner\'s only), and the wallet CLI finds it there', async (t) => {
-  const dataDir = tempDir(t, 'bestex-process-');
-  // A world-readable file left from before: the token must not land in it.
-  writeFileSync(path.join(dataDir, 'sandbox.json'), '{}', { mode: 0o644 });
-  const s = await service(t, { DATA_DIR: dataDir });
+  const [s] = await twoServices();
   const file = path.join(s.dataDir, 'sandbox.json');
   t.equal(statSync(file).mode & 0o777, 0o600, 'it holds the ledger token: owner-only, whatever was there before');
   t.match(JSON.parse(readFileSync(file, 'utf8')), { sandbox: s.sandbox.url, ledger: s.sandbox.ledger, ledgerToken: String, pid: s.sandbox.pid });
@@ -61,8 +73,8 @@ t.test('the sandbox says where it is in DATA_DIR/sandbox.json (its owner\'s only
 });
 
 t.test('a second make run on a port already served "never disturbs a running instance": it stops before starting anything, in one line naming the port, and the first\'s sandbox.json, sandbox and answers are untouched', async (t) => {
-  const dataDir = tempDir(t, 'bestex-process-');
-  const first = await service(t, { DATA_DIR: dataDir });
+  const [first] = await twoServices();
+  const dataDir = first.dataDir;
   const port = new URL(first.address).port;
   const file = path.join(dataDir, 'sandbox.json');
   const before = readFileSync(file, 'utf8');
@@ -137,7 +149,7 @@ t.test('Ctrl-C (SIGINT to the service\'s process group) stops the service first 
   const dataDir = tempDir(t, 'bestex-process-');
   const { LEDGER_URL: _l, SANDBOX_URL: _s, LEDGER_TOKEN: _t, ...inherited } = process.env;
   // Its own group, as a terminal gives it: the group's SIGINT is what Ctrl-C sends.
-  const child = spawn(process.execPath, [MAIN], { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(...plainChild(process.execPath, [MAIN]), { env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   t.teardown(() => void (child.exitCode === null && child.kill('SIGKILL')));

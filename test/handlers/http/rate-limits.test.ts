@@ -3,11 +3,13 @@
 // test/core/state/rate-windows.test.ts.
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { generateKey } from '../../../core/keys/api-key.js';
-import { keysFile } from '../../../core/keys/open-store.js';
+import { FileKeyStore } from '../../../core/keys/file-store.js';
 import { InProcessSharedState } from '../../../core/state/in-process.js';
 import { testApp, type TestApp, type TestAppOptions } from '../../helpers/app.js';
 import { issueKey } from '../../helpers/keys.js';
+import { tempDir } from '../../helpers/temp.js';
 import type { Deadline, Venue, VenueQuoteRequest } from '../../../core/venues/venue.js';
 
 const QUOTE = '/api/quote?from=CC&to=USDCx&amount=100';
@@ -175,11 +177,15 @@ t.test('"Over-limit requests are blocked and never counted as billable traffic"'
 });
 
 t.test('a key that cannot be verified (503) is answered as it is, and counted in no window', async (t) => {
-  const app = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '1' });
+  // A key store whose refresh interval runs on a clock the test moves, not the wall's.
+  let clockMs = 0;
+  const store = new FileKeyStore(path.join(tempDir(t, 'bestex-keys-'), 'keys.json'), { now: () => clockMs });
+  const app = await limitedApp(t, { RATE_LIMIT_KEYLESS_PER_MINUTE: '1' }, { overrides: { keyStore: store } });
   const { key } = await issueKey(app.core.keyStore);
   await app.core.keyStore.list();
-  writeFileSync(keysFile(app.config), 'damaged');
-  await new Promise((resolve) => setTimeout(resolve, 1100));
+  writeFileSync(store.file, 'damaged');
+  // Past its refresh interval: the next look at the file finds it damaged.
+  clockMs += 60_000;
   for (let i = 0; i < 3; i++) t.equal((await app.server.inject({ url: QUOTE, headers: { 'x-api-key': key } })).statusCode, 503);
   t.equal((await app.server.inject(QUOTE)).statusCode, 200, 'the IP\'s keyless window is untouched');
 });

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import type { Browser } from 'playwright-core';
 import { parse } from 'yaml';
 import { repoRoot } from '../../../handlers/app.js';
 import { DOCS_SPECS, DOCS_TITLE } from '../../../handlers/pages/docs.js';
@@ -113,14 +114,21 @@ t.test('"both linked from the README and from the 404 body"', async (t) => {
   t.match(readme, /\/openapi\/v1\.json/);
 });
 
+// One Chromium for the file, launched by the first browser test that runs (a skipped run launches
+// none) and closed when the file's tests end; each test browses in a context of its own.
+let launched: Promise<Browser> | undefined;
+t.teardown(async () => {
+  await (await launched)?.close();
+});
+
 /** The service on a port of its own and a Chromium page to open its /docs with, both closed after `t`. */
 async function docsInBrowser(t: { teardown(fn: () => unknown): void }) {
   const app = await testApp();
   t.teardown(app.close);
   const base = await listen(app.server);
-  const browser = await launchChromium();
-  t.teardown(() => browser.close());
-  return { base, page: await browser.newPage() };
+  const context = await (await (launched ??= launchChromium())).newContext();
+  t.teardown(() => context.close());
+  return { base, page: await context.newPage() };
 }
 
 t.test('"curl /docs renders the reference with no request leaving the machine": in Chromium, the page renders the operations and asks only its own origin', chromiumSkip('the docs page browser test'), async (t) => {

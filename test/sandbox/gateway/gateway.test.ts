@@ -9,19 +9,19 @@ import type { Provider } from '@canton-network/core-splice-provider';
 import { verifySignedTxHash } from '@canton-network/core-signing-lib';
 import type { MessageSignatureEvent, RpcTypes as RemoteDappRpcTypes, StatusEvent, TxChangedEvent } from '@canton-network/core-wallet-dapp-remote-rpc-client';
 import { createClient, createClientV2, execute, readRefusal, type AppPlan, type ApprovalRequest, type ExecutionStatus } from '@bestex/sdk';
-import { EventSource } from 'eventsource';
 import t from 'tap';
 import { listen, testApp } from '../../helpers/app.js';
 import { remoteResultErrors } from '../../helpers/dapp-openrpc.js';
+import { provideEventSource } from '../../helpers/event-source.js';
 import { spendable } from '../../helpers/ledger.js';
 
 // The package's declarations re-export its classes through extension-less paths NodeNext cannot follow.
 const { DappAsyncProvider } = providerDapp as unknown as { DappAsyncProvider: new (url: URL | string, sessionToken?: string) => Provider<RemoteDappRpcTypes> };
 
 // The provider runs in a page: it hears the login page's hand-off on `window`, and streams events with EventSource.
-const globals = globalThis as { window?: EventTarget; EventSource?: unknown };
+const globals = globalThis as { window?: EventTarget };
 globals.window ??= new EventTarget();
-globals.EventSource ??= EventSource;
+provideEventSource();
 
 const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1', INTENT_POLL_INTERVAL_MS: '200' } });
 t.teardown(app.close);

@@ -7,19 +7,19 @@ import * as providerDapp from '@canton-network/core-provider-dapp';
 import type { Provider } from '@canton-network/core-splice-provider';
 import { verifySignedTxHash } from '@canton-network/core-signing-lib';
 import type { MessageSignatureEvent, RpcTypes as RemoteDappRpcTypes, StatusEvent } from '@canton-network/core-wallet-dapp-remote-rpc-client';
-import { EventSource } from 'eventsource';
 import type { Browser, Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { listen, testApp } from '../../helpers/app.js';
 import { chromiumSkip, launchChromium } from '../../helpers/chromium.js';
+import { provideEventSource } from '../../helpers/event-source.js';
 
 // The package's declarations re-export its classes through extension-less paths NodeNext cannot follow.
 const { DappAsyncProvider } = providerDapp as unknown as { DappAsyncProvider: new (url: URL | string, sessionToken?: string) => Provider<RemoteDappRpcTypes> };
 
 // The provider runs in a page: it hears the login page's hand-off on `window`, and streams events with EventSource.
-const globals = globalThis as { window?: EventTarget; EventSource?: unknown };
+const globals = globalThis as { window?: EventTarget };
 globals.window ??= new EventTarget();
-globals.EventSource ??= EventSource;
+provideEventSource();
 
 const skip = chromiumSkip('the wallet gateway page tests');
 const app = await testApp();

@@ -12,6 +12,7 @@ import { CC, USDCX } from '../../../core/tokens.js';
 import { poolUserGets } from '../../../sandbox/venues/tradecraft.js';
 import { COLLECTING, listen, testApp, type TestApp, type TestAppOptions } from '../../helpers/app.js';
 import { spendable } from '../../helpers/ledger.js';
+import { plainChild } from '../../helpers/plain-child.js';
 import { tempDir } from '../../helpers/temp.js';
 
 let takers = 0;
@@ -77,7 +78,7 @@ async function inNewProcess(w: World, dir: string, plan: AppPlan, call: string):
     const plan = JSON.parse(process.env.PLAN_JSON);
     console.log(JSON.stringify(await ${call}));
   `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+  const child = spawn(...plainChild(process.execPath, ['--input-type=module', '-e', script]), {
     env: { ...process.env, REGISTRIES: JSON.stringify(sandbox.manifest.registries), LEDGER: sandbox.manifest.ledger, TOKEN: sandbox.ledgerToken, PARTY: w.taker, PLAN_JSON: JSON.stringify(plan), DIR: dir },
   });
   let out = '';

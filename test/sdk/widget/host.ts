@@ -21,6 +21,8 @@ export interface HostOptions {
   readonly v2Client?: boolean;
   /** The page's timers run only when the test moves its clock. */
   readonly fakeClock?: boolean;
+  /** With fakeClock: what the page shows once its first quote is answered, before its clock stops (the table unless said). */
+  readonly loaded?: (page: Page) => Promise<unknown>;
   /** The app's sandbox started so (its participant without the batching package, say). */
   readonly sandbox?: TestAppOptions['sandbox'];
 }
@@ -103,7 +105,7 @@ export async function setupHost(browser: () => Promise<Browser>, t: { teardown(f
   if (options.fakeClock) await page.clock.install({ time: new Date() });
   await page.goto(host);
   if (options.fakeClock) {
-    await widgetText(page, 'tbody tr').first().waitFor();
+    await (options.loaded ? options.loaded(page) : widgetText(page, 'tbody tr').first().waitFor());
     await page.clock.pauseAt(await page.evaluate(() => Date.now() + 2_000));
   }
   return { app, page, host, key, service, quoteRequests: () => quotes };

@@ -88,7 +88,9 @@ async function run(skip: { skip?: string }): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const browser = fileBrowser();
   const options: HostOptions = { attributes: 'api-version="2"', amount: AMOUNT, v2Client: true };
-  const setup = (t: { teardown(fn: () => unknown): void }, more: Partial<HostOptions> = {}) => setupHost(browser, t, {}, { ...options, ...more });
+  // OneSwap's intents read often, so the service's reading, which the SDK waits for, follows a leg closely.
+  const env = { INTENT_POLL_INTERVAL_MS: '200' };
+  const setup = (t: { teardown(fn: () => unknown): void }, more: Partial<HostOptions> = {}) => setupHost(browser, t, env, { ...options, ...more });
 
   /** The widget on screen with the split its quote states, and that quote's split. */
   async function splitShown(app: TestApp, page: Page): Promise<{ quote: Quote; split: SplitQuote }> {

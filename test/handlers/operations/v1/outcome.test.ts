@@ -26,6 +26,10 @@ interface Flow {
   /** Moves the service's and the sandbox ledger's clock forward. */
   advance(ms: number): void;
   cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Gives the taker CC from the sandbox ledger's faucet. */
+  fund(taker: string, amount: string): Promise<void>;
+  /** Holds (or lets go) the pools' operator: deposits wait unanswered while it is paused. */
+  pauseOperator(paused: boolean): Promise<void>;
   plan(taker: string, amount: string, idempotencyKey: string, to?: string): Promise<{ plan: AppPlan; file: string }>;
   outcome(query: Record<string, string>): Promise<{ status: number; body: Outcome }>;
   /** The outcome once it is no longer pending (the pool's operator answers right after a deposit commits). */
@@ -41,6 +45,11 @@ async function flow(t: { teardown(fn: () => Promise<void>): void }): Promise<Flo
   const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1' }, overrides: { now: () => new Date(Date.now() + skew) } });
   t.teardown(app.close);
   const sandbox = { url: app.sandbox!.manifest.ledger, ledger: app.sandbox!.ledger };
+  // The ledger's own controls, which the wallet CLI's fund, pause and resume post to (test/sandbox/cli.test.ts runs those).
+  const control = async (resource: string, body: unknown) => {
+    const res = await fetch(new URL(resource, sandbox.url), { method: 'POST', headers: { authorization: `Bearer ${app.sandbox!.ledgerToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status !== 200) throw new Error(`${resource}: ${res.status} ${await res.text()}`);
+  };
   const outcome = async (query: Record<string, string>) => {
     const res = await app.server.inject({ url: `/api/outcome?${new URLSearchParams(query).toString()}` });
     return { status: res.statusCode, body: res.json<Outcome>() };
@@ -49,6 +58,8 @@ async function flow(t: { teardown(fn: () => Promise<void>): void }): Promise<Flo
     app,
     advance: (ms) => void (skew += ms),
     cli: (...args) => sandboxCli(args, { LEDGER_URL: sandbox.url, SANDBOX_URL: app.sandbox!.manifest.sandbox }),
+    fund: (taker, amount) => control('/sandbox/v1/fund', { party: taker, token: 'CC', amount }),
+    pauseOperator: (paused) => control('/sandbox/v1/operator', { paused }),
     async plan(taker, amount, idempotencyKey, to = 'USDCx') {
       const res = await app.server.inject({ method: 'POST', url: '/api/app/plan', payload: { from: 'CC', to, amount, venueId: 'tradecraft', takerParty: taker, idempotencyKey } });
       if (res.statusCode !== 200) throw new Error(`plan: ${res.statusCode} ${res.body}`);
@@ -94,7 +105,7 @@ function noPartyLogged(t: { ok(value: unknown, message: string): void; notOk(val
 t.test('"quote -> plan -> execute -> outcome completed with the real depositUpdateId"; the swap moves the next quote', async (t) => {
   const f = await flow(t);
   const taker = newTaker();
-  t.equal((await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', '1000')).code, 0);
+  await f.fund(taker, '1000');
   const netBefore = await f.quoteNet('100');
   const { plan, file } = await f.plan(taker, '100', 'completed-1');
   t.equal(plan.quoteRef.net, netBefore, 'the plan is built from the quote');
@@ -116,7 +127,7 @@ t.test('"quote -> plan -> execute -> outcome completed with the real depositUpda
 t.test('"a price move between plan and execution -> slippage failure with refund"', async (t) => {
   const f = await flow(t);
   const taker = newTaker();
-  await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', '500');
+  await f.fund(taker, '500');
   const { plan, file } = await f.plan(taker, '200', 'slippage-1');
   const moved = await f.cli('move', '--pair', 'CC/USDCx', '--bps', '-300');
   t.equal(moved.code, 0, moved.stderr);
@@ -134,8 +145,8 @@ t.test('"a price move between plan and execution -> slippage failure with refund
 t.test('"no execution before the deadline -> expired": pending while the venue does not answer, expired after, refunded when it answers late', async (t) => {
   const f = await flow(t);
   const taker = newTaker();
-  await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', '100');
-  t.equal((await f.cli('pause')).code, 0);
+  await f.fund(taker, '100');
+  await f.pauseOperator(true);
   const { plan, file } = await f.plan(taker, '100', 'expired-1');
   t.equal((await f.cli('execute', '--plan', file, '--party', taker)).code, 0);
   t.strictSame((await f.outcome(queryFor(taker, plan))).body, { status: 'pending', depositUpdateId: null }, 'the offer is open');
@@ -144,7 +155,7 @@ t.test('"no execution before the deadline -> expired": pending while the venue d
   t.strictSame((await f.outcome(queryFor(taker, plan))).body, { status: 'pending', depositUpdateId: null }, 'past executeBefore an accept made just before may still be recorded');
   f.advance(60_000);
   t.strictSame((await f.outcome(queryFor(taker, plan))).body, { status: 'expired', depositUpdateId: null }, 'past executeBefore and the record-time tolerance, nothing settled');
-  t.equal((await f.cli('resume')).code, 0);
+  await f.pauseOperator(false);
   const outcome = await f.settled(queryFor(taker, plan));
   const returned = updateWith(f.transactions(), 'TransferInstruction_Reject')!;
   t.ok(returned, 'the pool answered late, rejecting');
@@ -160,14 +171,14 @@ t.test('"no execution before the deadline -> expired": pending while the venue d
 t.test('"two concurrent swaps disambiguated by escrow/amount" (and by minReceive and want)', async (t) => {
   const f = await flow(t);
   const taker = newTaker();
-  for (const amount of ['100', '100', '200']) await f.cli('fund', '--party', taker, '--token', 'CC', '--amount', amount);
-  await f.cli('pause');
+  for (const amount of ['100', '100', '200']) await f.fund(taker, amount);
+  await f.pauseOperator(true);
   // Three swaps in one window: two of 100 CC to different pools, one of 200 CC to the first's pool.
   const a = await f.plan(taker, '100', 'concurrent-a');
   const b = await f.plan(taker, '100', 'concurrent-b', 'CBTC');
   const c = await f.plan(taker, '200', 'concurrent-c');
   for (const p of [a, b, c]) t.equal((await f.cli('execute', '--plan', p.file, '--party', taker)).code, 0);
-  await f.cli('resume');
+  await f.pauseOperator(false);
   const window = { party: taker, since: new Date(Date.parse(a.plan.expiry) - PLAN_VALIDITY_MS).toISOString(), deadline: c.plan.expiry };
   const [poolUsdcx, poolCbtc] = [a.plan.steps[0]!.target, b.plan.steps[0]!.target];
   t.not(poolUsdcx, poolCbtc);
