@@ -45,7 +45,12 @@ interface Followed {
   history: PlanHistoryEntry[];
   state: PlanState;
   intent: RecordedIntentOutcome | null;
+  /** When the plan is next looked at whatever the ledger says: the expiry's end, then a payout's grace. */
+  dueMs: number;
 }
+
+/** Between two reads of intent legs' recorded status (their venue is read every INTENT_POLL_INTERVAL_MS anyway). */
+const INTENT_READ_MS = 1_000;
 
 const INTENT_LEG: Readonly<Record<IntentOutcomeState, PlanState>> = {
   awaiting_deposit: 'planned',
@@ -67,6 +72,9 @@ const LEDGER_LEG: Readonly<Record<string, PlanState>> = {
 
 export class PlanFollower {
   private readonly followed = new Map<string, Followed>();
+  /** The plans to look at in the next settle: a read touched them, they are new, or a report came. */
+  private readonly dirty = new Set<Followed>();
+  private lastIntentReadMs = 0;
   private readonly index = new OffsetTimeIndex();
   /** The last offset read; null until this instance holds the lease and has found where to start. */
   private offset: number | null = null;
@@ -137,12 +145,15 @@ export class PlanFollower {
       const known = this.followed.get(plan.planId);
       if (known && !(known.plan.awaitingSignature && !plan.awaitingSignature)) {
         // What may change of a followed plan besides its deposits: the taker's reports.
+        if (plan.reports !== undefined && JSON.stringify(plan.reports) !== JSON.stringify(known.plan.reports)) this.dirty.add(known);
         known.plan = plan;
         continue;
       }
       const history = known?.history ?? (await this.options.store.events(plan.planId, 0)).map((e) => ({ state: e.status.state, seq: e.seq, at: e.at }));
       if (history.length === 0) continue;
-      this.followed.set(plan.planId, { plan, trackers: this.trackersOf(plan), history, state: history.at(-1)!.state, intent: null });
+      const followed: Followed = { plan, trackers: this.trackersOf(plan), history, state: history.at(-1)!.state, intent: null, dueMs: plan.expiryMs + RECORD_TIME_TOLERANCE_MS };
+      this.followed.set(plan.planId, followed);
+      this.dirty.add(followed);
     }
   }
 
@@ -199,14 +210,36 @@ export class PlanFollower {
         }
         for (const f of byKey.get(`h:${hash}`) ?? []) concerned.add(f);
       }
-      for (const f of concerned) for (const tracker of f.trackers) tracker?.observe(tx);
+      for (const f of concerned) {
+        for (const tracker of f.trackers) tracker?.observe(tx);
+        this.dirty.add(f);
+      }
     }
   }
 
   /** Each followed plan's state now; a changed one appended as its next event, the sink told first. */
+  /**
+   * The plans whose state may have changed since the last look: those a read touched, new ones,
+   * those whose time has come, and, once a second, those with an intent leg. Not every live plan at
+   * every read: under load most live plans wait for a deposit that the ledger has not shown.
+   */
+  private due(nowMs: number): Followed[] {
+    // A clock set back (a step of the system's time) reads them too, not a second after the time it left.
+    const intents = Math.abs(nowMs - this.lastIntentReadMs) >= INTENT_READ_MS;
+    if (intents) this.lastIntentReadMs = nowMs;
+    const due = new Set(this.dirty);
+    this.dirty.clear();
+    for (const f of this.followed.values()) {
+      if (f.dueMs <= nowMs || (intents && f.plan.legs.some((l) => l.basis === 'venue'))) due.add(f);
+    }
+    return [...due].filter((f) => this.followed.get(f.plan.planId) === f);
+  }
+
   private async settle(): Promise<void> {
     const nowMs = this.options.now().getTime();
-    for (const f of [...this.followed.values()]) {
+    for (const f of this.due(nowMs)) {
+      // Past its expiry and tolerance, a plan still open is looked at again once its payout's grace is over, then every minute.
+      if (f.dueMs <= nowMs) f.dueMs = Math.max(nowMs + 60_000, f.plan.expiryMs + RECORD_TIME_TOLERANCE_MS + PAYOUT_GRACE_MS);
       const readings = f.plan.awaitingSignature ? this.unsigned(f.plan, nowMs) : await this.readings(f, nowMs);
       if (readings === null) continue;
       const state = planState(readings);
