@@ -623,12 +623,14 @@ t.test('"a reload while the wallet was asked to sign": executing again in a new 
   // The wallet never answers: the page is closed while the user looks at the signing prompt.
   const stuck = wrap(w.provider, { prepareExecuteAndWait: () => new Promise(() => {}) });
   const statuses: ExecutionStatus[] = [];
-  void execute(plan, { provider: stuck, registries: w.registries, storage: fileStorage(dir), hooks: { onStatus: (s) => void statuses.push(s) } });
+  const closedPage = execute(plan, { provider: stuck, registries: w.registries, storage: fileStorage(dir), hooks: { onStatus: (s) => void statuses.push(s) } });
   while (!statuses.includes('SUBMITTING')) await new Promise((resolve) => setTimeout(resolve, 20));
   const run = await inNewProcess(w, dir, plan, 'execute(plan, { provider, registries, storage })');
   t.equal(run.code, 0, run.stderr);
   t.match(run.result, { status: 'COMPLETED' });
   t.equal(w.offers(), 1);
+  // The first execution still follows the ledger: it ends before the sandbox it reads closes with the test.
+  await closedPage;
 });
 
 t.test('a signal already aborted stops the execution before anything is signed', async (t) => {
