@@ -394,8 +394,8 @@ t.test(
   redisSkip(redis),
   async (t) => {
     const redisUrl = nextRedisUrl();
-    // No periodic work while counting: the marker's check and usage flushes run an hour apart.
-    const env = { REDIS_URL: redisUrl, LIVENESS_PROBE_INTERVAL_MS: '3600000', USAGE_FLUSH_MS: '600000' };
+    // No periodic work while counting: the marker's check, usage flushes and the plan status follower's reads run minutes apart.
+    const env = { REDIS_URL: redisUrl, LIVENESS_PROBE_INTERVAL_MS: '3600000', USAGE_FLUSH_MS: '600000', PLAN_STATUS_POLL_MS: '60000' };
     const a = await testApp({ env });
     const b = await testApp({ env });
     t.teardown(a.close);
