@@ -141,6 +141,8 @@ if (!skip.skip) {
     await swap(unserved.page, 'widget-status-unserved');
     await untilStatus(unserved.page, 'COMPLETED');
     await unserved.page.waitForFunction(() => (window as unknown as { results: unknown[] }).results.length === 1);
+    // The widget asks for the stream as the execution ends: its request may reach the server a moment after the result.
+    for (let i = 0; i < 400 && unserved.streams.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
     t.equal(unserved.streams.length, 1, 'the stream was asked for');
     t.equal(await serviceLine(unserved.page).isHidden(), true, 'and nothing said of it');
   });
