@@ -2,7 +2,10 @@
 // and with a shared store only the instance holding the lease), folds each into the deposits of
 // the plans whose taker it concerns, asks the recorded intent status of intent legs, and appends
 // each plan's new state as its next event. A plan's reading lives in memory only while the plan
-// is live; a new holder of the lease reads again from the oldest live plan's creation.
+// is live; a new holder of the lease reads again from the oldest live plan's creation. Each turn
+// costs what changed, not what is followed: the store answers the plans added or changed since
+// the last turn, the ledger's updates reach the plans they concern through an index kept as plans
+// come and go, and a plan whose deadline comes is found in time order (deadlines.ts).
 import { Decimal, toWire } from '../decimal.js';
 import type { CoreLog } from '../log.js';
 import { findStart, OffsetTimeIndex, OutcomeTracker, RECORD_TIME_TOLERANCE_MS, SKEW_MS, type IntentOutcomeState, type PoolTokens, type RecordedIntentOutcome } from '../outcomes/outcomes.js';
@@ -11,6 +14,7 @@ import { HOLDING, namesEntity, TRANSFER_INSTRUCTION } from '../ledger/token-stan
 import { resolveToken } from '../tokens.js';
 import type { PlanHistoryEntry, PlanStatusEvent } from '../contract/v2.js';
 import type { PlanEventSink } from './events.js';
+import { Deadlines } from './deadlines.js';
 import type { PlanStatusStore } from './store.js';
 import { eventOf, isTerminal, planState, statusOf, UNREAD, type LegReading, type PlanSecrets, type PlanState, type TakerReport, type TrackedLeg, type TrackedPlan } from './status.js';
 
@@ -72,12 +76,19 @@ const LEDGER_LEG: Readonly<Record<string, PlanState>> = {
 
 export class PlanFollower {
   private readonly followed = new Map<string, Followed>();
+  /** The followed plans with a ledger leg, by the keyed hash of their taker (`h:`) and by the receiver of a deposit (`e:`). */
+  private readonly byParty = new Map<string, Set<Followed>>();
+  /** The followed plans with an intent leg, read once a second. */
+  private readonly intentPlans = new Set<Followed>();
+  private readonly deadlines = new Deadlines();
   /** The plans to look at in the next settle: a read touched them, they are new, or a report came. */
   private readonly dirty = new Set<Followed>();
   private lastIntentReadMs = 0;
   private readonly index = new OffsetTimeIndex();
   /** The last offset read; null until this instance holds the lease and has found where to start. */
   private offset: number | null = null;
+  /** Where the store's changes were last read up to. */
+  private cursor: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private closed = false;
@@ -114,20 +125,20 @@ export class PlanFollower {
     const leaseMs = Math.max(5_000, options.pollMs * 20);
     if (!(await store.lease(options.holder, leaseMs))) {
       // Another instance follows: what this one read is stale by the time it holds the lease again.
-      this.followed.clear();
-      this.offset = null;
+      this.forgetAll();
       return;
     }
     const signal = AbortSignal.timeout(Math.max(10_000, options.pollMs * 10));
     // The end is read before the live plans: a plan kept after this read has its deposit after it.
     const end = await ledger.ledgerEnd(signal);
-    const live = await store.live();
-    await this.learn(live);
+    const changes = await store.changes(this.offset === null ? null : this.cursor);
+    this.cursor = changes.cursor;
+    await this.learn(changes.plans, changes.full);
     // A plan is kept before its caller holds it, so its deposits come after the last end read with
     // it unknown: only a follower just started, or a new lease holder, reads from the oldest live
     // plan's creation.
     if (this.offset === null) {
-      const oldest = Math.min(...live.map((p) => p.createdAtMs));
+      const oldest = Math.min(...changes.plans.map((p) => p.createdAtMs));
       this.offset = Number.isFinite(oldest) ? await findStart(ledger, this.index, oldest - SKEW_MS, end, options.pageSize, signal) : end;
     }
     if (end > this.offset) {
@@ -137,24 +148,73 @@ export class PlanFollower {
     await this.settle();
   }
 
-  /** Starts following the live plans not followed yet (again, once an intent plan's deposits are known); forgets those no longer live. */
-  private async learn(live: readonly TrackedPlan[]): Promise<void> {
-    const ids = new Set(live.map((p) => p.planId));
-    for (const id of this.followed.keys()) if (!ids.has(id)) this.followed.delete(id);
-    for (const plan of live) {
+  /**
+   * Starts following the plans new to it (again, once an intent plan's deposits are known) and
+   * takes the changes of those it follows; given every live plan (`full`), forgets those not among them.
+   */
+  private async learn(plans: readonly TrackedPlan[], full: boolean): Promise<void> {
+    if (full) {
+      const ids = new Set(plans.map((p) => p.planId));
+      for (const f of [...this.followed.values()]) if (!ids.has(f.plan.planId)) this.forget(f);
+    }
+    const fresh: TrackedPlan[] = [];
+    for (const plan of plans) {
       const known = this.followed.get(plan.planId);
       if (known && !(known.plan.awaitingSignature && !plan.awaitingSignature)) {
         // What may change of a followed plan besides its deposits: the taker's reports.
         if (plan.reports !== undefined && JSON.stringify(plan.reports) !== JSON.stringify(known.plan.reports)) this.dirty.add(known);
         known.plan = plan;
-        continue;
-      }
-      const history = known?.history ?? (await this.options.store.events(plan.planId, 0)).map((e) => ({ state: e.status.state, seq: e.seq, at: e.at }));
-      if (history.length === 0) continue;
-      const followed: Followed = { plan, trackers: this.trackersOf(plan), history, state: history.at(-1)!.state, intent: null, dueMs: plan.expiryMs + RECORD_TIME_TOLERANCE_MS };
-      this.followed.set(plan.planId, followed);
-      this.dirty.add(followed);
+      } else fresh.push(plan);
     }
+    // Asked together: with a shared store, one round trip's wait for them all.
+    const histories = await Promise.all(fresh.map(async (plan) => this.followed.get(plan.planId)?.history ?? (await this.options.store.events(plan.planId, 0)).map((e) => ({ state: e.status.state, seq: e.seq, at: e.at }))));
+    fresh.forEach((plan, i) => {
+      const history = histories[i]!;
+      if (history.length === 0) return;
+      const known = this.followed.get(plan.planId);
+      if (known) this.forget(known);
+      this.follow({ plan, trackers: this.trackersOf(plan), history, state: history.at(-1)!.state, intent: null, dueMs: plan.expiryMs + RECORD_TIME_TOLERANCE_MS });
+    });
+  }
+
+  private follow(f: Followed): void {
+    this.followed.set(f.plan.planId, f);
+    for (const key of this.partyKeys(f)) {
+      const set = this.byParty.get(key);
+      if (set) set.add(f);
+      else this.byParty.set(key, new Set([f]));
+    }
+    if (f.plan.legs.some((l) => l.basis === 'venue')) this.intentPlans.add(f);
+    this.deadlines.push(f.plan.planId, f.dueMs);
+    this.dirty.add(f);
+  }
+
+  /** Stops following a plan; its id may stay among the deadlines until its time, answered by nothing. */
+  private forget(f: Followed): void {
+    if (this.followed.get(f.plan.planId) === f) this.followed.delete(f.plan.planId);
+    for (const key of this.partyKeys(f)) {
+      const set = this.byParty.get(key);
+      set?.delete(f);
+      if (set?.size === 0) this.byParty.delete(key);
+    }
+    this.intentPlans.delete(f);
+    this.dirty.delete(f);
+  }
+
+  private forgetAll(): void {
+    this.followed.clear();
+    this.byParty.clear();
+    this.intentPlans.clear();
+    this.deadlines.clear();
+    this.dirty.clear();
+    this.offset = null;
+    this.cursor = null;
+  }
+
+  /** The keys a ledger update reaches a plan by: its taker's keyed hash and its deposits' receivers, for legs read on the ledger. */
+  private partyKeys(f: Followed): string[] {
+    if (!f.trackers.some((t) => t !== null)) return [];
+    return [`h:${f.plan.takerHash}`, ...f.plan.legs.flatMap((leg, i) => (f.trackers[i] && leg.escrow !== null ? [`e:${leg.escrow}`] : []))];
   }
 
   private trackersOf(plan: TrackedPlan): Array<OutcomeTracker | null> {
@@ -184,17 +244,7 @@ export class PlanFollower {
    * the party a plan's deposit goes to (the venue's answer, which may name no party of the taker).
    */
   private async read(from: number, to: number, signal: AbortSignal): Promise<void> {
-    const byKey = new Map<string, Followed[]>();
-    const index = (key: string, f: Followed) => {
-      const list = byKey.get(key);
-      if (list) list.push(f);
-      else byKey.set(key, [f]);
-    };
-    for (const f of this.followed.values()) {
-      if (!f.trackers.some((t) => t !== null)) continue;
-      index(`h:${f.plan.takerHash}`, f);
-      for (const [i, leg] of f.plan.legs.entries()) if (f.trackers[i] && leg.escrow !== null) index(`e:${leg.escrow}`, f);
-    }
+    const byKey = this.byParty;
     if (byKey.size === 0) return;
     const hashes = new Map<string, string>();
     for await (const tx of this.options.ledger.transactions({ beginExclusive: from, endInclusive: to }, signal, this.options.pageSize)) {
@@ -229,9 +279,11 @@ export class PlanFollower {
     if (intents) this.lastIntentReadMs = nowMs;
     const due = new Set(this.dirty);
     this.dirty.clear();
-    for (const f of this.followed.values()) {
-      if (f.dueMs <= nowMs || (intents && f.plan.legs.some((l) => l.basis === 'venue'))) due.add(f);
+    for (const { key, at } of this.deadlines.due(nowMs)) {
+      const f = this.followed.get(key);
+      if (f && f.dueMs === at) due.add(f);
     }
+    if (intents) this.intentPlans.forEach((f) => due.add(f));
     return [...due].filter((f) => this.followed.get(f.plan.planId) === f);
   }
 
@@ -239,7 +291,10 @@ export class PlanFollower {
     const nowMs = this.options.now().getTime();
     for (const f of this.due(nowMs)) {
       // Past its expiry and tolerance, a plan still open is looked at again once its payout's grace is over, then every minute.
-      if (f.dueMs <= nowMs) f.dueMs = Math.max(nowMs + 60_000, f.plan.expiryMs + RECORD_TIME_TOLERANCE_MS + PAYOUT_GRACE_MS);
+      if (f.dueMs <= nowMs) {
+        f.dueMs = Math.max(nowMs + 60_000, f.plan.expiryMs + RECORD_TIME_TOLERANCE_MS + PAYOUT_GRACE_MS);
+        this.deadlines.push(f.plan.planId, f.dueMs);
+      }
       const readings = f.plan.awaitingSignature ? this.unsigned(f.plan, nowMs) : await this.readings(f, nowMs);
       if (readings === null) continue;
       const state = planState(readings);
@@ -251,12 +306,12 @@ export class PlanFollower {
       const terminal = isTerminal(state);
       if (!(await this.options.store.append(event, terminal))) {
         // Another writer appended first (a previous holder of the lease): read the plan's events again.
-        this.followed.delete(f.plan.planId);
+        this.forget(f);
         continue;
       }
       f.history.push(entry);
       f.state = state;
-      if (terminal) this.followed.delete(f.plan.planId);
+      if (terminal) this.forget(f);
     }
   }
 

@@ -1,16 +1,27 @@
 // The plan status store shared by several instances, in Redis: each plan (`bx:ps:plan:<id>`)
 // and its events (`bx:ps:ev:<id>`, a list in seq order) kept for the retention after the last
-// change, the live plans (`bx:ps:live`), the follower's lease (`bx:ps:lease`), and every new
-// event published (`bx:ps:events`) to every instance's streams.
+// change, the live plans (`bx:ps:live`), each plan added or changed (`bx:ps:changes`, a stream
+// kept CHANGES_KEPT_MS, from which the follower reads only what is new), the follower's lease
+// (`bx:ps:lease`), and every new event published (`bx:ps:events`) to every instance's streams.
 import { Redis } from 'ioredis';
 import type { PlanStatusEvent } from '../contract/v2.js';
-import { Listeners, type PlanStatusStore } from './store.js';
+import { Listeners, type PlanChanges, type PlanStatusStore } from './store.js';
 import type { TrackedPlan } from './status.js';
 
 const PREFIX = 'bx:ps:';
 const LIVE = `${PREFIX}live`;
 const LEASE = `${PREFIX}lease`;
 const CHANNEL = `${PREFIX}events`;
+const CHANGES = `${PREFIX}changes`;
+/** How long the stream of changes keeps an entry: a follower that has not read for longer reads every live plan again. */
+export const CHANGES_KEPT_MS = 10 * 60_000;
+/** The most changes one read takes; the rest come at the next. */
+const CHANGES_PER_READ = 10_000;
+
+/** Lua: notes plan `planId` as changed in stream `stream`, dropping the entries older than `keptMs` by the server's clock. */
+const noteChange = (stream: string, planId: string, keptMs: string) => `
+local now = redis.call('TIME')
+redis.call('XADD', ${stream}, 'MINID', '~', (tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(${keptMs})) .. '-0', '*', 'p', ${planId})`;
 const planKey = (planId: string) => `${PREFIX}plan:${planId}`;
 const eventsKey = (planId: string) => `${PREFIX}ev:${planId}`;
 
@@ -33,7 +44,13 @@ redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('SADD', KEYS[3], ARGV[4])
 redis.call('PUBLISH', KEYS[4], ARGV[2])
+${noteChange('KEYS[5]', 'ARGV[4]', 'ARGV[5]')}
 return 1`;
+
+/** Replaces a plan's record, keeping its expiry, and notes it as changed. */
+const UPDATE = `
+redis.call('SET', KEYS[2], ARGV[3], 'KEEPTTL')
+${noteChange('KEYS[1]', 'ARGV[1]', 'ARGV[2]')}`;
 
 /** Takes the lease when free, or renews it for its holder. */
 const LEASE_SCRIPT = `
@@ -70,12 +87,12 @@ export class RedisPlanStore implements PlanStatusStore {
   }
 
   async add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean> {
-    const added = await this.client.eval(ADD, 4, planKey(plan.planId), eventsKey(plan.planId), LIVE, CHANNEL, JSON.stringify(plan), JSON.stringify(first), this.retentionMs, plan.planId);
+    const added = await this.client.eval(ADD, 5, planKey(plan.planId), eventsKey(plan.planId), LIVE, CHANNEL, CHANGES, JSON.stringify(plan), JSON.stringify(first), this.retentionMs, plan.planId, CHANGES_KEPT_MS);
     return added === 1;
   }
 
   async update(plan: TrackedPlan): Promise<void> {
-    await this.client.set(planKey(plan.planId), JSON.stringify(plan), 'KEEPTTL');
+    await this.client.eval(UPDATE, 2, CHANGES, planKey(plan.planId), plan.planId, CHANGES_KEPT_MS, JSON.stringify(plan));
   }
 
   async plan(planId: string): Promise<TrackedPlan | null> {
@@ -93,14 +110,38 @@ export class RedisPlanStore implements PlanStatusStore {
     return done === 1;
   }
 
-  async live(): Promise<TrackedPlan[]> {
+  async changes(after: string | null): Promise<PlanChanges> {
+    if (after !== null) {
+      const [[, first], [, entries]] = (await this.client
+        .multi()
+        .xrange(CHANGES, '-', '+', 'COUNT', 1)
+        .xrange(CHANGES, `(${after}`, '+', 'COUNT', CHANGES_PER_READ)
+        .exec()) as [[unknown, Array<[string, string[]]>], [unknown, Array<[string, string[]]>]];
+      // Entries after the cursor may have been dropped: read every live plan instead.
+      const lost = first.length > 0 && streamIdAfter(first[0]![0], after);
+      if (!lost) {
+        const ids = [...new Set(entries.map(([, fields]) => fields[1]!))];
+        return { plans: await this.livePlans(ids), cursor: entries.at(-1)?.[0] ?? after, full: false };
+      }
+    }
+    // The cursor is read before the live set: a plan added between is read again next time, not missed.
+    const last = (await this.client.xrevrange(CHANGES, '+', '-', 'COUNT', 1)) as Array<[string, string[]]>;
     const ids = await this.client.smembers(LIVE);
+    return { plans: await this.livePlans(ids, true), cursor: last[0]?.[0] ?? '0-0', full: true };
+  }
+
+  /** The records of those of `ids` still live; with `pruned`, ids known live whose record is gone leave the live set. */
+  private async livePlans(ids: readonly string[], pruned = false): Promise<TrackedPlan[]> {
     if (ids.length === 0) return [];
-    const texts = await this.client.mget(ids.map(planKey));
-    const gone = ids.filter((_, i) => texts[i] === null);
-    // A plan past its retention without a terminal event leaves the live set with its record.
-    if (gone.length > 0) await this.client.srem(LIVE, ...gone);
-    return texts.filter((t): t is string => t !== null).map((t) => JSON.parse(t) as TrackedPlan);
+    const pipeline = this.client.pipeline().mget(ids.map(planKey));
+    if (!pruned) pipeline.smismember(LIVE, ...ids);
+    const [[, texts], member] = (await pipeline.exec()) as [[unknown, Array<string | null>], [unknown, number[]]?];
+    if (pruned) {
+      const gone = ids.filter((_, i) => texts[i] === null);
+      // A plan past its retention without a terminal event leaves the live set with its record.
+      if (gone.length > 0) await this.client.srem(LIVE, ...gone);
+    }
+    return texts.flatMap((t, i) => (t !== null && (pruned || member![1][i] === 1) ? [JSON.parse(t) as TrackedPlan] : []));
   }
 
   async lease(holder: string, ttlMs: number): Promise<boolean> {
@@ -111,4 +152,11 @@ export class RedisPlanStore implements PlanStatusStore {
     this.subscriber?.disconnect();
     await this.client.quit().catch(() => undefined);
   }
+}
+
+/** Whether stream id `a` (`<ms>-<n>`) comes after `b`. */
+function streamIdAfter(a: string, b: string): boolean {
+  const [am, an] = a.split('-').map(BigInt) as [bigint, bigint];
+  const [bm, bn] = b.split('-').map(BigInt) as [bigint, bigint];
+  return am > bm || (am === bm && an > bn);
 }

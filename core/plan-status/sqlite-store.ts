@@ -2,20 +2,22 @@
 // compiled to WebAssembly (node-sqlite3-wasm), which runs unchanged on every supported Node with
 // no compiler. The file is this process's alone (an exclusive lock, taken once: the library's
 // lock per statement, a directory made and removed, cost a v2 plan most of its CPU; its owner
-// named beside it, core/sqlite-file.ts, so a crash's stale lock is taken over). The live
-// plans are also held in memory, so the follower's every read asks no SQL; writes are queued and
-// committed together, one transaction per turn of the event loop, and every read of the file
-// commits what is queued first. Kept past a restart (the follower resumes the live plans), dropped
-// after the retention.
+// named beside it, core/sqlite-file.ts, so a crash's stale lock is taken over). The live plans
+// are also held in memory, so the follower's every read asks no SQL. Writes are gathered for
+// FLUSH_MS and committed together by statements prepared once, each record's JSON handed over as
+// UTF-8 bytes (the library copies a string into WebAssembly a character at a time), and every read
+// of the file commits what is gathered first. Kept past a restart (the follower resumes the live
+// plans), dropped after the retention.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import type { PlanStatusEvent } from '../contract/v2.js';
 import { releaseOwnership, takeOwnership } from '../sqlite-file.js';
-import { Listeners, type PlanStatusStore } from './store.js';
+import { Listeners, type PlanChanges, type PlanStatusStore } from './store.js';
 import type { TrackedPlan } from './status.js';
 
-type Write = { readonly sql: string; readonly values: ReadonlyArray<string | number> };
+/** How long writes are gathered before one commit: what a crash of the process may lose of the newest plans' events. */
+export const FLUSH_MS = 20;
 
 /** A live plan as held in memory: its record, its events so far, and until when it is kept. */
 interface Live {
@@ -24,15 +26,31 @@ interface Live {
   keepUntil: number;
 }
 
+type Database = InstanceType<typeof sqlite.Database>;
+type Statement = ReturnType<Database['prepare']>;
+type Value = string | number | Uint8Array;
+
+const STATEMENTS = {
+  // A plan over, made again under its id (the same request once its idempotency record is gone), starts afresh: the trigger drops its events.
+  add: 'INSERT OR REPLACE INTO plans (plan_id, body, live, keep_until) VALUES (?, ?, 1, ?)',
+  update: 'UPDATE plans SET body = ? WHERE plan_id = ?',
+  event: 'INSERT INTO events (plan_id, seq, body) VALUES (?, ?, ?)',
+  kept: 'UPDATE plans SET live = ?, keep_until = ? WHERE plan_id = ?',
+} as const;
+
 export class SqlitePlanStore implements PlanStatusStore {
   readonly shared = false;
-  private readonly db: InstanceType<typeof sqlite.Database>;
+  private readonly db: Database;
   private readonly file: string;
   private readonly feed = new Listeners();
-  private queued: Write[] = [];
-  private flushing: NodeJS.Immediate | null = null;
+  private readonly statements: Readonly<Record<keyof typeof STATEMENTS, Statement>>;
+  private queued: Array<{ readonly statement: Statement; readonly values: Value[] }> = [];
+  private flushing: NodeJS.Timeout | null = null;
   /** Each live plan and its last seq, so the follower's reads and an append's check need no SQL. */
   private readonly liveplans = new Map<string, Live>();
+  /** The ids of plans added or changed, in order; `changed[i]` is change number `changedBase + i + 1`. */
+  private changed: string[] = [];
+  private changedBase = 0;
   private readonly purger: NodeJS.Timeout;
 
   constructor(dataDir: string, private readonly retentionMs: number, private readonly now: () => number = Date.now) {
@@ -48,13 +66,16 @@ export class SqlitePlanStore implements PlanStatusStore {
       throw err;
     }
     this.db.exec(
-      'CREATE TABLE IF NOT EXISTS plans (plan_id TEXT PRIMARY KEY, body TEXT NOT NULL, live INTEGER NOT NULL, keep_until INTEGER NOT NULL);' +
-        'CREATE TABLE IF NOT EXISTS events (plan_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (plan_id, seq));',
+      'CREATE TABLE IF NOT EXISTS plans (plan_id TEXT PRIMARY KEY, body BLOB NOT NULL, live INTEGER NOT NULL, keep_until INTEGER NOT NULL);' +
+        'CREATE TABLE IF NOT EXISTS events (plan_id TEXT NOT NULL, seq INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (plan_id, seq));' +
+        'CREATE TRIGGER IF NOT EXISTS plan_afresh AFTER INSERT ON plans BEGIN DELETE FROM events WHERE plan_id = NEW.plan_id; END;',
     );
+    const db = this.db;
+    this.statements = Object.fromEntries(Object.entries(STATEMENTS).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof STATEMENTS, Statement>;
     this.purge();
-    for (const row of this.db.all('SELECT body, keep_until AS keepUntil FROM plans WHERE live = 1') as Array<{ body: string; keepUntil: number }>) {
-      const plan = JSON.parse(row.body) as TrackedPlan;
-      const events = (this.db.all('SELECT body FROM events WHERE plan_id = ? ORDER BY seq', [plan.planId]) as Array<{ body: string }>).map((r) => JSON.parse(r.body) as PlanStatusEvent);
+    for (const row of this.db.all('SELECT body, keep_until AS keepUntil FROM plans WHERE live = 1') as Array<{ body: string | Uint8Array; keepUntil: number }>) {
+      const plan = parsed<TrackedPlan>(row.body);
+      const events = (this.db.all('SELECT body FROM events WHERE plan_id = ? ORDER BY seq', [plan.planId]) as Array<{ body: string | Uint8Array }>).map((r) => parsed<PlanStatusEvent>(r.body));
       this.liveplans.set(plan.planId, { plan, events, keepUntil: row.keepUntil });
     }
     this.purger = setInterval(() => this.purge(), 60 * 60_000);
@@ -69,12 +90,12 @@ export class SqlitePlanStore implements PlanStatusStore {
 
   async add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean> {
     if (this.kept(plan.planId)) return false;
-    // A plan over, made again under its id (the same request once its idempotency record is gone),
-    // starts afresh; nothing is read here, so a burst of plans is one commit.
-    this.write('DELETE FROM events WHERE plan_id = ?', [plan.planId]);
-    this.write('INSERT OR REPLACE INTO plans (plan_id, body, live, keep_until) VALUES (?, ?, 1, ?)', [plan.planId, JSON.stringify(plan), this.now() + this.retentionMs]);
-    this.write('INSERT INTO events (plan_id, seq, body) VALUES (?, ?, ?)', [plan.planId, first.seq, JSON.stringify(first)]);
-    this.liveplans.set(plan.planId, { plan, events: [first], keepUntil: this.now() + this.retentionMs });
+    const keepUntil = this.now() + this.retentionMs;
+    // Nothing is read here, so a burst of plans is one commit.
+    this.write('add', [plan.planId, json(plan), keepUntil]);
+    this.write('event', [plan.planId, first.seq, json(first)]);
+    this.liveplans.set(plan.planId, { plan, events: [first], keepUntil });
+    this.changed.push(plan.planId);
     this.feed.emit(first);
     return true;
   }
@@ -82,41 +103,50 @@ export class SqlitePlanStore implements PlanStatusStore {
   async update(plan: TrackedPlan): Promise<void> {
     const live = this.liveplans.get(plan.planId);
     if (live) live.plan = plan;
-    this.write('UPDATE plans SET body = ? WHERE plan_id = ?', [JSON.stringify(plan), plan.planId]);
+    this.write('update', [json(plan), plan.planId]);
+    this.changed.push(plan.planId);
   }
 
   async plan(planId: string): Promise<TrackedPlan | null> {
     const live = this.kept(planId);
     if (live) return live.plan;
     this.flush();
-    const row = this.db.get('SELECT body FROM plans WHERE plan_id = ? AND keep_until > ?', [planId, this.now()]) as { body: string } | null;
-    return row ? (JSON.parse(row.body) as TrackedPlan) : null;
+    const row = this.db.get('SELECT body FROM plans WHERE plan_id = ? AND keep_until > ?', [planId, this.now()]) as { body: string | Uint8Array } | null;
+    return row ? parsed<TrackedPlan>(row.body) : null;
   }
 
   async events(planId: string, afterSeq: number): Promise<PlanStatusEvent[]> {
     const live = this.kept(planId);
     if (live) return live.events.filter((e) => e.seq > afterSeq);
     this.flush();
-    const rows = this.db.all('SELECT body FROM events WHERE plan_id = ? AND seq > ? ORDER BY seq', [planId, afterSeq]) as Array<{ body: string }>;
-    return rows.map((r) => JSON.parse(r.body) as PlanStatusEvent);
+    const rows = this.db.all('SELECT body FROM events WHERE plan_id = ? AND seq > ? ORDER BY seq', [planId, afterSeq]) as Array<{ body: string | Uint8Array }>;
+    return rows.map((r) => parsed<PlanStatusEvent>(r.body));
   }
 
   async append(event: PlanStatusEvent, terminal: boolean): Promise<boolean> {
     const live = this.kept(event.planId);
     if (live === undefined || event.seq !== live.events.length + 1) return false;
-    this.write('INSERT INTO events (plan_id, seq, body) VALUES (?, ?, ?)', [event.planId, event.seq, JSON.stringify(event)]);
-    this.write('UPDATE plans SET live = ?, keep_until = ? WHERE plan_id = ?', [terminal ? 0 : 1, this.now() + this.retentionMs, event.planId]);
+    const keepUntil = this.now() + this.retentionMs;
+    this.write('event', [event.planId, event.seq, json(event)]);
+    this.write('kept', [terminal ? 0 : 1, keepUntil, event.planId]);
     if (terminal) this.liveplans.delete(event.planId);
     else {
       live.events.push(event);
-      live.keepUntil = this.now() + this.retentionMs;
+      live.keepUntil = keepUntil;
     }
     this.feed.emit(event);
     return true;
   }
 
-  async live(): Promise<TrackedPlan[]> {
-    return [...this.liveplans.keys()].flatMap((id) => this.kept(id)?.plan ?? []);
+  async changes(after: string | null): Promise<PlanChanges> {
+    const total = this.changedBase + this.changed.length;
+    const from = after === null ? Number.NaN : Number(after);
+    const full = !(Number.isInteger(from) && from >= this.changedBase && from <= total);
+    // The one follower of this store has read what precedes its cursor.
+    const ids = full ? [...this.liveplans.keys()] : [...new Set(this.changed.slice(from - this.changedBase))];
+    this.changed = [];
+    this.changedBase = total;
+    return { plans: ids.flatMap((id) => this.kept(id)?.plan ?? []), cursor: String(total), full };
   }
 
   /** A live plan within its retention; one past it is forgotten (its rows go at the next purge). */
@@ -136,24 +166,25 @@ export class SqlitePlanStore implements PlanStatusStore {
   async close(): Promise<void> {
     clearInterval(this.purger);
     this.flush();
+    for (const statement of Object.values(this.statements)) statement.finalize();
     this.db.close();
     releaseOwnership(this.file);
   }
 
-  private write(sql: string, values: ReadonlyArray<string | number>): void {
-    this.queued.push({ sql, values });
-    this.flushing ??= setImmediate(() => this.flush());
+  private write(statement: keyof typeof STATEMENTS, values: Value[]): void {
+    this.queued.push({ statement: this.statements[statement], values });
+    this.flushing ??= setTimeout(() => this.flush(), FLUSH_MS);
   }
 
   private flush(): void {
-    if (this.flushing) clearImmediate(this.flushing);
+    if (this.flushing) clearTimeout(this.flushing);
     this.flushing = null;
     if (this.queued.length === 0) return;
     const writes = this.queued;
     this.queued = [];
     this.db.exec('BEGIN');
     try {
-      for (const { sql, values } of writes) this.db.run(sql, values as Array<string | number>);
+      for (const { statement, values } of writes) statement.run(values);
       this.db.exec('COMMIT');
     } catch (err) {
       this.db.exec('ROLLBACK');
@@ -168,3 +199,9 @@ export class SqlitePlanStore implements PlanStatusStore {
     this.db.run('DELETE FROM plans WHERE keep_until <= ?', [now]);
   }
 }
+
+/** A record's JSON as UTF-8 bytes: copied into WebAssembly at once, not a character at a time. */
+const json = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
+
+/** A record read back: bytes as written, or text as an earlier version of this file wrote it. */
+const parsed = <T>(body: string | Uint8Array): T => JSON.parse(typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as T;

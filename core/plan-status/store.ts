@@ -20,11 +20,23 @@ export interface PlanStatusStore extends PlanEventFeed {
   events(planId: string, afterSeq: number): Promise<PlanStatusEvent[]>;
   /** Appends the plan's next event (seq one more than the last) and publishes it; false when that seq is kept already. */
   append(event: PlanStatusEvent, terminal: boolean): Promise<boolean>;
-  /** The plans not yet terminal. */
-  live(): Promise<TrackedPlan[]>;
+  /**
+   * The live plans added or changed since `after` (a cursor this call answered before), or, when
+   * `after` is null or too old to answer from, every live plan (`full`). The follower's one read of
+   * what is new: proportional to change, not to the plans kept.
+   */
+  changes(after: string | null): Promise<PlanChanges>;
   /** Holds (or renews) the follower's lease for `holder`; true while it is this holder's. */
   lease(holder: string, ttlMs: number): Promise<boolean>;
   close(): Promise<void>;
+}
+
+export interface PlanChanges {
+  readonly plans: TrackedPlan[];
+  /** What to pass as `after` next time. */
+  readonly cursor: string;
+  /** Every live plan, not only those changed: a plan not among them is no longer live. */
+  readonly full: boolean;
 }
 
 /** Listeners of a feed, each called once per event, one failing listener never stopping the rest. */
