@@ -1,6 +1,6 @@
-// The trade ledger in the plan status store's Redis: each partner plan's row (`bx:tl:r:<planId>`,
-// kept for the ledger's retention) and each key record's plans by creation time (`bx:tl:p:<key
-// record>`, a sorted set trimmed past the retention), so every instance reads one ledger.
+// The trade ledger in the plan status store's Redis: each partner plan's row (`bx:tl:r:<planId>`)
+// and each key record's plans by creation time (`bx:tl:p:<key record>`, a sorted set), each kept
+// the ledger's retention after the plan's creation, so every instance reads one ledger.
 import type { Redis } from 'ioredis';
 import type { Trade } from '../contract/portal.js';
 import type { StoredTrade, TradeCursor, TradeQuery, TradeStore } from './trade-store.js';
@@ -18,9 +18,11 @@ export class RedisTradeStore implements TradeStore {
   ) {}
 
   async put({ partnerId, createdAtMs, trade }: StoredTrade): Promise<void> {
+    const keptMs = createdAtMs + this.retentionMs - this.now();
+    if (keptMs <= 0) return;
     await this.client
       .multi()
-      .set(rowKey(trade.planId), JSON.stringify(trade), 'PX', this.retentionMs)
+      .set(rowKey(trade.planId), JSON.stringify(trade), 'PX', keptMs)
       .zadd(partnerKey(partnerId), createdAtMs, trade.planId)
       .zremrangebyscore(partnerKey(partnerId), '-inf', `(${this.now() - this.retentionMs}`)
       .pexpire(partnerKey(partnerId), this.retentionMs)

@@ -34,7 +34,7 @@ export class SqliteTradeStore implements TradeStore {
   }
 
   async put({ partnerId, createdAtMs, trade }: StoredTrade): Promise<void> {
-    this.enqueue(this.upsert, [trade.planId, partnerId, createdAtMs, trade.state, Buffer.from(JSON.stringify(trade)), this.now() + this.retentionMs]);
+    this.enqueue(this.upsert, [trade.planId, partnerId, createdAtMs, trade.state, Buffer.from(JSON.stringify(trade)), createdAtMs + this.retentionMs]);
   }
 
   async page(query: TradeQuery, after: TradeCursor | null, limit: number): Promise<Trade[]> {

@@ -1,5 +1,5 @@
 // The trade ledger's port: a partner's plans as they end, kept by the plan status store's adapter
-// (the same SQLite file, the same Redis) for the ledger's own retention, read back a page at a
+// (the same SQLite file, the same Redis) for the ledger's own retention after the plan's creation, read back a page at a
 // time (newest first) or whole for a range. What a row holds is core/trades/'s; here it is kept
 // by the key record, the plan's creation and its state.
 import type { Trade } from '../contract/portal.js';

@@ -7,7 +7,7 @@ import type { Trade, TradeLeg } from '../contract/portal.js';
 import type { PlanStatus } from '../contract/v2.js';
 import type { TrackedPlan, TradeTerms } from '../plan-status/status.js';
 
-/** 10000 × (net − received) / net to 2 places, rounded up: a slippage is never shown smaller than it was. */
+/** 10000 × (net - received) / net to 2 places, rounded up: a slippage is never shown smaller than it was. */
 export function slippageBps(net: Decimal, received: Decimal): string {
   const bps = net.minus(received).times(10_000).div(net).toDecimalPlaces(2, Decimal.ROUND_CEIL);
   return bps.isZero() ? '0' : bps.toFixed();
