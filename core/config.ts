@@ -60,6 +60,8 @@ export interface Config {
   readonly planStatusPollMs: number;
   /** How long a plan's status is kept after its last change. */
   readonly planStatusRetentionMs: number;
+  /** How long a partner's plan is kept in its trade ledger after its last change. */
+  readonly tradeLedgerRetentionMs: number;
   /** Between two heartbeats of an idle plan status stream. */
   readonly sseHeartbeatMs: number;
   /** While false, every disclosed fee line reads zero and no plan collects a fee. */
@@ -319,6 +321,7 @@ export function loadConfig(env: Env, defaults: { serviceBuild: string; makesPlan
     intentFollowMax: read('INTENT_FOLLOW_MAX', 1_000, int(1, 100_000), 'an integer from 1 to 100000'),
     planStatusPollMs: read('PLAN_STATUS_POLL_MS', 250, int(20, 60_000), 'an integer from 20 to 60000'),
     planStatusRetentionMs: read('PLAN_STATUS_RETENTION_HOURS', 24, int(1, 720), 'an integer from 1 to 720') * 3_600_000,
+    tradeLedgerRetentionMs: read('TRADE_LEDGER_RETENTION_DAYS', 90, int(1, 3650), 'an integer from 1 to 3650') * 86_400_000,
     sseHeartbeatMs: read('SSE_HEARTBEAT_MS', 15_000, int(100, 600_000), 'an integer from 100 to 600000'),
     feeCollectionEnabled,
     feeSchemasFile: read<string | null>('FEE_SCHEMAS_FILE', null, (raw) => raw, 'a file path'),

@@ -43,6 +43,7 @@ import { PlanFollower } from './plan-status/follower.js';
 import { PlanStatusService } from './plan-status/service.js';
 import { RedisPlanStore } from './plan-status/redis-store.js';
 import { SqlitePlanStore } from './plan-status/sqlite-store.js';
+import { TradeLedger } from './trades/ledger.js';
 import type { PlanStatusStore } from './plan-status/store.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { openWebhooks } from './webhooks/open.js';
@@ -84,6 +85,7 @@ export interface CoreServices {
   readonly outcomes: OutcomeService;
   /** v2 plans' status: kept as each plan is made, followed on the ledger, read by the plan's key or capability. */
   readonly planStatus: PlanStatusService;
+  readonly trades: TradeLedger;
   /** The v2 quote: the same quotes, with each venue's execution block. */
   readonly v2Quotes: V2Quotes;
   /** Each instrument's admin party and token registry, as configured (the sandbox's from its manifest). */
@@ -235,7 +237,11 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
     // Plans' status: one follower of the ledger per instance; with a shared store, only the lease holder's reads.
     const statusStore: PlanStatusStore =
       overrides.planStatusStore ??
-      (config.redisUrl === null ? new SqlitePlanStore(config.dataDir, config.planStatusRetentionMs) : new RedisPlanStore(config.redisUrl, config.planStatusRetentionMs));
+      (config.redisUrl === null
+        ? new SqlitePlanStore(config.dataDir, config.planStatusRetentionMs, Date.now, config.tradeLedgerRetentionMs)
+        : new RedisPlanStore(config.redisUrl, config.planStatusRetentionMs, config.tradeLedgerRetentionMs));
+    // Partners' plans, recorded at each state in the same store.
+    const trades = new TradeLedger(statusStore.trades, now);
     const planSecrets = new PlanSecrets(secret);
     // Partner webhooks hear each new event of a keyed plan before it is published.
     const webhooks = await openWebhooks(config, log, { now });
@@ -246,13 +252,14 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       secrets: planSecrets,
       intents: intentPlans,
       sink: webhooks.sink,
+      recorder: trades,
       now,
       log,
       pollMs: config.planStatusPollMs,
       holder: `${process.pid}:${randomBytes(8).toString('hex')}`,
       pageSize: config.ledgerPageSize,
     });
-    const planStatus = new PlanStatusService(statusStore, planSecrets, follower, now, webhooks.sink);
+    const planStatus = new PlanStatusService(statusStore, planSecrets, follower, now, webhooks.sink, trades);
     const limitsOf: LimitsOf = (venueId, give) => venues.find((venue) => venue.id === venueId)?.limits?.(give) ?? null;
     const plans = new PlanService({
       quotes,
@@ -335,6 +342,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       intentFollower,
       outcomes,
       planStatus,
+      trades,
       registries,
       tokenList: () => tokenList(registries, venues),
       config,

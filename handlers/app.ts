@@ -93,7 +93,7 @@ async function registerPortal(server: FastifyInstance, core: CoreServices): Prom
   await registerOperations(
     server,
     definition,
-    portalOperationMap(core.portal, core.webhooks, `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
+    portalOperationMap(core.portal, core.webhooks, core.trades, `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
     { keys: core.keys, limits: null, metrics: core.metrics, keyUse: 'portal' },
     { query: portalQueryValidators, body: portalBodyValidators },
   );

@@ -16,6 +16,7 @@ import type { PlanHistoryEntry, PlanStatusEvent } from '../contract/v2.js';
 import type { PlanEventSink } from './events.js';
 import { Deadlines } from './deadlines.js';
 import type { PlanStatusStore } from './store.js';
+import type { TradeRecorder } from './trade-store.js';
 import { eventOf, isTerminal, planState, statusOf, UNREAD, type LegReading, type PlanSecrets, type PlanState, type TakerReport, type TrackedLeg, type TrackedPlan } from './status.js';
 
 /** How long after its floor's deadline a deposit the venue accepted may go unpaid before the venue is taken to have failed. */
@@ -33,6 +34,8 @@ export interface FollowerOptions {
   readonly secrets: PlanSecrets;
   readonly intents: IntentStatuses | null;
   readonly sink: PlanEventSink | null;
+  /** Hears a partner's plan at each new state. */
+  readonly recorder?: TradeRecorder | null;
   readonly now: () => Date;
   readonly log: CoreLog;
   /** Between two reads of the ledger. */
@@ -311,6 +314,7 @@ export class PlanFollower {
       }
       f.history.push(entry);
       f.state = state;
+      await this.options.recorder?.record(f.plan, event.status);
       if (terminal) this.forget(f);
     }
   }

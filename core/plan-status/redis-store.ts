@@ -5,6 +5,7 @@
 // (`bx:ps:lease`), and every new event published (`bx:ps:events`) to every instance's streams.
 import { Redis } from 'ioredis';
 import type { PlanStatusEvent } from '../contract/v2.js';
+import { RedisTradeStore } from './redis-trades.js';
 import { Listeners, type PlanChanges, type PlanStatusStore } from './store.js';
 import type { TrackedPlan } from './status.js';
 
@@ -64,10 +65,13 @@ export class RedisPlanStore implements PlanStatusStore {
   private subscriber: Redis | null = null;
   private subscribed: Promise<void> = Promise.resolve();
   private readonly feed = new Listeners();
+  /** The trade ledger, in the same Redis. */
+  readonly trades: RedisTradeStore;
 
-  constructor(url: string, private readonly retentionMs: number) {
+  constructor(url: string, private readonly retentionMs: number, tradeRetentionMs: number = retentionMs) {
     this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
     this.client.on('error', () => undefined);
+    this.trades = new RedisTradeStore(this.client, tradeRetentionMs);
   }
 
   subscribe(listener: (event: PlanStatusEvent) => void): () => void {

@@ -7,7 +7,8 @@ import type * as V2 from '../contract/v2.js';
 import type { PlanEventFeed, PlanEventSink } from './events.js';
 import type { PlanFollower } from './follower.js';
 import type { PlanStatusStore } from './store.js';
-import { eventOf, statusOf, type LegBasis, type PlanSecrets, type TakerReport, type TrackedLeg, type TrackedPlan } from './status.js';
+import type { TradeRecorder } from './trade-store.js';
+import { eventOf, statusOf, type LegBasis, type PlanSecrets, type TakerReport, type TrackedLeg, type TrackedPlan, type TradeTerms } from './status.js';
 
 /** Who asks for a plan's status: the key's record (keyed), and the capability sent, if any. */
 export interface StatusReader {
@@ -45,6 +46,16 @@ function legsOf(plan: AnyPlan): TrackedLeg[] {
   });
 }
 
+/** What a partner's plan was quoted and disclosed, per leg, for its trade ledger. */
+function termsOf(plan: AnyPlan, takerRef: string): TradeTerms {
+  const legs = 'split' in plan ? plan.split.legs : [plan.quoteRef];
+  return {
+    takerRef,
+    collectsFees: plan.collectsFees,
+    legs: legs.map((leg) => ({ net: leg.net, serviceFee: leg.clientFees.service.amount, integratorFee: leg.clientFees.integrator?.amount ?? '0' })),
+  };
+}
+
 export class PlanStatusService {
   /** One subscription to the feed, dispatched by plan: a thousand streams cost one listener. */
   private readonly watchers = new Map<string, Set<(event: V2.PlanStatusEvent) => void>>();
@@ -58,6 +69,8 @@ export class PlanStatusService {
     private readonly now: () => Date,
     /** Hears a plan's first event, as the follower's sink hears the rest. */
     private readonly sink: PlanEventSink | null = null,
+    /** Hears a partner's plan at its first state, as the follower's recorder hears the rest. */
+    private readonly recorder: TradeRecorder | null = null,
   ) {}
 
   /** The capability a keyless plan carries. */
@@ -79,13 +92,17 @@ export class PlanStatusService {
       minReceive: ref.minReceive,
       legs: legsOf(plan),
       awaitingSignature: !(plan.steps as Step[]).some(isDeposit),
+      ...(partnerId !== null ? { trade: termsOf(plan, this.secrets.takerRef(partnerId, takerParty)) } : {}),
     };
     const first = { state: tracked.awaitingSignature ? ('awaiting_signature' as const) : ('planned' as const), seq: 1, at: new Date(tracked.createdAtMs).toISOString() };
     const event = eventOf(statusOf(tracked, null, [first]));
     // Queued for the partner's endpoints before anyone can have seen it, as every later event is;
     // the sink takes a plan's seq once, so a completed intent plan's second call queues nothing.
     await this.sink?.accept({ event, partnerId });
-    if (await this.store.add(tracked, event)) return;
+    if (await this.store.add(tracked, event)) {
+      await this.recorder?.record(tracked, event.status);
+      return;
+    }
     // Kept already: the same plan completed with its signature, now with its deposits.
     const held = await this.store.plan(plan.planId);
     if (held && held.awaitingSignature && !tracked.awaitingSignature) await this.store.update({ ...tracked, createdAtMs: held.createdAtMs, ...(held.reports ? { reports: held.reports } : {}) });

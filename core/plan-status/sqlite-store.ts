@@ -6,13 +6,15 @@
 // are also held in memory, so the follower's every read asks no SQL. Writes are gathered for
 // FLUSH_MS and committed together by statements prepared once, each record's JSON handed over as
 // UTF-8 bytes (the library copies a string into WebAssembly a character at a time), and every read
-// of the file commits what is gathered first. Kept past a restart (the follower resumes the live
+// of the file commits what is gathered first. The trade ledger's rows (sqlite-trades.ts) join the
+// same batches. Kept past a restart (the follower resumes the live
 // plans), dropped after the retention.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import type { PlanStatusEvent } from '../contract/v2.js';
 import { releaseOwnership, takeOwnership } from '../sqlite-file.js';
+import { SqliteTradeStore, TRADES_SCHEMA } from './sqlite-trades.js';
 import { Listeners, type PlanChanges, type PlanStatusStore } from './store.js';
 import type { TrackedPlan } from './status.js';
 
@@ -52,8 +54,15 @@ export class SqlitePlanStore implements PlanStatusStore {
   private changed: string[] = [];
   private changedBase = 0;
   private readonly purger: NodeJS.Timeout;
+  /** The trade ledger, in the same file and batches. */
+  readonly trades: SqliteTradeStore;
 
-  constructor(dataDir: string, private readonly retentionMs: number, private readonly now: () => number = Date.now) {
+  constructor(
+    dataDir: string,
+    private readonly retentionMs: number,
+    private readonly now: () => number = Date.now,
+    tradeRetentionMs: number = retentionMs,
+  ) {
     mkdirSync(dataDir, { recursive: true });
     this.file = join(dataDir, 'plan-status.sqlite');
     takeOwnership(this.file);
@@ -68,10 +77,12 @@ export class SqlitePlanStore implements PlanStatusStore {
     this.db.exec(
       'CREATE TABLE IF NOT EXISTS plans (plan_id TEXT PRIMARY KEY, body BLOB NOT NULL, live INTEGER NOT NULL, keep_until INTEGER NOT NULL);' +
         'CREATE TABLE IF NOT EXISTS events (plan_id TEXT NOT NULL, seq INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (plan_id, seq));' +
-        'CREATE TRIGGER IF NOT EXISTS plan_afresh AFTER INSERT ON plans BEGIN DELETE FROM events WHERE plan_id = NEW.plan_id; END;',
+        'CREATE TRIGGER IF NOT EXISTS plan_afresh AFTER INSERT ON plans BEGIN DELETE FROM events WHERE plan_id = NEW.plan_id; END;' +
+        TRADES_SCHEMA,
     );
     const db = this.db;
     this.statements = Object.fromEntries(Object.entries(STATEMENTS).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof STATEMENTS, Statement>;
+    this.trades = new SqliteTradeStore(db, tradeRetentionMs, now, (statement, values) => this.enqueue(statement, values), () => this.flush());
     this.purge();
     for (const row of this.db.all('SELECT body, keep_until AS keepUntil FROM plans WHERE live = 1') as Array<{ body: string | Uint8Array; keepUntil: number }>) {
       const plan = parsed<TrackedPlan>(row.body);
@@ -167,12 +178,17 @@ export class SqlitePlanStore implements PlanStatusStore {
     clearInterval(this.purger);
     this.flush();
     for (const statement of Object.values(this.statements)) statement.finalize();
+    this.trades.finalize();
     this.db.close();
     releaseOwnership(this.file);
   }
 
   private write(statement: keyof typeof STATEMENTS, values: Value[]): void {
-    this.queued.push({ statement: this.statements[statement], values });
+    this.enqueue(this.statements[statement], values);
+  }
+
+  private enqueue(statement: Statement, values: Value[]): void {
+    this.queued.push({ statement, values });
     this.flushing ??= setTimeout(() => this.flush(), FLUSH_MS);
   }
 
@@ -197,6 +213,7 @@ export class SqlitePlanStore implements PlanStatusStore {
     const now = this.now();
     this.db.run('DELETE FROM events WHERE plan_id IN (SELECT plan_id FROM plans WHERE keep_until <= ?)', [now]);
     this.db.run('DELETE FROM plans WHERE keep_until <= ?', [now]);
+    this.trades.purge();
   }
 }
 

@@ -1,5 +1,5 @@
 // A plan's status: what is kept of a plan to follow it (never the taker's party, only its keyed
-// hash), the capability a keyless plan carries, and the rules that derive each leg's state and the
+// hashes), the capability a keyless plan carries, and the rules that derive each leg's state and the
 // plan's from what was read of the ledger or the venue.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Decimal, toWire } from '../decimal.js';
@@ -40,6 +40,17 @@ export interface TrackedPlan {
   readonly awaitingSignature: boolean;
   /** The taker's wallet's view of legs the service cannot observe, by leg, as the SDK reported it. */
   readonly reports?: Readonly<Record<number, TakerReport>>;
+  /** A partner's plan: what its trade ledger shows beyond the status. */
+  readonly trade?: TradeTerms;
+}
+
+/** What a partner's plan was quoted and disclosed, per leg in leg order, in the want token. */
+export interface TradeTerms {
+  /** The taker under the partner's own keyed hash (`PlanSecrets.takerRef`). */
+  readonly takerRef: string;
+  /** Whether the plan has fee legs (false: its fees were disclosed only). */
+  readonly collectsFees: boolean;
+  readonly legs: ReadonlyArray<{ readonly net: string; readonly serviceFee: string; readonly integratorFee: string }>;
 }
 
 /** What the taker's wallet saw of a leg, reported (POST /api/v2/plan/report), never verified. */
@@ -133,10 +144,18 @@ export const eventOf = (status: V2.PlanStatus): V2.PlanStatusEvent => ({
 export class PlanSecrets {
   private readonly tokenKey: Buffer;
   private readonly takerKey: Buffer;
+  private readonly tradeKey: Buffer;
 
   constructor(secret: Buffer | string) {
     this.tokenKey = createHmac('sha256', secret).update('plan-status-token').digest();
     this.takerKey = createHmac('sha256', secret).update('plan-status-taker').digest();
+    this.tradeKey = createHmac('sha256', secret).update('trade-ledger-taker').digest();
+  }
+
+  /** The taker as one partner's trade ledger shows it: under a key of that partner's own, so two partners' refs of one taker never match. */
+  takerRef(partnerId: string, party: string): string {
+    const partnerKey = createHmac('sha256', this.tradeKey).update(partnerId).digest();
+    return `tr_${createHmac('sha256', partnerKey).update(party).digest('base64url')}`;
   }
 
   statusToken(planId: string): string {

@@ -5,10 +5,13 @@
 import type { PlanStatusEvent } from '../contract/v2.js';
 import type { PlanEventFeed } from './events.js';
 import type { TrackedPlan } from './status.js';
+import type { TradeStore } from './trade-store.js';
 
 export interface PlanStatusStore extends PlanEventFeed {
   /** Whether other instances share it (then the follower holds the lease). */
   readonly shared: boolean;
+  /** The partners' trade ledger, kept beside the plans. */
+  readonly trades: TradeStore;
   /** Settles once the feed hears every event published from then on (Redis subscribes over the network). */
   listening(): Promise<void>;
   /** Keeps a new plan with its first event; false when a plan of that id is already kept (its replay). */

@@ -23,7 +23,7 @@ export interface AccessLogFields {
   partnerId?: string;
   /** On the key portal's operations: the signed-in or new key's record id (`key_...`, never the key); portal traffic is not API traffic, so it is not `partnerId`. */
   keyId?: string;
-  /** On the key portal's operations: what was done to the key, or to its webhook endpoints. */
+  /** On the key portal's operations: what was done to the key, or to its webhook endpoints, or what of its trades was read. */
   portalAction?:
     | 'created'
     | 'viewed'
@@ -36,7 +36,10 @@ export interface AccessLogFields {
     | 'webhook-deleted'
     | 'webhook-secret-rotated'
     | 'webhook-deliveries-viewed'
-    | 'webhook-replayed';
+    | 'webhook-replayed'
+    | 'trades-viewed'
+    | 'trades-summarised'
+    | 'trades-exported';
   /** On every error answer: its code, so an operator can tell refusals of one status apart. */
   code?: ErrorCode;
   /** On a 429: the limit that refused it. */

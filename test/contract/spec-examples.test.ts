@@ -24,6 +24,7 @@ import { apiVersionOf } from '../../handlers/http/api-version.js';
 import { COLLECTING, FEE_PARTIES, listen, testApp, type TestApp } from '../helpers/app.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { issueKey } from '../helpers/keys.js';
+import { csvRecords, parseCsv } from '../helpers/csv.js';
 import { loadSpec, pointerExists, PORTAL_SPEC_PATH, sseFrames, V2_SPEC_PATH, withoutPointers, type Spec, type SpecExample } from '../helpers/spec.js';
 import { tempDir } from '../helpers/temp.js';
 import { planEvent } from '../helpers/webhooks.js';
@@ -252,6 +253,19 @@ const CONDITIONS: Record<string, Condition> = {
   // type), registered through the portal; its id put in the request (`endpointId` where the
   // request names one, else `id`). With `webhook-delivery`, a keyed plan's first event queued for
   // it (its host does not resolve: it is being retried), its webhook-id put in too.
+  // createExecutePlan's v2 tradecraft example made with the example's key: a partner plan, planned, in its trade ledger.
+  'partner-plan-made': {
+    prepare: async (_app, request) => {
+      const example = v2Spec.examples.find((e) => e.operationId === 'createExecutePlan' && e.status === 200 && e.name === 'partnerPlan')!;
+      const made = await sendRaw({
+        url: new URL('/api/v2/execute/plan', request.url),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': request.headers['x-api-key']! },
+        body: JSON.stringify(example.request.body),
+      });
+      if (made.status !== 200) throw new Error(`the partner plan answered ${made.status}: ${made.text}`);
+    },
+  },
   'webhook-endpoint': { prepare: async (_app, request) => void (await webhookEndpointFor(request)) },
   'webhook-delivery': {
     prepare: async (app, request) => {
@@ -549,6 +563,11 @@ for (const { tried, spec: s, status, body } of triedRuns) {
       for (const { data } of events) t.ok(streamed.schema(JSON.parse(data!)), 'each event matches its schema', { errors: streamed.schema.errors });
       return;
     }
+    const file = s.examples.find((e) => e.operationId === tried.operationId && e.status === status && e.mediaType === 'text/csv');
+    if (file && typeof body === 'string') {
+      t.strictSame(parseCsv(body)[0], parseCsv(String(file.value))[0], 'the file has the documented header');
+      return;
+    }
     const documented = s.responses.get(tried.operationId)?.get(status);
     t.ok(documented?.schema, `${status} is a documented answer with a JSON body`);
     if (documented?.schema) t.ok(documented.schema(body), 'the body matches its response schema', { errors: documented.schema.errors });
@@ -629,7 +648,7 @@ for (const { example, pending, observed } of runs) {
   t.test(name, async (t) => {
     t.equal(observed.status, example.status, 'status');
     t.equal(observed.headers.get('x-service-api-version'), apiVersionOf(example.path), 'x-service-api-version');
-    t.match(observed.headers.get('content-type') ?? '', example.mediaType === 'text/event-stream' ? /^text\/event-stream/ : /^application\/json/, 'content-type');
+    t.match(observed.headers.get('content-type') ?? '', new RegExp(`^${example.mediaType.replace('/', '\\/')}`), 'content-type');
     for (const [header, { required, validate }] of Object.entries(example.headers)) {
       const value = observed.headers.get(header);
       if (value === null) {
@@ -651,6 +670,14 @@ for (const { example, pending, observed } of runs) {
         t.ok(example.schema(event), `event ${i}: its data matches the event schema`, { errors: example.schema.errors });
         t.strictSame(withoutPointers(event, example.volatile), withoutPointers(JSON.parse(expectedData ?? 'null'), example.volatile), `event ${i}: its data equals the example's`);
       }
+      return;
+    }
+    if (example.mediaType === 'text/csv') {
+      t.ok(example.schema(observed.text), 'the file matches the response schema', { errors: example.schema.errors });
+      t.strictSame(parseCsv(observed.text)[0], parseCsv(String(example.value))[0], 'the same header');
+      const records = csvRecords(observed.text);
+      for (const pointer of example.volatile) t.ok(pointerExists(records, pointer), `volatile ${pointer} is present`);
+      t.strictSame(withoutPointers(records, example.volatile), withoutPointers(csvRecords(String(example.value)), example.volatile), 'the rows equal the example\'s');
       return;
     }
     const body = JSON.parse(observed.text) as unknown;

@@ -43,7 +43,7 @@ export interface SpecExample {
   readonly request: ExampleRequest;
   readonly volatile: readonly string[];
   readonly value: unknown;
-  /** The example's media type: `application/json`, or `text/event-stream`, whose value is the stream's text and `schema` each event's data's. */
+  /** The example's media type: `application/json`, `text/event-stream` (its value the stream's text and `schema` each event's data's), or `text/csv` (its value the file's text). */
   readonly mediaType: string;
   readonly schema: ValidateFunction;
   readonly headers: Record<string, { required: boolean; validate: ValidateFunction }>;
@@ -112,6 +112,24 @@ export function loadSpec(specPath: string = SPEC_PATH): Spec {
           value: ex.value,
           mediaType: 'text/event-stream',
           schema: eventSchema!,
+          headers,
+        });
+      }
+      // A CSV example: its value is the file's text; compared as records by the header's names, the volatile pointers naming /<row>/<column>.
+      const csv = (response.content as Json | undefined)?.['text/csv'] as Json | undefined;
+      for (const [name, example] of Object.entries((csv?.examples as Json | undefined) ?? {})) {
+        const ex = example as Json;
+        examples.push({
+          operationId,
+          method: method.toUpperCase(),
+          path: p,
+          status: Number(status),
+          name,
+          request: (ex['x-request'] ?? {}) as ExampleRequest,
+          volatile: (ex['x-volatile'] ?? []) as string[],
+          value: ex.value,
+          mediaType: 'text/csv',
+          schema: ajv.compile(rehome(csv!.schema ?? {}) as Json),
           headers,
         });
       }

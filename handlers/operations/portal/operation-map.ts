@@ -1,12 +1,14 @@
 // The key portal's operations (openapi/portal.yaml): each reads its validated request, makes one
 // call to the portal (core/portal/portal.ts) and shapes the answer; the webhook operations are
-// webhooks.ts's. A key appears in the answers to creation and rotation only; every answer is
+// webhooks.ts's, the trade ledger's trades.ts's. A key appears in the answers to creation and rotation only; every answer is
 // no-store, and the access line names the key's id and what was done to it.
 import type { KeyRecord } from '../../../core/keys/partner-keys.js';
 import type { IssuedKey, KeyPortal } from '../../../core/portal/portal.js';
 import type { WebhookDispatcher } from '../../../core/webhooks/dispatcher.js';
 import type * as Portal from '../../../core/contract/portal.js';
 import type { HandlerMap, OperationContext, OperationHandler, OperationResult } from '../../http/operation.js';
+import type { TradeLedger } from '../../../core/trades/ledger.js';
+import { tradeOperations } from './trades.js';
 import { webhookOperations } from './webhooks.js';
 
 const NO_STORE = Object.freeze({ 'cache-control': 'no-store' });
@@ -27,7 +29,7 @@ function issued({ key, record }: IssuedKey, base: string): Portal.IssuedKey {
 
 const originsOf = (record: KeyRecord): string[] | null => (record.origins ? [...record.origins] : null);
 
-export function portalOperationMap(portal: KeyPortal, webhooks: WebhookDispatcher, fallbackBase: string): HandlerMap {
+export function portalOperationMap(portal: KeyPortal, webhooks: WebhookDispatcher, trades: TradeLedger, fallbackBase: string): HandlerMap {
   const baseOf = (context: OperationContext<unknown, unknown>): string => {
     const base = context.baseUrl();
     return SHOWABLE_BASE.test(base) ? base : fallbackBase;
@@ -81,5 +83,5 @@ export function portalOperationMap(portal: KeyPortal, webhooks: WebhookDispatche
       return answer(200, answered);
     },
   };
-  return { createPortalKey, getPortalKey, rotatePortalKey, revokePortalKey, setPortalKeyOrigins, ...webhookOperations(webhooks) };
+  return { createPortalKey, getPortalKey, rotatePortalKey, revokePortalKey, setPortalKeyOrigins, ...webhookOperations(webhooks), ...tradeOperations(trades) };
 }

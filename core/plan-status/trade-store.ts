@@ -1,0 +1,44 @@
+// The trade ledger's port: a partner's plans as they end, kept by the plan status store's adapter
+// (the same SQLite file, the same Redis) for the ledger's own retention, read back a page at a
+// time (newest first) or whole for a range. What a row holds is core/trades/'s; here it is kept
+// by the key record, the plan's creation and its state.
+import type { Trade } from '../contract/portal.js';
+import type { PlanStatus } from '../contract/v2.js';
+import type { TrackedPlan } from './status.js';
+
+export interface StoredTrade {
+  /** The key record (`key_...`) whose plan it is. */
+  readonly partnerId: string;
+  readonly createdAtMs: number;
+  readonly trade: Trade;
+}
+
+export interface TradeQuery {
+  readonly partnerId: string;
+  /** Plans created at or after it. */
+  readonly fromMs: number;
+  /** Plans created before it. */
+  readonly toMs: number;
+  /** Only plans in these states; null for all. */
+  readonly states: ReadonlySet<Trade['state']> | null;
+}
+
+/** Where a page ends: the last plan on it, by creation then id (newest first). */
+export interface TradeCursor {
+  readonly createdAtMs: number;
+  readonly planId: string;
+}
+
+export interface TradeStore {
+  /** Keeps the plan's row as it is now (replacing the one before). */
+  put(stored: StoredTrade): Promise<void>;
+  /** Up to `limit` rows after `after` (newest first). */
+  page(query: TradeQuery, after: TradeCursor | null, limit: number): Promise<Trade[]>;
+  /** Every row of the range (newest first), at most `max`. */
+  all(query: TradeQuery, max: number): Promise<Trade[]>;
+}
+
+/** Hears a partner's plan at each of its states, its first included (core/trades/ records it). */
+export interface TradeRecorder {
+  record(plan: TrackedPlan, status: PlanStatus): Promise<void>;
+}
