@@ -39,7 +39,7 @@ export class TradesSection {
   private readonly more = byId<HTMLButtonElement>('trades-more');
   private readonly download = byId<HTMLButtonElement>('trades-download');
   private readonly saved = byId('trades-saved');
-  private readonly shownParts = ['trades-activity', 'trades-venues', 'trades-slippage', 'trades-fees', 'trades-list'].map((id) => byId(id));
+  private readonly parts = { activity: byId('trades-activity'), venues: byId('trades-venues'), slippage: byId('trades-slippage'), fees: byId('trades-fees'), list: byId('trades-list') };
   /** The filter of what is shown, which More and Download CSV follow; null before the first load. */
   private filter: TradeFilter | null = null;
   private cursor: string | null = null;
@@ -74,13 +74,12 @@ export class TradesSection {
     this.cursor = first.nextCursor;
     this.from.value = filter.from;
     this.to.value = filter.to;
-    const [activityPart, venuesPart, slippagePart, feesPart, listPart] = this.shownParts as [HTMLElement, HTMLElement, HTMLElement, HTMLElement, HTMLElement];
-    activityPart.replaceChildren(activity(summary));
-    venuesPart.replaceChildren(venues(summary));
-    slippagePart.replaceChildren(slippage(summary));
-    feesPart.replaceChildren(fees(summary));
+    this.parts.activity.replaceChildren(activity(summary));
+    this.parts.venues.replaceChildren(venues(summary));
+    this.parts.slippage.replaceChildren(slippage(summary));
+    this.parts.fees.replaceChildren(fees(summary));
     const state = status.length === 0 ? '' : `, ${stateText(status[0]!)} only`;
-    listPart.replaceChildren(
+    this.parts.list.replaceChildren(
       first.trades.length === 0 ? el('p', {}, `No swap from ${filter.from} to ${filter.to}${state}.`) : swapsTable(first.trades, `, from ${filter.from} to ${filter.to}${state}`),
     );
     this.more.hidden = this.cursor === null;
@@ -94,14 +93,14 @@ export class TradesSection {
     if (this.filter === null || this.cursor === null) return;
     const page = await listTrades(this.page.key(), this.filter, SWAPS_PER_PAGE, this.cursor);
     this.cursor = page.nextCursor;
-    byId('trades-list').querySelector('tbody')?.append(...page.trades.map(swapRow));
+    this.parts.list.querySelector('tbody')?.append(...page.trades.map(swapRow));
     this.more.hidden = this.cursor === null;
     // The button gone, the focus goes to the swaps rather than to the page's top.
-    if (this.more.hidden) byId('trades-list').querySelector<HTMLElement>('.table-wrap')?.focus();
+    if (this.more.hidden) this.parts.list.querySelector<HTMLElement>('.table-wrap')?.focus();
     this.page.say(`${page.trades.length} more swap${page.trades.length === 1 ? '' : 's'} shown${this.cursor === null ? ': that is all of them' : ''}.`);
   }
 
-  /** The swaps shown (all pages) as the service's CSV, saved as a file from memory. */
+  /** Every swap of the filter shown (all pages) as the service's CSV, saved as a file from memory. */
   private async save(): Promise<void> {
     if (this.filter === null) return;
     const filter = this.filter;
@@ -120,7 +119,7 @@ export class TradesSection {
   clear(): void {
     this.filter = null;
     this.cursor = null;
-    for (const node of [this.errors, this.saved, ...this.shownParts]) node.replaceChildren();
+    for (const node of [this.errors, this.saved, ...Object.values(this.parts)]) node.replaceChildren();
     this.from.value = '';
     this.to.value = '';
     this.status.value = '';
