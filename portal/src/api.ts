@@ -20,7 +20,7 @@ const retryAfter = (response: Response): number | null => {
   return value !== null && /^[0-9]+$/.test(value) ? Number(value) : null;
 };
 
-async function call<T>(method: 'GET' | 'POST', path: string, key: string | null, body?: unknown): Promise<T> {
+async function send(method: 'GET' | 'POST', path: string, key: string | null, body?: unknown): Promise<Response> {
   const headers: Record<string, string> = {};
   if (key !== null) headers['x-api-key'] = key;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -30,9 +30,8 @@ async function call<T>(method: 'GET' | 'POST', path: string, key: string | null,
   } catch {
     throw new PortalError(0, 'network', 'the service could not be reached', 'check your connection and try again');
   }
-  const answer: unknown = await response.json().catch(() => null);
-  if (response.ok && answer !== null) return answer as T;
-  const error = answer as Partial<Portal.Error> | null;
+  if (response.ok) return response;
+  const error = (await response.json().catch(() => null)) as Partial<Portal.Error> | null;
   throw new PortalError(
     response.status,
     error?.code ?? 'internal',
@@ -40,6 +39,13 @@ async function call<T>(method: 'GET' | 'POST', path: string, key: string | null,
     error?.action ?? null,
     retryAfter(response),
   );
+}
+
+async function call<T>(method: 'GET' | 'POST', path: string, key: string | null, body?: unknown): Promise<T> {
+  const response = await send(method, path, key, body);
+  const answer: unknown = await response.json().catch(() => null);
+  if (answer === null) throw new PortalError(response.status, 'internal', 'the service\'s answer was not JSON', 'reload the page and try again');
+  return answer as T;
 }
 
 export const createKey = (name: string, origins: string[]) =>
@@ -57,3 +63,26 @@ export const deleteWebhook = (key: string, id: string) => call<Portal.DeletedWeb
 // The endpoint's id in the query: an id, not a secret.
 export const listDeliveries = (key: string, endpointId: string) => call<Portal.WebhookDeliveries>('GET', `/portal/api/key/webhooks/deliveries?endpointId=${encodeURIComponent(endpointId)}`, key);
 export const replayDelivery = (key: string, endpointId: string, webhookId: string) => call<Portal.WebhookDelivery>('POST', '/portal/api/key/webhooks/replay', key, { endpointId, webhookId });
+
+/** Which of the key's plans: UTC days, both included, and the states kept (all when empty). */
+export interface TradeFilter {
+  readonly from: string;
+  readonly to: string;
+  readonly status: readonly Portal.TradeState[];
+}
+
+// Days, states and a cursor in the query: none is a secret.
+function tradeQuery(filter: TradeFilter, more: Record<string, string> = {}): string {
+  const query = new URLSearchParams({ from: filter.from, to: filter.to });
+  if (filter.status.length > 0) query.set('status', filter.status.join(','));
+  for (const [name, value] of Object.entries(more)) query.set(name, value);
+  return query.toString();
+}
+
+export const listTrades = (key: string, filter: TradeFilter, limit: number, cursor: string | null) =>
+  call<Portal.TradePage>('GET', `/portal/api/key/trades?${tradeQuery(filter, { limit: String(limit), ...(cursor === null ? {} : { cursor }) })}`, key);
+/** Without days, the service's default (the last 30 UTC days), which the answer's `from` and `to` name. */
+export const tradeSummary = (key: string, days?: Pick<TradeFilter, 'from' | 'to'>) =>
+  call<Portal.TradeSummary>('GET', `/portal/api/key/trades/summary${days === undefined ? '' : `?${tradeQuery({ ...days, status: [] })}`}`, key);
+/** The plans as the service's CSV, as text. */
+export const exportTrades = async (key: string, filter: TradeFilter) => (await send('GET', `/portal/api/key/trades/export?${tradeQuery(filter)}`, key)).text();

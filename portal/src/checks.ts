@@ -105,3 +105,18 @@ export function webhookUrlProblem(raw: string): string | null {
   if (url === null || !['http:', 'https:'].includes(url.protocol) || url.host === '') return 'Not a web address: it starts with https://, such as https://hooks.wallet.example/bestex.';
   return null;
 }
+
+/** How far apart the trade ledger's `from` and `to` may be (listPartnerTrades' 400), in days. */
+export const TRADE_RANGE_MAX_DAYS = 366;
+
+const UTC_DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
+
+/** Why the days chosen (YYYY-MM-DD, as a date input gives them; empty when unset) cannot be sent, or null when they can. */
+export function tradeRangeProblem(from: string, to: string): string | null {
+  if (!UTC_DAY.test(from)) return 'Choose the first UTC day of the trades to show.';
+  if (!UTC_DAY.test(to)) return 'Choose the last UTC day of the trades to show.';
+  if (from > to) return `The first day (${from}) is after the last (${to}): swap them.`;
+  const apart = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000;
+  if (apart > TRADE_RANGE_MAX_DAYS) return `The days are ${apart} days apart: at most ${TRADE_RANGE_MAX_DAYS}. Move the first day later by ${apart - TRADE_RANGE_MAX_DAYS}.`;
+  return null;
+}

@@ -1,5 +1,5 @@
 // The key portal page: get a key, sign in with one, see its usage, rotate, revoke, edit origins,
-// manage its webhooks (webhooks.ts).
+// manage its webhooks (webhooks.ts), see its trades (trades.ts).
 // The signed-in key lives in `signedIn` only: never in a cookie, storage or the URL, so reloading
 // or closing the page forgets it, and signing out drops it.
 import { createKey, PortalError, readKey, revokeKey, rotateKey, setOrigins } from './api.js';
@@ -7,6 +7,7 @@ import type { KeyView } from './contract/portal.js';
 import { nameProblem, readOrigins, waitInWords, type Problem } from './checks.js';
 import { byId, el } from './dom.js';
 import { details, issuedKey, usage } from './views.js';
+import { TradesSection } from './trades.js';
 import { WebhooksSection } from './webhooks.js';
 
 let signedIn: string | null = null;
@@ -84,8 +85,11 @@ async function signIn(key: string): Promise<void> {
   signInSection.hidden = true;
   notice.textContent = `Signed in with ${view.id} (${view.name}).`;
   byId('account-title').focus();
-  // Shown as they come: a failure to read them is the webhooks' to show, not the sign-in's.
+  // Shown as they come: a failure to read them is the webhooks' or the trades' to show, not the sign-in's.
   void attempt(byId('webhooks-error'), null, () => webhooks.load());
+  void attempt(byId('trades-error'), null, async () => {
+    await trades.load();
+  });
 }
 
 function signOut(message: string): void {
@@ -94,6 +98,7 @@ function signOut(message: string): void {
   signInSection.hidden = false;
   for (const id of ['details', 'usage', 'rotated', 'created', 'account-error', 'origins-saved']) byId(id).replaceChildren();
   webhooks.clear();
+  trades.clear();
   originsInput.value = '';
   notice.textContent = message;
   signInInput.focus();
@@ -136,6 +141,13 @@ const webhooks = new WebhooksSection({
   key: signedInKey,
   attempt,
   confirm: confirmAction,
+  problems: (problems, field) => new FormProblems(problems, field),
+  say: (text) => (notice.textContent = text),
+});
+
+const trades = new TradesSection({
+  key: signedInKey,
+  attempt,
   problems: (problems, field) => new FormProblems(problems, field),
   say: (text) => (notice.textContent = text),
 });
@@ -185,6 +197,7 @@ byId<HTMLButtonElement>('refresh').addEventListener('click', (event) => {
   void attempt(accountErrors, event.currentTarget as HTMLButtonElement, async () => {
     render(await readKey(signedInKey()));
     await webhooks.load();
+    await trades.load();
     notice.textContent = 'Refreshed.';
   });
 });

@@ -1,14 +1,19 @@
 // The key portal page's own code (portal/src/), without a browser: its usage table
 // (portal/src/usage.ts), the last 7 UTC days, today last, a day without traffic as zeros; its
 // checks of what a person typed (portal/src/checks.ts), the contract's limits said in words before
-// anything is sent; and the webhooks' event types and attempts (portal/src/webhooks.ts). The page as the service serves it is test/handlers/pages/portal-page.test.ts.
+// anything is sent; the webhooks' event types and attempts (portal/src/webhooks.ts); the trades'
+// states, tokens, days and exact sums (portal/src/trades.ts, trade-views.ts, amounts.ts). The page
+// as the service serves it is test/handlers/pages/portal-page.test.ts.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { parse } from 'yaml';
 import { parseOrigin } from '../../core/keys/partner-keys.js';
 import { repoRoot } from '../../handlers/app.js';
-import { NAME_MAX_CHARACTERS, nameProblem, ORIGIN_MAX_LENGTH, originOf, ORIGINS_MAX, readOrigins, waitInWords, WEBHOOK_URL_MAX_LENGTH, webhookUrlProblem } from '../../portal/src/checks.js';
+import { amountOf, largest, percent, share, sum, units } from '../../portal/src/amounts.js';
+import { NAME_MAX_CHARACTERS, nameProblem, ORIGIN_MAX_LENGTH, originOf, ORIGINS_MAX, readOrigins, TRADE_RANGE_MAX_DAYS, tradeRangeProblem, waitInWords, WEBHOOK_URL_MAX_LENGTH, webhookUrlProblem } from '../../portal/src/checks.js';
+import { daysFrom, feeLines, TOKENS, volumeColumns } from '../../portal/src/trade-views.js';
+import { csvName, TRADE_STATES } from '../../portal/src/trades.js';
 import { usageTable } from '../../portal/src/usage.js';
 import { attemptText, EVENT_TYPES } from '../../portal/src/webhooks.js';
 
@@ -145,4 +150,68 @@ t.test('webhooks: each attempt in words: when, its status or why there was none,
   t.equal(attemptText({ at: '2026-11-26T12:00:05.123Z', status: 200, error: null, durationMs: 41 }), '2026-11-26 12:00:05 UTC: HTTP 200 (delivered), 41 ms');
   t.equal(attemptText({ at: '2026-11-26T12:00:00.000Z', status: 503, error: null, durationMs: 8 }), '2026-11-26 12:00:00 UTC: HTTP 503, 8 ms');
   t.equal(attemptText({ at: '2026-11-26T12:00:10.000Z', status: null, error: 'refused_address', durationMs: 2 }), '2026-11-26 12:00:10 UTC: refused address, 2 ms');
+});
+
+t.test('trades: the states offered are the contract\'s TradeState, the tokens its Token, in their order; the days\' limit is the one its 400 names', async (t) => {
+  const spec = parse(readFileSync(path.join(repoRoot(), 'openapi', 'portal.yaml'), 'utf8')) as { components: { schemas: Record<string, { enum?: string[] }>; responses: Record<string, { description: string }> } };
+  t.strictSame([...TRADE_STATES], spec.components.schemas.TradeState!.enum);
+  t.strictSame([...TOKENS], spec.components.schemas.Token!.enum);
+  t.match(spec.components.responses.TradesBadQuery!.description, `more than ${TRADE_RANGE_MAX_DAYS} days before it`);
+  t.equal(csvName({ from: '2026-11-01', to: '2026-11-30', status: [] }), 'bestex-trades-2026-11-01-2026-11-30.csv', 'the file is named as the service\'s Content-Disposition names it');
+});
+
+t.test('trades: amounts are summed exactly, as decimal strings, never as JS numbers', async (t) => {
+  t.equal(sum(['0.1', '0.2']), '0.3');
+  t.equal(sum(['14.9547243339', '0.0000000001', '100']), '114.954724334');
+  t.equal(sum([]), '0');
+  t.equal(sum(['99999999999999999999.9999999999', '0.0000000001']), '100000000000000000000', 'beyond a double\'s 15 digits');
+  t.equal(amountOf(units('-12.50')), '-12.5');
+  t.equal(largest(['3', '12.5', '0', '12.49']), '12.5');
+  t.equal(largest([]), '0');
+  t.equal(share('1', '4'), 0.25, 'a bar\'s length only');
+  t.equal(share('1', '0'), 0);
+});
+
+t.test('trades: a venue\'s success rate as a percentage, exactly: "0.6667" is "66.67%"', async (t) => {
+  for (const [rate, shown] of [['0.6667', '66.67%'], ['1', '100%'], ['0', '0%'], ['0.5', '50%'], ['0.0001', '0.01%'], ['0.3333', '33.33%']] as const) t.equal(percent(rate), shown, rate);
+});
+
+t.test('trades: the days asked for are refused before they are sent, in words: unset, backwards, or more than 366 days apart', async (t) => {
+  t.equal(tradeRangeProblem('2026-11-01', '2026-11-30'), null);
+  t.equal(tradeRangeProblem('2026-11-30', '2026-11-30'), null, 'one day');
+  t.equal(tradeRangeProblem('2025-11-30', '2026-12-01'), null, '366 days apart');
+  t.equal(tradeRangeProblem('', '2026-11-30'), 'Choose the first UTC day of the trades to show.');
+  t.equal(tradeRangeProblem('2026-11-01', ''), 'Choose the last UTC day of the trades to show.');
+  t.equal(tradeRangeProblem('2026-11-20', '2026-11-10'), 'The first day (2026-11-20) is after the last (2026-11-10): swap them.');
+  t.equal(tradeRangeProblem('2025-01-01', '2026-11-26'), 'The days are 694 days apart: at most 366. Move the first day later by 328.');
+});
+
+t.test('trades: the chart has a group for every UTC day of the range, across a month\'s and a leap year\'s end', async (t) => {
+  t.strictSame(daysFrom('2028-02-27', '2028-03-01'), ['2028-02-27', '2028-02-28', '2028-02-29', '2028-03-01']);
+  t.strictSame(daysFrom('2026-11-26', '2026-11-26'), ['2026-11-26']);
+  t.equal(daysFrom('2025-11-30', '2026-12-01').length, 367);
+});
+
+t.test('trades: the volume columns are the tokens the days have, given before received, in the contract\'s token order', async (t) => {
+  const day = (given: string[], received: string[]) => ({
+    date: '2026-11-26',
+    plans: 1,
+    completed: 1,
+    given: given.map((token) => ({ token, amount: '1' })),
+    received: received.map((token) => ({ token, amount: '1' })),
+  }) as Parameters<typeof volumeColumns>[0][number];
+  t.strictSame(volumeColumns([day(['USDCx'], ['Amulet']), day(['Amulet'], ['CBTC'])]), [
+    { side: 'given', token: 'Amulet' },
+    { side: 'given', token: 'USDCx' },
+    { side: 'received', token: 'Amulet' },
+    { side: 'received', token: 'CBTC' },
+  ]);
+  t.strictSame(volumeColumns([day([], [])]), [], 'no paid leg: no volume');
+});
+
+t.test('trades: a swap\'s fees in a line each, disclosed then collected, service + integrator, in its want token', async (t) => {
+  t.strictSame(feeLines({ token: 'USDCx', disclosed: { service: '0.0074773621', integrator: '0.01' }, collected: { service: '0', integrator: '0' } }), [
+    'Disclosed 0.0074773621 + 0.01 USDCx',
+    'Collected 0 + 0 USDCx',
+  ]);
 });
