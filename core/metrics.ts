@@ -16,6 +16,19 @@ export type PlanRoute = 'app' | 'partner';
 /** What a plan request came to: a new plan, the plan made before under its idempotencyKey, or a conflict with another request's. */
 export type PlanResult = 'created' | 'replayed' | 'conflict';
 
+/** A v2 plan at its terminal state, as the follower read it: no party, no key, no plan id. */
+export interface EndedSwap {
+  /** The plan's state (the spec's PlanState). */
+  readonly outcome: string;
+  /** Each leg's venue (of the configuration) and state. */
+  readonly legs: ReadonlyArray<{ readonly venueId: string; readonly state: string }>;
+  /** The give and want tokens' registry names, with what the paid legs gave and received (Decimal text). */
+  readonly give: string;
+  readonly given: string;
+  readonly want: string;
+  readonly received: string;
+}
+
 export interface Metrics {
   /** A base quote read from a cache (this instance's, the shared one, or a computation in flight). */
   quoteCacheHit(): void;
@@ -37,6 +50,8 @@ export interface Metrics {
   keyVerification(result: KeyVerificationResult): void;
   /** An outcome answered, by its status. */
   outcome(status: OutcomeStatus): void;
+  /** A v2 plan reached its terminal state (counted once, by the instance that follows the ledger). */
+  swapEnded(swap: EndedSwap): void;
 }
 
 const nothing = (): void => {};
@@ -52,4 +67,5 @@ export const NO_METRICS: Metrics = Object.freeze({
   guardrailTrip: nothing,
   keyVerification: nothing,
   outcome: nothing,
+  swapEnded: nothing,
 });

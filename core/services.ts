@@ -253,6 +253,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
       intents: intentPlans,
       sink: webhooks.sink,
       recorder: trades,
+      metrics,
       now,
       log,
       pollMs: config.planStatusPollMs,

@@ -8,6 +8,7 @@
 // come and go, and a plan whose deadline comes is found in time order (deadlines.ts).
 import { Decimal, toWire } from '../decimal.js';
 import type { CoreLog } from '../log.js';
+import type { EndedSwap, Metrics } from '../metrics.js';
 import { findStart, OffsetTimeIndex, OutcomeTracker, RECORD_TIME_TOLERANCE_MS, SKEW_MS, type IntentOutcomeState, type PoolTokens, type RecordedIntentOutcome } from '../outcomes/outcomes.js';
 import type { Ledger, LedgerTransaction } from '../ledger/ledger.js';
 import { HOLDING, namesEntity, TRANSFER_INSTRUCTION } from '../ledger/token-standard.js';
@@ -36,6 +37,8 @@ export interface FollowerOptions {
   readonly sink: PlanEventSink | null;
   /** Hears a partner's plan at each new state. */
   readonly recorder?: TradeRecorder | null;
+  /** Counts each plan that ends, for operators. */
+  readonly metrics?: Metrics;
   readonly now: () => Date;
   readonly log: CoreLog;
   /** Between two reads of the ledger. */
@@ -315,7 +318,10 @@ export class PlanFollower {
       f.history.push(entry);
       f.state = state;
       await this.options.recorder?.record(f.plan, event.status);
-      if (terminal) this.forget(f);
+      if (terminal) {
+        this.forget(f);
+        this.options.metrics?.swapEnded(endedSwap(event.status));
+      }
     }
   }
 
@@ -355,6 +361,19 @@ export class PlanFollower {
       atMs: state === 'deposit_seen' && read.settledIn === null ? read.createdAtMs : read.settledAtMs ?? read.createdAtMs,
     };
   }
+}
+
+/** What operators count of an ended plan: its outcome, its legs' venues and states, and its paid legs' volume. */
+function endedSwap(status: PlanStatusEvent['status']): EndedSwap {
+  const paid = status.legs.filter((l) => l.received !== null);
+  return {
+    outcome: status.state,
+    legs: status.legs.map((l) => ({ venueId: l.venueId, state: l.state })),
+    give: status.pair.give,
+    given: toWire(paid.reduce((s, l) => s.plus(l.amount), new Decimal(0))),
+    want: status.pair.want,
+    received: toWire(paid.reduce((s, l) => s.plus(l.received!), new Decimal(0))),
+  };
 }
 
 /** The parties a transaction's transfers and holdings name, and those acting in it. */

@@ -6,7 +6,8 @@
 // sends reaches a label, so no party, key or URL can.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { KeyVerificationResult, Metrics, PlanResult, RateLimitName } from '../../core/metrics.js';
+import type { EndedSwap, KeyVerificationResult, Metrics, PlanResult, RateLimitName } from '../../core/metrics.js';
+import { Decimal } from '../../core/decimal.js';
 import type { PlanRoute } from '../../core/plans/params.js';
 import { statusSummary, type HealthOptions } from '../../core/health/status.js';
 import type { OutcomeStatus, RejectionCode } from '../../core/contract/v1.js';
@@ -53,6 +54,10 @@ export class PrometheusMetrics implements Metrics, RequestMetrics {
   private readonly guardrailTrips: (route: string) => Incrementer;
   private readonly keyVerifications: (result: string) => Incrementer;
   private readonly outcomes: (status: string) => Incrementer;
+  private readonly swaps: (outcome: string) => Incrementer;
+  private readonly swapLegs: (venue: string) => (outcome: string) => Incrementer;
+  /** Volume by token and side, summed exactly; a float only as the scrape's text. */
+  private readonly volume = new Map<string, { token: string; side: string; amount: Decimal }>();
   private health: HealthOptions | null = null;
 
   constructor() {
@@ -141,6 +146,30 @@ export class PrometheusMetrics implements Metrics, RequestMetrics {
       registers,
     });
     this.outcomes = children((status) => outcomes.labels(status));
+    const swaps = new Counter({
+      name: 'bestex_swaps_total',
+      help: 'v2 plans that reached a terminal state, by outcome (the plan status\'s state); summed over partners and takers',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.swaps = children((outcome) => swaps.labels(outcome));
+    const swapLegs = new Counter({
+      name: 'bestex_swap_legs_total',
+      help: 'Legs of v2 plans that reached a terminal state, by venue and the leg\'s own state',
+      labelNames: ['venue', 'outcome'],
+      registers,
+    });
+    this.swapLegs = children((venue) => children((outcome) => swapLegs.labels(venue, outcome)));
+    new Counter({
+      name: 'bestex_swap_volume_total',
+      help: 'What the paid legs of ended v2 plans gave (side="given", in the give token) and received (side="received", in the want token), per token, never converted',
+      labelNames: ['token', 'side'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { token, side, amount } of metrics.volume.values()) this.inc({ token, side }, amount.toNumber());
+      },
+    });
     new Gauge({
       name: 'bestex_status_component',
       help: 'Each component of GET /api/status: 1, labelled with its current state',
@@ -203,5 +232,19 @@ export class PrometheusMetrics implements Metrics, RequestMetrics {
 
   outcome(status: OutcomeStatus): void {
     this.outcomes(status).inc();
+  }
+
+  swapEnded(swap: EndedSwap): void {
+    this.swaps(swap.outcome).inc();
+    for (const leg of swap.legs) this.swapLegs(leg.venueId)(leg.state).inc();
+    this.addVolume(swap.give, 'given', swap.given);
+    this.addVolume(swap.want, 'received', swap.received);
+  }
+
+  private addVolume(token: string, side: 'given' | 'received', amount: string): void {
+    const key = `${token}/${side}`;
+    const held = this.volume.get(key);
+    if (held) held.amount = held.amount.plus(amount);
+    else this.volume.set(key, { token, side, amount: new Decimal(amount) });
   }
 }

@@ -18,6 +18,9 @@ import { PrometheusMetrics } from '../../../handlers/http/prometheus-metrics.js'
 import { SANDBOX_POOL_PARTIES } from '../../../sandbox/venues/market.js';
 import { listen, testApp, type TestApp, type TestAppOptions } from '../../helpers/app.js';
 import { issueKey } from '../../helpers/keys.js';
+import { createClientV2, execute, type V2 } from '@bestex/sdk';
+import { sandboxProvider } from '@bestex/sdk/sandbox';
+import type { PlanStatus } from '../../../core/contract/v2.js';
 import { testSandbox } from '../../helpers/sandbox.js';
 
 const COMPONENTS = ['plans', 'shared-state', 'key-store', 'rate-limits', 'ledger'];
@@ -361,4 +364,39 @@ t.test('"no label can hold a party, a key or a URL": after traffic carrying them
       t.ok(closed.has(value), `${sample.name} ${label}=${value} is from a closed set`);
     }
   }
+});
+
+t.test('"swaps by outcome, venue and volume": each v2 plan counted once as it ends, its paid legs\' volume per token, no label naming a party, a key or a plan', async (t) => {
+  let clockShiftMs = 0;
+  const { app, scrape, text } = await withMetrics(t, { env: { PLAN_STATUS_POLL_MS: '50' }, overrides: { now: () => new Date(Date.now() + clockShiftMs) } });
+  const base = await listen(app.server);
+  const sandbox = app.sandbox!;
+  const party = `metrics-swap::1220${'4'.repeat(64)}`;
+  await fetch(new URL('/sandbox/v1/fund', sandbox.manifest.ledger), { method: 'POST', headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ party, token: 'CC', amount: '200' }) });
+  const client = createClientV2({ baseUrl: base });
+  const status = async (plan: V2.AppPlan) => (await (await fetch(`${base}/api/v2/plan/status?planId=${plan.planId}&token=${plan.statusToken}`)).json()) as PlanStatus;
+  const until = async (plan: V2.AppPlan, state: string) => {
+    for (let i = 0; i < 600; i++) {
+      const read = await status(plan);
+      if (read.state === state) return read;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`never ${state}`);
+  };
+  const paid = (await client.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'tradecraft', takerParty: party, idempotencyKey: 'metrics-paid' })) as V2.AppPlan;
+  t.equal((await execute(paid, { provider: sandboxProvider({ ledgerUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, party }), client })).status, 'COMPLETED');
+  const completed = await until(paid, 'completed');
+  const unfunded = (await client.plan({ from: 'CC', to: 'USDCx', amount: '50', venueId: 'tradecraft', takerParty: party, idempotencyKey: 'metrics-unfunded' })) as V2.AppPlan;
+  clockShiftMs = 91_000 + 61_000;
+  await until(unfunded, 'expired');
+  clockShiftMs = 0;
+  const all = await scrape();
+  t.equal(valueOf(all, 'bestex_swaps_total', { outcome: 'completed' }), 1, 'one completed');
+  t.equal(valueOf(all, 'bestex_swaps_total', { outcome: 'expired' }), 1, 'one expired');
+  t.equal(valueOf(all, 'bestex_swap_legs_total', { venue: 'tradecraft', outcome: 'completed' }), 1);
+  t.equal(valueOf(all, 'bestex_swap_legs_total', { venue: 'tradecraft', outcome: 'expired' }), 1);
+  t.equal(valueOf(all, 'bestex_swap_volume_total', { token: 'Amulet', side: 'given' }), 100, 'given: the paid leg only');
+  t.equal(valueOf(all, 'bestex_swap_volume_total', { token: 'USDCx', side: 'received' }), Number(completed.received), 'received: what the plan status reads');
+  const exposition = await text();
+  for (const secret of [party, paid.planId, paid.statusToken!]) t.notOk(exposition.includes(secret), 'no party, plan or capability in the text');
 });
