@@ -60,7 +60,7 @@ export interface Config {
   readonly planStatusPollMs: number;
   /** How long a plan's status is kept after its last change. */
   readonly planStatusRetentionMs: number;
-  /** How long a partner's plan is kept in its trade ledger after its last change. */
+  /** How long a partner's plan is kept in its trade ledger after it was made. */
   readonly tradeLedgerRetentionMs: number;
   /** Between two heartbeats of an idle plan status stream. */
   readonly sseHeartbeatMs: number;

@@ -241,7 +241,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
         ? new SqlitePlanStore(config.dataDir, config.planStatusRetentionMs, Date.now, config.tradeLedgerRetentionMs)
         : new RedisPlanStore(config.redisUrl, config.planStatusRetentionMs, config.tradeLedgerRetentionMs));
     // Partners' plans, recorded at each state in the same store.
-    const trades = new TradeLedger(statusStore.trades, now);
+    const trades = new TradeLedger(statusStore.trades, now, log);
     const planSecrets = new PlanSecrets(secret);
     // Partner webhooks hear each new event of a keyed plan before it is published.
     const webhooks = await openWebhooks(config, log, { now });
@@ -376,6 +376,7 @@ export async function createServices(given: Config, log: CoreLog, overrides: Cor
         // The last counts go before the connection they go over; followed intents' tokens are dropped.
         await usage.close();
         await intentFollower.close();
+        trades.close();
         await planStatus.close();
         // After the follower, the one caller of its sink.
         await webhooks.close();

@@ -138,8 +138,9 @@ export class PlanFollower {
     // The end is read before the live plans: a plan kept after this read has its deposit after it.
     const end = await ledger.ledgerEnd(signal);
     const changes = await store.changes(this.offset === null ? null : this.cursor);
-    this.cursor = changes.cursor;
     await this.learn(changes.plans, changes.full);
+    // Moved on once learnt: a read that failed before passes the old cursor, and the store answers every live plan.
+    this.cursor = changes.cursor;
     // A plan is kept before its caller holds it, so its deposits come after the last end read with
     // it unknown: only a follower just started, or a new lease holder, reads from the oldest live
     // plan's creation.
@@ -295,34 +296,47 @@ export class PlanFollower {
 
   private async settle(): Promise<void> {
     const nowMs = this.options.now().getTime();
+    let failed: unknown = null;
     for (const f of this.due(nowMs)) {
-      // Past its expiry and tolerance, a plan still open is looked at again once its payout's grace is over, then every minute.
-      if (f.dueMs <= nowMs) {
-        f.dueMs = Math.max(nowMs + 60_000, f.plan.expiryMs + RECORD_TIME_TOLERANCE_MS + PAYOUT_GRACE_MS);
-        this.deadlines.push(f.plan.planId, f.dueMs);
-      }
-      const readings = f.plan.awaitingSignature ? this.unsigned(f.plan, nowMs) : await this.readings(f, nowMs);
-      if (readings === null) continue;
-      const state = planState(readings);
-      if (state === f.state) continue;
-      const atMs = state === 'expired' || state === 'unobserved' ? nowMs : Math.max(...readings.map((r) => r.atMs ?? 0)) || nowMs;
-      const entry: PlanHistoryEntry = { state, seq: f.history.length + 1, at: new Date(atMs).toISOString() };
-      const event: PlanStatusEvent = eventOf(statusOf(f.plan, readings, [...f.history, entry]));
-      await this.options.sink?.accept({ event, partnerId: f.plan.partnerId });
-      const terminal = isTerminal(state);
-      if (!(await this.options.store.append(event, terminal))) {
-        // Another writer appended first (a previous holder of the lease): read the plan's events again.
-        this.forget(f);
-        continue;
-      }
-      f.history.push(entry);
-      f.state = state;
-      await this.options.recorder?.record(f.plan, event.status);
-      if (terminal) {
-        this.forget(f);
-        this.options.metrics?.swapEnded(endedSwap(event.status));
+      try {
+        await this.settleOne(f, nowMs);
+      } catch (err) {
+        // Looked at again next turn (its deadline is kept): one plan's failure never strands the others.
+        this.dirty.add(f);
+        failed ??= err;
       }
     }
+    if (failed !== null) throw failed;
+  }
+
+  private async settleOne(f: Followed, nowMs: number): Promise<void> {
+    // Past its expiry and tolerance, a plan still open is looked at again once its payout's grace is over, then every minute.
+    if (f.dueMs <= nowMs) {
+      f.dueMs = Math.max(nowMs + 60_000, f.plan.expiryMs + RECORD_TIME_TOLERANCE_MS + PAYOUT_GRACE_MS);
+      this.deadlines.push(f.plan.planId, f.dueMs);
+    }
+    const readings = f.plan.awaitingSignature ? this.unsigned(f.plan, nowMs) : await this.readings(f, nowMs);
+    if (readings === null) return;
+    const state = planState(readings);
+    if (state === f.state) return;
+    const atMs = state === 'expired' || state === 'unobserved' ? nowMs : Math.max(...readings.map((r) => r.atMs ?? 0)) || nowMs;
+    const entry: PlanHistoryEntry = { state, seq: f.history.length + 1, at: new Date(atMs).toISOString() };
+    const event: PlanStatusEvent = eventOf(statusOf(f.plan, readings, [...f.history, entry]));
+    await this.options.sink?.accept({ event, partnerId: f.plan.partnerId });
+    const terminal = isTerminal(state);
+    if (!(await this.options.store.append(event, terminal))) {
+      // Another writer appended first (a previous holder of the lease): read the plan's events again.
+      this.forget(f);
+      return;
+    }
+    f.history.push(entry);
+    f.state = state;
+    if (terminal) {
+      this.forget(f);
+      this.options.metrics?.swapEnded(endedSwap(event.status));
+    }
+    // Never throws: a row it could not write is written again later (core/trades/ledger.ts).
+    await this.options.recorder?.record(f.plan, event.status);
   }
 
   /** An intent plan whose message is not signed: nothing to read until it is, and expired if it never is. */

@@ -50,9 +50,9 @@ export class SqlitePlanStore implements PlanStatusStore {
   private flushing: NodeJS.Timeout | null = null;
   /** Each live plan and its last seq, so the follower's reads and an append's check need no SQL. */
   private readonly liveplans = new Map<string, Live>();
-  /** The ids of plans added or changed, in order; `changed[i]` is change number `changedBase + i + 1`. */
-  private changed: string[] = [];
-  private changedBase = 0;
+  /** The plans added or changed since the cursor last answered (`handed`): a set, so a follower kept from reading holds each plan once. */
+  private readonly changed = new Set<string>();
+  private handed = 0;
   private readonly purger: NodeJS.Timeout;
   /** The trade ledger, in the same file and batches. */
   readonly trades: SqliteTradeStore;
@@ -106,7 +106,7 @@ export class SqlitePlanStore implements PlanStatusStore {
     this.write('add', [plan.planId, json(plan), keepUntil]);
     this.write('event', [plan.planId, first.seq, json(first)]);
     this.liveplans.set(plan.planId, { plan, events: [first], keepUntil });
-    this.changed.push(plan.planId);
+    this.changed.add(plan.planId);
     this.feed.emit(first);
     return true;
   }
@@ -115,7 +115,7 @@ export class SqlitePlanStore implements PlanStatusStore {
     const live = this.liveplans.get(plan.planId);
     if (live) live.plan = plan;
     this.write('update', [json(plan), plan.planId]);
-    this.changed.push(plan.planId);
+    this.changed.add(plan.planId);
   }
 
   async plan(planId: string): Promise<TrackedPlan | null> {
@@ -150,14 +150,12 @@ export class SqlitePlanStore implements PlanStatusStore {
   }
 
   async changes(after: string | null): Promise<PlanChanges> {
-    const total = this.changedBase + this.changed.length;
-    const from = after === null ? Number.NaN : Number(after);
-    const full = !(Number.isInteger(from) && from >= this.changedBase && from <= total);
-    // The one follower of this store has read what precedes its cursor.
-    const ids = full ? [...this.liveplans.keys()] : [...new Set(this.changed.slice(from - this.changedBase))];
-    this.changed = [];
-    this.changedBase = total;
-    return { plans: ids.flatMap((id) => this.kept(id)?.plan ?? []), cursor: String(total), full };
+    // The one follower of this store has learnt what it was answered when it passes that cursor back.
+    const full = after !== String(this.handed);
+    const ids = full ? [...this.liveplans.keys()] : [...this.changed];
+    this.changed.clear();
+    this.handed += 1;
+    return { plans: ids.flatMap((id) => this.kept(id)?.plan ?? []), cursor: String(this.handed), full };
   }
 
   /** A live plan within its retention; one past it is forgotten (its rows go at the next purge). */

@@ -1,4 +1,4 @@
-// The trade ledger's port: a partner's plans as they end, kept by the plan status store's adapter
+// The trade ledger's port: each partner plan's row at its latest state, kept by the plan status store's adapter
 // (the same SQLite file, the same Redis) for the ledger's own retention after the plan's creation, read back a page at a
 // time (newest first) or whole for a range. What a row holds is core/trades/'s; here it is kept
 // by the key record, the plan's creation and its state.
@@ -40,5 +40,6 @@ export interface TradeStore {
 
 /** Hears a partner's plan at each of its states, its first included (core/trades/ records it). */
 export interface TradeRecorder {
+  /** Never rejects: a row that cannot be written now is the recorder's to write again. */
   record(plan: TrackedPlan, status: PlanStatus): Promise<void>;
 }

@@ -1,11 +1,14 @@
 // The trade ledger: records each partner plan at each of its states (the plan status's
 // TradeRecorder) in the plan status store, and answers a key record's plans a page at a time,
-// summed, or as CSV.
+// summed, or as CSV. A row the store cannot take now is kept and written again (each row is the
+// plan's whole latest state, so the newest write wins), never failing the plan it records.
 import type { Trade, TradePage, TradeSummary } from '../contract/portal.js';
 import type { PlanStatus } from '../contract/v2.js';
 import type { TrackedPlan } from '../plan-status/status.js';
 import type { TradeCursor, TradeRecorder, TradeStore } from '../plan-status/trade-store.js';
 import { badRequest } from '../errors.js';
+import type { CoreLog } from '../log.js';
+import type { StoredTrade } from '../plan-status/trade-store.js';
 import { tradesCsv } from './csv.js';
 import { rangeOf, statesOf, type TradeRange } from './range.js';
 import { summarise } from './summary.js';
@@ -29,15 +32,49 @@ function cursorOf(text: string | undefined): TradeCursor | null {
   return { createdAtMs: Number(text.slice(0, at)), planId: text.slice(at + 1) };
 }
 
+/** Between two tries of the rows the store could not take. */
+const RETRY_MS = 5_000;
+
 export class TradeLedger implements TradeRecorder {
+  /** Rows not written yet, by plan: the latest of each, numbered in the order they were recorded. */
+  private readonly unwritten = new Map<string, { readonly stored: StoredTrade; readonly n: number }>();
+  private recorded = 0;
+  private retry: NodeJS.Timeout | null = null;
+
   constructor(
     private readonly store: TradeStore,
     private readonly now: () => Date,
+    private readonly log: CoreLog,
+    private readonly retryMs: number = RETRY_MS,
   ) {}
 
   async record(plan: TrackedPlan, status: PlanStatus): Promise<void> {
     if (plan.partnerId === null || plan.trade === undefined) return;
-    await this.store.put({ partnerId: plan.partnerId, createdAtMs: plan.createdAtMs, trade: tradeOf(plan, plan.trade, status) });
+    await this.write({ stored: { partnerId: plan.partnerId, createdAtMs: plan.createdAtMs, trade: tradeOf(plan, plan.trade, status) }, n: ++this.recorded });
+  }
+
+  /** Stops trying again (the service is closing); what is still unwritten is in the log's count. */
+  close(): void {
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+  }
+
+  private async write(row: { readonly stored: StoredTrade; readonly n: number }): Promise<void> {
+    const id = row.stored.trade.planId;
+    try {
+      await this.store.put(row.stored);
+      // Written: unless a newer row of the plan was recorded meanwhile, nothing of it is left to write.
+      if ((this.unwritten.get(id)?.n ?? 0) <= row.n) this.unwritten.delete(id);
+    } catch (err) {
+      if (this.unwritten.size === 0) this.log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'the trade ledger could not write a plan\'s row; it tries again');
+      if ((this.unwritten.get(id)?.n ?? 0) < row.n) this.unwritten.set(id, row);
+      this.retry ??= setTimeout(() => void this.writeAgain(), this.retryMs).unref();
+    }
+  }
+
+  private async writeAgain(): Promise<void> {
+    this.retry = null;
+    for (const row of [...this.unwritten.values()]) await this.write(row);
   }
 
   async page(partnerId: string, filter: TradeFilter & { readonly limit?: number; readonly cursor?: string }): Promise<TradePage> {
@@ -63,8 +100,11 @@ export class TradeLedger implements TradeRecorder {
     return { text: tradesCsv(await this.all(partnerId, range, statesOf(filter.status))), range };
   }
 
-  private all(partnerId: string, range: TradeRange, states: ReturnType<typeof statesOf>): Promise<Trade[]> {
-    return this.store.all({ partnerId, fromMs: range.fromMs, toMs: range.toMs, states }, MAX_EXPORT);
+  /** Every plan of the range; more than MAX_EXPORT is refused, never summed or exported in part. */
+  private async all(partnerId: string, range: TradeRange, states: ReturnType<typeof statesOf>): Promise<Trade[]> {
+    const trades = await this.store.all({ partnerId, fromMs: range.fromMs, toMs: range.toMs, states }, MAX_EXPORT + 1);
+    if (trades.length > MAX_EXPORT) throw badRequest(`from ${range.from} to ${range.to} holds more than ${MAX_EXPORT} plans: ask fewer days`);
+    return trades;
   }
 
   private range(filter: TradeFilter): TradeRange {

@@ -24,6 +24,7 @@ export function tradeOf(plan: TrackedPlan, terms: TradeTerms, status: PlanStatus
     net: terms.legs[i]!.net,
     minReceive: leg.minReceive,
     state: leg.state,
+    basis: leg.basis,
     received: leg.received,
     depositUpdateId: leg.depositUpdateId,
     settlementUpdateId: leg.settlementUpdateId,

@@ -27,7 +27,7 @@ const trade = (state: Trade['state'], createdAtMs: number): Trade => ({
   minReceive: '14.9',
   received: state === 'completed' ? '15' : null,
   slippageBps: state === 'completed' ? '0' : null,
-  legs: [{ leg: 0, venueId: 'tradecraft', amount: '100', net: '15', minReceive: '14.9', state, received: state === 'completed' ? '15' : null, depositUpdateId: null, settlementUpdateId: null }],
+  legs: [{ leg: 0, venueId: 'tradecraft', amount: '100', net: '15', minReceive: '14.9', state, basis: 'ledger', received: state === 'completed' ? '15' : null, depositUpdateId: null, settlementUpdateId: null }],
   fees: { token: 'USDCx', disclosed: { service: '0', integrator: '0' }, collected: { service: '0', integrator: '0' } },
   takerRef: `tr_${'r'.repeat(43)}`,
 });
