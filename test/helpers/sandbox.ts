@@ -15,3 +15,20 @@ export async function testSandbox(options: Partial<SandboxOptions> = {}): Promis
   const sandbox = await startSandbox({ venuesPort: 0, ledgerHost: '127.0.0.1', ledgerPort: 0, ...options });
   return { ...sandbox, adapters: (timeoutMs = 800) => createLiveVenues(sandboxVenuesConfig(sandbox.manifest, timeoutMs)) };
 }
+
+type Controlled = Pick<Sandbox, 'manifest' | 'ledgerToken'>;
+
+/** A call to the sandbox's control API (fund a party, move a pool), as its operator makes it; anything but 200 throws. */
+export async function sandboxControl(sandbox: Controlled, resource: string, body: unknown): Promise<void> {
+  const response = await fetch(new URL(resource, sandbox.manifest.ledger), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (response.status !== 200) throw new Error(`${resource}: ${response.status} ${await response.text()}`);
+}
+
+/** Funds `party` with each token's amount (the registry names the control API takes: CC, USDCx, CBTC). */
+export async function fund(sandbox: Controlled, party: string, amounts: Readonly<Record<string, string>>): Promise<void> {
+  for (const [token, amount] of Object.entries(amounts)) await sandboxControl(sandbox, '/sandbox/v1/fund', { party, token, amount });
+}

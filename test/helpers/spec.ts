@@ -97,57 +97,34 @@ export function loadSpec(specPath: string = SPEC_PATH): Spec {
         headers[name.toLowerCase()] = { required: header.required === true, validate: ajv.compile(rehome(header.schema) as Json) };
       }
       byStatus.set(Number(status), { schema: media ? schema : null, headers });
-      const stream = (response.content as Json | undefined)?.['text/event-stream'] as Json | undefined;
-      const eventSchema = stream ? ajv.compile(rehome(stream['x-data-schema'] ?? {}) as Json) : null;
-      for (const [name, example] of Object.entries((stream?.examples as Json | undefined) ?? {})) {
-        const ex = example as Json;
-        examples.push({
-          operationId,
-          method: method.toUpperCase(),
-          path: p,
-          status: Number(status),
-          name,
-          request: (ex['x-request'] ?? {}) as ExampleRequest,
-          volatile: (ex['x-volatile'] ?? []) as string[],
-          value: ex.value,
-          mediaType: 'text/event-stream',
-          schema: eventSchema!,
-          headers,
-        });
-      }
-      // A CSV example: its value is the file's text; compared as records by the header's names, the volatile pointers naming /<row>/<column>.
-      const csv = (response.content as Json | undefined)?.['text/csv'] as Json | undefined;
-      for (const [name, example] of Object.entries((csv?.examples as Json | undefined) ?? {})) {
-        const ex = example as Json;
-        examples.push({
-          operationId,
-          method: method.toUpperCase(),
-          path: p,
-          status: Number(status),
-          name,
-          request: (ex['x-request'] ?? {}) as ExampleRequest,
-          volatile: (ex['x-volatile'] ?? []) as string[],
-          value: ex.value,
-          mediaType: 'text/csv',
-          schema: ajv.compile(rehome(csv!.schema ?? {}) as Json),
-          headers,
-        });
-      }
-      for (const [name, example] of Object.entries((media?.examples as Json | undefined) ?? {})) {
-        const ex = example as Json;
-        examples.push({
-          mediaType: 'application/json',
-          operationId,
-          method: method.toUpperCase(),
-          path: p,
-          status: Number(status),
-          name,
-          request: (ex['x-request'] ?? {}) as ExampleRequest,
-          volatile: (ex['x-volatile'] ?? []) as string[],
-          value: ex.value,
-          schema,
-          headers,
-        });
+      // Each media type's examples, with what its value is checked against: an event stream's text
+      // event by event (`x-data-schema`), a CSV file's text as records by the header's names (its
+      // volatile pointers naming /<row>/<column>), a JSON body whole.
+      const mediaTypes: Array<[string, (content: Json) => ValidateFunction]> = [
+        ['text/event-stream', (content) => ajv.compile(rehome(content['x-data-schema'] ?? {}) as Json)],
+        ['text/csv', (content) => ajv.compile(rehome(content.schema ?? {}) as Json)],
+        ['application/json', () => schema],
+      ];
+      for (const [mediaType, schemaOf] of mediaTypes) {
+        const content = (response.content as Json | undefined)?.[mediaType] as Json | undefined;
+        if (!content) continue;
+        const validate = schemaOf(content);
+        for (const [name, example] of Object.entries((content.examples as Json | undefined) ?? {})) {
+          const ex = example as Json;
+          examples.push({
+            operationId,
+            method: method.toUpperCase(),
+            path: p,
+            status: Number(status),
+            name,
+            request: (ex['x-request'] ?? {}) as ExampleRequest,
+            volatile: (ex['x-volatile'] ?? []) as string[],
+            value: ex.value,
+            mediaType,
+            schema: validate,
+            headers,
+          });
+        }
       }
     }
   }

@@ -6,8 +6,6 @@
 // downloaded is the export, and parses back to the API's list"; days refused before they are
 // sent, in words; no serious or critical axe-core violation; the key in no URL; the page under its
 // CSP throughout. Skipped without Chromium, as test/portal/browser.test.ts is.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { Decimal } from 'decimal.js';
 import t from 'tap';
 import type { Browser, Page } from 'playwright-core';
@@ -16,10 +14,10 @@ import { sandboxProvider } from '@bestex/sdk/sandbox';
 import type * as Portal from '../../core/contract/portal.js';
 import { COLLECTING, listen, testApp } from '../helpers/app.js';
 import { chromiumSkip, launchChromium } from '../helpers/chromium.js';
+import { axeViolations, seriousOrCritical } from '../helpers/axe.js';
 import { csvRecords } from '../helpers/csv.js';
 import { issueKey } from '../helpers/keys.js';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 /** Plans made beyond the executed one: more than the page lists at first (20), so More has a page to follow. */
 const PLANNED = 21;
 
@@ -33,12 +31,7 @@ type Tap = Pick<typeof t, 'strictSame'>;
 
 /** "no serious or critical axe-core violation" on the view as it is now. */
 async function axeClean(t: Tap, page: Page, view: string): Promise<void> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: unknown) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
-    return (await axe.run(document)).violations.map((v) => ({ id: v.id, impact: v.impact, targets: JSON.stringify(v.nodes.map((n) => n.target)) }));
-  });
-  t.strictSame(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe: no serious or critical violation (${view})`);
+  t.strictSame(seriousOrCritical(await axeViolations(page)), [], `axe: no serious or critical violation (${view})`);
 }
 
 /** Presses Tab until the focused element matches `selector`, as a keyboard user would. */

@@ -4,17 +4,15 @@
 // the copied secret verifies every delivery (the standardwebhooks library); no serious or
 // critical axe-core violation on any view; the secret gone from the page once signed out; the page
 // under its CSP throughout. Skipped without Chromium, as test/portal/browser.test.ts is.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import t from 'tap';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { listen, testApp } from '../helpers/app.js';
 import { chromiumSkip, launchChromium } from '../helpers/chromium.js';
+import { axeViolations, seriousOrCritical } from '../helpers/axe.js';
 import { issueKey } from '../helpers/keys.js';
 import { FAST_RETRIES, planEvent, planIdOf, startReceiver } from '../helpers/webhooks.js';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
 const skip = chromiumSkip('the portal webhooks browser test');
@@ -27,12 +25,7 @@ type Tap = Pick<typeof t, 'strictSame'>;
 
 /** "no serious or critical axe-core violation" on the view as it is now. */
 async function axeClean(t: Tap, page: Page, view: string): Promise<void> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: unknown) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
-    return (await axe.run(document)).violations.map((v) => ({ id: v.id, impact: v.impact, targets: JSON.stringify(v.nodes.map((n) => n.target)) }));
-  });
-  t.strictSame(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe: no serious or critical violation (${view})`);
+  t.strictSame(seriousOrCritical(await axeViolations(page)), [], `axe: no serious or critical violation (${view})`);
 }
 
 /** Presses Tab until the focused element matches `selector` (and says `text`, when given), as a keyboard user would. */

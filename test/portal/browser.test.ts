@@ -5,17 +5,16 @@
 // under its own CSP throughout (axe is evaluated through the DevTools protocol, which a page's CSP
 // does not govern). Without Chromium the tests are skipped with a loud notice, unless
 // REQUIRE_CHROMIUM=1 (CI installs it) makes that a failure.
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import type { Browser, Page } from 'playwright-core';
 import { repoRoot } from '../../handlers/app.js';
 import { listen, testApp, type TestApp } from '../helpers/app.js';
 import { chromiumSkip, launchChromium } from '../helpers/chromium.js';
+import { axeViolations, seriousOrCritical } from '../helpers/axe.js';
 
 const SCREENSHOTS = path.join(repoRoot(), 'dist', 'screenshots');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const KEY = /^bx_[0-9A-Za-z]{38}$/;
 /** How long a count or a rotation may take to show: "within a few seconds". */
 const SETTLE_MS = 15_000;
@@ -55,12 +54,7 @@ function run(skip: { skip?: string }): void {
 
   /** "no serious or critical axe-core violation" on the view as it is now. */
   async function axeClean(t: Tap, page: Page, view: string): Promise<void> {
-    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-    const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run: (context: unknown) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
-      return (await axe.run(document)).violations.map((v) => ({ id: v.id, impact: v.impact, targets: JSON.stringify(v.nodes.map((n) => n.target)) }));
-    });
-    t.strictSame(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe: no serious or critical violation (${view})`);
+    t.strictSame(seriousOrCritical(await axeViolations(page)), [], `axe: no serious or critical violation (${view})`);
   }
 
   /** "kept only in the page's memory, never in a cookie or storage, never in a URL". */

@@ -12,6 +12,7 @@ import type { PlanStatus } from '../../../core/contract/v2.js';
 import { COLLECTING, listen, testApp } from '../../helpers/app.js';
 import { csvRecords } from '../../helpers/csv.js';
 import { issueKey } from '../../helpers/keys.js';
+import { fund, sandboxControl } from '../../helpers/sandbox.js';
 
 let takers = 0;
 let clockShiftMs = 0;
@@ -25,16 +26,12 @@ const { key } = await issueKey(app.core.keyStore, { name: 'ledger partner' });
 const keyed = createClientV2({ baseUrl: base, apiKey: key });
 const sandbox = app.sandbox!;
 
-async function control(resource: string, body: unknown): Promise<void> {
-  const response = await fetch(new URL(resource, sandbox.manifest.ledger), { method: 'POST', headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (response.status !== 200) throw new Error(`${resource}: ${response.status} ${await response.text()}`);
-}
+const control = (resource: string, body: unknown) => sandboxControl(sandbox, resource, body);
 
 async function taker(amount: string) {
   const party = `ledger-${++takers}::1220${'6'.repeat(64)}`;
-  await control('/sandbox/v1/fund', { party, token: 'CC', amount });
   // The fee legs are paid in the want token, in the same batch as the deposit.
-  await control('/sandbox/v1/fund', { party, token: 'USDCx', amount: '1000' });
+  await fund(sandbox, party, { CC: amount, USDCx: '1000' });
   return { party, provider: sandboxProvider({ ledgerUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, party }) };
 }
 

@@ -8,23 +8,16 @@ import type { TradePage } from '../../../core/contract/portal.js';
 import { listen, testApp, type TestApp } from '../../helpers/app.js';
 import { issueKey } from '../../helpers/keys.js';
 import { redisSkip, startRedis } from '../../helpers/redis.js';
-import { testSandbox } from '../../helpers/sandbox.js';
+import { fund, testSandbox, type TestSandbox } from '../../helpers/sandbox.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const redis = await startRedis(t);
 t.teardown(() => redis?.stop());
 let takers = 0;
 
-async function fundedTaker(sandbox: { manifest: { ledger: string }; ledgerToken: string }) {
+async function fundedTaker(sandbox: TestSandbox) {
   const party = `trades-${++takers}::1220${'5'.repeat(64)}`;
-  for (const [token, amount] of [['CC', '100'], ['USDCx', '100']]) {
-    const response = await fetch(new URL('/sandbox/v1/fund', sandbox.manifest.ledger), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ party, token, amount }),
-    });
-    if (response.status !== 200) throw new Error(`fund: ${response.status}`);
-  }
+  await fund(sandbox, party, { CC: '100', USDCx: '100' });
   return { party, provider: sandboxProvider({ ledgerUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, party }) };
 }
 

@@ -21,7 +21,7 @@ import { issueKey } from '../../helpers/keys.js';
 import { createClientV2, execute, type V2 } from '@bestex/sdk';
 import { sandboxProvider } from '@bestex/sdk/sandbox';
 import type { PlanStatus } from '../../../core/contract/v2.js';
-import { testSandbox } from '../../helpers/sandbox.js';
+import { fund, testSandbox } from '../../helpers/sandbox.js';
 
 const COMPONENTS = ['plans', 'shared-state', 'key-store', 'rate-limits', 'ledger'];
 const COMPONENT_STATES = ['live', 'dead', 'unverified', 'served', 'not_served', 'in-process', 'shared', 'unreachable', 'ok', 'unreadable', 'per-instance'];
@@ -372,7 +372,7 @@ t.test('"swaps by outcome, venue and volume": each v2 plan counted once as it en
   const base = await listen(app.server);
   const sandbox = app.sandbox!;
   const party = `metrics-swap::1220${'4'.repeat(64)}`;
-  await fetch(new URL('/sandbox/v1/fund', sandbox.manifest.ledger), { method: 'POST', headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ party, token: 'CC', amount: '200' }) });
+  await fund(sandbox, party, { CC: '200' });
   const client = createClientV2({ baseUrl: base });
   const status = async (plan: V2.AppPlan) => (await (await fetch(`${base}/api/v2/plan/status?planId=${plan.planId}&token=${plan.statusToken}`)).json()) as PlanStatus;
   const until = async (plan: V2.AppPlan, state: string) => {
