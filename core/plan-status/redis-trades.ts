@@ -49,7 +49,4 @@ export class RedisTradeStore implements TradeStore {
     }
   }
 
-  async all(query: TradeQuery, max: number): Promise<Trade[]> {
-    return this.page(query, null, max);
-  }
 }

@@ -46,9 +46,6 @@ export class SqliteTradeStore implements TradeStore {
     return rows.map((r) => JSON.parse(Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength).toString('utf8')) as Trade);
   }
 
-  async all(query: TradeQuery, max: number): Promise<Trade[]> {
-    return this.page(query, null, max);
-  }
 
   /** Drops the rows past their retention. */
   purge(): void {

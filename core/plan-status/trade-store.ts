@@ -1,7 +1,7 @@
-// The trade ledger's port: each partner plan's row at its latest state, kept by the plan status store's adapter
-// (the same SQLite file, the same Redis) for the ledger's own retention after the plan's creation, read back a page at a
-// time (newest first) or whole for a range. What a row holds is core/trades/'s; here it is kept
-// by the key record, the plan's creation and its state.
+// The trade ledger's port: each partner plan's row at its latest state, kept by the plan status
+// store's adapter (the same SQLite file, the same Redis) for the ledger's own retention after the
+// plan's creation, read back a page at a time, newest first. What a row holds is core/trades/'s;
+// here it is kept by the key record, the plan's creation and its state.
 import type { Trade } from '../contract/portal.js';
 import type { PlanStatus } from '../contract/v2.js';
 import type { TrackedPlan } from './status.js';
@@ -32,10 +32,8 @@ export interface TradeCursor {
 export interface TradeStore {
   /** Keeps the plan's row as it is now (replacing the one before). */
   put(stored: StoredTrade): Promise<void>;
-  /** Up to `limit` rows after `after` (newest first). */
+  /** Up to `limit` rows after `after` (null: from the newest), newest first. */
   page(query: TradeQuery, after: TradeCursor | null, limit: number): Promise<Trade[]>;
-  /** Every row of the range (newest first), at most `max`. */
-  all(query: TradeQuery, max: number): Promise<Trade[]>;
 }
 
 /** Hears a partner's plan at each of its states, its first included (core/trades/ records it). */

@@ -51,6 +51,12 @@ function rowOf(t: Trade): Array<string | null> {
   ];
 }
 
-export function tradesCsv(trades: readonly Trade[]): string {
-  return [CSV_COLUMNS as readonly string[], ...trades.map(rowOf)].map((row) => `${row.map(field).join(',')}\r\n`).join('');
-}
+const line = (row: ReadonlyArray<string | null>): string => `${row.map(field).join(',')}\r\n`;
+
+/** The header line. */
+export const CSV_HEADER = line(CSV_COLUMNS);
+
+/** The trades' lines, to follow the header (a range is written a page at a time). */
+export const csvLines = (trades: readonly Trade[]): string => trades.map((t) => line(rowOf(t))).join('');
+
+export const tradesCsv = (trades: readonly Trade[]): string => CSV_HEADER + csvLines(trades);

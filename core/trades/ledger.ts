@@ -9,13 +9,15 @@ import type { TradeCursor, TradeRecorder, TradeStore } from '../plan-status/trad
 import { badRequest } from '../errors.js';
 import type { CoreLog } from '../log.js';
 import type { StoredTrade } from '../plan-status/trade-store.js';
-import { tradesCsv } from './csv.js';
+import { CSV_HEADER, csvLines } from './csv.js';
 import { rangeOf, statesOf, type TradeRange } from './range.js';
-import { summarise } from './summary.js';
+import { TradeSums } from './summary.js';
 import { tradeOf } from './trade.js';
 
 /** The most plans a summary or an export reads. */
 export const MAX_EXPORT = 100_000;
+/** Plans read at a time by a summary or an export, the event loop free between: a range never holds the service up for long. */
+const CHUNK = 1_000;
 const DEFAULT_PAGE = 50;
 
 export interface TradeFilter {
@@ -91,20 +93,36 @@ export class TradeLedger implements TradeRecorder {
 
   async summary(partnerId: string, filter: TradeFilter): Promise<TradeSummary> {
     const range = this.range(filter);
-    return summarise(await this.all(partnerId, range, null), range);
+    const sums = new TradeSums();
+    for await (const trades of this.chunks(partnerId, range, null)) for (const trade of trades) sums.add(trade);
+    return sums.summary(range);
   }
 
   /** The CSV and the range it covers (its file is named by it). */
   async csv(partnerId: string, filter: TradeFilter): Promise<{ text: string; range: TradeRange }> {
     const range = this.range(filter);
-    return { text: tradesCsv(await this.all(partnerId, range, statesOf(filter.status))), range };
+    const parts = [CSV_HEADER];
+    for await (const trades of this.chunks(partnerId, range, statesOf(filter.status))) parts.push(csvLines(trades));
+    return { text: parts.join(''), range };
   }
 
-  /** Every plan of the range; more than MAX_EXPORT is refused, never summed or exported in part. */
-  private async all(partnerId: string, range: TradeRange, states: ReturnType<typeof statesOf>): Promise<Trade[]> {
-    const trades = await this.store.all({ partnerId, fromMs: range.fromMs, toMs: range.toMs, states }, MAX_EXPORT + 1);
-    if (trades.length > MAX_EXPORT) throw badRequest(`from ${range.from} to ${range.to} holds more than ${MAX_EXPORT} plans: ask fewer days`);
-    return trades;
+  /**
+   * Every plan of the range, newest first, CHUNK at a time with the event loop free between; a
+   * range of more than MAX_EXPORT is refused, never summed or exported in part.
+   */
+  private async *chunks(partnerId: string, range: TradeRange, states: ReturnType<typeof statesOf>): AsyncGenerator<Trade[]> {
+    const query = { partnerId, fromMs: range.fromMs, toMs: range.toMs, states };
+    let after: TradeCursor | null = null;
+    for (let read = 0; ; ) {
+      const trades = await this.store.page(query, after, CHUNK);
+      read += trades.length;
+      if (read > MAX_EXPORT) throw badRequest(`from ${range.from} to ${range.to} holds more than ${MAX_EXPORT} plans: ask fewer days`);
+      yield trades;
+      const last = trades.at(-1);
+      if (trades.length < CHUNK || last === undefined) return;
+      after = { createdAtMs: Date.parse(last.createdAt), planId: last.planId };
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   private range(filter: TradeFilter): TradeRange {

@@ -44,7 +44,7 @@ function rules(name: string, open: (now: () => number, tradeRetentionMs: number)
     await store.trades.put({ partnerId: 'key_someoneelse', createdAtMs: base, trade: trade('completed', base) });
     const query: TradeQuery = { partnerId, fromMs: base - 1000, toMs: base + 1000, states: null };
     const newest = [...rows].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || (a.planId < b.planId ? 1 : -1));
-    t.strictSame((await store.trades.all(query, 100)).map((r) => r.planId), newest.map((r) => r.planId), 'newest first, ties by id; never another key record\'s');
+    t.strictSame((await store.trades.page(query, null, 100)).map((r) => r.planId), newest.map((r) => r.planId), 'newest first, ties by id; never another key record\'s');
     const seen: string[] = [];
     let after = null;
     for (;;) {
@@ -54,11 +54,11 @@ function rules(name: string, open: (now: () => number, tradeRetentionMs: number)
       after = { createdAtMs: Date.parse(page[0]!.createdAt), planId: page[0]!.planId };
     }
     t.strictSame(seen, newest.map((r) => r.planId), 'page by page: each once');
-    t.strictSame((await store.trades.all({ ...query, states: new Set(['completed']) }, 100)).map((r) => r.planId), newest.filter((r) => r.state === 'completed').map((r) => r.planId), 'by state');
-    t.strictSame(await store.trades.all({ ...query, fromMs: base + 2, toMs: base + 3 }, 100), [rows[3]], 'within the range only');
+    t.strictSame((await store.trades.page({ ...query, states: new Set(['completed']) }, null, 100)).map((r) => r.planId), newest.filter((r) => r.state === 'completed').map((r) => r.planId), 'by state');
+    t.strictSame(await store.trades.page({ ...query, fromMs: base + 2, toMs: base + 3 }, null, 100), [rows[3]], 'within the range only');
     const done = { ...rows[3]!, state: 'completed' as const, terminal: true };
     await store.trades.put({ partnerId, createdAtMs: base + 2, trade: done });
-    t.strictSame(await store.trades.all({ ...query, fromMs: base + 2, toMs: base + 3 }, 100), [done], 'a row put again replaces the one before');
+    t.strictSame(await store.trades.page({ ...query, fromMs: base + 2, toMs: base + 3 }, null, 100), [done], 'a row put again replaces the one before');
   });
 
   t.test(`${name}: "no row is kept past the ledger's retention after the plan's creation"`, skip, async (t) => {
@@ -71,7 +71,7 @@ function rules(name: string, open: (now: () => number, tradeRetentionMs: number)
     nowMs += 2_000;
     // Redis keeps its own time.
     if (store.shared) await new Promise((resolve) => setTimeout(resolve, 1_200));
-    t.strictSame(await store.trades.all({ partnerId, fromMs: 0, toMs: nowMs + 10_000, states: null }, 10), [], 'gone once its retention has passed');
+    t.strictSame(await store.trades.page({ partnerId, fromMs: 0, toMs: nowMs + 10_000, states: null }, null, 10), [], 'gone once its retention has passed');
   });
 }
 

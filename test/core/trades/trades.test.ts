@@ -112,7 +112,6 @@ t.test('"a row the store cannot take is written again later, the newest of each 
       written.push(stored);
     },
     page: async () => [],
-    all: async () => [],
   };
   const warned: string[] = [];
   const ledger = new TradeLedger(store, () => new Date(), { info: () => {}, warn: (_f, m) => warned.push(m), error: () => {} }, 10);
@@ -125,4 +124,24 @@ t.test('"a row the store cannot take is written again later, the newest of each 
   t.strictSame(written.map((w) => w.trade.state), ['completed'], 'the latest row, once');
   await ledger.record({ ...plan, partnerId: null }, status([['completed', '15'], ['completed', '30']], 'completed'));
   t.equal(written.length, 1, 'a keyless plan has no ledger');
+});
+
+t.test('"a summary or an export reads its range a page at a time, and refuses more than 100,000 plans rather than sum them in part"', async (t) => {
+  const row = tradeOf(plan, plan.trade!, status([['completed', '15'], ['completed', '30']], 'completed'));
+  let pages = 0;
+  const many = (total: number): TradeStore => ({
+    put: async () => {},
+    page: async (_query, after, limit) => {
+      pages += 1;
+      const start = after === null ? 0 : Number(after.planId.slice(3));
+      return Array.from({ length: Math.max(0, Math.min(limit, total - start)) }, (_, i) => ({ ...row, planId: `pl_${String(start + i + 1)}` }));
+    },
+  });
+  const log = { info: () => {}, warn: () => {}, error: () => {} };
+  const summary = await new TradeLedger(many(2_500), () => new Date('2026-12-02T12:00:00Z'), log).summary('key_abc', {});
+  t.equal(summary.plans, 2_500, 'every plan summed');
+  t.equal(pages, 3, 'a thousand at a time');
+  const csv = await new TradeLedger(many(2_500), () => new Date('2026-12-02T12:00:00Z'), log).csv('key_abc', {});
+  t.equal(parseCsv(csv.text).length, 2_501, 'the header and every plan');
+  await t.rejects(new TradeLedger(many(100_001), () => new Date('2026-12-02T12:00:00Z'), log).summary('key_abc', {}), /more than 100000 plans: ask fewer days/);
 });
