@@ -61,7 +61,17 @@ for (const venue of ['tradecraft', 'nightly'] as const) {
     t.equal(balance(party, 'Amulet'), '900');
     // tradecraft's outcome is the service's to read too; Nightly's only the taker's (docs/api-v2.md).
     if (venue === 'tradecraft') t.match(result.outcome, { status: 'completed', agrees: true });
-    else t.equal(result.outcome, null);
+    else {
+      t.equal(result.outcome, null);
+      // What Canton's wallet SDK saw, execute() reports: the plan's status reads the taker's view of the leg.
+      // The follower takes the report at its next read: read until the plan ends, never a fixed wait.
+      let status = await client.getPlanStatus(plan as V2.AppPlan);
+      for (let i = 0; i < 400 && !status.terminal; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        status = await client.getPlanStatus(plan as V2.AppPlan);
+      }
+      t.match(status, { state: 'completed', received: result.received, legs: [{ basis: 'taker', state: 'completed', received: result.received }] });
+    }
   });
 
   t.test(`${venue}: an internal party's v2 plan, the pool moved past its minOut -> SLIPPAGE_FAILED, the deposit back`, { timeout: 90_000 }, async (t) => {
