@@ -32,10 +32,6 @@ export class Deadlines {
     this.heap.length = 0;
   }
 
-  get size(): number {
-    return this.heap.length;
-  }
-
   private pop(): Entry {
     const top = this.heap[0]!;
     const last = this.heap.pop()!;

@@ -3,7 +3,7 @@
 // joined with `;` in leg order.
 import type { Trade } from '../contract/portal.js';
 
-export const CSV_COLUMNS = [
+const CSV_COLUMNS = [
   'planId',
   'createdAt',
   'updatedAt',
@@ -58,5 +58,3 @@ export const CSV_HEADER = line(CSV_COLUMNS);
 
 /** The trades' lines, to follow the header (a range is written a page at a time). */
 export const csvLines = (trades: readonly Trade[]): string => trades.map((t) => line(rowOf(t))).join('');
-
-export const tradesCsv = (trades: readonly Trade[]): string => CSV_HEADER + csvLines(trades);

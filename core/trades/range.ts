@@ -5,7 +5,7 @@ import type { Trade } from '../contract/portal.js';
 
 const DAY_MS = 86_400_000;
 /** The longest range asked at once, in days. */
-export const MAX_RANGE_DAYS = 366;
+const MAX_RANGE_DAYS = 366;
 const DEFAULT_DAYS = 30;
 
 const STATES: ReadonlySet<string> = new Set<Trade['state']>(['awaiting_signature', 'planned', 'deposit_seen', 'completed', 'partially_completed', 'slippage_failed', 'expired', 'withdrawn', 'venue_failed', 'unobserved']);

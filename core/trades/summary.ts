@@ -103,9 +103,3 @@ export class TradeSums {
     };
   }
 }
-
-export function summarise(trades: readonly Trade[], range: TradeRange): TradeSummary {
-  const sums = new TradeSums();
-  for (const trade of trades) sums.add(trade);
-  return sums.summary(range);
-}

@@ -7,10 +7,10 @@ import { Decimal } from '../../../core/decimal.js';
 import type { PlanStatus } from '../../../core/contract/v2.js';
 import type { TrackedPlan } from '../../../core/plan-status/status.js';
 import type { StoredTrade, TradeStore } from '../../../core/plan-status/trade-store.js';
-import { tradesCsv } from '../../../core/trades/csv.js';
+import { CSV_HEADER, csvLines } from '../../../core/trades/csv.js';
 import { TradeLedger } from '../../../core/trades/ledger.js';
 import { rangeOf, statesOf } from '../../../core/trades/range.js';
-import { summarise } from '../../../core/trades/summary.js';
+import { TradeSums } from '../../../core/trades/summary.js';
 import { slippageBps, tradeOf } from '../../../core/trades/trade.js';
 import { parseCsv } from '../../helpers/csv.js';
 
@@ -74,7 +74,9 @@ t.test('"the summary counts a plan on its UTC day, rounds success rates down and
     tradeOf({ ...plan, planId: `pl_${'T'.repeat(22)}`, createdAtMs: Date.parse('2026-12-02T00:00:00.000Z') }, plan.trade!, status([['completed', '15'], ['completed', '30']], 'completed')),
     tradeOf({ ...plan, planId: `pl_${'U'.repeat(22)}` }, plan.trade!, status([['expired', null], ['expired', null]], 'expired')),
   ];
-  const summary = summarise(rows, rangeOf({ from: '2026-12-01', to: '2026-12-02' }, 0));
+  const sums = new TradeSums();
+  rows.forEach((row) => sums.add(row));
+  const summary = sums.summary(rangeOf({ from: '2026-12-01', to: '2026-12-02' }, 0));
   t.strictSame(summary.days.map((d) => [d.date, d.plans, d.completed]), [['2026-12-01', 2, 1], ['2026-12-02', 1, 1]], 'the second before midnight and midnight: two days');
   t.strictSame(summary.days[1]!.received, [{ token: 'USDCx', amount: '45' }]);
   t.strictSame(summary.days[0]!.given, [{ token: 'Amulet', amount: '100' }], 'given: the paid leg only');
@@ -85,13 +87,13 @@ t.test('"the summary counts a plan on its UTC day, rounds success rates down and
 
 t.test('"the CSV quotes what must be quoted and reads back field for field"', async (t) => {
   const row = tradeOf(plan, plan.trade!, status([['completed', '14.99'], ['slippage_failed', null]], 'partially_completed'));
-  const text = tradesCsv([row, row]);
+  const text = CSV_HEADER + csvLines([row, row]);
   t.ok(text.endsWith('\r\n'), 'CRLF line ends');
   const [header, first] = parseCsv(text);
   t.equal(header![0], 'planId');
   t.equal(first![header!.indexOf('venues')], 'tradecraft;cantex');
   t.equal(first![header!.indexOf('settlementUpdateIds')], 'bb;', 'a leg not settled: empty in its place');
-  t.equal(parseCsv(tradesCsv([{ ...row, planId: 'a,"b"' }]))[1]![0], 'a,"b"', 'a comma and quotes survive');
+  t.equal(parseCsv(CSV_HEADER + csvLines([{ ...row, planId: 'a,"b"' }]))[1]![0], 'a,"b"', 'a comma and quotes survive');
 });
 
 t.test('"a range is UTC days, at most 366 apart, of real dates; states are the plan\'s"', async (t) => {
