@@ -140,9 +140,14 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     forget(file, ours, replaced);
+    // Again once closed: while it closed it still ran, so a sandbox that stopped meanwhile may have given it back.
+    const exit = (code: number) => {
+      forget(file, ours, replaced);
+      process.exit(code);
+    };
     sandbox.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => exit(0),
+      () => exit(1),
     );
   };
   process.on('SIGINT', stop);

@@ -246,7 +246,8 @@ t.test('"a sandbox manifest file belongs to the process that wrote it": a second
   t.equal(readFileSync(file, 'utf8'), firstFile, 'the running one\'s file is back as it wrote it');
   t.equal(statSync(file).mode & 0o777, 0o600, 'owner-only still');
   first.child.kill('SIGTERM');
-  await once(first.child, 'exit');
+  const [code, signal] = (await once(first.child, 'exit')) as [number | null, string | null];
+  t.equal(code, 0, `it stopped as asked (${signal ?? 'no signal'}; ${first.stderr() || 'no stderr'})`);
   t.notOk(existsSync(file), 'the last one stopped leaves none');
 });
 
