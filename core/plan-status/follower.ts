@@ -50,8 +50,8 @@ export interface FollowerOptions {
 
 interface Followed {
   plan: TrackedPlan;
-  /** One tracker per ledger leg (null for legs read otherwise). */
-  trackers: Array<OutcomeTracker | null>;
+  /** One tracker per ledger leg (null for legs read otherwise); made when a ledger update first concerns the plan, as most plans' never does. */
+  trackers: Array<OutcomeTracker | null> | null;
   history: PlanHistoryEntry[];
   state: PlanState;
   intent: RecordedIntentOutcome | null;
@@ -79,6 +79,9 @@ const LEDGER_LEG: Readonly<Record<string, PlanState>> = {
   withdrawn: 'withdrawn',
   expired: 'expired',
 };
+
+/** A leg whose deposit the ledger shows: to the venue's party named once the plan is made (an intent plan's once signed). */
+const readOnLedger = (leg: TrackedLeg): leg is TrackedLeg & { escrow: string } => leg.basis === 'ledger' && leg.escrow !== null;
 
 export class PlanFollower {
   private readonly followed = new Map<string, Followed>();
@@ -180,7 +183,7 @@ export class PlanFollower {
       if (history.length === 0) return;
       const known = this.followed.get(plan.planId);
       if (known) this.forget(known);
-      this.follow({ plan, trackers: this.trackersOf(plan), history, state: history.at(-1)!.state, intent: null, dueMs: plan.expiryMs + RECORD_TIME_TOLERANCE_MS });
+      this.follow({ plan, trackers: null, history, state: history.at(-1)!.state, intent: null, dueMs: plan.expiryMs + RECORD_TIME_TOLERANCE_MS });
     });
   }
 
@@ -220,15 +223,15 @@ export class PlanFollower {
 
   /** The keys a ledger update reaches a plan by: its taker's keyed hash and its deposits' receivers, for legs read on the ledger. */
   private partyKeys(f: Followed): string[] {
-    if (!f.trackers.some((t) => t !== null)) return [];
-    return [`h:${f.plan.takerHash}`, ...f.plan.legs.flatMap((leg, i) => (f.trackers[i] && leg.escrow !== null ? [`e:${leg.escrow}`] : []))];
+    const escrows = f.plan.legs.flatMap((leg) => (readOnLedger(leg) ? [`e:${leg.escrow}`] : []));
+    return escrows.length === 0 ? [] : [`h:${f.plan.takerHash}`, ...escrows];
   }
 
   private trackersOf(plan: TrackedPlan): Array<OutcomeTracker | null> {
     const { secrets, pools } = this.options;
     const want = resolveToken(plan.pair.want, 'want');
     return plan.legs.map((leg) =>
-      leg.basis !== 'ledger' || leg.escrow === null
+      !readOnLedger(leg)
         ? null
         : new OutcomeTracker(
             {
@@ -268,6 +271,7 @@ export class PlanFollower {
         for (const f of byKey.get(`h:${hash}`) ?? []) concerned.add(f);
       }
       for (const f of concerned) {
+        f.trackers ??= this.trackersOf(f.plan);
         for (const tracker of f.trackers) tracker?.observe(tx);
         this.dirty.add(f);
       }
@@ -350,7 +354,7 @@ export class PlanFollower {
     const closedMs = plan.expiryMs + RECORD_TIME_TOLERANCE_MS;
     const { legs } = plan;
     if (legs.some((l) => l.basis === 'venue')) f.intent = (await this.options.intents?.intentStatus(plan.planId)) ?? f.intent;
-    return legs.map((leg, i) => this.legReading(leg, f.trackers[i] ?? null, f.intent, nowMs, closedMs, plan.reports?.[leg.leg] ?? null));
+    return legs.map((leg, i) => this.legReading(leg, f.trackers?.[i] ?? null, f.intent, nowMs, closedMs, plan.reports?.[leg.leg] ?? null));
   }
 
   private legReading(leg: TrackedLeg, tracker: OutcomeTracker | null, intent: RecordedIntentOutcome | null, nowMs: number, closedMs: number, report: TakerReport | null): LegReading {

@@ -8,7 +8,7 @@ import type { PlanEventFeed, PlanEventSink } from './events.js';
 import type { PlanFollower } from './follower.js';
 import type { PlanStatusStore } from './store.js';
 import type { TradeRecorder } from './trade-store.js';
-import { eventOf, statusOf, type LegBasis, type PlanSecrets, type TakerReport, type TrackedLeg, type TrackedPlan, type TradeTerms } from './status.js';
+import { firstEvent, type LegBasis, type PlanSecrets, type TakerReport, type TrackedLeg, type TrackedPlan, type TradeTerms } from './status.js';
 
 /** Who asks for a plan's status: the key's record (keyed), and the capability sent, if any. */
 export interface StatusReader {
@@ -81,6 +81,7 @@ export class PlanStatusService {
   /** Keeps a plan just made (or completed with its signature) for following; the taker's party is kept only as a keyed hash. */
   async track(plan: AnyPlan, partnerId: string | null, takerParty: string): Promise<void> {
     const ref = 'split' in plan ? plan.split : plan.quoteRef;
+    const awaitingSignature = !(plan.steps as Step[]).some(isDeposit);
     const tracked: TrackedPlan = {
       planId: plan.planId,
       partnerId,
@@ -91,11 +92,11 @@ export class PlanStatusService {
       amount: ref.amount,
       minReceive: ref.minReceive,
       legs: legsOf(plan),
-      awaitingSignature: !(plan.steps as Step[]).some(isDeposit),
+      awaitingSignature,
+      firstState: awaitingSignature ? 'awaiting_signature' : 'planned',
       ...(partnerId !== null ? { trade: termsOf(plan, this.secrets.takerRef(partnerId, takerParty)) } : {}),
     };
-    const first = { state: tracked.awaitingSignature ? ('awaiting_signature' as const) : ('planned' as const), seq: 1, at: new Date(tracked.createdAtMs).toISOString() };
-    const event = eventOf(statusOf(tracked, null, [first]));
+    const event = firstEvent(tracked);
     // Queued for the partner's endpoints before anyone can have seen it, as every later event is;
     // the sink takes a plan's seq once, so a completed intent plan's second call queues nothing.
     await this.sink?.accept({ event, partnerId });
@@ -105,7 +106,7 @@ export class PlanStatusService {
     }
     // Kept already: the same plan completed with its signature, now with its deposits.
     const held = await this.store.plan(plan.planId);
-    if (held && held.awaitingSignature && !tracked.awaitingSignature) await this.store.update({ ...tracked, createdAtMs: held.createdAtMs, ...(held.reports ? { reports: held.reports } : {}) });
+    if (held && held.awaitingSignature && !tracked.awaitingSignature) await this.store.update({ ...tracked, createdAtMs: held.createdAtMs, firstState: held.firstState ?? 'awaiting_signature', ...(held.reports ? { reports: held.reports } : {}) });
   }
 
   /** The plan's status now; 404 plan_not_found to anyone who may not read it. */

@@ -6,8 +6,9 @@
 // are also held in memory, so the follower's every read asks no SQL. Writes are gathered for
 // FLUSH_MS and committed together by statements prepared once, each record's JSON handed over as
 // UTF-8 bytes (the library copies a string into WebAssembly a character at a time), and every read
-// of the file commits what is gathered first. The trade ledger's rows (sqlite-trades.ts) join the
-// same batches. Kept past a restart (the follower resumes the live
+// of the file commits what is gathered first. A plan's first event is not written: it is derived
+// from the plan's record (status.ts firstEvent) when asked. The trade ledger's rows
+// (sqlite-trades.ts) join the same batches. Kept past a restart (the follower resumes the live
 // plans), dropped after the retention.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,12 +17,12 @@ import type { PlanStatusEvent } from '../contract/v2.js';
 import { releaseOwnership, takeOwnership } from '../sqlite-file.js';
 import { SqliteTradeStore, TRADES_SCHEMA } from './sqlite-trades.js';
 import { Listeners, type PlanChanges, type PlanStatusStore } from './store.js';
-import type { TrackedPlan } from './status.js';
+import { firstEvent, type TrackedPlan } from './status.js';
 
 /** How long writes are gathered before one commit: what a crash of the process may lose of the newest plans' events. */
 export const FLUSH_MS = 20;
 
-/** A live plan as held in memory: its record, its events so far, and until when it is kept. */
+/** A live plan as held in memory: its record, its events after the first (derived from the record), and until when it is kept. */
 interface Live {
   plan: TrackedPlan;
   events: PlanStatusEvent[];
@@ -86,8 +87,7 @@ export class SqlitePlanStore implements PlanStatusStore {
     this.purge();
     for (const row of this.db.all('SELECT body, keep_until AS keepUntil FROM plans WHERE live = 1') as Array<{ body: string | Uint8Array; keepUntil: number }>) {
       const plan = parsed<TrackedPlan>(row.body);
-      const events = (this.db.all('SELECT body FROM events WHERE plan_id = ? ORDER BY seq', [plan.planId]) as Array<{ body: string | Uint8Array }>).map((r) => parsed<PlanStatusEvent>(r.body));
-      this.liveplans.set(plan.planId, { plan, events, keepUntil: row.keepUntil });
+      this.liveplans.set(plan.planId, { plan, events: this.rows(plan.planId, 0), keepUntil: row.keepUntil });
     }
     this.purger = setInterval(() => this.purge(), 60 * 60_000);
     this.purger.unref();
@@ -102,10 +102,10 @@ export class SqlitePlanStore implements PlanStatusStore {
   async add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean> {
     if (this.kept(plan.planId)) return false;
     const keepUntil = this.now() + this.retentionMs;
-    // Nothing is read here, so a burst of plans is one commit.
+    // Nothing is read here, so a burst of plans is one commit. The first event is not written:
+    // it is the record's (firstEvent), and most plans' only one; a row for it doubled a plan's cost.
     this.write('add', [plan.planId, json(plan), keepUntil]);
-    this.write('event', [plan.planId, first.seq, json(first)]);
-    this.liveplans.set(plan.planId, { plan, events: [first], keepUntil });
+    this.liveplans.set(plan.planId, { plan, events: [], keepUntil });
     this.changed.add(plan.planId);
     this.feed.emit(first);
     return true;
@@ -128,15 +128,14 @@ export class SqlitePlanStore implements PlanStatusStore {
 
   async events(planId: string, afterSeq: number): Promise<PlanStatusEvent[]> {
     const live = this.kept(planId);
-    if (live) return live.events.filter((e) => e.seq > afterSeq);
-    this.flush();
-    const rows = this.db.all('SELECT body FROM events WHERE plan_id = ? AND seq > ? ORDER BY seq', [planId, afterSeq]) as Array<{ body: string | Uint8Array }>;
-    return rows.map((r) => parsed<PlanStatusEvent>(r.body));
+    if (live) return withFirst(live.plan, live.events, afterSeq);
+    const plan = await this.plan(planId);
+    return plan ? withFirst(plan, this.rows(planId, afterSeq), afterSeq) : [];
   }
 
   async append(event: PlanStatusEvent, terminal: boolean): Promise<boolean> {
     const live = this.kept(event.planId);
-    if (live === undefined || event.seq !== live.events.length + 1) return false;
+    if (live === undefined || event.seq !== (live.events.at(-1)?.seq ?? 1) + 1) return false;
     const keepUntil = this.now() + this.retentionMs;
     this.write('event', [event.planId, event.seq, json(event)]);
     this.write('kept', [terminal ? 0 : 1, keepUntil, event.planId]);
@@ -181,6 +180,13 @@ export class SqlitePlanStore implements PlanStatusStore {
     releaseOwnership(this.file);
   }
 
+  /** The events kept of a plan after `afterSeq`: those after its first (a file an earlier version wrote holds its first too). */
+  private rows(planId: string, afterSeq: number): PlanStatusEvent[] {
+    this.flush();
+    const rows = this.db.all('SELECT body FROM events WHERE plan_id = ? AND seq > ? ORDER BY seq', [planId, afterSeq]) as Array<{ body: string | Uint8Array }>;
+    return rows.map((r) => parsed<PlanStatusEvent>(r.body));
+  }
+
   private write(statement: keyof typeof STATEMENTS, values: Value[]): void {
     this.enqueue(this.statements[statement], values);
   }
@@ -214,6 +220,12 @@ export class SqlitePlanStore implements PlanStatusStore {
     this.trades.purge();
   }
 }
+
+/** A plan's events after `afterSeq`, its first derived from its record unless kept (by an earlier version). */
+const withFirst = (plan: TrackedPlan, kept: readonly PlanStatusEvent[], afterSeq: number): PlanStatusEvent[] => {
+  const after = kept.filter((e) => e.seq > afterSeq);
+  return afterSeq < 1 && after[0]?.seq !== 1 ? [firstEvent(plan), ...after] : after;
+};
 
 /** A record's JSON as UTF-8 bytes: copied into WebAssembly at once, not a character at a time. */
 const json = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));

@@ -38,6 +38,8 @@ export interface TrackedPlan {
   readonly legs: readonly TrackedLeg[];
   /** While its message is not signed, an intent plan's deposits are not known yet. */
   readonly awaitingSignature: boolean;
+  /** The state of its first event (`awaiting_signature` stays once the message is signed); absent from records kept before it was, whose first event is kept with them. */
+  readonly firstState?: 'planned' | 'awaiting_signature';
   /** The taker's wallet's view of legs the service cannot observe, by leg, as the SDK reported it. */
   readonly reports?: Readonly<Record<number, TakerReport>>;
   /** A partner's plan: what its trade ledger shows beyond the status. */
@@ -135,6 +137,12 @@ export const eventOf = (status: V2.PlanStatus): V2.PlanStatusEvent => ({
   at: status.updatedAt,
   status,
 });
+
+/** A plan's first event, as it was published: a pure function of its record, so a store need not keep it. */
+export function firstEvent(plan: TrackedPlan): V2.PlanStatusEvent {
+  const state = plan.firstState ?? (plan.awaitingSignature ? 'awaiting_signature' : 'planned');
+  return eventOf(statusOf(plan, null, [{ state, seq: 1, at: new Date(plan.createdAtMs).toISOString() }]));
+}
 
 /**
  * The service's keyed hashes: a keyless plan's capability (`st_` + the HMAC of its plan id, so

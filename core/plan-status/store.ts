@@ -14,12 +14,12 @@ export interface PlanStatusStore extends PlanEventFeed {
   readonly trades: TradeStore;
   /** Settles once the feed hears every event published from then on (Redis subscribes over the network). */
   listening(): Promise<void>;
-  /** Keeps a new plan with its first event; false when a plan of that id is already kept (its replay). */
+  /** Keeps a new plan and publishes its first event (`firstEvent` of the plan, which a store may derive again rather than keep); false when a plan of that id is already kept (its replay). */
   add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean>;
   /** Replaces what is kept of a plan (its legs, once its message is signed). */
   update(plan: TrackedPlan): Promise<void>;
   plan(planId: string): Promise<TrackedPlan | null>;
-  /** The plan's events after `afterSeq`, in order. */
+  /** The plan's events after `afterSeq`, in order, its first included. */
   events(planId: string, afterSeq: number): Promise<PlanStatusEvent[]>;
   /** Appends the plan's next event (seq one more than the last) and publishes it; false when that seq is kept already. */
   append(event: PlanStatusEvent, terminal: boolean): Promise<boolean>;

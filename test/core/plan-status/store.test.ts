@@ -4,6 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import sqlite from 'node-sqlite3-wasm';
 import t from 'tap';
 import type { PlanStatusEvent } from '../../../core/contract/v2.js';
 import { RedisPlanStore } from '../../../core/plan-status/redis-store.js';
@@ -55,6 +56,18 @@ function rules(name: string, open: (now: () => number) => PlanStatusStore, skip:
     t.strictSame(heard, [1, 2, 3], 'every event published, in order');
     t.ok(await store.add(plan, event(plan, ['planned'])), 'made again under its id once over (the same request, its idempotency record gone): kept afresh');
     t.strictSame((await store.events(plan.planId, 0)).map((e) => e.status.state), ['planned'], 'its events start again');
+  });
+
+  t.test(`${name}: "a plan's first event is answered as it was published, an intent plan's awaiting_signature kept once its message is signed"`, skip, async (t) => {
+    const store = open(Date.now);
+    t.teardown(() => store.close());
+    const plan: TrackedPlan = { ...tracked(), createdAtMs: 1_234, awaitingSignature: true, firstState: 'awaiting_signature', legs: [{ ...tracked().legs[0]!, basis: 'venue', escrow: null, memo: null }] };
+    const first = eventOf(statusOf(plan, null, [{ state: 'awaiting_signature', seq: 1, at: new Date(1_234).toISOString() }]));
+    t.ok(await store.add(plan, first));
+    t.strictSame(await store.events(plan.planId, 0), [first]);
+    await store.update({ ...plan, awaitingSignature: false, legs: [{ ...plan.legs[0]!, escrow: 'oneswap::1220bb', memo: 'm' }] });
+    t.strictSame(await store.events(plan.planId, 0), [first], 'its deposits known: its first event unchanged');
+    t.strictSame(await store.events(plan.planId, 1), [], 'none after it');
   });
 
   t.test(`${name}: "nothing is kept after the retention"`, skip, async (t) => {
@@ -122,4 +135,41 @@ t.test('SQLite: "a process killed with the file open leaves its lock; the next o
   const next = new SqlitePlanStore(dir, 60_000);
   t.teardown(() => next.close());
   t.strictSame(await next.plan(plan.planId), plan, 'taken over, its plans kept');
+});
+
+t.test('SQLite: "a plan\'s first event is not written but derived from its record: the file holds a row only for each later event, and a restart answers the same events"', async (t) => {
+  const dir = tempDir(t, 'bestex-store-');
+  const store = new SqlitePlanStore(dir, 60_000);
+  const [done, live] = [tracked(), tracked()];
+  for (const plan of [done, live]) await store.add(plan, event(plan, ['planned']));
+  await store.append(event(done, ['planned', 'completed']), true);
+  await store.append(event(live, ['planned', 'deposit_seen']), false);
+  const before = [await store.events(done.planId, 0), await store.events(live.planId, 0)];
+  t.strictSame(before.map((events) => events.map((e) => e.seq)), [[1, 2], [1, 2]]);
+  t.strictSame(before[1]![0], event(live, ['planned']), 'the first as published');
+  await store.close();
+  const db = new sqlite.Database(join(dir, 'plan-status.sqlite'));
+  t.strictSame(db.all('SELECT plan_id AS planId, seq FROM events ORDER BY plan_id'), [{ planId: done.planId, seq: 2 }, { planId: live.planId, seq: 2 }], 'no row for a first event');
+  db.close();
+  const again = new SqlitePlanStore(dir, 60_000);
+  t.teardown(() => again.close());
+  t.strictSame([await again.events(done.planId, 0), await again.events(live.planId, 0)], before, 'restarted: the same events, a plan over and a live one');
+  t.ok(await again.append(event(live, ['planned', 'deposit_seen', 'completed']), true), 'the live one goes on at seq 3');
+});
+
+t.test('SQLite: "a file whose first events were written (by an earlier version) answers each first event once"', async (t) => {
+  const dir = tempDir(t, 'bestex-store-');
+  const plan = tracked();
+  const first = event(plan, ['planned']);
+  await new SqlitePlanStore(dir, 60_000).close();
+  const db = new sqlite.Database(join(dir, 'plan-status.sqlite'));
+  const { awaitingSignature: _, ...older } = plan;
+  db.run('INSERT INTO plans (plan_id, body, live, keep_until) VALUES (?, ?, 1, ?)', [plan.planId, JSON.stringify(older), Date.now() + 60_000]);
+  db.run('INSERT INTO events (plan_id, seq, body) VALUES (?, 1, ?)', [plan.planId, JSON.stringify({ ...first, at: 'as written' })]);
+  db.close();
+  const store = new SqlitePlanStore(dir, 60_000);
+  t.teardown(() => store.close());
+  t.strictSame(await store.events(plan.planId, 0), [{ ...first, at: 'as written' }], 'the row written, not a derived one beside it');
+  t.ok(await store.append(event(plan, ['planned', 'deposit_seen']), false), 'its next event is seq 2');
+  t.strictSame((await store.events(plan.planId, 0)).map((e) => e.seq), [1, 2]);
 });
