@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import type { PlanStatusEvent } from '../contract/v2.js';
 import { RedisTradeStore } from './redis-trades.js';
 import { Listeners, type PlanChanges, type PlanStatusStore } from './store.js';
-import type { TrackedPlan } from './status.js';
+import { firstEvent, type TrackedPlan } from './status.js';
 
 const PREFIX = 'bx:ps:';
 const LIVE = `${PREFIX}live`;
@@ -90,8 +90,8 @@ export class RedisPlanStore implements PlanStatusStore {
     return this.subscribed;
   }
 
-  async add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean> {
-    const added = await this.client.eval(ADD, 5, planKey(plan.planId), eventsKey(plan.planId), LIVE, CHANNEL, CHANGES, JSON.stringify(plan), JSON.stringify(first), this.retentionMs, plan.planId, CHANGES_KEPT_MS);
+  async add(plan: TrackedPlan): Promise<boolean> {
+    const added = await this.client.eval(ADD, 5, planKey(plan.planId), eventsKey(plan.planId), LIVE, CHANNEL, CHANGES, JSON.stringify(plan), JSON.stringify(firstEvent(plan)), this.retentionMs, plan.planId, CHANGES_KEPT_MS);
     return added === 1;
   }
 

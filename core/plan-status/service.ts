@@ -96,12 +96,13 @@ export class PlanStatusService {
       firstState: awaitingSignature ? 'awaiting_signature' : 'planned',
       ...(partnerId !== null ? { trade: termsOf(plan, this.secrets.takerRef(partnerId, takerParty)) } : {}),
     };
-    const event = firstEvent(tracked);
-    // Queued for the partner's endpoints before anyone can have seen it, as every later event is;
-    // the sink takes a plan's seq once, so a completed intent plan's second call queues nothing.
-    await this.sink?.accept({ event, partnerId });
-    if (await this.store.add(tracked, event)) {
-      await this.recorder?.record(tracked, event.status);
+    // A partner's plan: its first event queued for the partner's endpoints before anyone can have
+    // seen it, as every later event is (the sink takes a plan's seq once, so a completed intent
+    // plan's second call queues nothing), and its trade recorded. A keyless plan's goes nowhere.
+    const event = partnerId === null ? null : firstEvent(tracked);
+    if (event) await this.sink?.accept({ event, partnerId });
+    if (await this.store.add(tracked)) {
+      if (event) await this.recorder?.record(tracked, event.status);
       return;
     }
     // Kept already: the same plan completed with its signature, now with its deposits.

@@ -99,7 +99,7 @@ export class SqlitePlanStore implements PlanStatusStore {
 
   async listening(): Promise<void> {}
 
-  async add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean> {
+  async add(plan: TrackedPlan): Promise<boolean> {
     if (this.kept(plan.planId)) return false;
     const keepUntil = this.now() + this.retentionMs;
     // Nothing is read here, so a burst of plans is one commit. The first event is not written:
@@ -107,7 +107,8 @@ export class SqlitePlanStore implements PlanStatusStore {
     this.write('add', [plan.planId, json(plan), keepUntil]);
     this.liveplans.set(plan.planId, { plan, events: [], keepUntil });
     this.changed.add(plan.planId);
-    this.feed.emit(first);
+    // Nobody can be watching a plan not kept before; published all the same to whoever listens.
+    if (this.feed.size > 0) this.feed.emit(firstEvent(plan));
     return true;
   }
 

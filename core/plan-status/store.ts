@@ -14,8 +14,8 @@ export interface PlanStatusStore extends PlanEventFeed {
   readonly trades: TradeStore;
   /** Settles once the feed hears every event published from then on (Redis subscribes over the network). */
   listening(): Promise<void>;
-  /** Keeps a new plan and publishes its first event (`firstEvent` of the plan, which a store may derive again rather than keep); false when a plan of that id is already kept (its replay). */
-  add(plan: TrackedPlan, first: PlanStatusEvent): Promise<boolean>;
+  /** Keeps a new plan, whose first event is `firstEvent(plan)` (a store may derive it again rather than keep it); false when a plan of that id is already kept (its replay). */
+  add(plan: TrackedPlan): Promise<boolean>;
   /** Replaces what is kept of a plan (its legs, once its message is signed). */
   update(plan: TrackedPlan): Promise<void>;
   plan(planId: string): Promise<TrackedPlan | null>;

@@ -6,7 +6,7 @@ import type { PlanStatusEvent } from '../../../core/contract/v2.js';
 import type { Ledger } from '../../../core/ledger/ledger.js';
 import { PlanFollower } from '../../../core/plan-status/follower.js';
 import { SqlitePlanStore } from '../../../core/plan-status/sqlite-store.js';
-import { eventOf, PlanSecrets, statusOf, type TrackedPlan } from '../../../core/plan-status/status.js';
+import { PlanSecrets, type TrackedPlan } from '../../../core/plan-status/status.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const nowMs = Date.now();
@@ -23,7 +23,6 @@ const expiredPlan = (n: number): TrackedPlan => ({
   legs: [{ leg: 0, venueId: 'tradecraft', amount: '100', minReceive: '14', basis: 'ledger', escrow: 'pool::1220aa', memo: '14' }],
   awaitingSignature: false,
 });
-const first = (plan: TrackedPlan): PlanStatusEvent => eventOf(statusOf(plan, null, [{ state: 'planned', seq: 1, at: new Date(plan.createdAtMs).toISOString() }]));
 
 const emptyLedger: Ledger = {
   ledgerEnd: async () => 0,
@@ -63,7 +62,7 @@ t.test('"a plan whose event cannot be kept is looked at again next turn; the pla
   const store = new FailingOnce(tempDir(t, 'bestex-follower-'), 3_600_000);
   t.teardown(() => store.close());
   const [a, b] = [expiredPlan(1), expiredPlan(2)];
-  for (const plan of [a, b]) await store.add(plan, first(plan));
+  for (const plan of [a, b]) await store.add(plan);
   store.failFor.add(a.planId);
   const { f } = follower(store);
   await t.rejects(f.step(), /unreachable/, 'the turn says it failed');
@@ -80,7 +79,7 @@ t.test('"a plan made between two turns is learnt from the changes alone"', async
   const { f } = follower(store);
   await f.step();
   const late = expiredPlan(3);
-  await store.add(late, first(late));
+  await store.add(late);
   await f.step();
   t.strictSame(await states(store, late), ['planned', 'expired']);
 });
