@@ -52,6 +52,8 @@ interface Followed {
   plan: TrackedPlan;
   /** One tracker per ledger leg (null for legs read otherwise); made when a ledger update first concerns the plan, as most plans' never does. */
   trackers: Array<OutcomeTracker | null> | null;
+  /** The keys the party index holds it under, as it was followed: forgotten under the same ones. */
+  keys: string[];
   history: PlanHistoryEntry[];
   state: PlanState;
   intent: RecordedIntentOutcome | null;
@@ -82,6 +84,12 @@ const LEDGER_LEG: Readonly<Record<string, PlanState>> = {
 
 /** A leg whose deposit the ledger shows: to the venue's party named once the plan is made (an intent plan's once signed). */
 const readOnLedger = (leg: TrackedLeg): leg is TrackedLeg & { escrow: string } => leg.basis === 'ledger' && leg.escrow !== null;
+
+/** The keys a ledger update reaches a plan by: its taker's keyed hash and its deposits' receivers, for legs read on the ledger. */
+function partyKeys(plan: TrackedPlan): string[] {
+  const escrows = plan.legs.flatMap((leg) => (readOnLedger(leg) ? [`e:${leg.escrow}`] : []));
+  return escrows.length === 0 ? [] : [`h:${plan.takerHash}`, ...escrows];
+}
 
 export class PlanFollower {
   private readonly followed = new Map<string, Followed>();
@@ -183,13 +191,13 @@ export class PlanFollower {
       if (history.length === 0) return;
       const known = this.followed.get(plan.planId);
       if (known) this.forget(known);
-      this.follow({ plan, trackers: null, history, state: history.at(-1)!.state, intent: null, dueMs: plan.expiryMs + RECORD_TIME_TOLERANCE_MS });
+      this.follow({ plan, trackers: null, keys: partyKeys(plan), history, state: history.at(-1)!.state, intent: null, dueMs: plan.expiryMs + RECORD_TIME_TOLERANCE_MS });
     });
   }
 
   private follow(f: Followed): void {
     this.followed.set(f.plan.planId, f);
-    for (const key of this.partyKeys(f)) {
+    for (const key of f.keys) {
       const set = this.byParty.get(key);
       if (set) set.add(f);
       else this.byParty.set(key, new Set([f]));
@@ -202,7 +210,7 @@ export class PlanFollower {
   /** Stops following a plan; its id may stay among the deadlines until its time, answered by nothing. */
   private forget(f: Followed): void {
     if (this.followed.get(f.plan.planId) === f) this.followed.delete(f.plan.planId);
-    for (const key of this.partyKeys(f)) {
+    for (const key of f.keys) {
       const set = this.byParty.get(key);
       set?.delete(f);
       if (set?.size === 0) this.byParty.delete(key);
@@ -219,12 +227,6 @@ export class PlanFollower {
     this.dirty.clear();
     this.offset = null;
     this.cursor = null;
-  }
-
-  /** The keys a ledger update reaches a plan by: its taker's keyed hash and its deposits' receivers, for legs read on the ledger. */
-  private partyKeys(f: Followed): string[] {
-    const escrows = f.plan.legs.flatMap((leg) => (readOnLedger(leg) ? [`e:${leg.escrow}`] : []));
-    return escrows.length === 0 ? [] : [`h:${f.plan.takerHash}`, ...escrows];
   }
 
   private trackersOf(plan: TrackedPlan): Array<OutcomeTracker | null> {

@@ -81,7 +81,7 @@ export class PlanStatusService {
   /** Keeps a plan just made (or completed with its signature) for following; the taker's party is kept only as a keyed hash. */
   async track(plan: AnyPlan, partnerId: string | null, takerParty: string): Promise<void> {
     const ref = 'split' in plan ? plan.split : plan.quoteRef;
-    const awaitingSignature = !(plan.steps as Step[]).some(isDeposit);
+    const legs = legsOf(plan);
     const tracked: TrackedPlan = {
       planId: plan.planId,
       partnerId,
@@ -91,9 +91,11 @@ export class PlanStatusService {
       pair: ref.pair,
       amount: ref.amount,
       minReceive: ref.minReceive,
-      legs: legsOf(plan),
-      awaitingSignature,
-      firstState: awaitingSignature ? 'awaiting_signature' : 'planned',
+      legs,
+      awaitingSignature: !(plan.steps as Step[]).some(isDeposit),
+      // A plan with a leg on an intent venue is made awaiting its signature: its first state, also
+      // when it is kept again completed, so that call's first event is the one already queued.
+      firstState: legs.some((leg) => leg.basis === 'venue') ? 'awaiting_signature' : 'planned',
       ...(partnerId !== null ? { trade: termsOf(plan, this.secrets.takerRef(partnerId, takerParty)) } : {}),
     };
     // A partner's plan: its first event queued for the partner's endpoints before anyone can have
@@ -107,7 +109,7 @@ export class PlanStatusService {
     }
     // Kept already: the same plan completed with its signature, now with its deposits.
     const held = await this.store.plan(plan.planId);
-    if (held && held.awaitingSignature && !tracked.awaitingSignature) await this.store.update({ ...tracked, createdAtMs: held.createdAtMs, firstState: held.firstState ?? 'awaiting_signature', ...(held.reports ? { reports: held.reports } : {}) });
+    if (held && held.awaitingSignature && !tracked.awaitingSignature) await this.store.update({ ...tracked, createdAtMs: held.createdAtMs, ...(held.reports ? { reports: held.reports } : {}) });
   }
 
   /** The plan's status now; 404 plan_not_found to anyone who may not read it. */

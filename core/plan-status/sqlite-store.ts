@@ -22,7 +22,7 @@ import { firstEvent, type TrackedPlan } from './status.js';
 /** How long writes are gathered before one commit: what a crash of the process may lose of the newest plans' events. */
 export const FLUSH_MS = 20;
 
-/** A live plan as held in memory: its record, its events after the first (derived from the record), and until when it is kept. */
+/** A live plan as held in memory: its record, its events after the first (derived from the record; a file an earlier version wrote holds the first too), and until when it is kept. */
 interface Live {
   plan: TrackedPlan;
   events: PlanStatusEvent[];

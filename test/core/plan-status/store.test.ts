@@ -162,19 +162,27 @@ t.test('SQLite: "a plan\'s first event is not written but derived from its recor
   t.ok(await again.append(event(live, ['planned', 'deposit_seen', 'completed']), true), 'the live one goes on at seq 3');
 });
 
-t.test('SQLite: "a file whose first events were written (by an earlier version) answers each first event once"', async (t) => {
+t.test('SQLite: "a file whose first events were written (by an earlier version) answers each first event once, as written, before and after a restart"', async (t) => {
   const dir = tempDir(t, 'bestex-store-');
   const plan = tracked();
-  const first = event(plan, ['planned']);
+  // An intent plan signed under that version: its record no longer awaits the signature, and has no firstState.
+  const signed: TrackedPlan = { ...tracked(), legs: [{ ...tracked().legs[0]!, basis: 'venue', escrow: 'oneswap::1220bb', memo: 'm' }] };
+  const intentEvents = [event(signed, ['awaiting_signature']), event(signed, ['awaiting_signature', 'planned'])];
   await new SqlitePlanStore(dir, 60_000).close();
   const db = new sqlite.Database(join(dir, 'plan-status.sqlite'));
-  const { awaitingSignature: _, ...older } = plan;
-  db.run('INSERT INTO plans (plan_id, body, live, keep_until) VALUES (?, ?, 1, ?)', [plan.planId, JSON.stringify(older), Date.now() + 60_000]);
-  db.run('INSERT INTO events (plan_id, seq, body) VALUES (?, 1, ?)', [plan.planId, JSON.stringify({ ...first, at: 'as written' })]);
+  for (const [kept, events] of [[plan, [{ ...event(plan, ['planned']), at: 'as written' }]], [signed, intentEvents]] as const) {
+    db.run('INSERT INTO plans (plan_id, body, live, keep_until) VALUES (?, ?, 1, ?)', [kept.planId, JSON.stringify(kept), Date.now() + 60_000]);
+    for (const e of events) db.run('INSERT INTO events (plan_id, seq, body) VALUES (?, ?, ?)', [kept.planId, e.seq, JSON.stringify(e)]);
+  }
   db.close();
   const store = new SqlitePlanStore(dir, 60_000);
-  t.teardown(() => store.close());
-  t.strictSame(await store.events(plan.planId, 0), [{ ...first, at: 'as written' }], 'the row written, not a derived one beside it');
+  t.strictSame(await store.events(plan.planId, 0), [{ ...event(plan, ['planned']), at: 'as written' }], 'the row written, not a derived one beside it');
+  t.strictSame(await store.events(signed.planId, 0), intentEvents, 'the signed intent plan\'s first event still awaiting_signature');
   t.ok(await store.append(event(plan, ['planned', 'deposit_seen']), false), 'its next event is seq 2');
-  t.strictSame((await store.events(plan.planId, 0)).map((e) => e.seq), [1, 2]);
+  t.ok(await store.append(event(signed, ['awaiting_signature', 'planned', 'completed']), true), 'the intent plan\'s is seq 3');
+  await store.close();
+  const again = new SqlitePlanStore(dir, 60_000);
+  t.teardown(() => again.close());
+  t.strictSame((await again.events(plan.planId, 0)).map((e) => [e.seq, e.at]), [[1, 'as written'], [2, new Date(1000).toISOString()]], 'restarted: live, the same');
+  t.strictSame((await again.events(signed.planId, 0)).map((e) => e.status.state), ['awaiting_signature', 'planned', 'completed'], 'restarted: over, the same');
 });

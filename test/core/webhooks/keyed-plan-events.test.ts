@@ -52,3 +52,24 @@ t.test('a keyed plan executed to completed: its events reach the partner\'s endp
   const answered = (await (await fetch(`${base}/api/v2/plan/status?planId=${plan.planId}`, { headers: { 'x-api-key': key } })).json()) as PlanStatus;
   t.strictSame(last.data.status, answered, 'the status the API answers');
 });
+
+t.test('"a partner\'s intent plan is first awaiting its signature": an endpoint that hears only plan.planned gets the plan\'s planned once signed (seq 2), never a seq 1 it did not have', async (t) => {
+  const receiver = await startReceiver(t);
+  const app = await testApp({ env: { QUOTE_CACHE_TTL_MS: '1', PLAN_STATUS_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true', ...FAST_RETRIES } });
+  t.teardown(app.close);
+  const base = await listen(app.server);
+  const { key } = await issueKey(app.core.keyStore, { name: 'intent partner' });
+  const registered = await fetch(`${base}/portal/api/key/webhooks`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: receiver.url, eventTypes: ['plan.planned'] }) });
+  t.equal(registered.status, 201);
+  const sandbox = app.sandbox!;
+  const party = `intent-taker::1220${'6'.repeat(64)}`;
+  await fetch(new URL('/sandbox/v1/fund', sandbox.manifest.ledger), { method: 'POST', headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ party, token: 'CC', amount: '200' }) });
+  const keyed = createClientV2({ baseUrl: base, apiKey: key });
+  const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'oneswap', takerParty: party, idempotencyKey: 'intent-webhooks' })) as V2.ExecutionPlan;
+  const result = await execute(plan, { provider: sandboxProvider({ ledgerUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, party }), client: keyed });
+  t.equal(result.status, 'COMPLETED');
+  await receiver.until((r) => r.length > 0);
+  const answered = (await (await fetch(`${base}/api/v2/plan/status?planId=${plan.planId}`, { headers: { 'x-api-key': key } })).json()) as PlanStatus;
+  t.strictSame(answered.history.slice(0, 2).map((h) => [h.seq, h.state]), [[1, 'awaiting_signature'], [2, 'planned']]);
+  t.strictSame(receiver.received.map((r) => [(JSON.parse(r.body) as PlanWebhook).data.seq, (JSON.parse(r.body) as PlanWebhook).type]), [[2, 'plan.planned']], 'the planned it heard is the one the status shows');
+});
