@@ -1,6 +1,7 @@
 // A sandbox of a test's own, in the test's process (the sandbox's own tests inspect its ledger and
 // market directly), which the service under test reaches over HTTP only, at SANDBOX_URL, as a
 // deployment reaches real venues and a participant.
+import type { CantonProvider } from '@bestex/sdk';
 import { createLiveVenues } from '../../core/venues/live-venues.js';
 import type { Venue } from '../../core/venues/venue.js';
 import { sandboxVenuesConfig } from '../../core/sandbox-link/manifest.js';
@@ -31,4 +32,17 @@ export async function sandboxControl(sandbox: Controlled, resource: string, body
 /** Funds `party` with each token's amount (the registry names the control API takes: CC, USDCx, CBTC). */
 export async function fund(sandbox: Controlled, party: string, amounts: Readonly<Record<string, string>>): Promise<void> {
   for (const [token, amount] of Object.entries(amounts)) await sandboxControl(sandbox, '/sandbox/v1/fund', { party, token, amount });
+}
+
+/** `provider`, as a wallet the market moves under: `before` runs as each execution is prepared, before the wallet prepares it. */
+export function movedBeforePrepare(provider: CantonProvider, before: () => Promise<void>): CantonProvider {
+  return {
+    ...provider,
+    request: async (args) => {
+      if (args.method.startsWith('prepareExecute')) await before();
+      return provider.request(args);
+    },
+    on: provider.on.bind(provider),
+    removeListener: provider.removeListener.bind(provider),
+  };
 }

@@ -10,6 +10,7 @@ import { Decimal } from '../../../core/decimal.js';
 import type { PlanStatus, PlanStatusEvent } from '../../../core/contract/v2.js';
 import { COLLECTING, listen, testApp } from '../../helpers/app.js';
 import { issueKey } from '../../helpers/keys.js';
+import { movedBeforePrepare, sandboxControl } from '../../helpers/sandbox.js';
 
 let takers = 0;
 let clockShiftMs = 0;
@@ -24,10 +25,7 @@ const keyless = createClientV2({ baseUrl: base });
 const keyed = createClientV2({ baseUrl: base, apiKey: key });
 const sandbox = app.sandbox!;
 
-async function control(resource: string, body: unknown): Promise<void> {
-  const response = await fetch(new URL(resource, sandbox.manifest.ledger), { method: 'POST', headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (response.status !== 200) throw new Error(`${resource}: ${response.status} ${await response.text()}`);
-}
+const control = (resource: string, body: unknown) => sandboxControl(sandbox, resource, body);
 
 async function taker(amount: string) {
   const party = `status-${++takers}::1220${'7'.repeat(64)}`;
@@ -176,15 +174,7 @@ t.test('"a split partly filled: one leg paid, one returned: partially_completed 
   const quote = await keyed.quote({ from: 'CC', to: 'USDCx', amount });
   const legs = quote.split!.legs.map(({ venueId, amount }) => ({ venueId, amount }));
   const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount, legs, takerParty: party, idempotencyKey: `${party}-split` })) as V2.SplitPlan;
-  const wallet = {
-    ...provider,
-    request: async (args: Parameters<typeof provider.request>[0]) => {
-      if (args.method.startsWith('prepareExecute')) await control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300 });
-      return provider.request(args);
-    },
-    on: provider.on.bind(provider),
-    removeListener: provider.removeListener.bind(provider),
-  };
+  const wallet = movedBeforePrepare(provider, () => control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300 }));
   t.teardown(() => control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: 300 }));
   const result = await execute(plan, { provider: wallet, client: keyed });
   t.equal(result.status, 'PARTIALLY_COMPLETED');

@@ -10,9 +10,9 @@ import { Decimal } from '../../../core/decimal.js';
 import type { Trade, TradePage, TradeSummary } from '../../../core/contract/portal.js';
 import type { PlanStatus } from '../../../core/contract/v2.js';
 import { COLLECTING, listen, testApp } from '../../helpers/app.js';
-import { csvRecords } from '../../helpers/csv.js';
+import { csvRecords, expectedCsvRecord } from '../../helpers/csv.js';
 import { issueKey } from '../../helpers/keys.js';
-import { fund, sandboxControl } from '../../helpers/sandbox.js';
+import { fund, movedBeforePrepare, sandboxControl } from '../../helpers/sandbox.js';
 
 let takers = 0;
 let clockShiftMs = 0;
@@ -97,15 +97,7 @@ t.before(async () => {
     const quote = await keyed.quote({ from: 'CC', to: 'USDCx', amount });
     const legs = quote.split!.legs.map(({ venueId, amount }) => ({ venueId, amount }));
     const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount, legs, takerParty: party, idempotencyKey: `${party}-split` })) as V2.SplitPlan;
-    const wallet = {
-      ...provider,
-      request: async (args: Parameters<typeof provider.request>[0]) => {
-        if (args.method.startsWith('prepareExecute')) await control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300 });
-        return provider.request(args);
-      },
-      on: provider.on.bind(provider),
-      removeListener: provider.removeListener.bind(provider),
-    };
+    const wallet = movedBeforePrepare(provider, () => control('/sandbox/v1/move', { pair: 'CC/USDCx', bps: -300 }));
     try {
       if ((await execute(plan, { provider: wallet, client: keyed })).status !== 'PARTIALLY_COMPLETED') throw new Error('not partially completed');
     } finally {
@@ -190,30 +182,7 @@ t.test('"the CSV parses back to the rows the API lists"', async (t) => {
   t.match(csv.headers.get('content-type'), /^text\/csv/);
   t.match(csv.headers.get('content-disposition'), /^attachment; filename="bestex-trades-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv"$/);
   const records = csvRecords(csv.text);
-  t.strictSame(
-    records,
-    listed.map((r) => ({
-      planId: r.planId,
-      createdAt: r.createdAt,
-      updatedAt: r.updatedAt,
-      state: r.state,
-      give: r.pair.give,
-      want: r.pair.want,
-      amount: r.amount,
-      net: r.net,
-      minReceive: r.minReceive,
-      received: r.received ?? '',
-      slippageBps: r.slippageBps ?? '',
-      venues: r.legs.map((l) => l.venueId).join(';'),
-      settlementUpdateIds: r.legs.every((l) => l.settlementUpdateId === null) ? '' : r.legs.map((l) => l.settlementUpdateId ?? '').join(';'),
-      feeToken: r.fees.token,
-      disclosedServiceFee: r.fees.disclosed.service,
-      disclosedIntegratorFee: r.fees.disclosed.integrator,
-      collectedServiceFee: r.fees.collected.service,
-      collectedIntegratorFee: r.fees.collected.integrator,
-      takerRef: r.takerRef,
-    })),
-  );
+  t.strictSame(records, listed.map(expectedCsvRecord));
 });
 
 t.test('"pages follow nextCursor with each plan once; a status filter keeps only those states"', async (t) => {

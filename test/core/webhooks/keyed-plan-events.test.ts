@@ -9,6 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import type { PlanStatus, PlanWebhook } from '../../../core/contract/v2.js';
 import { listen, testApp } from '../../helpers/app.js';
 import { issueKey } from '../../helpers/keys.js';
+import { fund } from '../../helpers/sandbox.js';
 import { FAST_RETRIES, startReceiver } from '../../helpers/webhooks.js';
 
 t.test('a keyed plan executed to completed: its events reach the partner\'s endpoint signed, in seq order, the last the status the API answers; a keyless plan\'s reach no one', async (t) => {
@@ -23,9 +24,7 @@ t.test('a keyed plan executed to completed: its events reach the partner\'s endp
 
   const sandbox = app.sandbox!;
   const party = `webhook-taker::1220${'7'.repeat(64)}`;
-  const fund = (token: string, amount: string) =>
-    fetch(new URL('/sandbox/v1/fund', sandbox.manifest.ledger), { method: 'POST', headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ party, token, amount }) });
-  await fund('CC', '200');
+  await fund(sandbox, party, { CC: '200' });
   const provider = sandboxProvider({ ledgerUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, party });
   const keyed = createClientV2({ baseUrl: base, apiKey: key });
   const keyless = createClientV2({ baseUrl: base });
@@ -63,7 +62,7 @@ t.test('"a partner\'s intent plan is first awaiting its signature": an endpoint 
   t.equal(registered.status, 201);
   const sandbox = app.sandbox!;
   const party = `intent-taker::1220${'6'.repeat(64)}`;
-  await fetch(new URL('/sandbox/v1/fund', sandbox.manifest.ledger), { method: 'POST', headers: { authorization: `Bearer ${sandbox.ledgerToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ party, token: 'CC', amount: '200' }) });
+  await fund(sandbox, party, { CC: '200' });
   const keyed = createClientV2({ baseUrl: base, apiKey: key });
   const plan = (await keyed.plan({ from: 'CC', to: 'USDCx', amount: '100', venueId: 'oneswap', takerParty: party, idempotencyKey: 'intent-webhooks' })) as V2.ExecutionPlan;
   const result = await execute(plan, { provider: sandboxProvider({ ledgerUrl: sandbox.manifest.ledger, token: sandbox.ledgerToken, party }), client: keyed });
